@@ -1,0 +1,255 @@
+//! Command-line arguments (clap) and dispatch to [`crate::commands`].
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::commands;
+use crate::error::Result;
+
+/// rlfrontier: where should RL post-training compute go?
+#[derive(Debug, Parser)]
+#[command(name = "rlfrontier", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Evaluate every cell of a grid and write cells.csv and manifest.json.
+    Sweep(SweepArgs),
+    /// Validate a grid, print its axes and count its cells.
+    Check(CheckArgs),
+    /// Price one run: ledger per phase and bucket, waste, iterations a budget affords.
+    Cost(Box<CostArgs>),
+    /// FLOPs of one pass over a batch of sequences (to reconcile with veRL's perf/mfu/actor).
+    Flops(FlopsArgs),
+    /// List the catalog: models, GPUs or reward mechanisms.
+    Catalog(CatalogArgs),
+}
+
+/// Arguments of `sweep`.
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// The grid file (TOML).
+    pub grid: PathBuf,
+    /// Output folder [default: results/<grid name>].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Worker threads [default: one per core]. Outputs do not depend on it.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
+    /// Evaluate only shard I of N (0-based I), a contiguous slice of cell ids.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// Refuse grids with more cells than this.
+    #[arg(long, default_value_t = 20_000_000)]
+    pub max_cells: u64,
+    /// Replace results of a different grid in the output folder.
+    #[arg(long)]
+    pub force: bool,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// A catalog file merged over the embedded one.
+    #[arg(long)]
+    pub catalog: Option<PathBuf>,
+}
+
+/// Arguments of `check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The grid file (TOML).
+    pub grid: PathBuf,
+    /// A catalog file merged over the embedded one.
+    #[arg(long)]
+    pub catalog: Option<PathBuf>,
+}
+
+/// Which part of the catalog to list.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum CatalogPart {
+    /// Model architectures.
+    Models,
+    /// GPU profiles and prices.
+    Gpus,
+    /// Reward mechanisms and the reward models available.
+    Rewards,
+}
+
+/// Arguments of `catalog`.
+#[derive(Debug, Args)]
+pub struct CatalogArgs {
+    /// What to list [default: all three].
+    pub part: Option<CatalogPart>,
+    /// A catalog file merged over the embedded one.
+    #[arg(long)]
+    pub catalog: Option<PathBuf>,
+}
+
+/// Forward-only or training pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PassKind {
+    /// Forward and backward (an update pass).
+    Train,
+    /// Forward only (log-prob or reward pass).
+    Forward,
+}
+
+/// FLOPs counting convention.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Convention {
+    /// rlfrontier's: N without the embedding lookup, LoRA-aware.
+    Rlfrontier,
+    /// veRL's flops_counter.py: embedding and LM head both counted, no biases, LoRA ignored.
+    Verl,
+}
+
+/// Arguments of `flops`.
+#[derive(Debug, Args)]
+pub struct FlopsArgs {
+    /// Catalog model id.
+    #[arg(long)]
+    pub model: String,
+    /// Sequence lengths of the batch, comma-separated (prompt + response tokens each).
+    #[arg(long, value_delimiter = ',', required = true, value_parser = clap::value_parser!(u64).range(1..))]
+    pub seqlens: Vec<u64>,
+    /// Training (forward + backward) or forward-only pass.
+    #[arg(long = "pass", value_enum, default_value_t = PassKind::Train)]
+    pub pass_kind: PassKind,
+    /// `full` or `lora:RANK`.
+    #[arg(long, default_value = "full")]
+    pub finetune: String,
+    /// Counting convention.
+    #[arg(long, value_enum, default_value_t = Convention::Rlfrontier)]
+    pub convention: Convention,
+    /// Seconds the pass took: prints achieved TFLOP/s (and MFU with --gpu).
+    #[arg(long)]
+    pub seconds: Option<f64>,
+    /// GPU id, for MFU.
+    #[arg(long)]
+    pub gpu: Option<String>,
+    /// GPUs that shared the pass, for MFU.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub gpus: u64,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// A catalog file merged over the embedded one.
+    #[arg(long)]
+    pub catalog: Option<PathBuf>,
+}
+
+/// Arguments of `cost`: the levers of one run.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("length").required(true).args(["steps", "budget"])))]
+pub struct CostArgs {
+    /// Policy model id.
+    #[arg(long)]
+    pub model: String,
+    /// `full` or `lora:RANK`.
+    #[arg(long, default_value = "full")]
+    pub finetune: String,
+    /// `rule`, `orm:MODEL`, `prm:MODEL` or `judge:MODEL`.
+    #[arg(long, default_value = "rule")]
+    pub reward: String,
+    /// `grpo` or `ppo`.
+    #[arg(long, default_value = "grpo")]
+    pub algorithm: String,
+    /// GPU id.
+    #[arg(long, default_value = "h100-sxm")]
+    pub gpu: String,
+    /// GPUs in the cluster.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub gpus: u64,
+    /// Price per GPU-hour [default: the catalog's].
+    #[arg(long)]
+    pub usd_per_gpu_hour: Option<f64>,
+    /// `colocated` or `async`.
+    #[arg(long, default_value = "colocated")]
+    pub schedule: String,
+    /// Prompts per step, B.
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub prompts_per_step: u64,
+    /// Responses per prompt, G.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub group_size: u64,
+    /// Mean prompt tokens.
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub prompt_tokens: u64,
+    /// Response cap, tokens.
+    #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub max_response_len: u64,
+    /// Mean response tokens the policy would write uncapped.
+    #[arg(long, default_value_t = 900.0)]
+    pub mean_response_tokens: f64,
+    /// Coefficient of variation of response lengths (lognormal).
+    #[arg(long, default_value_t = 0.6)]
+    pub response_length_cv: f64,
+    /// Mean per-prompt pass rate of the base policy.
+    #[arg(long, default_value_t = 0.35)]
+    pub pass_rate_mean: f64,
+    /// Concentration of the Beta pass-rate profile.
+    #[arg(long, default_value_t = 2.0)]
+    pub pass_rate_concentration: f64,
+    /// Update epochs per rollout batch.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub update_epochs: u64,
+    /// Run a reference-model pass every step (KL term).
+    #[arg(long, overrides_with = "no_kl_reference")]
+    pub kl_reference: bool,
+    /// No reference-model pass.
+    #[arg(long)]
+    pub no_kl_reference: bool,
+    /// Prefill each prompt once per group.
+    #[arg(long, overrides_with = "no_prefix_cache")]
+    pub prefix_cache: bool,
+    /// Prefill each prompt G times.
+    #[arg(long)]
+    pub no_prefix_cache: bool,
+    /// DAPO-style dynamic sampling.
+    #[arg(long)]
+    pub dynamic_sampling: bool,
+    /// Fixed seconds per step for weight sync and bookkeeping.
+    #[arg(long, default_value_t = 5.0)]
+    pub step_overhead_seconds: f64,
+    /// Run this many iterations.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub steps: Option<u64>,
+    /// Spend this budget, as "2000 usd", "500 gpu-h" or "1e18 flops".
+    #[arg(long)]
+    pub budget: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// A catalog file merged over the embedded one.
+    #[arg(long)]
+    pub catalog: Option<PathBuf>,
+}
+
+/// A flag set to true on Ctrl-C (SIGINT); long commands poll it and clean up.
+pub fn install_interrupt_handler() -> Arc<AtomicBool> {
+    let flag = Arc::new(AtomicBool::new(false));
+    let handler_flag = Arc::clone(&flag);
+    // If a handler cannot be installed (already installed in tests), Ctrl-C keeps its default.
+    let _ = ctrlc::set_handler(move || handler_flag.store(true, Ordering::SeqCst));
+    flag
+}
+
+/// Runs a parsed command line, printing to stdout.
+pub fn run(cli: Cli, interrupted: &AtomicBool) -> Result<()> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match cli.command {
+        Command::Sweep(args) => commands::sweep::run(&args, interrupted, &mut out),
+        Command::Check(args) => commands::check::run(&args, &mut out),
+        Command::Cost(args) => commands::cost::run(&args, &mut out),
+        Command::Flops(args) => commands::flops::run(&args, &mut out),
+        Command::Catalog(args) => commands::catalog::run(&args, &mut out),
+    }
+}

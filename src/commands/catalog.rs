@@ -1,0 +1,100 @@
+//! `rlfrontier catalog [models|gpus|rewards]`: the catalog as aligned tables.
+
+use std::io::Write;
+
+use crate::catalog::Catalog;
+use crate::cli::{CatalogArgs, CatalogPart};
+use crate::error::Result;
+use crate::format::{Table, money};
+
+fn billions(params: u64) -> String {
+    format!("{:.2}", params as f64 / 1e9)
+}
+
+/// The models table.
+pub fn models_table(catalog: &Catalog) -> String {
+    let mut t = Table::new(["id", "params (B)", "active (B)", "layers", "hidden", "heads/kv", "vocab", "kind", "date", "source"]);
+    for m in &catalog.models {
+        let kind = if !m.lm_head {
+            "reward model"
+        } else if m.is_moe() {
+            "MoE policy"
+        } else {
+            "policy"
+        };
+        t.row([
+            m.id.clone(),
+            billions(m.total_params()),
+            billions(m.active_params()),
+            m.layers.to_string(),
+            m.hidden.to_string(),
+            format!("{}/{}", m.heads, m.kv_heads),
+            m.vocab.to_string(),
+            kind.to_string(),
+            m.date.clone(),
+            m.name.clone(),
+        ]);
+    }
+    t.render()
+}
+
+/// The GPUs table.
+pub fn gpus_table(catalog: &Catalog) -> String {
+    let mut t = Table::new([
+        "id",
+        "BF16 TFLOP/s",
+        "memory GB",
+        "TB/s",
+        "USD/GPU-h",
+        "train MFU",
+        "decode BW eff",
+        "price date",
+        "price source",
+    ]);
+    for g in &catalog.gpus {
+        t.row([
+            g.id.clone(),
+            format!("{}", g.bf16_dense_tflops),
+            format!("{}", g.memory_gb),
+            format!("{}", g.bandwidth_tbps),
+            money(g.usd_per_gpu_hour),
+            format!("{}", g.train_mfu),
+            format!("{}", g.decode_bandwidth_efficiency),
+            g.price_date.clone(),
+            g.price_provider.clone(),
+        ]);
+    }
+    t.render()
+}
+
+/// The reward mechanisms and the reward models available.
+pub fn rewards_table(catalog: &Catalog) -> String {
+    let mut t = Table::new(["reward", "cost per rollout", "example"]);
+    t.row(["rule", "no GPU FLOPs (verifier or exact match on CPU)", "rule"]);
+    t.row(["orm:MODEL", "one forward pass of MODEL over prompt + response", "orm:qwen2.5-math-rm-72b"]);
+    t.row(["prm:MODEL", "one forward pass of MODEL, scoring every step", "prm:qwen2.5-math-prm-7b"]);
+    t.row(["judge:MODEL", "prefill of prompt + response + rubric, then a short verdict", "judge:qwen2.5-7b"]);
+    let mut text = t.render();
+    let reward_models: Vec<&str> = catalog.models.iter().filter(|m| !m.lm_head).map(|m| m.id.as_str()).collect();
+    text.push_str(&format!("\nreward models in the catalog: {}\n", reward_models.join(", ")));
+    text.push_str("any policy model with an LM head can also serve as judge:MODEL\n");
+    text
+}
+
+/// Prints the requested tables.
+pub fn run(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
+    let catalog = super::load_catalog(args.catalog.as_deref())?;
+    let text = match args.part {
+        Some(CatalogPart::Models) => models_table(&catalog),
+        Some(CatalogPart::Gpus) => gpus_table(&catalog),
+        Some(CatalogPart::Rewards) => rewards_table(&catalog),
+        None => format!(
+            "models (catalog {}):\n{}\ngpus:\n{}\nrewards:\n{}",
+            catalog.version,
+            models_table(&catalog),
+            gpus_table(&catalog),
+            rewards_table(&catalog)
+        ),
+    };
+    super::emit(out, &text)
+}

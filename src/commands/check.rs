@@ -1,0 +1,73 @@
+//! `rlfrontier check GRID`: validate a grid and print its axes and cell count.
+
+use std::io::Write;
+
+use crate::cli::CheckArgs;
+use crate::error::Result;
+use crate::format::{money, thousands};
+use crate::spec::{self, BudgetAxis, Grid, Schedule};
+
+/// Renders a grid's summary.
+pub fn describe(grid: &Grid) -> String {
+    let a = &grid.axes;
+    let h = &grid.hardware;
+    let t = &grid.task;
+    let mut text = format!("grid `{}` ({})\n", grid.name, grid.path.display());
+    if !grid.description.is_empty() {
+        text.push_str(&format!("  {}\n", grid.description));
+    }
+    text.push_str(&format!(
+        "hardware: {} x {} at ${}/GPU-hour, {}\n",
+        h.gpus,
+        h.gpu.id,
+        money(h.usd_per_gpu_hour),
+        match h.schedule {
+            Schedule::Colocated => "colocated (generation and training share the GPUs)".to_string(),
+            Schedule::Async => format!("async ({:.0}% of GPUs generate)", 100.0 * h.async_rollout_fraction),
+        }
+    ));
+    text.push_str(&format!(
+        "task: prompts of {} tokens, responses of {} tokens on average uncapped (cv {}), pass rate Beta(mean {}, concentration {})\n",
+        t.prompt_tokens, t.mean_response_tokens, t.response_length_cv, t.pass_rate_mean, t.pass_rate_concentration
+    ));
+    let mut table = crate::format::Table::new(["axis", "values", "count"]);
+    let join = |v: Vec<String>| v.join(", ");
+    table.row(["model".to_string(), join(a.model.iter().map(|m| m.id.clone()).collect()), a.model.len().to_string()]);
+    table.row(["finetune".to_string(), join(a.finetune.iter().map(|f| f.to_string()).collect()), a.finetune.len().to_string()]);
+    table.row(["reward".to_string(), join(a.reward.iter().map(|r| r.to_string()).collect()), a.reward.len().to_string()]);
+    for (name, values) in [
+        ("group_size", &a.group_size),
+        ("max_response_len", &a.max_response_len),
+        ("update_epochs", &a.update_epochs),
+        ("prompts_per_step", &a.prompts_per_step),
+    ] {
+        table.row([name.to_string(), join(values.iter().map(|v| v.to_string()).collect()), values.len().to_string()]);
+    }
+    match &a.budget {
+        BudgetAxis::Budgets { unit, amounts } => table.row([
+            format!("budget ({})", unit.as_str()),
+            join(amounts.iter().map(|x| crate::format::number(*x)).collect()),
+            amounts.len().to_string(),
+        ]),
+        BudgetAxis::Iterations(n) => {
+            table.row(["iterations".to_string(), join(n.iter().map(|v| v.to_string()).collect()), n.len().to_string()])
+        }
+    }
+    text.push_str(&table.render());
+    let total = grid.cell_count().unwrap_or(u64::MAX);
+    let valid = grid.valid_cell_count();
+    text.push_str(&format!(
+        "cells: {} ({} in the product of axes, {} pruned by constraints)\n",
+        thousands(valid as f64),
+        thousands(total as f64),
+        thousands((total - valid) as f64)
+    ));
+    text
+}
+
+/// Validates the grid and prints its summary.
+pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<()> {
+    let catalog = super::load_catalog(args.catalog.as_deref())?;
+    let grid = spec::load(&args.grid, &catalog)?;
+    super::emit(out, &describe(&grid))
+}

@@ -1,0 +1,199 @@
+//! Typed errors of the library.
+//!
+//! Every error a user can fix (a bad grid, an unknown model, a flag out of range) is an
+//! [`Error::Input`]: one line naming where the problem is, what is wrong and how to fix it, and
+//! exit code 2 at the binary's edge. Failures of the environment (a folder that cannot be
+//! written) are [`Error::Io`] and exit with code 1.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Where a bad input was found: a file (with an optional 1-based line) or a command-line flag.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// A position inside a file the user wrote.
+    File {
+        /// The file as the user named it.
+        path: PathBuf,
+        /// 1-based line, when it is known.
+        line: Option<usize>,
+    },
+    /// A command-line flag, such as `--group-size`.
+    Flag(String),
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Location::File { path, line: Some(line) } => write!(f, "{}:{line}", path.display()),
+            Location::File { path, line: None } => write!(f, "{}", path.display()),
+            Location::Flag(flag) => write!(f, "{flag}"),
+        }
+    }
+}
+
+/// One problem with the user's input, formatted as a single line:
+/// `grids/x.toml:12: axes.group_size: 0 is not a group size; use integers of at least 1`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputError {
+    /// File and line, or flag.
+    pub location: Location,
+    /// Dotted field name (`axes.group_size`), empty when the whole input is at fault.
+    pub field: String,
+    /// What is wrong, and how to fix it.
+    pub message: String,
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.field.is_empty() {
+            write!(f, "{}: {}", self.location, self.message)
+        } else {
+            write!(f, "{}: {}: {}", self.location, self.field, self.message)
+        }
+    }
+}
+
+/// Errors of the rlfrontier library.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The user's input is wrong; the message says where and how to fix it (exit code 2).
+    #[error("{0}")]
+    Input(Box<InputError>),
+    /// Reading or writing a file failed (exit code 1).
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or folder involved.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The run was interrupted by the user (exit code 130).
+    #[error("interrupted; no partial output was left behind")]
+    Interrupted,
+}
+
+impl Error {
+    /// An input error located in a file.
+    pub fn in_file(path: &Path, line: Option<usize>, field: &str, message: impl Into<String>) -> Self {
+        Error::Input(Box::new(InputError {
+            location: Location::File { path: path.to_path_buf(), line },
+            field: field.to_string(),
+            message: message.into(),
+        }))
+    }
+
+    /// An input error in a command-line flag.
+    pub fn in_flag(flag: &str, message: impl Into<String>) -> Self {
+        Error::Input(Box::new(InputError {
+            location: Location::Flag(flag.to_string()),
+            field: String::new(),
+            message: message.into(),
+        }))
+    }
+
+    /// An I/O error on a path.
+    pub fn io(path: &Path, source: std::io::Error) -> Self {
+        Error::Io { path: path.to_path_buf(), source }
+    }
+
+    /// The process exit code for this error: 2 for bad input, 130 for an interruption, 1 otherwise.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Input(_) => 2,
+            Error::Interrupted => 130,
+            Error::Io { .. } => 1,
+        }
+    }
+}
+
+/// The library's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The name in `candidates` closest to `name` by edit distance, when it is close enough to be a
+/// plausible typo (at most a third of the longer name's length, and at least one edit allowed).
+pub fn nearest<'a, I>(name: &str, candidates: I) -> Option<&'a str>
+where
+    I: IntoIterator<Item = &'a str>,
+{
+    let lower = name.to_ascii_lowercase();
+    let candidates: Vec<&'a str> = candidates.into_iter().collect();
+    // A name that is the start of a valid one (`h100` for `h100-sxm`) is the likeliest intent.
+    if !lower.is_empty()
+        && let Some(prefixed) = candidates
+            .iter()
+            .filter(|c| c.to_ascii_lowercase().starts_with(&lower))
+            .min_by_key(|c| c.len())
+    {
+        return Some(prefixed);
+    }
+    let mut best: Option<(usize, &'a str)> = None;
+    for candidate in candidates {
+        let distance = edit_distance(&lower, &candidate.to_ascii_lowercase());
+        let allowed = (lower.len().max(candidate.len()) / 3).max(2);
+        if distance <= allowed && best.is_none_or(|(d, _)| distance < d) {
+            best = Some((distance, candidate));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+/// A "did you mean" suffix for an error message, or a list of the valid names when none is close.
+pub fn suggestion<'a, I>(name: &str, candidates: I) -> String
+where
+    I: IntoIterator<Item = &'a str> + Clone,
+{
+    match nearest(name, candidates.clone()) {
+        Some(best) => format!("did you mean `{best}`?"),
+        None => {
+            let all: Vec<&str> = candidates.into_iter().collect();
+            format!("valid values: {}", all.join(", "))
+        }
+    }
+}
+
+/// Levenshtein distance between two strings (byte-wise; names here are ASCII).
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let a = a.as_bytes();
+    let b = b.as_bytes();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    let mut current = vec![0; b.len() + 1];
+    for (i, &ca) in a.iter().enumerate() {
+        current[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != cb);
+            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
+        }
+        std::mem::swap(&mut previous, &mut current);
+    }
+    previous[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edit_distance_hand_values() {
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("gruop_size", "group_size"), 2);
+    }
+
+    #[test]
+    fn nearest_finds_typos_and_rejects_unrelated_names() {
+        let names = ["group_size", "max_response_len", "update_epochs"];
+        assert_eq!(nearest("gruop_size", names), Some("group_size"));
+        assert_eq!(nearest("update_epoch", names), Some("update_epochs"));
+        assert_eq!(nearest("zzzzzzzzzzzzzzzzz", names), None);
+        assert_eq!(nearest("h100", ["h800", "h100-sxm", "h200"]), Some("h100-sxm"));
+    }
+
+    #[test]
+    fn input_error_is_one_line_with_location_and_field() {
+        let e = Error::in_file(Path::new("g.toml"), Some(3), "axes.group_size", "0 is not allowed");
+        assert_eq!(e.to_string(), "g.toml:3: axes.group_size: 0 is not allowed");
+        assert_eq!(e.exit_code(), 2);
+    }
+}

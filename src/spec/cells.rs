@@ -1,0 +1,166 @@
+//! Cells: one point of the grid, decoded from its index by mixed-radix arithmetic so that a grid of
+//! millions of cells is never materialised.
+//!
+//! Axis order (slowest to fastest): model, finetune, reward, group_size, max_response_len,
+//! update_epochs, prompts_per_step, budget. `cell_id` is the index in the full product; cells
+//! pruned by `[constraints]` keep their ids, so ids stay stable when a constraint changes.
+
+use super::{Budget, BudgetAxis, Finetune, Grid, Reward};
+use crate::catalog::ModelSpec;
+
+/// Per-axis indices of a cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AxisIndices {
+    /// Index into `axes.model`.
+    pub model: usize,
+    /// Index into `axes.finetune`.
+    pub finetune: usize,
+    /// Index into `axes.reward`.
+    pub reward: usize,
+    /// Index into `axes.group_size`.
+    pub group_size: usize,
+    /// Index into `axes.max_response_len`.
+    pub max_response_len: usize,
+    /// Index into `axes.update_epochs`.
+    pub update_epochs: usize,
+    /// Index into `axes.prompts_per_step`.
+    pub prompts_per_step: usize,
+    /// Index into the budget (or iterations) axis.
+    pub budget: usize,
+}
+
+/// How long a cell runs: until its budget is spent, or a fixed number of iterations.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Stop {
+    /// Spend this budget.
+    Budget(Budget),
+    /// Run this many iterations.
+    Iterations(u64),
+}
+
+/// One cell: a complete run configuration plus its budget. Borrowed from the grid, no allocation.
+#[derive(Debug, Clone, Copy)]
+pub struct Cell<'g> {
+    /// Index in the full product of axes.
+    pub id: u64,
+    /// Per-axis indices.
+    pub indices: AxisIndices,
+    /// Policy model.
+    pub model: &'g ModelSpec,
+    /// Fine-tuning mode.
+    pub finetune: Finetune,
+    /// Reward mechanism.
+    pub reward: &'g Reward,
+    /// Responses per prompt.
+    pub group_size: u64,
+    /// Response length cap, tokens.
+    pub max_response_len: u64,
+    /// Update epochs per rollout batch.
+    pub update_epochs: u64,
+    /// Prompts per step.
+    pub prompts_per_step: u64,
+    /// Budget or iterations.
+    pub stop: Stop,
+}
+
+impl Grid {
+    /// Axis lengths in decoding order (slowest first).
+    pub fn radices(&self) -> [u64; 8] {
+        let a = &self.axes;
+        [
+            a.model.len() as u64,
+            a.finetune.len() as u64,
+            a.reward.len() as u64,
+            a.group_size.len() as u64,
+            a.max_response_len.len() as u64,
+            a.update_epochs.len() as u64,
+            a.prompts_per_step.len() as u64,
+            a.budget.len() as u64,
+        ]
+    }
+
+    /// Number of cells in the full product of axes, with overflow checks.
+    pub fn cell_count(&self) -> Result<u64, String> {
+        self.radices().iter().try_fold(1u64, |acc, &n| acc.checked_mul(n)).ok_or_else(|| {
+            "the product of the axes overflows 2^64 cells; shrink an axis".to_string()
+        })
+    }
+
+    /// Whether prompts × G passes the `[constraints]`.
+    pub fn rollouts_allowed(&self, prompts_per_step: u64, group_size: u64) -> bool {
+        let rollouts = prompts_per_step.saturating_mul(group_size);
+        self.constraints.max_rollouts_per_step.is_none_or(|max| rollouts <= max)
+            && self.constraints.min_rollouts_per_step.is_none_or(|min| rollouts >= min)
+    }
+
+    /// Number of cells that survive the constraints (exact: the constraints involve only prompts
+    /// per step and G, so the count is the allowed pairs times the other axes). Saturates at
+    /// u64::MAX for grids whose product overflows.
+    pub fn valid_cell_count(&self) -> u64 {
+        let a = &self.axes;
+        let pairs = a
+            .group_size
+            .iter()
+            .flat_map(|&g| a.prompts_per_step.iter().map(move |&b| (b, g)))
+            .filter(|&(b, g)| self.rollouts_allowed(b, g))
+            .count() as u64;
+        let others = [
+            a.model.len(),
+            a.finetune.len(),
+            a.reward.len(),
+            a.max_response_len.len(),
+            a.update_epochs.len(),
+            a.budget.len(),
+        ];
+        others.iter().fold(pairs, |acc, &n| acc.saturating_mul(n as u64))
+    }
+
+    /// Decodes a cell index into per-axis indices (mixed radix, last axis fastest).
+    pub fn decode(&self, id: u64) -> AxisIndices {
+        let r = self.radices();
+        let mut rest = id;
+        let mut digits = [0usize; 8];
+        for axis in (0..8).rev() {
+            digits[axis] = (rest % r[axis]) as usize;
+            rest /= r[axis];
+        }
+        AxisIndices {
+            model: digits[0],
+            finetune: digits[1],
+            reward: digits[2],
+            group_size: digits[3],
+            max_response_len: digits[4],
+            update_epochs: digits[5],
+            prompts_per_step: digits[6],
+            budget: digits[7],
+        }
+    }
+
+    /// The cell with this index, or None when the constraints prune it. Panics if `id` is not
+    /// below [`Grid::cell_count`].
+    pub fn cell(&self, id: u64) -> Option<Cell<'_>> {
+        let i = self.decode(id);
+        let a = &self.axes;
+        let group_size = a.group_size[i.group_size];
+        let prompts_per_step = a.prompts_per_step[i.prompts_per_step];
+        if !self.rollouts_allowed(prompts_per_step, group_size) {
+            return None;
+        }
+        let stop = match &a.budget {
+            BudgetAxis::Budgets { unit, amounts } => Stop::Budget(Budget { amount: amounts[i.budget], unit: *unit }),
+            BudgetAxis::Iterations(n) => Stop::Iterations(n[i.budget]),
+        };
+        Some(Cell {
+            id,
+            indices: i,
+            model: &a.model[i.model],
+            finetune: a.finetune[i.finetune],
+            reward: &a.reward[i.reward],
+            group_size,
+            max_response_len: a.max_response_len[i.max_response_len],
+            update_epochs: a.update_epochs[i.update_epochs],
+            prompts_per_step,
+            stop,
+        })
+    }
+}

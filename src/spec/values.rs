@@ -1,0 +1,228 @@
+//! Typed values of grid axes: fine-tuning mode, reward mechanism and budget, each parsed from the
+//! short strings users write (`"lora:64"`, `"prm:qwen2.5-math-prm-7b"`, `"2.5e16 flops"`).
+
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::catalog::{Catalog, ModelSpec};
+use crate::error::suggestion;
+
+/// How the policy is trained: all weights, or LoRA adapters of a given rank.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum Finetune {
+    /// Full fine-tuning: every weight has gradients and optimizer state.
+    Full,
+    /// LoRA adapters of this rank on every linear layer; base weights frozen.
+    Lora(u64),
+}
+
+impl Finetune {
+    /// Parses `full` or `lora:R` (R ≥ 1).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let t = text.trim().to_ascii_lowercase();
+        if t == "full" {
+            return Ok(Finetune::Full);
+        }
+        if let Some(rank) = t.strip_prefix("lora:") {
+            return match rank.trim().parse::<i64>() {
+                Ok(r) if r >= 1 => Ok(Finetune::Lora(r as u64)),
+                _ => Err(format!("`{text}`: the LoRA rank must be an integer of at least 1, as in `lora:64`")),
+            };
+        }
+        Err(format!("`{text}` is not a fine-tuning mode; write `full` or `lora:RANK` (e.g. `lora:64`)"))
+    }
+}
+
+impl fmt::Display for Finetune {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Finetune::Full => write!(f, "full"),
+            Finetune::Lora(r) => write!(f, "lora:{r}"),
+        }
+    }
+}
+
+/// The kind of feedback a rollout gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum RewardKind {
+    /// A rule or verifier (exact-match answer check, unit tests): no GPU FLOPs.
+    Rule,
+    /// An outcome reward model: one forward pass over each sequence.
+    Orm,
+    /// A process reward model: one forward pass over each sequence, scoring every step.
+    Prm,
+    /// An LLM judge: prefill of sequence plus rubric, then decoding a short verdict.
+    Judge,
+}
+
+impl RewardKind {
+    /// The lowercase prefix users write.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RewardKind::Rule => "rule",
+            RewardKind::Orm => "orm",
+            RewardKind::Prm => "prm",
+            RewardKind::Judge => "judge",
+        }
+    }
+}
+
+/// A reward mechanism: its kind and, except for rules, the model that computes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reward {
+    /// Rule, ORM, PRM or judge.
+    pub kind: RewardKind,
+    /// The reward or judge model (None for rules).
+    pub model: Option<ModelSpec>,
+}
+
+impl Reward {
+    /// Parses `rule`, `orm:MODEL`, `prm:MODEL` or `judge:MODEL` against the catalog.
+    pub fn parse(text: &str, catalog: &Catalog) -> Result<Self, String> {
+        let t = text.trim();
+        if t.eq_ignore_ascii_case("rule") {
+            return Ok(Reward { kind: RewardKind::Rule, model: None });
+        }
+        let Some((prefix, model)) = t.split_once(':') else {
+            return Err(format!(
+                "`{text}` is not a reward; write `rule`, `orm:MODEL`, `prm:MODEL` or `judge:MODEL`; {}",
+                suggestion(t, ["rule", "orm:", "prm:", "judge:"])
+            ));
+        };
+        let kind = match prefix.trim().to_ascii_lowercase().as_str() {
+            "orm" => RewardKind::Orm,
+            "prm" => RewardKind::Prm,
+            "judge" => RewardKind::Judge,
+            other => {
+                return Err(format!(
+                    "`{other}` is not a reward kind; {}",
+                    suggestion(other, ["rule", "orm", "prm", "judge"])
+                ));
+            }
+        };
+        let model = catalog.model(model.trim())?.clone();
+        if kind == RewardKind::Judge && !model.lm_head {
+            return Err(format!("`{}` has no LM head, so it cannot be a judge; use it as `prm:` or `orm:`", model.id));
+        }
+        Ok(Reward { kind, model: Some(model) })
+    }
+}
+
+impl fmt::Display for Reward {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.model {
+            None => write!(f, "{}", self.kind.as_str()),
+            Some(m) => write!(f, "{}:{}", self.kind.as_str(), m.id),
+        }
+    }
+}
+
+/// The unit a budget is given in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum BudgetUnit {
+    /// Model FLOPs (the RACE convention: 2 FLOPs per multiply-accumulate, no recomputation).
+    Flops,
+    /// GPU-hours of the whole cluster.
+    GpuHours,
+    /// US dollars at the grid's price.
+    Usd,
+}
+
+impl BudgetUnit {
+    /// The spelling used in grids and CSV files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BudgetUnit::Flops => "flops",
+            BudgetUnit::GpuHours => "gpu-h",
+            BudgetUnit::Usd => "usd",
+        }
+    }
+
+    /// Parses a unit name (`flops`, `gpu-h`, `usd`; a few common spellings are accepted).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "flops" | "flop" => Ok(BudgetUnit::Flops),
+            "gpu-h" | "gpu-hours" | "gpu-hour" | "gpuh" => Ok(BudgetUnit::GpuHours),
+            "usd" | "$" | "dollars" => Ok(BudgetUnit::Usd),
+            other => Err(format!(
+                "`{other}` is not a budget unit; {}",
+                suggestion(other, ["flops", "gpu-h", "usd"])
+            )),
+        }
+    }
+}
+
+/// A compute budget: an amount in a unit.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Budget {
+    /// The amount, positive and finite.
+    pub amount: f64,
+    /// Its unit.
+    pub unit: BudgetUnit,
+}
+
+impl Budget {
+    /// Parses `"2.5e16 flops"`, `"500 gpu-h"` or `"2000 usd"`.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let t = text.trim();
+        let mut parts = t.split_whitespace();
+        let (Some(number), Some(unit), None) = (parts.next(), parts.next(), parts.next()) else {
+            return Err(format!(
+                "`{text}` is not a budget; write an amount and a unit, as in \"2.5e16 flops\", \"500 gpu-h\" or \"2000 usd\""
+            ));
+        };
+        let amount: f64 = number.replace('_', "").parse().map_err(|_| {
+            format!("`{number}` in `{text}` is not a number; write it as in \"2.5e16 flops\"")
+        })?;
+        if !amount.is_finite() || amount <= 0.0 {
+            return Err(format!("budget `{text}` must be a positive, finite amount"));
+        }
+        Ok(Budget { amount, unit: BudgetUnit::parse(unit)? })
+    }
+}
+
+impl fmt::Display for Budget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", crate::format::number(self.amount), self.unit.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_finetune_modes() {
+        assert_eq!(Finetune::parse("full").unwrap(), Finetune::Full);
+        assert_eq!(Finetune::parse("lora:64").unwrap(), Finetune::Lora(64));
+        assert!(Finetune::parse("lora:0").is_err());
+        assert!(Finetune::parse("lora:-3").is_err());
+        assert!(Finetune::parse("qlora").is_err());
+    }
+
+    #[test]
+    fn parses_budgets_and_rejects_bad_units() {
+        assert_eq!(Budget::parse("2.5e16 flops").unwrap(), Budget { amount: 2.5e16, unit: BudgetUnit::Flops });
+        assert_eq!(Budget::parse("500 gpu-h").unwrap().unit, BudgetUnit::GpuHours);
+        assert_eq!(Budget::parse("2_000 usd").unwrap().amount, 2000.0);
+        let err = Budget::parse("100 gpu-hr").unwrap_err();
+        assert!(err.contains("did you mean `gpu-h`"), "{err}");
+        assert!(Budget::parse("-5 usd").is_err());
+        assert!(Budget::parse("nan usd").is_err());
+        assert!(Budget::parse("inf flops").is_err());
+        assert!(Budget::parse("100").is_err());
+    }
+
+    #[test]
+    fn parses_rewards_against_the_catalog() {
+        let c = Catalog::embedded();
+        assert_eq!(Reward::parse("rule", &c).unwrap().kind, RewardKind::Rule);
+        let prm = Reward::parse("prm:qwen2.5-math-prm-7b", &c).unwrap();
+        assert_eq!(prm.to_string(), "prm:qwen2.5-math-prm-7b");
+        let err = Reward::parse("prm:qwen2.5-math-prm-7", &c).unwrap_err();
+        assert!(err.contains("did you mean `qwen2.5-math-prm-7b`"), "{err}");
+        assert!(Reward::parse("judge:qwen2.5-math-prm-7b", &c).is_err());
+        assert!(Reward::parse("pmr:qwen2.5-7b", &c).unwrap_err().contains("prm"));
+    }
+}
