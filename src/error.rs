@@ -25,7 +25,10 @@ pub enum Location {
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Location::File { path, line: Some(line) } => write!(f, "{}:{line}", path.display()),
+            Location::File {
+                path,
+                line: Some(line),
+            } => write!(f, "{}:{line}", path.display()),
             Location::File { path, line: None } => write!(f, "{}", path.display()),
             Location::Flag(flag) => write!(f, "{flag}"),
         }
@@ -76,9 +79,17 @@ pub enum Error {
 
 impl Error {
     /// An input error located in a file.
-    pub fn in_file(path: &Path, line: Option<usize>, field: &str, message: impl Into<String>) -> Self {
+    pub fn in_file(
+        path: &Path,
+        line: Option<usize>,
+        field: &str,
+        message: impl Into<String>,
+    ) -> Self {
         Error::Input(Box::new(InputError {
-            location: Location::File { path: path.to_path_buf(), line },
+            location: Location::File {
+                path: path.to_path_buf(),
+                line,
+            },
             field: field.to_string(),
             message: message.into(),
         }))
@@ -95,7 +106,10 @@ impl Error {
 
     /// An I/O error on a path.
     pub fn io(path: &Path, source: std::io::Error) -> Self {
-        Error::Io { path: path.to_path_buf(), source }
+        Error::Io {
+            path: path.to_path_buf(),
+            source,
+        }
     }
 
     /// The process exit code for this error: 2 for bad input, 130 for an interruption, 1 otherwise.
@@ -187,12 +201,20 @@ mod tests {
         assert_eq!(nearest("gruop_size", names), Some("group_size"));
         assert_eq!(nearest("update_epoch", names), Some("update_epochs"));
         assert_eq!(nearest("zzzzzzzzzzzzzzzzz", names), None);
-        assert_eq!(nearest("h100", ["h800", "h100-sxm", "h200"]), Some("h100-sxm"));
+        assert_eq!(
+            nearest("h100", ["h800", "h100-sxm", "h200"]),
+            Some("h100-sxm")
+        );
     }
 
     #[test]
     fn input_error_is_one_line_with_location_and_field() {
-        let e = Error::in_file(Path::new("g.toml"), Some(3), "axes.group_size", "0 is not allowed");
+        let e = Error::in_file(
+            Path::new("g.toml"),
+            Some(3),
+            "axes.group_size",
+            "0 is not allowed",
+        );
         assert_eq!(e.to_string(), "g.toml:3: axes.group_size: 0 is not allowed");
         assert_eq!(e.exit_code(), 2);
     }

@@ -18,10 +18,17 @@ pub struct AtomicFile {
 impl AtomicFile {
     /// Starts writing `path` (its folder must exist).
     pub fn create(path: &Path) -> Result<Self> {
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".to_string());
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "out".to_string());
         let temp_path = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
         let file = File::create(&temp_path).map_err(|e| Error::io(&temp_path, e))?;
-        Ok(AtomicFile { final_path: path.to_path_buf(), temp_path, writer: Some(BufWriter::with_capacity(1 << 20, file)) })
+        Ok(AtomicFile {
+            final_path: path.to_path_buf(),
+            temp_path,
+            writer: Some(BufWriter::with_capacity(1 << 20, file)),
+        })
     }
 
     /// The writer of the temporary file.
@@ -37,9 +44,12 @@ impl AtomicFile {
     /// Flushes, syncs and renames the file into place.
     pub fn commit(mut self) -> Result<()> {
         let writer = self.writer.take().expect("not yet committed");
-        let file = writer.into_inner().map_err(|e| Error::io(&self.temp_path, e.into_error()))?;
+        let file = writer
+            .into_inner()
+            .map_err(|e| Error::io(&self.temp_path, e.into_error()))?;
         file.sync_all().map_err(|e| Error::io(&self.temp_path, e))?;
-        std::fs::rename(&self.temp_path, &self.final_path).map_err(|e| Error::io(&self.final_path, e))?;
+        std::fs::rename(&self.temp_path, &self.final_path)
+            .map_err(|e| Error::io(&self.final_path, e))?;
         Ok(())
     }
 }
@@ -56,7 +66,9 @@ impl Drop for AtomicFile {
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut file = AtomicFile::create(path)?;
     let temp = file.temp_path().to_path_buf();
-    file.writer().write_all(bytes).map_err(|e| Error::io(&temp, e))?;
+    file.writer()
+        .write_all(bytes)
+        .map_err(|e| Error::io(&temp, e))?;
     file.commit()
 }
 
@@ -68,7 +80,11 @@ pub fn prepare_output_dir(dir: &Path, grid_name: &str, force: bool) -> Result<()
     if !force && let Ok(text) = std::fs::read_to_string(&manifest) {
         let previous = serde_json::from_str::<serde_json::Value>(&text)
             .ok()
-            .and_then(|v| v.get("grid").and_then(|g| g.get("name")).and_then(|n| n.as_str().map(str::to_string)));
+            .and_then(|v| {
+                v.get("grid")
+                    .and_then(|g| g.get("name"))
+                    .and_then(|n| n.as_str().map(str::to_string))
+            });
         match previous {
             Some(name) if name == grid_name => {}
             Some(name) => {
@@ -76,7 +92,10 @@ pub fn prepare_output_dir(dir: &Path, grid_name: &str, force: bool) -> Result<()
                     &manifest,
                     None,
                     "grid.name",
-                    format!("{} holds results of grid `{name}`, not `{grid_name}`; choose another --out or pass --force to replace them", dir.display()),
+                    format!(
+                        "{} holds results of grid `{name}`, not `{grid_name}`; choose another --out or pass --force to replace them",
+                        dir.display()
+                    ),
                 ));
             }
             None => {
@@ -84,7 +103,10 @@ pub fn prepare_output_dir(dir: &Path, grid_name: &str, force: bool) -> Result<()
                     &manifest,
                     None,
                     "",
-                    format!("{} holds a manifest rlfrontier cannot read; choose another --out or pass --force to replace it", dir.display()),
+                    format!(
+                        "{} holds a manifest rlfrontier cannot read; choose another --out or pass --force to replace it",
+                        dir.display()
+                    ),
                 ));
             }
         }
@@ -113,7 +135,11 @@ mod tests {
     #[test]
     fn refuses_other_grids_results() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("manifest.json"), r#"{"grid":{"name":"other"}}"#).unwrap();
+        std::fs::write(
+            dir.path().join("manifest.json"),
+            r#"{"grid":{"name":"other"}}"#,
+        )
+        .unwrap();
         let err = prepare_output_dir(dir.path(), "mine", false).unwrap_err();
         assert!(err.to_string().contains("--force"));
         assert!(prepare_output_dir(dir.path(), "other", false).is_ok());

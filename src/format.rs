@@ -18,13 +18,19 @@ pub fn number(x: f64) -> String {
         trim_zeros(format!("{x:.decimals$}"))
     } else {
         let text = format!("{x:.6e}");
-        let (mantissa, exponent) = text.split_once('e').expect("scientific notation has an exponent");
+        let (mantissa, exponent) = text
+            .split_once('e')
+            .expect("scientific notation has an exponent");
         format!("{}e{exponent}", trim_zeros(mantissa.to_string()))
     }
 }
 
 fn trim_zeros(text: String) -> String {
-    if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.').to_string() } else { text }
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
 }
 
 /// An integer-valued quantity with thousands separators: `1,234,567`.
@@ -41,7 +47,11 @@ pub fn thousands(x: f64) -> String {
         }
         out.push(c);
     }
-    if rounded < 0.0 { format!("-{out}") } else { out }
+    if rounded < 0.0 {
+        format!("-{out}")
+    } else {
+        out
+    }
 }
 
 /// Dollars or hours for humans: thousands separators and two decimals below 1,000, none above.
@@ -69,7 +79,11 @@ pub fn flops(x: f64) -> String {
     if !x.is_finite() {
         return String::new();
     }
-    if x == 0.0 { "0".to_string() } else { format!("{x:.3e}") }
+    if x == 0.0 {
+        "0".to_string()
+    } else {
+        format!("{x:.3e}")
+    }
 }
 
 /// A plain-text table with aligned columns: text left-aligned, numbers right-aligned.
@@ -82,7 +96,10 @@ pub struct Table {
 impl Table {
     /// A table with these column headers.
     pub fn new<I: IntoIterator<Item = S>, S: Into<String>>(headers: I) -> Self {
-        Table { headers: headers.into_iter().map(Into::into).collect(), rows: Vec::new() }
+        Table {
+            headers: headers.into_iter().map(Into::into).collect(),
+            rows: Vec::new(),
+        }
     }
 
     /// Appends a row (missing cells print empty).
@@ -104,7 +121,10 @@ impl Table {
                 self.rows.iter().all(|r| {
                     r.get(i).is_none_or(|c| {
                         c.is_empty()
-                            || c.trim_end_matches('%').replace([',', '.', 'e', '-', '+', '$'], "").chars().all(|ch| ch.is_ascii_digit())
+                            || c.trim_end_matches('%')
+                                .replace([',', '.', 'e', '-', '+', '$'], "")
+                                .chars()
+                                .all(|ch| ch.is_ascii_digit())
                     })
                 }) && !self.rows.is_empty()
             })

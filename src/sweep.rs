@@ -126,7 +126,12 @@ struct ChunkStats {
     flops_share_search: f64,
 }
 
-const INFEASIBLE_CODES: [&str; 4] = ["rollout_memory", "training_memory", "dynamic_sampling_starves", "budget_below_one_iteration"];
+const INFEASIBLE_CODES: [&str; 4] = [
+    "rollout_memory",
+    "training_memory",
+    "dynamic_sampling_starves",
+    "budget_below_one_iteration",
+];
 
 impl ChunkStats {
     fn merge(&mut self, other: &ChunkStats) {
@@ -149,7 +154,10 @@ pub fn cell_row(grid: &Grid, cell: &Cell, ledger: &Ledger) -> Vec<String> {
     };
     let _ = grid;
     let reason = ledger.infeasible.map(|r| r.to_string()).unwrap_or_default();
-    let code = ledger.infeasible.map(|r| r.code().to_string()).unwrap_or_default();
+    let code = ledger
+        .infeasible
+        .map(|r| r.code().to_string())
+        .unwrap_or_default();
     vec![
         cell.id.to_string(),
         cell.model.id.clone(),
@@ -201,7 +209,9 @@ pub fn cell_row(grid: &Grid, cell: &Cell, ledger: &Ledger) -> Vec<String> {
 /// Evaluates one chunk of cell ids into CSV bytes and statistics.
 fn evaluate_chunk(grid: &Grid, ids: std::ops::Range<u64>) -> (Vec<u8>, ChunkStats) {
     let mut stats = ChunkStats::default();
-    let mut csv = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::with_capacity(64 * 1024));
+    let mut csv = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(Vec::with_capacity(64 * 1024));
     for id in ids {
         let Some(cell) = grid.cell(id) else {
             stats.pruned += 1;
@@ -216,13 +226,20 @@ fn evaluate_chunk(grid: &Grid, ids: std::ops::Range<u64>) -> (Vec<u8>, ChunkStat
                 stats.flops_share_search += ledger.flops_share(Bucket::Search);
             }
             Some(reason) => {
-                let i = INFEASIBLE_CODES.iter().position(|&c| c == reason.code()).expect("known code");
+                let i = INFEASIBLE_CODES
+                    .iter()
+                    .position(|&c| c == reason.code())
+                    .expect("known code");
                 stats.infeasible[i] += 1;
             }
         }
-        csv.write_record(cell_row(grid, &cell, &ledger)).expect("writing to memory cannot fail");
+        csv.write_record(cell_row(grid, &cell, &ledger))
+            .expect("writing to memory cannot fail");
     }
-    (csv.into_inner().expect("flushing to memory cannot fail"), stats)
+    (
+        csv.into_inner().expect("flushing to memory cannot fail"),
+        stats,
+    )
 }
 
 /// The slice of cell ids shard `index` of `count` evaluates: contiguous, covering every id once.
@@ -233,9 +250,16 @@ pub fn shard_range(total: u64, index: u64, count: u64) -> std::ops::Range<u64> {
 }
 
 /// Runs a sweep: writes `cells.csv` and `manifest.json` into the output folder.
-pub fn run_sweep(grid: &Grid, catalog: &Catalog, options: &SweepOptions, interrupted: &AtomicBool) -> Result<SweepSummary> {
+pub fn run_sweep(
+    grid: &Grid,
+    catalog: &Catalog,
+    options: &SweepOptions,
+    interrupted: &AtomicBool,
+) -> Result<SweepSummary> {
     let started = Instant::now();
-    let total = grid.cell_count().map_err(|m| Error::in_file(&grid.path, None, "axes", m))?;
+    let total = grid
+        .cell_count()
+        .map_err(|m| Error::in_file(&grid.path, None, "axes", m))?;
     if total > options.max_cells {
         return Err(Error::in_file(
             &grid.path,
@@ -259,7 +283,9 @@ pub fn run_sweep(grid: &Grid, catalog: &Catalog, options: &SweepOptions, interru
         if let Some(n) = options.threads {
             builder = builder.num_threads(n);
         }
-        builder.build().map_err(|e| Error::in_flag("--threads", format!("cannot start {e}")))?
+        builder
+            .build()
+            .map_err(|e| Error::in_flag("--threads", format!("cannot start {e}")))?
     };
     let threads = pool.current_num_threads();
 
@@ -268,8 +294,10 @@ pub fn run_sweep(grid: &Grid, catalog: &Catalog, options: &SweepOptions, interru
     } else {
         let bar = indicatif::ProgressBar::new(range.end - range.start);
         bar.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} sweep {bar:40} {human_pos}/{human_len} cells  {per_sec}  eta {eta}")
-                .expect("valid template"),
+            indicatif::ProgressStyle::with_template(
+                "{spinner} sweep {bar:40} {human_pos}/{human_len} cells  {per_sec}  eta {eta}",
+            )
+            .expect("valid template"),
         );
         bar
     };
@@ -281,7 +309,9 @@ pub fn run_sweep(grid: &Grid, catalog: &Catalog, options: &SweepOptions, interru
         let mut header = csv::Writer::from_writer(Vec::new());
         header.write_record(CELL_COLUMNS).expect("memory");
         let bytes = header.into_inner().expect("memory");
-        file.writer().write_all(&bytes).map_err(|e| Error::io(&temp, e))?;
+        file.writer()
+            .write_all(&bytes)
+            .map_err(|e| Error::io(&temp, e))?;
     }
 
     let chunks: Vec<std::ops::Range<u64>> = {
@@ -301,10 +331,16 @@ pub fn run_sweep(grid: &Grid, catalog: &Catalog, options: &SweepOptions, interru
             progress.abandon();
             return Err(Error::Interrupted);
         }
-        let results: Vec<(Vec<u8>, ChunkStats)> =
-            pool.install(|| group.par_iter().map(|ids| evaluate_chunk(grid, ids.clone())).collect());
+        let results: Vec<(Vec<u8>, ChunkStats)> = pool.install(|| {
+            group
+                .par_iter()
+                .map(|ids| evaluate_chunk(grid, ids.clone()))
+                .collect()
+        });
         for (bytes, chunk_stats) in &results {
-            file.writer().write_all(bytes).map_err(|e| Error::io(&temp, e))?;
+            file.writer()
+                .write_all(bytes)
+                .map_err(|e| Error::io(&temp, e))?;
             stats.merge(chunk_stats);
         }
         progress.inc(group.iter().map(|r| r.end - r.start).sum());
@@ -323,7 +359,11 @@ pub fn run_sweep(grid: &Grid, catalog: &Catalog, options: &SweepOptions, interru
         cells_pruned: stats.pruned,
         cells_evaluated: stats.evaluated,
         cells_feasible: stats.feasible,
-        infeasible_by_code: INFEASIBLE_CODES.iter().zip(stats.infeasible).map(|(c, n)| (c.to_string(), n)).collect(),
+        infeasible_by_code: INFEASIBLE_CODES
+            .iter()
+            .zip(stats.infeasible)
+            .map(|(c, n)| (c.to_string(), n))
+            .collect(),
         mean_usd_share_search: stats.usd_share_search / feasible,
         mean_flops_share_search: stats.flops_share_search / feasible,
         threads,
@@ -336,7 +376,12 @@ pub fn run_sweep(grid: &Grid, catalog: &Catalog, options: &SweepOptions, interru
 
 /// Writes `manifest.json`: tool and catalog versions, the grid's hash, seed, counts, threads and
 /// timing (the only field that differs between identical runs).
-fn write_manifest(grid: &Grid, catalog: &Catalog, options: &SweepOptions, summary: &SweepSummary) -> Result<()> {
+fn write_manifest(
+    grid: &Grid,
+    catalog: &Catalog,
+    options: &SweepOptions,
+    summary: &SweepSummary,
+) -> Result<()> {
     let budget = match &grid.axes.budget {
         BudgetAxis::Budgets { unit, .. } => unit.as_str(),
         BudgetAxis::Iterations(_) => "iterations",

@@ -100,7 +100,10 @@ impl ModelSpec {
         if self.is_moe() {
             let expert = 3 * self.hidden * self.expert_intermediate;
             let router = self.hidden * self.experts;
-            (expert * self.active_experts + router, expert * self.experts + router)
+            (
+                expert * self.active_experts + router,
+                expert * self.experts + router,
+            )
         } else {
             let dense = 3 * self.hidden * self.intermediate;
             (dense, dense)
@@ -120,7 +123,11 @@ impl ModelSpec {
     /// Parameters of the output projection a token passes through: the LM head (counted even
     /// when tied, since the matmul is done) or a reward model's score head.
     pub fn output_head_matmul_params(&self) -> u64 {
-        if self.lm_head { self.vocab * self.hidden } else { self.score_head_params }
+        if self.lm_head {
+            self.vocab * self.hidden
+        } else {
+            self.score_head_params
+        }
     }
 
     /// Total stored parameters, computed from the shape (what memory must hold).
@@ -128,8 +135,16 @@ impl ModelSpec {
         let per_layer = self.attention_params_per_layer()
             + self.mlp_params_per_layer().1
             + self.norm_params_per_layer();
-        let untied_head = if self.lm_head && !self.tied_embeddings { self.vocab * self.hidden } else { 0 };
-        self.layers * per_layer + self.hidden + self.embedding_params() + untied_head + self.score_head_params
+        let untied_head = if self.lm_head && !self.tied_embeddings {
+            self.vocab * self.hidden
+        } else {
+            0
+        };
+        self.layers * per_layer
+            + self.hidden
+            + self.embedding_params()
+            + untied_head
+            + self.score_head_params
     }
 
     /// Parameters a token activates (equal to the total for dense models).
@@ -177,7 +192,11 @@ impl ModelSpec {
         let kv = self.kv_heads * self.head_dim;
         let attention = (h + q) + 2 * (h + kv) + (q + h);
         let mlp = if self.is_moe() {
-            let experts = if stored { self.experts } else { self.active_experts };
+            let experts = if stored {
+                self.experts
+            } else {
+                self.active_experts
+            };
             experts * 3 * (h + self.expert_intermediate)
         } else {
             3 * (h + self.intermediate)
@@ -245,8 +264,16 @@ impl GpuSpec {
             ("train_mfu", self.train_mfu, false),
             ("prefill_efficiency", self.prefill_efficiency, false),
             ("forward_efficiency", self.forward_efficiency, false),
-            ("decode_bandwidth_efficiency", self.decode_bandwidth_efficiency, false),
-            ("decode_step_overhead_seconds", self.decode_step_overhead_seconds, true),
+            (
+                "decode_bandwidth_efficiency",
+                self.decode_bandwidth_efficiency,
+                false,
+            ),
+            (
+                "decode_step_overhead_seconds",
+                self.decode_step_overhead_seconds,
+                true,
+            ),
         ];
         for (field, value, zero_ok) in checks {
             if !value.is_finite() || value < 0.0 || (!zero_ok && value == 0.0) {
@@ -254,7 +281,10 @@ impl GpuSpec {
                     origin,
                     None,
                     &format!("gpu `{}`.{field}", self.id),
-                    format!("{value} is not valid; use a finite number {}", if zero_ok { ">= 0" } else { "> 0" }),
+                    format!(
+                        "{value} is not valid; use a finite number {}",
+                        if zero_ok { ">= 0" } else { "> 0" }
+                    ),
                 ));
             }
         }
@@ -262,7 +292,10 @@ impl GpuSpec {
             ("train_mfu", self.train_mfu),
             ("prefill_efficiency", self.prefill_efficiency),
             ("forward_efficiency", self.forward_efficiency),
-            ("decode_bandwidth_efficiency", self.decode_bandwidth_efficiency),
+            (
+                "decode_bandwidth_efficiency",
+                self.decode_bandwidth_efficiency,
+            ),
         ] {
             if value > 1.0 {
                 return Err(Error::in_file(
@@ -304,7 +337,8 @@ impl Catalog {
         let mut full_version = version.clone();
         if let Some(path) = user_file {
             let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-            let table: toml::Table = toml::from_str(&text).map_err(|e| toml_error(path, &text, &e))?;
+            let table: toml::Table =
+                toml::from_str(&text).map_err(|e| toml_error(path, &text, &e))?;
             for key in table.keys() {
                 if !["model", "gpu", "version"].contains(&key.as_str()) {
                     return Err(Error::in_file(
@@ -324,9 +358,12 @@ impl Catalog {
         }
         let mut models = Vec::new();
         for (origin, table) in model_tables {
-            let model: ModelSpec = toml::Value::Table(table)
-                .try_into()
-                .map_err(|e: toml::de::Error| Error::in_file(&origin, None, "model", e.message().to_string()))?;
+            let model: ModelSpec =
+                toml::Value::Table(table)
+                    .try_into()
+                    .map_err(|e: toml::de::Error| {
+                        Error::in_file(&origin, None, "model", e.message().to_string())
+                    })?;
             for (field, value) in [
                 ("layers", model.layers),
                 ("hidden", model.hidden),
@@ -352,7 +389,8 @@ impl Catalog {
                     "a dense model needs intermediate >= 1 (or set experts, active_experts and expert_intermediate)",
                 ));
             }
-            if model.is_moe() && (model.active_experts == 0 || model.active_experts > model.experts) {
+            if model.is_moe() && (model.active_experts == 0 || model.active_experts > model.experts)
+            {
                 return Err(Error::in_file(
                     &origin,
                     None,
@@ -364,13 +402,20 @@ impl Catalog {
         }
         let mut gpus = Vec::new();
         for (origin, table) in gpu_tables {
-            let gpu: GpuSpec = toml::Value::Table(table)
-                .try_into()
-                .map_err(|e: toml::de::Error| Error::in_file(&origin, None, "gpu", e.message().to_string()))?;
+            let gpu: GpuSpec =
+                toml::Value::Table(table)
+                    .try_into()
+                    .map_err(|e: toml::de::Error| {
+                        Error::in_file(&origin, None, "gpu", e.message().to_string())
+                    })?;
             gpu.validate(&origin)?;
             gpus.push(gpu);
         }
-        Ok(Catalog { models, gpus, version: full_version })
+        Ok(Catalog {
+            models,
+            gpus,
+            version: full_version,
+        })
     }
 
     /// The model with this id, or an error suggesting the nearest id.
@@ -397,7 +442,10 @@ impl Catalog {
 fn version_of(text: &str) -> String {
     toml::from_str::<toml::Table>(text)
         .ok()
-        .and_then(|t| t.get("version").and_then(|v| v.as_str().map(str::to_string)))
+        .and_then(|t| {
+            t.get("version")
+                .and_then(|v| v.as_str().map(str::to_string))
+        })
         .unwrap_or_else(|| "unknown".to_string())
 }
 
@@ -405,17 +453,34 @@ type Entries = Vec<(std::path::PathBuf, toml::Table)>;
 
 fn entries(text: &str, key: &str, origin: &Path) -> Result<Entries> {
     let table: toml::Table = toml::from_str(text).map_err(|e| toml_error(origin, text, &e))?;
-    let Some(value) = table.get(key) else { return Ok(Vec::new()) };
+    let Some(value) = table.get(key) else {
+        return Ok(Vec::new());
+    };
     let Some(array) = value.as_array() else {
-        return Err(Error::in_file(origin, None, key, format!("must be an array of tables: write [[{key}]]")));
+        return Err(Error::in_file(
+            origin,
+            None,
+            key,
+            format!("must be an array of tables: write [[{key}]]"),
+        ));
     };
     let mut out = Vec::new();
     for item in array {
         let Some(entry) = item.as_table() else {
-            return Err(Error::in_file(origin, None, key, format!("must be an array of tables: write [[{key}]]")));
+            return Err(Error::in_file(
+                origin,
+                None,
+                key,
+                format!("must be an array of tables: write [[{key}]]"),
+            ));
         };
         if !entry.get("id").is_some_and(|v| v.is_str()) {
-            return Err(Error::in_file(origin, None, &format!("{key}.id"), "every entry needs a string `id`"));
+            return Err(Error::in_file(
+                origin,
+                None,
+                &format!("{key}.id"),
+                "every entry needs a string `id`",
+            ));
         }
         out.push((origin.to_path_buf(), entry.clone()));
     }
@@ -426,9 +491,17 @@ fn merge_entries(base: &mut Entries, user: Entries, path: &Path) -> Result<()> {
     for (origin, table) in user {
         let id = table["id"].as_str().unwrap_or_default().to_string();
         if id != id.to_ascii_lowercase() || id.contains(char::is_whitespace) {
-            return Err(Error::in_file(path, None, "id", format!("`{id}` must be lowercase without spaces")));
+            return Err(Error::in_file(
+                path,
+                None,
+                "id",
+                format!("`{id}` must be lowercase without spaces"),
+            ));
         }
-        match base.iter_mut().find(|(_, t)| t["id"].as_str() == Some(id.as_str())) {
+        match base
+            .iter_mut()
+            .find(|(_, t)| t["id"].as_str() == Some(id.as_str()))
+        {
             Some((existing_origin, existing)) => {
                 for (k, v) in table {
                     existing.insert(k, v);
@@ -444,12 +517,21 @@ fn merge_entries(base: &mut Entries, user: Entries, path: &Path) -> Result<()> {
 /// Converts a TOML syntax or type error into a one-line input error with the line number.
 pub fn toml_error(path: &Path, text: &str, error: &toml::de::Error) -> Error {
     let line = error.span().map(|span| line_of_offset(text, span.start));
-    Error::in_file(path, line, "", format!("invalid TOML: {}", error.message().trim()))
+    Error::in_file(
+        path,
+        line,
+        "",
+        format!("invalid TOML: {}", error.message().trim()),
+    )
 }
 
 /// 1-based line number of a byte offset.
 pub fn line_of_offset(text: &str, offset: usize) -> usize {
-    text.as_bytes()[..offset.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
 }
 
 #[cfg(test)]
@@ -488,7 +570,10 @@ mod tests {
         let c = Catalog::embedded();
         let base = c.model("qwen2.5-7b").unwrap();
         let prm = c.model("qwen2.5-math-prm-7b").unwrap();
-        assert_eq!(prm.total_params(), base.total_params() - base.vocab * base.hidden + prm.score_head_params);
+        assert_eq!(
+            prm.total_params(),
+            base.total_params() - base.vocab * base.hidden + prm.score_head_params
+        );
         // Score head Linear(3584, 3584) + Linear(3584, 2), both with bias.
         assert_eq!(prm.score_head_params, 3584 * 3584 + 3584 + 3584 * 2 + 2);
     }
@@ -514,10 +599,25 @@ mod tests {
         ] {
             assert!(c.model(id).is_ok(), "{id}");
         }
-        for id in ["a100-80gb", "a800", "h100-sxm", "h800", "h20", "h200", "b200", "gb200", "l40s", "mi300x"] {
+        for id in [
+            "a100-80gb",
+            "a800",
+            "h100-sxm",
+            "h800",
+            "h20",
+            "h200",
+            "b200",
+            "gb200",
+            "l40s",
+            "mi300x",
+        ] {
             assert!(c.gpu(id).is_ok(), "{id}");
         }
-        assert!(c.gpu("h100").unwrap_err().contains("did you mean `h100-sxm`"));
+        assert!(
+            c.gpu("h100")
+                .unwrap_err()
+                .contains("did you mean `h100-sxm`")
+        );
     }
 
     #[test]
@@ -543,6 +643,9 @@ mod tests {
         let path = dir.path().join("bad.toml");
         std::fs::write(&path, "[[gpu]]\nid = \"h100-sxm\"\ntrain_mfu = 1.5\n").unwrap();
         let err = Catalog::load(Some(&path)).unwrap_err().to_string();
-        assert!(err.contains("train_mfu") && err.contains("bad.toml"), "{err}");
+        assert!(
+            err.contains("train_mfu") && err.contains("bad.toml"),
+            "{err}"
+        );
     }
 }

@@ -13,7 +13,18 @@ fn billions(params: u64) -> String {
 
 /// The models table.
 pub fn models_table(catalog: &Catalog) -> String {
-    let mut t = Table::new(["id", "params (B)", "active (B)", "layers", "hidden", "heads/kv", "vocab", "kind", "date", "source"]);
+    let mut t = Table::new([
+        "id",
+        "params (B)",
+        "active (B)",
+        "layers",
+        "hidden",
+        "heads/kv",
+        "vocab",
+        "kind",
+        "date",
+        "source",
+    ]);
     for m in &catalog.models {
         let kind = if !m.lm_head {
             "reward model"
@@ -70,13 +81,37 @@ pub fn gpus_table(catalog: &Catalog) -> String {
 /// The reward mechanisms and the reward models available.
 pub fn rewards_table(catalog: &Catalog) -> String {
     let mut t = Table::new(["reward", "cost per rollout", "example"]);
-    t.row(["rule", "no GPU FLOPs (verifier or exact match on CPU)", "rule"]);
-    t.row(["orm:MODEL", "one forward pass of MODEL over prompt + response", "orm:qwen2.5-math-rm-72b"]);
-    t.row(["prm:MODEL", "one forward pass of MODEL, scoring every step", "prm:qwen2.5-math-prm-7b"]);
-    t.row(["judge:MODEL", "prefill of prompt + response + rubric, then a short verdict", "judge:qwen2.5-7b"]);
+    t.row([
+        "rule",
+        "no GPU FLOPs (verifier or exact match on CPU)",
+        "rule",
+    ]);
+    t.row([
+        "orm:MODEL",
+        "one forward pass of MODEL over prompt + response",
+        "orm:qwen2.5-math-rm-72b",
+    ]);
+    t.row([
+        "prm:MODEL",
+        "one forward pass of MODEL, scoring every step",
+        "prm:qwen2.5-math-prm-7b",
+    ]);
+    t.row([
+        "judge:MODEL",
+        "prefill of prompt + response + rubric, then a short verdict",
+        "judge:qwen2.5-7b",
+    ]);
     let mut text = t.render();
-    let reward_models: Vec<&str> = catalog.models.iter().filter(|m| !m.lm_head).map(|m| m.id.as_str()).collect();
-    text.push_str(&format!("\nreward models in the catalog: {}\n", reward_models.join(", ")));
+    let reward_models: Vec<&str> = catalog
+        .models
+        .iter()
+        .filter(|m| !m.lm_head)
+        .map(|m| m.id.as_str())
+        .collect();
+    text.push_str(&format!(
+        "\nreward models in the catalog: {}\n",
+        reward_models.join(", ")
+    ));
     text.push_str("any policy model with an LM head can also serve as judge:MODEL\n");
     text
 }

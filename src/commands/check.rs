@@ -23,7 +23,10 @@ pub fn describe(grid: &Grid) -> String {
         money(h.usd_per_gpu_hour),
         match h.schedule {
             Schedule::Colocated => "colocated (generation and training share the GPUs)".to_string(),
-            Schedule::Async => format!("async ({:.0}% of GPUs generate)", 100.0 * h.async_rollout_fraction),
+            Schedule::Async => format!(
+                "async ({:.0}% of GPUs generate)",
+                100.0 * h.async_rollout_fraction
+            ),
         }
     ));
     text.push_str(&format!(
@@ -32,16 +35,32 @@ pub fn describe(grid: &Grid) -> String {
     ));
     let mut table = crate::format::Table::new(["axis", "values", "count"]);
     let join = |v: Vec<String>| v.join(", ");
-    table.row(["model".to_string(), join(a.model.iter().map(|m| m.id.clone()).collect()), a.model.len().to_string()]);
-    table.row(["finetune".to_string(), join(a.finetune.iter().map(|f| f.to_string()).collect()), a.finetune.len().to_string()]);
-    table.row(["reward".to_string(), join(a.reward.iter().map(|r| r.to_string()).collect()), a.reward.len().to_string()]);
+    table.row([
+        "model".to_string(),
+        join(a.model.iter().map(|m| m.id.clone()).collect()),
+        a.model.len().to_string(),
+    ]);
+    table.row([
+        "finetune".to_string(),
+        join(a.finetune.iter().map(|f| f.to_string()).collect()),
+        a.finetune.len().to_string(),
+    ]);
+    table.row([
+        "reward".to_string(),
+        join(a.reward.iter().map(|r| r.to_string()).collect()),
+        a.reward.len().to_string(),
+    ]);
     for (name, values) in [
         ("group_size", &a.group_size),
         ("max_response_len", &a.max_response_len),
         ("update_epochs", &a.update_epochs),
         ("prompts_per_step", &a.prompts_per_step),
     ] {
-        table.row([name.to_string(), join(values.iter().map(|v| v.to_string()).collect()), values.len().to_string()]);
+        table.row([
+            name.to_string(),
+            join(values.iter().map(|v| v.to_string()).collect()),
+            values.len().to_string(),
+        ]);
     }
     match &a.budget {
         BudgetAxis::Budgets { unit, amounts } => table.row([
@@ -49,9 +68,11 @@ pub fn describe(grid: &Grid) -> String {
             join(amounts.iter().map(|x| crate::format::number(*x)).collect()),
             amounts.len().to_string(),
         ]),
-        BudgetAxis::Iterations(n) => {
-            table.row(["iterations".to_string(), join(n.iter().map(|v| v.to_string()).collect()), n.len().to_string()])
-        }
+        BudgetAxis::Iterations(n) => table.row([
+            "iterations".to_string(),
+            join(n.iter().map(|v| v.to_string()).collect()),
+            n.len().to_string(),
+        ]),
     }
     text.push_str(&table.render());
     let total = grid.cell_count().unwrap_or(u64::MAX);

@@ -8,10 +8,19 @@ use crate::cli::CostArgs;
 use crate::error::{Error, Result};
 use crate::format::{Table, flops, money, percent, thousands};
 use crate::ledger::{Bucket, Ledger, Phase, RunConfig, evaluate};
-use crate::spec::{Algorithm, Budget, Finetune, Hardware, OldLogprob, Reward, RunSettings, Schedule, Stop, Task};
+use crate::spec::{
+    Algorithm, Budget, Finetune, Hardware, OldLogprob, Reward, RunSettings, Schedule, Stop, Task,
+};
 
 fn positive(flag: &str, x: f64) -> Result<f64> {
-    if x.is_finite() && x > 0.0 { Ok(x) } else { Err(Error::in_flag(flag, format!("{x} must be a positive, finite number"))) }
+    if x.is_finite() && x > 0.0 {
+        Ok(x)
+    } else {
+        Err(Error::in_flag(
+            flag,
+            format!("{x} must be a positive, finite number"),
+        ))
+    }
 }
 
 /// Everything `cost` prices, validated from flags.
@@ -35,23 +44,42 @@ pub struct CostInputs {
 /// Validates the flags into priced inputs.
 pub fn inputs(args: &CostArgs) -> Result<CostInputs> {
     let catalog = super::load_catalog(args.catalog.as_deref())?;
-    let policy = catalog.model(&args.model).map_err(|m| Error::in_flag("--model", m))?.clone();
+    let policy = catalog
+        .model(&args.model)
+        .map_err(|m| Error::in_flag("--model", m))?
+        .clone();
     if !policy.lm_head {
-        return Err(Error::in_flag("--model", format!("`{}` is a reward model and cannot be the policy", policy.id)));
+        return Err(Error::in_flag(
+            "--model",
+            format!("`{}` is a reward model and cannot be the policy", policy.id),
+        ));
     }
     let finetune = Finetune::parse(&args.finetune).map_err(|m| Error::in_flag("--finetune", m))?;
-    let reward = Reward::parse(&args.reward, &catalog).map_err(|m| Error::in_flag("--reward", m))?;
+    let reward =
+        Reward::parse(&args.reward, &catalog).map_err(|m| Error::in_flag("--reward", m))?;
     let algorithm = match args.algorithm.as_str() {
         "grpo" => Algorithm::Grpo,
         "ppo" => Algorithm::Ppo,
         other => {
-            return Err(Error::in_flag("--algorithm", format!("`{other}` is not supported here; {}", crate::error::suggestion(other, ["grpo", "ppo"]))));
+            return Err(Error::in_flag(
+                "--algorithm",
+                format!(
+                    "`{other}` is not supported here; {}",
+                    crate::error::suggestion(other, ["grpo", "ppo"])
+                ),
+            ));
         }
     };
     if algorithm == Algorithm::Grpo && args.group_size < 2 {
-        return Err(Error::in_flag("--group-size", "GRPO needs at least 2 responses per prompt to compute group-relative advantages"));
+        return Err(Error::in_flag(
+            "--group-size",
+            "GRPO needs at least 2 responses per prompt to compute group-relative advantages",
+        ));
     }
-    let gpu = catalog.gpu(&args.gpu).map_err(|m| Error::in_flag("--gpu", m))?.clone();
+    let gpu = catalog
+        .gpu(&args.gpu)
+        .map_err(|m| Error::in_flag("--gpu", m))?
+        .clone();
     let usd_per_gpu_hour = match args.usd_per_gpu_hour {
         Some(x) => positive("--usd-per-gpu-hour", x)?,
         None => gpu.usd_per_gpu_hour,
@@ -60,25 +88,43 @@ pub fn inputs(args: &CostArgs) -> Result<CostInputs> {
         "colocated" => Schedule::Colocated,
         "async" => Schedule::Async,
         other => {
-            return Err(Error::in_flag("--schedule", format!("`{other}` is not a schedule; {}", crate::error::suggestion(other, ["colocated", "async"]))));
+            return Err(Error::in_flag(
+                "--schedule",
+                format!(
+                    "`{other}` is not a schedule; {}",
+                    crate::error::suggestion(other, ["colocated", "async"])
+                ),
+            ));
         }
     };
     if schedule == Schedule::Async && args.gpus < 2 {
-        return Err(Error::in_flag("--gpus", "the async schedule needs at least 2 GPUs"));
+        return Err(Error::in_flag(
+            "--gpus",
+            "the async schedule needs at least 2 GPUs",
+        ));
     }
     let pass_rate_mean = args.pass_rate_mean;
     if !(pass_rate_mean > 0.0 && pass_rate_mean < 1.0) {
-        return Err(Error::in_flag("--pass-rate-mean", format!("{pass_rate_mean} must lie strictly between 0 and 1")));
+        return Err(Error::in_flag(
+            "--pass-rate-mean",
+            format!("{pass_rate_mean} must lie strictly between 0 and 1"),
+        ));
     }
     let task = Task {
         prompt_tokens: args.prompt_tokens as f64,
         mean_response_tokens: positive("--mean-response-tokens", args.mean_response_tokens)?,
         response_length_cv: positive("--response-length-cv", args.response_length_cv)?,
         pass_rate_mean,
-        pass_rate_concentration: positive("--pass-rate-concentration", args.pass_rate_concentration)?,
+        pass_rate_concentration: positive(
+            "--pass-rate-concentration",
+            args.pass_rate_concentration,
+        )?,
     };
     if !(args.step_overhead_seconds.is_finite() && args.step_overhead_seconds >= 0.0) {
-        return Err(Error::in_flag("--step-overhead-seconds", "must be a finite number of seconds, 0 or more"));
+        return Err(Error::in_flag(
+            "--step-overhead-seconds",
+            "must be a finite number of seconds, 0 or more",
+        ));
     }
     let run = RunSettings {
         algorithm,
@@ -105,10 +151,25 @@ pub fn inputs(args: &CostArgs) -> Result<CostInputs> {
     };
     let stop = match (&args.steps, &args.budget) {
         (Some(n), _) => Stop::Iterations(*n),
-        (None, Some(text)) => Stop::Budget(Budget::parse(text).map_err(|m| Error::in_flag("--budget", m))?),
-        (None, None) => return Err(Error::in_flag("--steps", "give --steps N or --budget \"2000 usd\"")),
+        (None, Some(text)) => {
+            Stop::Budget(Budget::parse(text).map_err(|m| Error::in_flag("--budget", m))?)
+        }
+        (None, None) => {
+            return Err(Error::in_flag(
+                "--steps",
+                "give --steps N or --budget \"2000 usd\"",
+            ));
+        }
     };
-    Ok(CostInputs { policy, reward, finetune, hardware, task, run, stop })
+    Ok(CostInputs {
+        policy,
+        reward,
+        finetune,
+        hardware,
+        task,
+        run,
+        stop,
+    })
 }
 
 /// Prices the run of the flags.
@@ -142,7 +203,10 @@ fn waste_lines(ledger: &Ledger, inputs: &CostInputs) -> Vec<WasteLine> {
         WasteLine {
             name: "zero-signal groups",
             usd: ledger.waste.zero_signal_usd,
-            detail: format!("{} of groups have all G answers agree", percent(t.zero_signal_rate)),
+            detail: format!(
+                "{} of groups have all G answers agree",
+                percent(t.zero_signal_rate)
+            ),
             lever: if inputs.run.dynamic_sampling {
                 "filter prompts by pass rate before training, or raise G"
             } else {
@@ -175,7 +239,10 @@ fn waste_lines(ledger: &Ledger, inputs: &CostInputs) -> Vec<WasteLine> {
 /// The one-line verdict: the generation share of dollars and the biggest waste.
 pub fn verdict(ledger: &Ledger, inputs: &CostInputs) -> String {
     let lines = waste_lines(ledger, inputs);
-    let biggest = lines.iter().max_by(|a, b| a.usd.total_cmp(&b.usd)).expect("three lines");
+    let biggest = lines
+        .iter()
+        .max_by(|a, b| a.usd.total_cmp(&b.usd))
+        .expect("three lines");
     let total = ledger.total_usd();
     format!(
         "generation is {} of the dollars ({} of the FLOPs); the biggest waste is {} (${}, {} of the run): {}",
@@ -183,7 +250,11 @@ pub fn verdict(ledger: &Ledger, inputs: &CostInputs) -> String {
         percent(ledger.flops_share(Bucket::Search)),
         biggest.name,
         money(biggest.usd),
-        percent(if total > 0.0 { biggest.usd / total } else { 0.0 }),
+        percent(if total > 0.0 {
+            biggest.usd / total
+        } else {
+            0.0
+        }),
         biggest.lever
     )
 }
@@ -192,9 +263,7 @@ pub fn verdict(ledger: &Ledger, inputs: &CostInputs) -> String {
 pub fn to_json(ledger: &Ledger, inputs: &CostInputs, args: &CostArgs) -> serde_json::Value {
     let iterations = ledger.iterations as f64;
     let price = ledger.usd_per_gpu_hour;
-    let buckets = |f: &dyn Fn(Bucket) -> f64, total: f64| {
-        json!({"search": f(Bucket::Search), "learning": f(Bucket::Learning), "feedback": f(Bucket::Feedback), "total": total})
-    };
+    let buckets = |f: &dyn Fn(Bucket) -> f64, total: f64| json!({"search": f(Bucket::Search), "learning": f(Bucket::Learning), "feedback": f(Bucket::Feedback), "total": total});
     let phases: Vec<serde_json::Value> = Phase::ALL
         .iter()
         .map(|&p| {
@@ -306,7 +375,15 @@ pub fn render(ledger: &Ledger, inputs: &CostInputs, args: &CostArgs) -> String {
     }
     text.push('\n');
     let total_gpu_seconds: f64 = ledger.phases.iter().map(|p| p.gpu_seconds).sum();
-    let mut phases = Table::new(["phase", "bucket", "FLOPs/step", "seconds/step", "GPU-hours", "USD", "share of USD"]);
+    let mut phases = Table::new([
+        "phase",
+        "bucket",
+        "FLOPs/step",
+        "seconds/step",
+        "GPU-hours",
+        "USD",
+        "share of USD",
+    ]);
     for &p in &Phase::ALL {
         let c = ledger.phase(p);
         if c.flops == 0.0 && c.seconds == 0.0 {
@@ -319,12 +396,23 @@ pub fn render(ledger: &Ledger, inputs: &CostInputs, args: &CostArgs) -> String {
             money(c.seconds),
             money(c.gpu_seconds / 3600.0 * iterations),
             money(c.gpu_seconds / 3600.0 * iterations * ledger.usd_per_gpu_hour),
-            percent(if total_gpu_seconds > 0.0 { c.gpu_seconds / total_gpu_seconds } else { 0.0 }),
+            percent(if total_gpu_seconds > 0.0 {
+                c.gpu_seconds / total_gpu_seconds
+            } else {
+                0.0
+            }),
         ]);
     }
     text.push_str(&phases.render());
     text.push('\n');
-    let mut buckets = Table::new(["bucket", "FLOPs", "share of FLOPs", "GPU-hours", "USD", "share of USD"]);
+    let mut buckets = Table::new([
+        "bucket",
+        "FLOPs",
+        "share of FLOPs",
+        "GPU-hours",
+        "USD",
+        "share of USD",
+    ]);
     for b in Bucket::ALL {
         buckets.row([
             b.as_str().to_string(),
@@ -368,7 +456,8 @@ pub fn run(args: &CostArgs, out: &mut dyn Write) -> Result<()> {
     let inputs = inputs(args)?;
     let ledger = ledger_of(&inputs, args);
     if args.json {
-        let mut text = serde_json::to_string_pretty(&to_json(&ledger, &inputs, args)).expect("json");
+        let mut text =
+            serde_json::to_string_pretty(&to_json(&ledger, &inputs, args)).expect("json");
         text.push('\n');
         super::emit(out, &text)
     } else {

@@ -14,7 +14,9 @@ use crate::spec::Finetune;
 /// Prints the FLOPs of the pass.
 pub fn run(args: &FlopsArgs, out: &mut dyn Write) -> Result<()> {
     let catalog = super::load_catalog(args.catalog.as_deref())?;
-    let model = catalog.model(&args.model).map_err(|m| Error::in_flag("--model", m))?;
+    let model = catalog
+        .model(&args.model)
+        .map_err(|m| Error::in_flag("--model", m))?;
     let finetune = Finetune::parse(&args.finetune).map_err(|m| Error::in_flag("--finetune", m))?;
     let batch = TokenSums::of_lengths(&args.seqlens);
     let ours = match args.pass_kind {
@@ -33,7 +35,10 @@ pub fn run(args: &FlopsArgs, out: &mut dyn Write) -> Result<()> {
     };
     let mut notes = Vec::new();
     if args.convention == Convention::Verl && finetune != Finetune::Full {
-        notes.push("veRL's counter ignores LoRA: it counts a full 6·N training pass whatever the adapters".to_string());
+        notes.push(
+            "veRL's counter ignores LoRA: it counts a full 6·N training pass whatever the adapters"
+                .to_string(),
+        );
     }
     if args.convention == Convention::Verl && args.pass_kind == PassKind::Forward {
         notes.push("veRL counts training passes only; forward = its number / 3".to_string());
@@ -41,7 +46,12 @@ pub fn run(args: &FlopsArgs, out: &mut dyn Write) -> Result<()> {
     let achieved = match args.seconds {
         None => None,
         Some(s) if s.is_finite() && s > 0.0 => Some(chosen / s),
-        Some(s) => return Err(Error::in_flag("--seconds", format!("{s} must be a positive, finite number of seconds"))),
+        Some(s) => {
+            return Err(Error::in_flag(
+                "--seconds",
+                format!("{s} must be a positive, finite number of seconds"),
+            ));
+        }
     };
     let mfu = match (&args.gpu, achieved) {
         (Some(id), Some(rate)) => {
@@ -82,8 +92,16 @@ pub fn run(args: &FlopsArgs, out: &mut dyn Write) -> Result<()> {
         thousands(batch.tokens)
     );
     let mut table = Table::new(["convention", "FLOPs", "TFLOPs"]);
-    table.row(["rlfrontier".to_string(), fmt_flops(ours), format!("{:.3}", ours / 1e12)]);
-    table.row(["verl".to_string(), fmt_flops(verl), format!("{:.3}", verl / 1e12)]);
+    table.row([
+        "rlfrontier".to_string(),
+        fmt_flops(ours),
+        format!("{:.3}", ours / 1e12),
+    ]);
+    table.row([
+        "verl".to_string(),
+        fmt_flops(verl),
+        format!("{:.3}", verl / 1e12),
+    ]);
     text.push_str(&table.render());
     text.push_str(&format!(
         "selected ({}): {} FLOPs\n",

@@ -14,7 +14,8 @@ use crate::error::{Error, Result};
 
 /// Writes text to standard output, mapping a failure to an I/O error on `<stdout>`.
 pub fn emit(out: &mut dyn Write, text: &str) -> Result<()> {
-    out.write_all(text.as_bytes()).map_err(|e| Error::io(Path::new("<stdout>"), e))
+    out.write_all(text.as_bytes())
+        .map_err(|e| Error::io(Path::new("<stdout>"), e))
 }
 
 /// Loads the catalog, merged with the user's file when given.

@@ -11,7 +11,12 @@ use crate::sweep::{SweepOptions, default_out_dir, run_sweep};
 
 /// Parses `I/N` (0-based I below N).
 pub fn parse_shard(text: &str) -> Result<(u64, u64)> {
-    let bad = || Error::in_flag("--shard", format!("`{text}` is not a shard; write I/N with 0 <= I < N, as in 0/4"));
+    let bad = || {
+        Error::in_flag(
+            "--shard",
+            format!("`{text}` is not a shard; write I/N with 0 <= I < N, as in 0/4"),
+        )
+    };
     let (i, n) = text.split_once('/').ok_or_else(bad)?;
     let i: u64 = i.trim().parse().map_err(|_| bad())?;
     let n: u64 = n.trim().parse().map_err(|_| bad())?;
@@ -49,8 +54,12 @@ pub fn run(args: &SweepArgs, interrupted: &AtomicBool, out: &mut dyn Write) -> R
         thousands(s.cells_feasible as f64),
         thousands(s.cells_evaluated as f64)
     ));
-    let reasons: Vec<String> =
-        s.infeasible_by_code.iter().filter(|(_, n)| *n > 0).map(|(c, n)| format!("{c}: {}", thousands(*n as f64))).collect();
+    let reasons: Vec<String> = s
+        .infeasible_by_code
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(c, n)| format!("{c}: {}", thousands(*n as f64)))
+        .collect();
     if !reasons.is_empty() {
         text.push_str(&format!(" (infeasible: {})", reasons.join(", ")));
     }
@@ -62,7 +71,9 @@ pub fn run(args: &SweepArgs, interrupted: &AtomicBool, out: &mut dyn Write) -> R
             percent(s.mean_flops_share_search)
         ));
     } else if s.cells_evaluated > 0 {
-        text.push_str("no cell is feasible: see infeasible_reason in cells.csv for what to change\n");
+        text.push_str(
+            "no cell is feasible: see infeasible_reason in cells.csv for what to change\n",
+        );
     }
     for f in &s.files {
         text.push_str(&format!("wrote {}\n", f.display()));

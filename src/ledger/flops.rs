@@ -37,17 +37,24 @@ impl TokenSums {
 
     /// `count` sequences of prompt P plus a response with mean E[R] and second moment E[R²]:
     /// T = n(P + E[R]), Q = n(P² + 2P·E[R] + E[R²]).
-    pub fn of_sequences(count: f64, prompt: f64, mean_response: f64, second_moment_response: f64) -> Self {
+    pub fn of_sequences(
+        count: f64,
+        prompt: f64,
+        mean_response: f64,
+        second_moment_response: f64,
+    ) -> Self {
         TokenSums {
             tokens: count * (prompt + mean_response),
-            squared_tokens: count * (prompt * prompt + 2.0 * prompt * mean_response + second_moment_response),
+            squared_tokens: count
+                * (prompt * prompt + 2.0 * prompt * mean_response + second_moment_response),
         }
     }
 }
 
 /// Forward pass: 2·N·T + 2·A·Q.
 pub fn forward_flops(model: &ModelSpec, batch: TokenSums) -> f64 {
-    2.0 * model.matmul_params() * batch.tokens + 2.0 * model.attention_coefficient() * batch.squared_tokens
+    2.0 * model.matmul_params() * batch.tokens
+        + 2.0 * model.attention_coefficient() * batch.squared_tokens
 }
 
 /// Training pass (forward and backward) under a fine-tuning mode.
@@ -55,7 +62,8 @@ pub fn forward_flops(model: &ModelSpec, batch: TokenSums) -> f64 {
 pub fn train_flops(model: &ModelSpec, finetune: Finetune, batch: TokenSums) -> f64 {
     match finetune {
         Finetune::Full => {
-            6.0 * model.matmul_params() * batch.tokens + 6.0 * model.attention_coefficient() * batch.squared_tokens
+            6.0 * model.matmul_params() * batch.tokens
+                + 6.0 * model.attention_coefficient() * batch.squared_tokens
         }
         Finetune::Lora(rank) => {
             4.0 * model.matmul_params() * batch.tokens
@@ -71,15 +79,24 @@ pub fn train_flops(model: &ModelSpec, finetune: Finetune, batch: TokenSums) -> f
 pub fn prefill_flops_per_prompt(model: &ModelSpec, prompt_tokens: f64) -> f64 {
     let head = model.output_head_matmul_params() as f64;
     let blocks = model.matmul_params() - head;
-    2.0 * blocks * prompt_tokens + 2.0 * head + 2.0 * model.attention_coefficient() * prompt_tokens * prompt_tokens
+    2.0 * blocks * prompt_tokens
+        + 2.0 * head
+        + 2.0 * model.attention_coefficient() * prompt_tokens * prompt_tokens
 }
 
 /// Decode of one response after a prompt of P tokens: 2·N per generated token, plus attention of
 /// each new token over its growing context, 4·A·(P·R + R²/2), taken in expectation over the
 /// response length (E[R] and E[R²]).
-pub fn decode_flops_per_response(model: &ModelSpec, prompt_tokens: f64, mean_response: f64, second_moment_response: f64) -> f64 {
+pub fn decode_flops_per_response(
+    model: &ModelSpec,
+    prompt_tokens: f64,
+    mean_response: f64,
+    second_moment_response: f64,
+) -> f64 {
     2.0 * model.matmul_params() * mean_response
-        + 4.0 * model.attention_coefficient() * (prompt_tokens * mean_response + second_moment_response / 2.0)
+        + 4.0
+            * model.attention_coefficient()
+            * (prompt_tokens * mean_response + second_moment_response / 2.0)
 }
 
 /// veRL's convention (`verl/utils/flops_counter.py`, verl-project/verl at commit 34ae987, 2026):
@@ -94,7 +111,8 @@ pub fn verl_train_flops(model: &ModelSpec, seqlens: &[u64]) -> u128 {
     let kv = (model.kv_heads * model.head_dim) as u128;
     let attn_linear = h * (q + kv + kv + q);
     let mlp = if model.is_moe() {
-        h * model.active_experts as u128 * model.expert_intermediate as u128 * 3 + h * model.experts as u128
+        h * model.active_experts as u128 * model.expert_intermediate as u128 * 3
+            + h * model.experts as u128
     } else {
         h * model.intermediate as u128 * 3
     };
@@ -102,7 +120,8 @@ pub fn verl_train_flops(model: &ModelSpec, seqlens: &[u64]) -> u128 {
     let dense = (mlp + attn_linear) * model.layers as u128 + embedding_and_head;
     let tokens: u128 = seqlens.iter().map(|&s| s as u128).sum();
     let squares: u128 = seqlens.iter().map(|&s| s as u128 * s as u128).sum();
-    6 * dense * tokens + 6 * squares * model.head_dim as u128 * model.heads as u128 * model.layers as u128
+    6 * dense * tokens
+        + 6 * squares * model.head_dim as u128 * model.heads as u128 * model.layers as u128
 }
 
 #[cfg(test)]
@@ -120,14 +139,32 @@ mod tests {
         // "qwen2" (Qwen2.5-7B-Instruct shape) and "qwen3" (Qwen3-8B) and "qwen3_moe"
         // (Qwen3-30B-A3B) cases, batches [512, 1024, 2048] and [4096, 4096, 4096].
         let qwen25_7b = model("qwen2.5-7b");
-        assert_eq!(verl_train_flops(&qwen25_7b, &[512, 1024, 2048]), 167_073_690_943_488);
-        assert_eq!(verl_train_flops(&qwen25_7b, &[4096, 4096, 4096]), 591_764_889_010_176);
+        assert_eq!(
+            verl_train_flops(&qwen25_7b, &[512, 1024, 2048]),
+            167_073_690_943_488
+        );
+        assert_eq!(
+            verl_train_flops(&qwen25_7b, &[4096, 4096, 4096]),
+            591_764_889_010_176
+        );
         let qwen3_8b = model("qwen3-8b");
-        assert_eq!(verl_train_flops(&qwen3_8b, &[512, 1024, 2048]), 180_997_438_046_208);
-        assert_eq!(verl_train_flops(&qwen3_8b, &[4096, 4096, 4096]), 648_394_032_807_936);
+        assert_eq!(
+            verl_train_flops(&qwen3_8b, &[512, 1024, 2048]),
+            180_997_438_046_208
+        );
+        assert_eq!(
+            verl_train_flops(&qwen3_8b, &[4096, 4096, 4096]),
+            648_394_032_807_936
+        );
         let moe = model("qwen3-30b-a3b");
-        assert_eq!(verl_train_flops(&moe, &[512, 1024, 2048]), 78_593_069_678_592);
-        assert_eq!(verl_train_flops(&moe, &[4096, 4096, 4096]), 306_570_470_621_184);
+        assert_eq!(
+            verl_train_flops(&moe, &[512, 1024, 2048]),
+            78_593_069_678_592
+        );
+        assert_eq!(
+            verl_train_flops(&moe, &[4096, 4096, 4096]),
+            306_570_470_621_184
+        );
     }
 
     #[test]
@@ -167,7 +204,9 @@ mod tests {
         // the 2·A·R term only.
         let m = model("qwen2.5-1.5b");
         let (p, r) = (256.0, 1000.0);
-        let exact: f64 = (1..=1000).map(|t| 2.0 * m.matmul_params() + 4.0 * m.attention_coefficient() * (p + t as f64)).sum();
+        let exact: f64 = (1..=1000)
+            .map(|t| 2.0 * m.matmul_params() + 4.0 * m.attention_coefficient() * (p + t as f64))
+            .sum();
         let closed = decode_flops_per_response(&m, p, r, r * r);
         assert!((exact - closed - 2.0 * m.attention_coefficient() * r).abs() / exact < 1e-12);
     }

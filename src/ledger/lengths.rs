@@ -23,7 +23,9 @@ pub fn normal_quantile(p: f64) -> f64 {
     let q = p - 0.5;
     if q.abs() <= 0.425 {
         let r = 0.180625 - q * q;
-        let num = (((((((2509.080_928_730_122_7 * r + 33430.575_583_588_128) * r + 67265.770_927_008_7) * r
+        let num = (((((((2509.080_928_730_122_7 * r + 33430.575_583_588_128) * r
+            + 67265.770_927_008_7)
+            * r
             + 45921.953_931_549_87)
             * r
             + 13731.693_765_509_461)
@@ -34,7 +36,9 @@ pub fn normal_quantile(p: f64) -> f64 {
             * r
             + 3.387_132_872_796_366_5)
             * q;
-        let den = ((((((5226.495_278_852_545 * r + 28729.085_735_721_943) * r + 39307.895_800_092_71) * r
+        let den = ((((((5226.495_278_852_545 * r + 28729.085_735_721_943) * r
+            + 39307.895_800_092_71)
+            * r
             + 21213.794_301_586_597)
             * r
             + 5394.196_021_424_751)
@@ -50,7 +54,9 @@ pub fn normal_quantile(p: f64) -> f64 {
     r = (-r.ln()).sqrt();
     let value = if r <= 5.0 {
         let r = r - 1.6;
-        let num = ((((((7.745_450_142_783_414e-4 * r + 0.022_723_844_989_269_184) * r + 0.241_780_725_177_450_6) * r
+        let num = ((((((7.745_450_142_783_414e-4 * r + 0.022_723_844_989_269_184) * r
+            + 0.241_780_725_177_450_6)
+            * r
             + 1.270_458_252_452_368_4)
             * r
             + 3.647_848_324_763_204_5)
@@ -60,7 +66,8 @@ pub fn normal_quantile(p: f64) -> f64 {
             + 4.630_337_846_156_545)
             * r
             + 1.423_437_110_749_683_5;
-        let den = ((((((1.050_750_071_644_416_9e-9 * r + 5.475_938_084_995_345e-4) * r + 0.015_198_666_563_616_457)
+        let den = ((((((1.050_750_071_644_416_9e-9 * r + 5.475_938_084_995_345e-4) * r
+            + 0.015_198_666_563_616_457)
             * r
             + 0.148_103_976_427_480_08)
             * r
@@ -135,7 +142,11 @@ pub fn response_lengths(mean_tokens: f64, cv: f64, cap: f64) -> ResponseLengths 
         mean_tokens: mean,
         second_moment_tokens: second,
         truncation_rate: survival,
-        truncated_token_share: if mean > 0.0 { (cap * survival / mean).min(1.0) } else { 0.0 },
+        truncated_token_share: if mean > 0.0 {
+            (cap * survival / mean).min(1.0)
+        } else {
+            0.0
+        },
     }
 }
 
@@ -185,7 +196,10 @@ mod tests {
         assert!((normal_quantile(0.975) - 1.959_963_984_540_054).abs() < 1e-13);
         assert!((normal_quantile(1e-10) + 6.361_340_902_404_056).abs() < 1e-9);
         for p in [1e-12, 0.01, 0.3, 0.5, 0.77, 0.999_999] {
-            assert!((normal_cdf(normal_quantile(p)) - p).abs() < 1e-12 * p.max(1e-3) * 1e3, "{p}");
+            assert!(
+                (normal_cdf(normal_quantile(p)) - p).abs() < 1e-12 * p.max(1e-3) * 1e3,
+                "{p}"
+            );
         }
     }
 
@@ -225,7 +239,11 @@ mod tests {
             .sum::<f64>()
             * dx;
         let r = response_lengths(mean, cv, cap);
-        assert!((r.mean_tokens - integral).abs() < 1e-3, "{} vs {integral}", r.mean_tokens);
+        assert!(
+            (r.mean_tokens - integral).abs() < 1e-3,
+            "{} vs {integral}",
+            r.mean_tokens
+        );
     }
 
     #[test]

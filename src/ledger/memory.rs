@@ -29,7 +29,8 @@ pub fn policy_state_bytes(model: &ModelSpec, finetune: Finetune) -> f64 {
     match finetune {
         Finetune::Full => ADAM_MIXED_PRECISION_BYTES_PER_PARAM * model.total_params() as f64,
         Finetune::Lora(rank) => {
-            BF16_BYTES * model.total_params() as f64 + ADAM_MIXED_PRECISION_BYTES_PER_PARAM * model.lora_params(rank, true)
+            BF16_BYTES * model.total_params() as f64
+                + ADAM_MIXED_PRECISION_BYTES_PER_PARAM * model.lora_params(rank, true)
         }
     }
 }
@@ -43,7 +44,11 @@ pub fn activation_bytes(model: &ModelSpec, tokens: f64, gradient_checkpointing: 
     } else {
         model.layers as f64 * per_block
     };
-    let logits = if model.lm_head { tokens * model.vocab as f64 * 4.0 } else { 0.0 };
+    let logits = if model.lm_head {
+        tokens * model.vocab as f64 * 4.0
+    } else {
+        0.0
+    };
     blocks + logits
 }
 
@@ -56,7 +61,10 @@ mod tests {
     fn full_finetuning_state_is_sixteen_bytes_per_parameter() {
         // Qwen2.5-7B: 16 × 7,615,616,512 = 121.85 GB before sharding (ZeRO paper's 16Ψ).
         let m = Catalog::embedded().model("qwen2.5-7b").unwrap().clone();
-        assert_eq!(policy_state_bytes(&m, Finetune::Full), 16.0 * 7_615_616_512.0);
+        assert_eq!(
+            policy_state_bytes(&m, Finetune::Full),
+            16.0 * 7_615_616_512.0
+        );
         let lora = policy_state_bytes(&m, Finetune::Lora(8));
         assert!(lora < 2.1 * 7_615_616_512.0 && lora > 2.0 * 7_615_616_512.0);
     }
@@ -66,7 +74,8 @@ mod tests {
         // Qwen2.5-1.5B, 16,384 tokens, checkpointing: 28 × 2 × 1536 × 16384 (block inputs)
         // + 34 × 1536 × 16384 (one block) + 16384 × 151936 × 4 (logits).
         let m = Catalog::embedded().model("qwen2.5-1.5b").unwrap().clone();
-        let expected = 28.0 * 2.0 * 1536.0 * 16384.0 + 34.0 * 1536.0 * 16384.0 + 16384.0 * 151936.0 * 4.0;
+        let expected =
+            28.0 * 2.0 * 1536.0 * 16384.0 + 34.0 * 1536.0 * 16384.0 + 16384.0 * 151936.0 * 4.0;
         assert_eq!(activation_bytes(&m, 16384.0, true), expected);
         assert!(activation_bytes(&m, 16384.0, false) > expected);
     }

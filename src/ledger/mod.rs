@@ -16,7 +16,10 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::catalog::{BF16_BYTES, ModelSpec};
-use crate::spec::{Algorithm, BudgetUnit, Cell, Finetune, Grid, Hardware, OldLogprob, Reward, RewardKind, RunSettings, Schedule, Stop, Task};
+use crate::spec::{
+    Algorithm, BudgetUnit, Cell, Finetune, Grid, Hardware, OldLogprob, Reward, RewardKind,
+    RunSettings, Schedule, Stop, Task,
+};
 use flops::TokenSums;
 
 /// Where compute goes (RACE's three-way split).
@@ -159,18 +162,32 @@ impl fmt::Display for Infeasible {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use crate::format::number;
         match *self {
-            Infeasible::RolloutMemory { needed_gb, available_gb, tensor_parallel } => write!(
+            Infeasible::RolloutMemory {
+                needed_gb,
+                available_gb,
+                tensor_parallel,
+            } => write!(
                 f,
                 "rollout engine needs {needed_gb:.1} GB per replica (weights + one longest sequence's KV cache) but has {available_gb:.1} GB at tensor parallel {tensor_parallel}; add GPUs, shorten max_response_len or raise rollout_gpu_memory_utilization"
             ),
-            Infeasible::TrainingMemory { needed_gb, available_gb } => write!(
+            Infeasible::TrainingMemory {
+                needed_gb,
+                available_gb,
+            } => write!(
                 f,
                 "training needs {needed_gb:.1} GB per GPU but {available_gb:.1} GB are usable; add GPUs, use LoRA, or lower max_tokens_per_gpu"
             ),
             Infeasible::DynamicSamplingStarves => {
-                write!(f, "every group agrees (zero-signal rate 1), so dynamic sampling never fills a batch; raise group_size")
+                write!(
+                    f,
+                    "every group agrees (zero-signal rate 1), so dynamic sampling never fills a batch; raise group_size"
+                )
             }
-            Infeasible::BudgetBelowOneIteration { per_iteration, budget, unit } => write!(
+            Infeasible::BudgetBelowOneIteration {
+                per_iteration,
+                budget,
+                unit,
+            } => write!(
                 f,
                 "budget {} {} is below one iteration ({} {}); raise the budget or shrink the step",
                 number(budget),
@@ -311,7 +328,11 @@ impl Ledger {
 
     /// FLOPs of one iteration in a bucket.
     pub fn flops_per_step(&self, bucket: Bucket) -> f64 {
-        Phase::ALL.iter().filter(|p| p.bucket() == bucket).map(|&p| self.phase(p).flops).sum()
+        Phase::ALL
+            .iter()
+            .filter(|p| p.bucket() == bucket)
+            .map(|&p| self.phase(p).flops)
+            .sum()
     }
 
     /// FLOPs of one iteration.
@@ -321,7 +342,12 @@ impl Ledger {
 
     /// GPU-hours of one iteration in a bucket.
     pub fn gpu_hours_per_step(&self, bucket: Bucket) -> f64 {
-        Phase::ALL.iter().filter(|p| p.bucket() == bucket).map(|&p| self.phase(p).gpu_seconds).sum::<f64>() / 3600.0
+        Phase::ALL
+            .iter()
+            .filter(|p| p.bucket() == bucket)
+            .map(|&p| self.phase(p).gpu_seconds)
+            .sum::<f64>()
+            / 3600.0
     }
 
     /// GPU-hours of one iteration (step seconds × GPUs).
@@ -377,7 +403,10 @@ impl Ledger {
 
     /// Share of GPU-hours (and so of dollars) in a bucket.
     pub fn usd_share(&self, bucket: Bucket) -> f64 {
-        share(self.gpu_hours_per_step(bucket), self.total_gpu_hours_per_step())
+        share(
+            self.gpu_hours_per_step(bucket),
+            self.total_gpu_hours_per_step(),
+        )
     }
 
     /// Cost of one iteration in a budget unit.
@@ -440,14 +469,20 @@ pub fn evaluate(cfg: &RunConfig) -> Ledger {
     let (gen_gpus, train_gpus) = match hw.schedule {
         Schedule::Colocated => (hw.gpus, hw.gpus),
         Schedule::Async => {
-            let generation_gpus = ((hw.gpus as f64 * hw.async_rollout_fraction).round() as u64).clamp(1, hw.gpus.saturating_sub(1).max(1));
+            let generation_gpus = ((hw.gpus as f64 * hw.async_rollout_fraction).round() as u64)
+                .clamp(1, hw.gpus.saturating_sub(1).max(1));
             (generation_gpus, hw.gpus - generation_gpus)
         }
     };
 
     // Tokens.
-    let lengths = lengths::response_lengths(task.mean_response_tokens, task.response_length_cv, cap);
-    let zero_signal = lengths::zero_signal_rate(task.pass_rate_mean, task.pass_rate_concentration, cfg.group_size);
+    let lengths =
+        lengths::response_lengths(task.mean_response_tokens, task.response_length_cv, cap);
+    let zero_signal = lengths::zero_signal_rate(
+        task.pass_rate_mean,
+        task.pass_rate_concentration,
+        cfg.group_size,
+    );
     let mut infeasible = None;
     let kept = b * g;
     let generated = if run.dynamic_sampling {
@@ -460,18 +495,36 @@ pub fn evaluate(cfg: &RunConfig) -> Ledger {
     } else {
         kept
     };
-    let straggler = lengths::straggler_tokens(task.mean_response_tokens, task.response_length_cv, cap, generated);
+    let straggler = lengths::straggler_tokens(
+        task.mean_response_tokens,
+        task.response_length_cv,
+        cap,
+        generated,
+    );
     let (r1, r2) = (lengths.mean_tokens, lengths.second_moment_tokens);
 
     let mut phases = [PhaseCost::default(); 9];
     let set = |phases: &mut [PhaseCost; 9], phase: Phase, flops: f64, seconds: f64| {
-        phases[phase.index()] = PhaseCost { flops, seconds, gpu_seconds: 0.0 };
+        phases[phase.index()] = PhaseCost {
+            flops,
+            seconds,
+            gpu_seconds: 0.0,
+        };
     };
 
     // Search: prefill (once per group with prefix caching) and decode.
-    let prefilled_prompts = if run.prefix_cache { generated / g } else { generated };
+    let prefilled_prompts = if run.prefix_cache {
+        generated / g
+    } else {
+        generated
+    };
     let prefill = prefilled_prompts * flops::prefill_flops_per_prompt(policy, p);
-    set(&mut phases, Phase::Prefill, prefill, time::compute_seconds(prefill, gen_gpus as f64, gpu, gpu.prefill_efficiency));
+    set(
+        &mut phases,
+        Phase::Prefill,
+        prefill,
+        time::compute_seconds(prefill, gen_gpus as f64, gpu, gpu.prefill_efficiency),
+    );
     let decode_flops = generated * flops::decode_flops_per_response(policy, p, r1, r2);
     let decode = time::decode_time(&time::DecodeInput {
         model: policy,
@@ -495,7 +548,10 @@ pub fn evaluate(cfg: &RunConfig) -> Ledger {
             }));
             // Price it as if it ran at the largest degree, so the row stays informative.
             time::DecodeTime {
-                seconds: generated * r1 * time::decode_step_seconds(policy, gpu, 8.0, 1.0, p + r1 / 2.0) / 8.0,
+                seconds: generated
+                    * r1
+                    * time::decode_step_seconds(policy, gpu, 8.0, 1.0, p + r1 / 2.0)
+                    / 8.0,
                 tail_seconds: 0.0,
                 tensor_parallel: e.tensor_parallel,
                 replicas: 1,
@@ -512,15 +568,22 @@ pub fn evaluate(cfg: &RunConfig) -> Ledger {
         (RewardKind::Rule, _) | (_, None) => {}
         (RewardKind::Orm | RewardKind::Prm, Some(rm)) => {
             let f = flops::forward_flops(rm, generated_batch);
-            set(&mut phases, Phase::Reward, f, time::compute_seconds(f, train_pool, gpu, gpu.forward_efficiency));
+            set(
+                &mut phases,
+                Phase::Reward,
+                f,
+                time::compute_seconds(f, train_pool, gpu, gpu.forward_efficiency),
+            );
         }
         (RewardKind::Judge, Some(judge)) => {
             let read = TokenSums::of_sequences(generated, p + run.judge_rubric_tokens, r1, r2);
             let head = judge.output_head_matmul_params() as f64;
-            let prefill = flops::forward_flops(judge, read) - 2.0 * head * (read.tokens - generated);
+            let prefill =
+                flops::forward_flops(judge, read) - 2.0 * head * (read.tokens - generated);
             let verdict = run.judge_verdict_tokens;
             let context = p + run.judge_rubric_tokens + r1;
-            let verdict_flops = generated * flops::decode_flops_per_response(judge, context, verdict, verdict * verdict);
+            let verdict_flops = generated
+                * flops::decode_flops_per_response(judge, context, verdict, verdict * verdict);
             let verdict_time = time::decode_time(&time::DecodeInput {
                 model: judge,
                 gpu,
@@ -542,7 +605,8 @@ pub fn evaluate(cfg: &RunConfig) -> Ledger {
                 }));
                 0.0
             });
-            let seconds = time::compute_seconds(prefill, train_pool, gpu, gpu.prefill_efficiency) + verdict_time;
+            let seconds = time::compute_seconds(prefill, train_pool, gpu, gpu.prefill_efficiency)
+                + verdict_time;
             set(&mut phases, Phase::Reward, prefill + verdict_flops, seconds);
         }
     }
@@ -557,32 +621,68 @@ pub fn evaluate(cfg: &RunConfig) -> Ledger {
     };
     let forward = policy_forward_flops(policy, cfg.finetune, batch);
     if needs_old {
-        set(&mut phases, Phase::OldLogprob, forward, time::compute_seconds(forward, train_pool, gpu, gpu.forward_efficiency));
+        set(
+            &mut phases,
+            Phase::OldLogprob,
+            forward,
+            time::compute_seconds(forward, train_pool, gpu, gpu.forward_efficiency),
+        );
     }
     if run.kl_reference {
         let f = flops::forward_flops(policy, batch);
-        set(&mut phases, Phase::RefLogprob, f, time::compute_seconds(f, train_pool, gpu, gpu.forward_efficiency));
+        set(
+            &mut phases,
+            Phase::RefLogprob,
+            f,
+            time::compute_seconds(f, train_pool, gpu, gpu.forward_efficiency),
+        );
     }
     let update = epochs * flops::train_flops(policy, cfg.finetune, batch);
-    let recompute = if run.gradient_checkpointing { epochs * forward } else { 0.0 };
-    set(&mut phases, Phase::Update, update, time::compute_seconds(update + recompute, train_pool, gpu, gpu.train_mfu));
+    let recompute = if run.gradient_checkpointing {
+        epochs * forward
+    } else {
+        0.0
+    };
+    set(
+        &mut phases,
+        Phase::Update,
+        update,
+        time::compute_seconds(update + recompute, train_pool, gpu, gpu.train_mfu),
+    );
     let critic = run.critic.as_ref().unwrap_or(policy);
     if run.algorithm == Algorithm::Ppo {
         let values = flops::forward_flops(critic, batch);
-        set(&mut phases, Phase::CriticValues, values, time::compute_seconds(values, train_pool, gpu, gpu.forward_efficiency));
+        set(
+            &mut phases,
+            Phase::CriticValues,
+            values,
+            time::compute_seconds(values, train_pool, gpu, gpu.forward_efficiency),
+        );
         let critic_update = epochs * flops::train_flops(critic, Finetune::Full, batch);
-        let critic_recompute = if run.gradient_checkpointing { epochs * values } else { 0.0 };
+        let critic_recompute = if run.gradient_checkpointing {
+            epochs * values
+        } else {
+            0.0
+        };
         set(
             &mut phases,
             Phase::CriticUpdate,
             critic_update,
-            time::compute_seconds(critic_update + critic_recompute, train_pool, gpu, gpu.train_mfu),
+            time::compute_seconds(
+                critic_update + critic_recompute,
+                train_pool,
+                gpu,
+                gpu.train_mfu,
+            ),
         );
     }
     set(&mut phases, Phase::Sync, 0.0, run.step_overhead_seconds);
 
     // Step time and GPU-seconds per phase.
-    let gen_busy: f64 = [Phase::Prefill, Phase::Decode].iter().map(|&ph| phases[ph.index()].seconds).sum();
+    let gen_busy: f64 = [Phase::Prefill, Phase::Decode]
+        .iter()
+        .map(|&ph| phases[ph.index()].seconds)
+        .sum();
     let train_busy: f64 = Phase::ALL
         .iter()
         .filter(|&&ph| !matches!(ph, Phase::Prefill | Phase::Decode | Phase::Sync))
@@ -603,7 +703,9 @@ pub fn evaluate(cfg: &RunConfig) -> Ledger {
                 // its phases in proportion to their busy time.
                 pool_share(seconds, gen_busy, step_seconds - sync) * gen_gpus as f64
             }
-            (Schedule::Async, _) => pool_share(seconds, train_busy, step_seconds - sync) * train_gpus as f64,
+            (Schedule::Async, _) => {
+                pool_share(seconds, train_busy, step_seconds - sync) * train_gpus as f64
+            }
         };
     }
 
@@ -619,7 +721,8 @@ pub fn evaluate(cfg: &RunConfig) -> Ledger {
         state += BF16_BYTES * rm.total_params() as f64;
     }
     let micro_tokens = run.max_tokens_per_gpu.max(p + cap);
-    let training_bytes = state / train_pool + memory::activation_bytes(policy, micro_tokens, run.gradient_checkpointing);
+    let training_bytes = state / train_pool
+        + memory::activation_bytes(policy, micro_tokens, run.gradient_checkpointing);
     let usable = gpu.memory_bytes() * hw.usable_memory_fraction;
     if training_bytes > usable {
         infeasible = infeasible.or(Some(Infeasible::TrainingMemory {
@@ -657,11 +760,14 @@ pub fn evaluate(cfg: &RunConfig) -> Ledger {
             let per = ledger.per_iteration(budget.unit);
             let m = affordable_iterations(budget.amount, per);
             if m == 0 {
-                ledger.infeasible = ledger.infeasible.or(Some(Infeasible::BudgetBelowOneIteration {
-                    per_iteration: per,
-                    budget: budget.amount,
-                    unit: budget.unit,
-                }));
+                ledger.infeasible =
+                    ledger
+                        .infeasible
+                        .or(Some(Infeasible::BudgetBelowOneIteration {
+                            per_iteration: per,
+                            budget: budget.amount,
+                            unit: budget.unit,
+                        }));
             }
             m
         }
@@ -671,7 +777,10 @@ pub fn evaluate(cfg: &RunConfig) -> Ledger {
     let iterations = ledger.iterations as f64;
     let price = hw.usd_per_gpu_hour;
     let usd_of = |ph: Phase| ledger.phase(ph).gpu_seconds / 3600.0 * price * iterations;
-    let search_feedback: f64 = [Phase::Prefill, Phase::Decode, Phase::Reward].iter().map(|&ph| usd_of(ph)).sum();
+    let search_feedback: f64 = [Phase::Prefill, Phase::Decode, Phase::Reward]
+        .iter()
+        .map(|&ph| usd_of(ph))
+        .sum();
     let learning: f64 = Phase::ALL
         .iter()
         .filter(|&&ph| ph.bucket() == Bucket::Learning && ph != Phase::Sync)
@@ -696,7 +805,11 @@ pub fn evaluate(cfg: &RunConfig) -> Ledger {
 }
 
 fn pool_share(seconds: f64, busy: f64, held: f64) -> f64 {
-    if busy > 0.0 { seconds / busy * held } else { 0.0 }
+    if busy > 0.0 {
+        seconds / busy * held
+    } else {
+        0.0
+    }
 }
 
 #[cfg(test)]

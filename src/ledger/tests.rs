@@ -1,0 +1,471 @@
+//! Ledger tests: one cell computed by hand, then properties over random runs.
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::catalog::Catalog;
+use crate::spec::{Budget, Hardware, RunSettings, Task};
+
+fn hardware(gpu: &str, gpus: u64, schedule: Schedule) -> Hardware {
+    let gpu = Catalog::embedded().gpu(gpu).unwrap().clone();
+    Hardware {
+        usd_per_gpu_hour: gpu.usd_per_gpu_hour,
+        gpu,
+        gpus,
+        schedule,
+        async_rollout_fraction: 0.5,
+        rollout_gpu_memory_utilization: 0.6,
+        max_num_seqs: 256,
+        usable_memory_fraction: 0.9,
+    }
+}
+
+fn settings() -> RunSettings {
+    RunSettings {
+        algorithm: Algorithm::Grpo,
+        kl_reference: true,
+        prefix_cache: true,
+        dynamic_sampling: false,
+        old_logprob: OldLogprob::Auto,
+        gradient_checkpointing: true,
+        step_overhead_seconds: 5.0,
+        max_tokens_per_gpu: 16384.0,
+        judge_rubric_tokens: 512.0,
+        judge_verdict_tokens: 64.0,
+        critic: None,
+    }
+}
+
+fn task(mean: f64, cv: f64) -> Task {
+    Task {
+        prompt_tokens: 100.0,
+        mean_response_tokens: mean,
+        response_length_cv: cv,
+        pass_rate_mean: 0.35,
+        pass_rate_concentration: 2.0,
+    }
+}
+
+struct Fixture {
+    policy: ModelSpec,
+    reward: Reward,
+    hardware: Hardware,
+    task: Task,
+    run: RunSettings,
+}
+
+impl Fixture {
+    fn new(model: &str) -> Self {
+        Fixture {
+            policy: Catalog::embedded().model(model).unwrap().clone(),
+            reward: Reward {
+                kind: RewardKind::Rule,
+                model: None,
+            },
+            hardware: hardware("h100-sxm", 8, Schedule::Colocated),
+            task: task(500.0, 1e-6),
+            run: settings(),
+        }
+    }
+
+    fn config(&self, b: u64, g: u64, cap: u64, epochs: u64, stop: Stop) -> RunConfig<'_> {
+        RunConfig {
+            policy: &self.policy,
+            finetune: Finetune::Full,
+            reward: &self.reward,
+            group_size: g,
+            max_response_len: cap,
+            update_epochs: epochs,
+            prompts_per_step: b,
+            stop,
+            hardware: &self.hardware,
+            task: &self.task,
+            run: &self.run,
+        }
+    }
+}
+
+fn close(a: f64, b: f64, rel: f64) -> bool {
+    (a - b).abs() <= rel * a.abs().max(b.abs())
+}
+
+#[test]
+fn hand_computed_cell() {
+    // Qwen2.5-0.5B, one prompt of 100 tokens, G = 2 responses of 500 tokens (cv → 0, no cap),
+    // full fine-tuning, one epoch, KL reference on, prefix caching on. By hand (design.md §5):
+    //   N = 493,961,216, output head 136,134,656, A = 21,504.
+    //   prefill  = 2·357,826,560·100 + 2·136,134,656 + 2·21,504·100²          =    72,267,661,312
+    //   decode   = 2 × [2·N·500 + 4·A·(100·500 + 500²/2)]                      = 1,018,028,032,000
+    //   ref      = 2·N·1200 + 2·A·(2·600²)                                     = 1,216,472,678,400
+    //   update   = 3 × ref                                                     = 3,649,418,035,200
+    let f = Fixture::new("qwen2.5-0.5b");
+    let l = evaluate(&f.config(1, 2, 1_000_000, 1, Stop::Iterations(1)));
+    let rel = 1e-9;
+    assert!(close(l.phase(Phase::Prefill).flops, 72_267_661_312.0, rel));
+    assert!(close(
+        l.phase(Phase::Decode).flops,
+        1_018_028_032_000.0,
+        rel
+    ));
+    assert!(close(
+        l.phase(Phase::RefLogprob).flops,
+        1_216_472_678_400.0,
+        rel
+    ));
+    assert!(close(
+        l.phase(Phase::Update).flops,
+        3_649_418_035_200.0,
+        rel
+    ));
+    assert_eq!(
+        l.phase(Phase::OldLogprob).flops,
+        0.0,
+        "one epoch: no old-policy pass"
+    );
+    assert_eq!(
+        l.phase(Phase::Reward).flops,
+        0.0,
+        "rule reward: no GPU FLOPs"
+    );
+    assert!(close(l.total_flops(), 5_956_186_406_912.0, rel));
+    assert!(close(
+        l.flops_share(Bucket::Learning),
+        (1_216_472_678_400.0 + 3_649_418_035_200.0) / 5_956_186_406_912.0,
+        rel
+    ));
+    // Update time: (update + recompute forward) / (8 × 989e12 × 0.40).
+    let expected_update = (3_649_418_035_200.0 + 1_216_472_678_400.0) / (8.0 * 989e12 * 0.40);
+    assert!(close(l.phase(Phase::Update).seconds, expected_update, 1e-9));
+    // Colocated: every phase holds all 8 GPUs.
+    assert!(close(
+        l.total_gpu_hours_per_step(),
+        l.step_seconds * 8.0 / 3600.0,
+        1e-12
+    ));
+}
+
+#[test]
+fn epochs_add_an_old_policy_pass_and_scale_updates() {
+    let f = Fixture::new("qwen2.5-1.5b");
+    let one = evaluate(&f.config(64, 8, 2048, 1, Stop::Iterations(1)));
+    let four = evaluate(&f.config(64, 8, 2048, 4, Stop::Iterations(1)));
+    assert!(close(
+        four.phase(Phase::Update).flops,
+        4.0 * one.phase(Phase::Update).flops,
+        1e-12
+    ));
+    assert!(four.phase(Phase::OldLogprob).flops > 0.0);
+    assert!(close(
+        four.phase(Phase::OldLogprob).flops,
+        one.phase(Phase::RefLogprob).flops,
+        1e-12
+    ));
+}
+
+#[test]
+fn prefix_caching_saves_g_minus_one_prefills() {
+    let mut f = Fixture::new("qwen2.5-1.5b");
+    let cached = evaluate(&f.config(64, 8, 2048, 1, Stop::Iterations(1)))
+        .phase(Phase::Prefill)
+        .flops;
+    f.run.prefix_cache = false;
+    let uncached = evaluate(&f.config(64, 8, 2048, 1, Stop::Iterations(1)))
+        .phase(Phase::Prefill)
+        .flops;
+    assert!(close(uncached, 8.0 * cached, 1e-12));
+}
+
+#[test]
+fn prm_feedback_is_one_forward_over_every_rollout() {
+    let mut f = Fixture::new("qwen2.5-1.5b");
+    let prm = Catalog::embedded()
+        .model("qwen2.5-math-prm-7b")
+        .unwrap()
+        .clone();
+    f.reward = Reward {
+        kind: RewardKind::Prm,
+        model: Some(prm.clone()),
+    };
+    let l = evaluate(&f.config(16, 4, 1_000_000, 1, Stop::Iterations(1)));
+    let expected = flops::forward_flops(&prm, TokenSums::of_lengths(&[600; 64]));
+    assert!(close(l.flops(Bucket::Feedback), expected, 1e-9));
+    assert!(l.flops_share(Bucket::Feedback) > 0.0);
+}
+
+#[test]
+fn dynamic_sampling_oversamples_by_the_signal_rate() {
+    let mut f = Fixture::new("qwen2.5-1.5b");
+    let plain = evaluate(&f.config(64, 4, 4096, 1, Stop::Iterations(1)));
+    f.run.dynamic_sampling = true;
+    let dynamic = evaluate(&f.config(64, 4, 4096, 1, Stop::Iterations(1)));
+    let z = plain.tokens.zero_signal_rate;
+    assert!(close(
+        dynamic.phase(Phase::Decode).flops,
+        plain.phase(Phase::Decode).flops / (1.0 - z),
+        1e-12
+    ));
+    assert!(close(
+        dynamic.phase(Phase::Update).flops,
+        plain.phase(Phase::Update).flops,
+        1e-12
+    ));
+}
+
+#[test]
+fn async_schedule_charges_both_pools_for_the_whole_step() {
+    let mut f = Fixture::new("qwen2.5-7b");
+    f.task = task(1500.0, 0.6);
+    f.hardware = hardware("h100-sxm", 16, Schedule::Async);
+    let l = evaluate(&f.config(256, 8, 8192, 1, Stop::Iterations(1)));
+    assert!(close(
+        l.total_gpu_hours_per_step(),
+        l.step_seconds * 16.0 / 3600.0,
+        1e-9
+    ));
+    let generation: f64 = l.phase(Phase::Prefill).seconds + l.phase(Phase::Decode).seconds;
+    assert!(l.step_seconds >= generation);
+}
+
+#[test]
+fn memory_infeasibility_is_explained() {
+    // Full fine-tuning of Qwen2.5-72B on one H100: 16 bytes × 72.7e9 parameters cannot fit.
+    let mut f = Fixture::new("qwen2.5-72b");
+    f.hardware = hardware("h100-sxm", 1, Schedule::Colocated);
+    let l = evaluate(&f.config(8, 4, 1024, 1, Stop::Iterations(1)));
+    assert!(!l.feasible());
+    let reason = l.infeasible.unwrap().to_string();
+    assert!(reason.contains("GB"), "{reason}");
+    // The same model trains on 64 GPUs with LoRA.
+    f.hardware = hardware("h100-sxm", 64, Schedule::Colocated);
+    let lora = evaluate(&RunConfig {
+        finetune: Finetune::Lora(64),
+        ..f.config(8, 4, 1024, 1, Stop::Iterations(1))
+    });
+    assert!(lora.feasible(), "{:?}", lora.infeasible);
+}
+
+#[test]
+fn budget_below_one_iteration_is_infeasible_with_the_cost_of_one() {
+    let f = Fixture::new("qwen2.5-7b");
+    let stop = Stop::Budget(Budget {
+        amount: 1.0,
+        unit: BudgetUnit::Flops,
+    });
+    let l = evaluate(&f.config(64, 8, 2048, 1, stop));
+    assert_eq!(l.iterations, 0);
+    assert!(matches!(
+        l.infeasible,
+        Some(Infeasible::BudgetBelowOneIteration { .. })
+    ));
+    assert_eq!(l.total_usd(), 0.0);
+    assert!(l.flops_share(Bucket::Search) > 0.0, "shares stay defined");
+}
+
+#[test]
+fn generation_costs_more_in_dollars_than_in_flops() {
+    // The realistic run: GRPO on Qwen2.5-7B, 1024 prompts × 8, 8k cap, 16 H100s.
+    // Decode is memory-bound, so its dollar share exceeds its FLOP share (design.md §2).
+    let mut f = Fixture::new("qwen2.5-7b");
+    f.task = task(2000.0, 0.6);
+    f.hardware = hardware("h100-sxm", 16, Schedule::Colocated);
+    let l = evaluate(&f.config(1024, 8, 8192, 1, Stop::Iterations(100)));
+    assert!(l.feasible(), "{:?}", l.infeasible);
+    assert!(l.usd_share(Bucket::Search) > 1.5 * l.flops_share(Bucket::Search));
+    // Published generation shares of step time range from 11% to 80% (veRL tables; OpenRLHF).
+    let share = l.usd_share(Bucket::Search);
+    assert!((0.11..0.80).contains(&share), "{share}");
+}
+
+#[test]
+fn extreme_but_valid_inputs_stay_finite() {
+    let mut f = Fixture::new("qwen2.5-0.5b");
+    f.task = task(50_000.0, 1.0);
+    f.hardware = hardware("h100-sxm", 1, Schedule::Colocated);
+    let stop = Stop::Budget(Budget {
+        amount: 1e25,
+        unit: BudgetUnit::Flops,
+    });
+    let l = evaluate(&f.config(1, 4096, 131_072, 1, stop));
+    for p in l.phases {
+        assert!(p.flops.is_finite() && p.seconds.is_finite() && p.gpu_seconds.is_finite());
+    }
+    assert!(l.total_usd().is_finite());
+    assert!(l.waste.zero_signal_usd.is_finite() && l.waste.truncated_usd.is_finite());
+}
+
+#[test]
+fn affordable_iterations_is_exact_at_boundaries() {
+    assert_eq!(affordable_iterations(10.0, 1.0), 10);
+    assert_eq!(
+        affordable_iterations(0.3, 0.1),
+        2,
+        "0.1 × 3 = 0.30000000000000004 > 0.3"
+    );
+    assert_eq!(affordable_iterations(0.99, 1.0), 0);
+    assert_eq!(affordable_iterations(5.0, 0.0), 0);
+}
+
+const POLICIES: [&str; 6] = [
+    "qwen2.5-0.5b",
+    "qwen2.5-1.5b",
+    "qwen2.5-3b",
+    "qwen2.5-7b",
+    "qwen2.5-14b",
+    "qwen2.5-32b",
+];
+
+#[derive(Debug, Clone)]
+struct Levers {
+    model: usize,
+    lora: Option<u64>,
+    prm: bool,
+    group_size: u64,
+    cap: u64,
+    epochs: u64,
+    prompts: u64,
+    gpus: u64,
+    mean: f64,
+    cv: f64,
+    async_schedule: bool,
+}
+
+fn levers() -> impl Strategy<Value = Levers> {
+    (
+        0usize..POLICIES.len(),
+        prop_oneof![Just(None), (1u64..512).prop_map(Some)],
+        any::<bool>(),
+        2u64..1024,
+        64u64..32_768,
+        1u64..9,
+        1u64..1024,
+        prop_oneof![Just(1u64), Just(2), Just(8), Just(16), Just(64)],
+        50.0f64..8000.0,
+        0.05f64..1.5,
+        any::<bool>(),
+    )
+        .prop_map(
+            |(
+                model,
+                lora,
+                prm,
+                group_size,
+                cap,
+                epochs,
+                prompts,
+                gpus,
+                mean,
+                cv,
+                async_schedule,
+            )| Levers {
+                model,
+                lora,
+                prm,
+                group_size,
+                cap,
+                epochs,
+                prompts,
+                gpus,
+                mean,
+                cv,
+                async_schedule: async_schedule && gpus >= 2,
+            },
+        )
+}
+
+fn ledger_of(l: &Levers, stop: Stop) -> Ledger {
+    let catalog = Catalog::embedded();
+    let policy = catalog.model(POLICIES[l.model]).unwrap().clone();
+    let reward = if l.prm {
+        Reward {
+            kind: RewardKind::Prm,
+            model: Some(catalog.model("qwen2.5-math-prm-7b").unwrap().clone()),
+        }
+    } else {
+        Reward {
+            kind: RewardKind::Rule,
+            model: None,
+        }
+    };
+    let schedule = if l.async_schedule {
+        Schedule::Async
+    } else {
+        Schedule::Colocated
+    };
+    let hw = hardware("h100-sxm", l.gpus, schedule);
+    let t = task(l.mean, l.cv);
+    let run = settings();
+    evaluate(&RunConfig {
+        policy: &policy,
+        finetune: l.lora.map_or(Finetune::Full, Finetune::Lora),
+        reward: &reward,
+        group_size: l.group_size,
+        max_response_len: l.cap,
+        update_epochs: l.epochs,
+        prompts_per_step: l.prompts,
+        stop,
+        hardware: &hw,
+        task: &t,
+        run: &run,
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn shares_sum_to_one_and_everything_is_finite(l in levers()) {
+        let ledger = ledger_of(&l, Stop::Iterations(7));
+        let flops: f64 = Bucket::ALL.iter().map(|&b| ledger.flops_share(b)).sum();
+        let usd: f64 = Bucket::ALL.iter().map(|&b| ledger.usd_share(b)).sum();
+        prop_assert!((flops - 1.0).abs() < 1e-9, "{flops}");
+        prop_assert!((usd - 1.0).abs() < 1e-9, "{usd}");
+        for p in ledger.phases {
+            prop_assert!(p.flops.is_finite() && p.flops >= 0.0);
+            prop_assert!(p.seconds.is_finite() && p.seconds >= 0.0);
+            prop_assert!(p.gpu_seconds.is_finite() && p.gpu_seconds >= 0.0);
+        }
+        let gpu_hours: f64 = Bucket::ALL.iter().map(|&b| ledger.gpu_hours(b)).sum();
+        prop_assert!((gpu_hours - ledger.total_gpu_hours()).abs() <= 1e-9 * ledger.total_gpu_hours());
+        prop_assert!((ledger.total_gpu_hours() - ledger.step_seconds * ledger.gpus as f64 * 7.0 / 3600.0).abs()
+            <= 1e-9 * ledger.total_gpu_hours());
+    }
+
+    #[test]
+    fn cost_never_decreases_when_a_lever_grows(l in levers(), which in 0usize..5) {
+        let mut bigger = l.clone();
+        match which {
+            0 => bigger.group_size = l.group_size * 2,
+            1 => bigger.cap = l.cap * 2,
+            2 => bigger.epochs = l.epochs + 1,
+            3 => bigger.prompts = l.prompts * 2,
+            _ => bigger.model = (l.model + 1).min(POLICIES.len() - 1),
+        }
+        let a = ledger_of(&l, Stop::Iterations(1));
+        let b = ledger_of(&bigger, Stop::Iterations(1));
+        let slack = 1.0 + 1e-9;
+        prop_assert!(b.total_flops_per_step() * slack >= a.total_flops_per_step(),
+            "flops {} -> {}", a.total_flops_per_step(), b.total_flops_per_step());
+        prop_assert!(b.total_usd_per_step() * slack >= a.total_usd_per_step(),
+            "usd {} -> {} ({:?} -> {:?})", a.total_usd_per_step(), b.total_usd_per_step(), a.decode, b.decode);
+    }
+
+    #[test]
+    fn iterations_spend_at_most_the_budget_and_one_more_would_not_fit(
+        l in levers(),
+        unit in prop_oneof![Just(BudgetUnit::Flops), Just(BudgetUnit::GpuHours), Just(BudgetUnit::Usd)],
+        scale in 0.5f64..5000.0,
+    ) {
+        let per = ledger_of(&l, Stop::Iterations(1)).per_iteration(unit);
+        let budget = Budget { amount: per * scale, unit };
+        let ledger = ledger_of(&l, Stop::Budget(budget));
+        let m = ledger.iterations as f64;
+        prop_assert!(m * per <= budget.amount);
+        prop_assert!((m + 1.0) * per > budget.amount);
+        let spent = match unit {
+            BudgetUnit::Flops => ledger.total_flops(),
+            BudgetUnit::GpuHours => ledger.total_gpu_hours(),
+            BudgetUnit::Usd => ledger.total_usd(),
+        };
+        prop_assert!(spent <= budget.amount * (1.0 + 1e-12));
+    }
+}

@@ -100,7 +100,11 @@ pub fn decode_time(input: &DecodeInput) -> Result<DecodeTime, DecodeDoesNotFit> 
             break;
         }
         if tp * 2 > max_tp {
-            return Err(DecodeDoesNotFit { needed_bytes: needed, available_bytes: available, tensor_parallel: tp });
+            return Err(DecodeDoesNotFit {
+                needed_bytes: needed,
+                available_bytes: available,
+                tensor_parallel: tp,
+            });
         }
         tp *= 2;
     }
@@ -109,7 +113,10 @@ pub fn decode_time(input: &DecodeInput) -> Result<DecodeTime, DecodeDoesNotFit> 
     let kv_capacity_tokens = (per_gpu * tpf - model.weight_bytes()) / kv_per_token;
     let mean_context = input.prompt_tokens + input.mean_response_tokens / 2.0;
     let per_replica = input.sequences / replicas as f64;
-    let in_flight = (input.max_num_seqs as f64).min(kv_capacity_tokens / mean_context).min(per_replica).max(1.0);
+    let in_flight = (input.max_num_seqs as f64)
+        .min(kv_capacity_tokens / mean_context)
+        .min(per_replica)
+        .max(1.0);
     let bulk_steps = per_replica * input.mean_response_tokens / in_flight;
     let tail_steps = (input.straggler_response_tokens - input.mean_response_tokens).max(0.0);
     let bulk = bulk_steps * decode_step_seconds(model, input.gpu, tpf, in_flight, mean_context);
@@ -173,7 +180,10 @@ mod tests {
         let d = decode_time(&input).unwrap();
         assert_eq!(d.tensor_parallel, 4);
         assert_eq!(d.replicas, 2);
-        let one_gpu = DecodeInput { pool_gpus: 1, ..input };
+        let one_gpu = DecodeInput {
+            pool_gpus: 1,
+            ..input
+        };
         let err = decode_time(&one_gpu).unwrap_err();
         assert!(err.needed_bytes > err.available_bytes);
     }

@@ -81,16 +81,24 @@ impl Grid {
 
     /// Number of cells in the full product of axes, with overflow checks.
     pub fn cell_count(&self) -> Result<u64, String> {
-        self.radices().iter().try_fold(1u64, |acc, &n| acc.checked_mul(n)).ok_or_else(|| {
-            "the product of the axes overflows 2^64 cells; shrink an axis".to_string()
-        })
+        self.radices()
+            .iter()
+            .try_fold(1u64, |acc, &n| acc.checked_mul(n))
+            .ok_or_else(|| {
+                "the product of the axes overflows 2^64 cells; shrink an axis".to_string()
+            })
     }
 
     /// Whether prompts × G passes the `[constraints]`.
     pub fn rollouts_allowed(&self, prompts_per_step: u64, group_size: u64) -> bool {
         let rollouts = prompts_per_step.saturating_mul(group_size);
-        self.constraints.max_rollouts_per_step.is_none_or(|max| rollouts <= max)
-            && self.constraints.min_rollouts_per_step.is_none_or(|min| rollouts >= min)
+        self.constraints
+            .max_rollouts_per_step
+            .is_none_or(|max| rollouts <= max)
+            && self
+                .constraints
+                .min_rollouts_per_step
+                .is_none_or(|min| rollouts >= min)
     }
 
     /// Number of cells that survive the constraints (exact: the constraints involve only prompts
@@ -112,7 +120,9 @@ impl Grid {
             a.update_epochs.len(),
             a.budget.len(),
         ];
-        others.iter().fold(pairs, |acc, &n| acc.saturating_mul(n as u64))
+        others
+            .iter()
+            .fold(pairs, |acc, &n| acc.saturating_mul(n as u64))
     }
 
     /// Decodes a cell index into per-axis indices (mixed radix, last axis fastest).
@@ -147,7 +157,10 @@ impl Grid {
             return None;
         }
         let stop = match &a.budget {
-            BudgetAxis::Budgets { unit, amounts } => Stop::Budget(Budget { amount: amounts[i.budget], unit: *unit }),
+            BudgetAxis::Budgets { unit, amounts } => Stop::Budget(Budget {
+                amount: amounts[i.budget],
+                unit: *unit,
+            }),
             BudgetAxis::Iterations(n) => Stop::Iterations(n[i.budget]),
         };
         Some(Cell {

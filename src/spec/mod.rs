@@ -297,7 +297,20 @@ struct RawOutcome {
 
 /// Valid keys per table, for "did you mean" suggestions.
 const KEYS: &[(&str, &[&str])] = &[
-    ("", &["name", "description", "seed", "hardware", "task", "axes", "run", "constraints", "outcome"]),
+    (
+        "",
+        &[
+            "name",
+            "description",
+            "seed",
+            "hardware",
+            "task",
+            "axes",
+            "run",
+            "constraints",
+            "outcome",
+        ],
+    ),
     (
         "hardware",
         &[
@@ -311,7 +324,15 @@ const KEYS: &[(&str, &[&str])] = &[
             "usable_memory_fraction",
         ],
     ),
-    ("task", &["prompt_tokens", "mean_response_tokens", "response_length_cv", "pass_rate"]),
+    (
+        "task",
+        &[
+            "prompt_tokens",
+            "mean_response_tokens",
+            "response_length_cv",
+            "pass_rate",
+        ],
+    ),
     ("task.pass_rate", &["mean", "concentration"]),
     (
         "axes",
@@ -343,7 +364,10 @@ const KEYS: &[(&str, &[&str])] = &[
             "critic",
         ],
     ),
-    ("constraints", &["max_rollouts_per_step", "min_rollouts_per_step"]),
+    (
+        "constraints",
+        &["max_rollouts_per_step", "min_rollouts_per_step"],
+    ),
     ("outcome", &["metric"]),
 ];
 
@@ -354,7 +378,12 @@ pub fn locate_key(text: &str, section: Option<&str>, key: &str) -> Option<usize>
     for (number, raw_line) in text.lines().enumerate() {
         let line = raw_line.trim();
         if line.starts_with('[') {
-            let name = line.trim_start_matches('[').split(']').next().unwrap_or("").trim();
+            let name = line
+                .trim_start_matches('[')
+                .split(']')
+                .next()
+                .unwrap_or("")
+                .trim();
             current = Some(name.to_string());
             continue;
         }
@@ -372,7 +401,9 @@ pub fn locate_key(text: &str, section: Option<&str>, key: &str) -> Option<usize>
             return Some(number + 1);
         }
         // A key inside an inline table on this line (`pass_rate = { mean = 0.3 }`).
-        if line.contains('{') && line.contains(&format!("{key} ")) || line.contains(&format!("{key}=")) {
+        if line.contains('{') && line.contains(&format!("{key} "))
+            || line.contains(&format!("{key}="))
+        {
             return Some(number + 1);
         }
     }
@@ -383,13 +414,24 @@ pub fn locate_key(text: &str, section: Option<&str>, key: &str) -> Option<usize>
 pub fn load(path: &Path, catalog: &Catalog) -> Result<Grid> {
     let bytes = std::fs::read(path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
-            Error::in_file(path, None, "", "file not found; check the path (bundled grids are in grids/)")
+            Error::in_file(
+                path,
+                None,
+                "",
+                "file not found; check the path (bundled grids are in grids/)",
+            )
         } else {
             Error::io(path, e)
         }
     })?;
-    let text = String::from_utf8(bytes.clone())
-        .map_err(|_| Error::in_file(path, None, "", "not valid UTF-8 text; save the grid as UTF-8"))?;
+    let text = String::from_utf8(bytes.clone()).map_err(|_| {
+        Error::in_file(
+            path,
+            None,
+            "",
+            "not valid UTF-8 text; save the grid as UTF-8",
+        )
+    })?;
     let mut grid = parse(&text, path, catalog)?;
     grid.sha256 = hex(&Sha256::digest(&bytes));
     Ok(grid)
@@ -407,9 +449,19 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
 
     let name = match &raw.name {
         Some(value) => v.string(value, None, "name")?,
-        None => return Err(v.missing(None, "name", "add `name = \"my-grid\"` at the top (it names the output folder)")),
+        None => {
+            return Err(v.missing(
+                None,
+                "name",
+                "add `name = \"my-grid\"` at the top (it names the output folder)",
+            ));
+        }
     };
-    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    {
         return Err(v.err(None, "name", format!("`{name}` must be non-empty and use only letters, digits, `-`, `_` or `.` (it names the output folder)")));
     }
     let description = match &raw.description {
@@ -422,17 +474,36 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
     };
 
     let Some(rh) = raw.hardware else {
-        return Err(v.missing(None, "hardware", "add a [hardware] table with `gpu` and `gpus`"));
+        return Err(v.missing(
+            None,
+            "hardware",
+            "add a [hardware] table with `gpu` and `gpus`",
+        ));
     };
     let hw = "hardware";
     let gpu_id = match &rh.gpu {
         Some(value) => v.string(value, Some(hw), "gpu")?,
-        None => return Err(v.missing(Some(hw), "gpu", "add `gpu = \"h100-sxm\"` (see `rlfrontier catalog gpus`)")),
+        None => {
+            return Err(v.missing(
+                Some(hw),
+                "gpu",
+                "add `gpu = \"h100-sxm\"` (see `rlfrontier catalog gpus`)",
+            ));
+        }
     };
-    let gpu = catalog.gpu(&gpu_id).map_err(|m| v.err(Some(hw), "gpu", m))?.clone();
+    let gpu = catalog
+        .gpu(&gpu_id)
+        .map_err(|m| v.err(Some(hw), "gpu", m))?
+        .clone();
     let gpus = match &rh.gpus {
         Some(value) => v.integer(value, Some(hw), "gpus", 1, MAX_LEVER)? as u64,
-        None => return Err(v.missing(Some(hw), "gpus", "add `gpus = 8` (the number of GPUs in the cluster)")),
+        None => {
+            return Err(v.missing(
+                Some(hw),
+                "gpus",
+                "add `gpus = 8` (the number of GPUs in the cluster)",
+            ));
+        }
     };
     let usd_per_gpu_hour = match &rh.usd_per_gpu_hour {
         Some(value) => v.positive(value, Some(hw), "usd_per_gpu_hour")?,
@@ -444,21 +515,45 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
             "colocated" => Schedule::Colocated,
             "async" => Schedule::Async,
             other => {
-                return Err(v.err(Some(hw), "schedule", format!("`{other}` is not a schedule; {}", suggestion(other, ["colocated", "async"]))));
+                return Err(v.err(
+                    Some(hw),
+                    "schedule",
+                    format!(
+                        "`{other}` is not a schedule; {}",
+                        suggestion(other, ["colocated", "async"])
+                    ),
+                ));
             }
         },
     };
-    let async_rollout_fraction = v.fraction_or(&rh.async_rollout_fraction, Some(hw), "async_rollout_fraction", 0.5, false)?;
+    let async_rollout_fraction = v.fraction_or(
+        &rh.async_rollout_fraction,
+        Some(hw),
+        "async_rollout_fraction",
+        0.5,
+        false,
+    )?;
     if schedule == Schedule::Async && gpus < 2 {
         return Err(v.err(Some(hw), "gpus", "the async schedule needs at least 2 GPUs (one pool generates, one trains); use schedule = \"colocated\""));
     }
-    let rollout_gpu_memory_utilization =
-        v.fraction_or(&rh.rollout_gpu_memory_utilization, Some(hw), "rollout_gpu_memory_utilization", 0.6, true)?;
+    let rollout_gpu_memory_utilization = v.fraction_or(
+        &rh.rollout_gpu_memory_utilization,
+        Some(hw),
+        "rollout_gpu_memory_utilization",
+        0.6,
+        true,
+    )?;
     let max_num_seqs = match &rh.max_num_seqs {
         Some(value) => v.integer(value, Some(hw), "max_num_seqs", 1, MAX_LEVER)? as u64,
         None => 256,
     };
-    let usable_memory_fraction = v.fraction_or(&rh.usable_memory_fraction, Some(hw), "usable_memory_fraction", 0.9, true)?;
+    let usable_memory_fraction = v.fraction_or(
+        &rh.usable_memory_fraction,
+        Some(hw),
+        "usable_memory_fraction",
+        0.9,
+        true,
+    )?;
     let hardware = Hardware {
         gpu,
         gpus,
@@ -501,7 +596,13 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
             (mean, concentration)
         }
     };
-    let task = Task { prompt_tokens, mean_response_tokens, response_length_cv, pass_rate_mean, pass_rate_concentration };
+    let task = Task {
+        prompt_tokens,
+        mean_response_tokens,
+        response_length_cv,
+        pass_rate_mean,
+        pass_rate_concentration,
+    };
 
     let rs = Some("run");
     let rr = &raw.run;
@@ -510,7 +611,16 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
         Some(value) => match v.string(value, rs, "algorithm")?.as_str() {
             "grpo" => Algorithm::Grpo,
             "ppo" => Algorithm::Ppo,
-            other => return Err(v.err(rs, "algorithm", format!("`{other}` is not supported in grids; {}", suggestion(other, ["grpo", "ppo"])))),
+            other => {
+                return Err(v.err(
+                    rs,
+                    "algorithm",
+                    format!(
+                        "`{other}` is not supported in grids; {}",
+                        suggestion(other, ["grpo", "ppo"])
+                    ),
+                ));
+            }
         },
     };
     let old_logprob = match &rr.old_logprob {
@@ -519,14 +629,28 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
             "auto" => OldLogprob::Auto,
             "always" => OldLogprob::Always,
             "never" => OldLogprob::Never,
-            other => return Err(v.err(rs, "old_logprob", format!("`{other}` is not valid; {}", suggestion(other, ["auto", "always", "never"])))),
+            other => {
+                return Err(v.err(
+                    rs,
+                    "old_logprob",
+                    format!(
+                        "`{other}` is not valid; {}",
+                        suggestion(other, ["auto", "always", "never"])
+                    ),
+                ));
+            }
         },
     };
     let critic = match &rr.critic {
         None => None,
         Some(value) => {
             let id = v.string(value, rs, "critic")?;
-            Some(catalog.model(&id).map_err(|m| v.err(rs, "critic", m))?.clone())
+            Some(
+                catalog
+                    .model(&id)
+                    .map_err(|m| v.err(rs, "critic", m))?
+                    .clone(),
+            )
         }
     };
     let run = RunSettings {
@@ -535,7 +659,12 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
         prefix_cache: v.bool_or(&rr.prefix_cache, rs, "prefix_cache", true)?,
         dynamic_sampling: v.bool_or(&rr.dynamic_sampling, rs, "dynamic_sampling", false)?,
         old_logprob,
-        gradient_checkpointing: v.bool_or(&rr.gradient_checkpointing, rs, "gradient_checkpointing", true)?,
+        gradient_checkpointing: v.bool_or(
+            &rr.gradient_checkpointing,
+            rs,
+            "gradient_checkpointing",
+            true,
+        )?,
         step_overhead_seconds: match &rr.step_overhead_seconds {
             Some(value) => v.non_negative(value, rs, "step_overhead_seconds")?,
             None => 5.0,
@@ -556,7 +685,11 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
     };
 
     let Some(ra) = raw.axes else {
-        return Err(v.missing(None, "axes", "add an [axes] table listing model, group_size, max_response_len, ... and budget"));
+        return Err(v.missing(
+            None,
+            "axes",
+            "add an [axes] table listing model, group_size, max_response_len, ... and budget",
+        ));
     };
     let ax = Some("axes");
     let model_ids = v.string_list(&ra.model, ax, "model", "model = [\"qwen2.5-7b\"]")?;
@@ -579,13 +712,37 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
         .map(|s| Reward::parse(s, catalog).map_err(|m| v.err(ax, "reward", m)))
         .collect::<Result<Vec<_>>>()?;
     let min_group = if algorithm == Algorithm::Grpo { 2 } else { 1 };
-    let group_size = v.int_list(&ra.group_size, ax, "group_size", min_group, "group_size = [4, 8, 16]")?;
-    let max_response_len = v.int_list(&ra.max_response_len, ax, "max_response_len", 1, "max_response_len = [2048, 4096]")?;
+    let group_size = v.int_list(
+        &ra.group_size,
+        ax,
+        "group_size",
+        min_group,
+        "group_size = [4, 8, 16]",
+    )?;
+    let max_response_len = v.int_list(
+        &ra.max_response_len,
+        ax,
+        "max_response_len",
+        1,
+        "max_response_len = [2048, 4096]",
+    )?;
     let update_epochs = match &ra.update_epochs {
-        Some(_) => v.int_list(&ra.update_epochs, ax, "update_epochs", 1, "update_epochs = [1, 2, 4]")?,
+        Some(_) => v.int_list(
+            &ra.update_epochs,
+            ax,
+            "update_epochs",
+            1,
+            "update_epochs = [1, 2, 4]",
+        )?,
         None => vec![1],
     };
-    let prompts_per_step = v.int_list(&ra.prompts_per_step, ax, "prompts_per_step", 1, "prompts_per_step = [256]")?;
+    let prompts_per_step = v.int_list(
+        &ra.prompts_per_step,
+        ax,
+        "prompts_per_step",
+        1,
+        "prompts_per_step = [256]",
+    )?;
     let budget = match (&ra.budget, &ra.iterations) {
         (Some(_), Some(_)) => {
             return Err(v.err(ax, "iterations", "give either `budget` or `iterations`, not both: a budget fixes the spend and derives the steps, iterations fix the steps"));
@@ -593,7 +750,13 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
         (None, None) => {
             return Err(v.missing(ax, "budget", "add `budget = [\"1e17 flops\"]` (or \"500 gpu-h\", \"2000 usd\"), or a fixed `iterations = [100]`"));
         }
-        (None, Some(_)) => BudgetAxis::Iterations(v.int_list(&ra.iterations, ax, "iterations", 1, "iterations = [100, 200]")?),
+        (None, Some(_)) => BudgetAxis::Iterations(v.int_list(
+            &ra.iterations,
+            ax,
+            "iterations",
+            1,
+            "iterations = [100, 200]",
+        )?),
         (Some(_), None) => {
             let texts = v.string_list(&ra.budget, ax, "budget", "budget = [\"1e17 flops\"]")?;
             let mut unit = None;
@@ -612,17 +775,41 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
                     _ => {}
                 }
                 if amounts.contains(&b.amount) {
-                    return Err(v.err(ax, "budget", format!("`{t}` is listed twice; remove the duplicate")));
+                    return Err(v.err(
+                        ax,
+                        "budget",
+                        format!("`{t}` is listed twice; remove the duplicate"),
+                    ));
                 }
                 amounts.push(b.amount);
             }
-            BudgetAxis::Budgets { unit: unit.expect("non-empty list"), amounts }
+            BudgetAxis::Budgets {
+                unit: unit.expect("non-empty list"),
+                amounts,
+            }
         }
     };
     v.no_duplicates(ax, "model", &model_ids)?;
-    v.no_duplicates(ax, "finetune", &finetune.iter().map(|f| f.to_string()).collect::<Vec<_>>())?;
-    v.no_duplicates(ax, "reward", &reward.iter().map(|r| r.to_string()).collect::<Vec<_>>())?;
-    let axes = Axes { model, finetune, reward, group_size, max_response_len, update_epochs, prompts_per_step, budget };
+    v.no_duplicates(
+        ax,
+        "finetune",
+        &finetune.iter().map(|f| f.to_string()).collect::<Vec<_>>(),
+    )?;
+    v.no_duplicates(
+        ax,
+        "reward",
+        &reward.iter().map(|r| r.to_string()).collect::<Vec<_>>(),
+    )?;
+    let axes = Axes {
+        model,
+        finetune,
+        reward,
+        group_size,
+        max_response_len,
+        update_epochs,
+        prompts_per_step,
+        budget,
+    };
 
     let cs = Some("constraints");
     let constraints = Constraints {
@@ -667,11 +854,33 @@ fn unknown_key_error(path: &Path, text: &str, error: &toml::de::Error) -> Error 
         && let Some((key, _)) = rest.split_once('`')
     {
         let line = error.span().map(|s| line_of_offset(text, s.start));
-        let section = line.and_then(|l| section_at_line(text, l)).unwrap_or_default();
-        let valid = KEYS.iter().find(|(s, _)| *s == section).map(|(_, k)| *k).unwrap_or(&[]);
-        let place = if section.is_empty() { "at the top level".to_string() } else { format!("in [{section}]") };
-        let field = if section.is_empty() { key.to_string() } else { format!("{section}.{key}") };
-        return Error::in_file(path, line, &field, format!("unknown key {place}; {}", suggestion(key, valid.iter().copied())));
+        let section = line
+            .and_then(|l| section_at_line(text, l))
+            .unwrap_or_default();
+        let valid = KEYS
+            .iter()
+            .find(|(s, _)| *s == section)
+            .map(|(_, k)| *k)
+            .unwrap_or(&[]);
+        let place = if section.is_empty() {
+            "at the top level".to_string()
+        } else {
+            format!("in [{section}]")
+        };
+        let field = if section.is_empty() {
+            key.to_string()
+        } else {
+            format!("{section}.{key}")
+        };
+        return Error::in_file(
+            path,
+            line,
+            &field,
+            format!(
+                "unknown key {place}; {}",
+                suggestion(key, valid.iter().copied())
+            ),
+        );
     }
     if let Some(rest) = message.strip_prefix("missing field `")
         && let Some((key, _)) = rest.split_once('`')
@@ -689,16 +898,40 @@ fn section_at_line(text: &str, line: usize) -> Option<String> {
     for (i, l) in text.lines().enumerate() {
         let t = l.trim();
         if i + 1 == line {
+            if t.starts_with('[') {
+                // The unknown key is the table header itself: it belongs to the parent table.
+                let name = t
+                    .trim_start_matches('[')
+                    .split(']')
+                    .next()
+                    .unwrap_or("")
+                    .trim();
+                return Some(
+                    name.rsplit_once('.')
+                        .map(|(parent, _)| parent.to_string())
+                        .unwrap_or_default(),
+                );
+            }
             if let Some((key, rest)) = t.split_once('=')
                 && rest.trim_start().starts_with('{')
             {
                 let key = key.trim();
-                return Some(if current.is_empty() { key.to_string() } else { format!("{current}.{key}") });
+                return Some(if current.is_empty() {
+                    key.to_string()
+                } else {
+                    format!("{current}.{key}")
+                });
             }
             return Some(current);
         }
         if t.starts_with('[') {
-            current = t.trim_start_matches('[').split(']').next().unwrap_or("").trim().to_string();
+            current = t
+                .trim_start_matches('[')
+                .split(']')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string();
         }
     }
     Some(current)
@@ -722,7 +955,12 @@ impl Validator<'_> {
     fn err(&self, section: Option<&str>, key: &str, message: impl Into<String>) -> Error {
         let lookup = key.split('.').next().unwrap_or(key);
         let line = if key.is_empty() {
-            section.and_then(|s| self.text.lines().position(|l| l.trim() == format!("[{s}]")).map(|p| p + 1))
+            section.and_then(|s| {
+                self.text
+                    .lines()
+                    .position(|l| l.trim() == format!("[{s}]"))
+                    .map(|p| p + 1)
+            })
         } else {
             locate_key(self.text, section, lookup)
         };
@@ -730,8 +968,18 @@ impl Validator<'_> {
     }
 
     fn missing(&self, section: Option<&str>, key: &str, how: &str) -> Error {
-        let line = section.and_then(|s| self.text.lines().position(|l| l.trim() == format!("[{s}]")).map(|p| p + 1));
-        Error::in_file(self.path, line, &Self::field_name(section, key), format!("is required but missing; {how}"))
+        let line = section.and_then(|s| {
+            self.text
+                .lines()
+                .position(|l| l.trim() == format!("[{s}]"))
+                .map(|p| p + 1)
+        });
+        Error::in_file(
+            self.path,
+            line,
+            &Self::field_name(section, key),
+            format!("is required but missing; {how}"),
+        )
     }
 
     fn type_name(value: &toml::Value) -> &'static str {
@@ -739,10 +987,16 @@ impl Validator<'_> {
     }
 
     fn string(&self, value: &toml::Value, section: Option<&str>, key: &str) -> Result<String> {
-        value
-            .as_str()
-            .map(str::to_string)
-            .ok_or_else(|| self.err(section, key, format!("expected a string in quotes, found a {}", Self::type_name(value))))
+        value.as_str().map(str::to_string).ok_or_else(|| {
+            self.err(
+                section,
+                key,
+                format!(
+                    "expected a string in quotes, found a {}",
+                    Self::type_name(value)
+                ),
+            )
+        })
     }
 
     fn float(&self, value: &toml::Value, section: Option<&str>, key: &str) -> Result<f64> {
@@ -750,7 +1004,11 @@ impl Validator<'_> {
             toml::Value::Float(f) => *f,
             toml::Value::Integer(i) => *i as f64,
             other => {
-                return Err(self.err(section, key, format!("expected a number, found a {}", Self::type_name(other))));
+                return Err(self.err(
+                    section,
+                    key,
+                    format!("expected a number, found a {}", Self::type_name(other)),
+                ));
             }
         };
         if !x.is_finite() {
@@ -783,26 +1041,49 @@ impl Validator<'_> {
         default: f64,
         one_allowed: bool,
     ) -> Result<f64> {
-        let Some(value) = value else { return Ok(default) };
+        let Some(value) = value else {
+            return Ok(default);
+        };
         let x = self.float(value, section, key)?;
         let ok = x > 0.0 && (x < 1.0 || (one_allowed && x == 1.0));
         if !ok {
-            let range = if one_allowed { "in (0, 1]" } else { "strictly between 0 and 1" };
+            let range = if one_allowed {
+                "in (0, 1]"
+            } else {
+                "strictly between 0 and 1"
+            };
             return Err(self.err(section, key, format!("{x} must be a fraction {range}")));
         }
         Ok(x)
     }
 
-    fn integer(&self, value: &toml::Value, section: Option<&str>, key: &str, min: i64, max: i64) -> Result<i64> {
+    fn integer(
+        &self,
+        value: &toml::Value,
+        section: Option<&str>,
+        key: &str,
+        min: i64,
+        max: i64,
+    ) -> Result<i64> {
         let i = match value {
             toml::Value::Integer(i) => *i,
-            toml::Value::Float(f) if f.is_finite() && f.fract() == 0.0 && f.abs() < 9.0e15 => *f as i64,
+            toml::Value::Float(f) if f.is_finite() && f.fract() == 0.0 && f.abs() < 9.0e15 => {
+                *f as i64
+            }
             other => {
-                return Err(self.err(section, key, format!("expected a whole number, found {}", describe(other))));
+                return Err(self.err(
+                    section,
+                    key,
+                    format!("expected a whole number, found {}", describe(other)),
+                ));
             }
         };
         if i < min {
-            return Err(self.err(section, key, format!("{i} is too small; use a whole number of at least {min}")));
+            return Err(self.err(
+                section,
+                key,
+                format!("{i} is too small; use a whole number of at least {min}"),
+            ));
         }
         if i > max {
             return Err(self.err(section, key, format!("{i} is too large; use at most {max}")));
@@ -810,48 +1091,89 @@ impl Validator<'_> {
         Ok(i)
     }
 
-    fn bool_or(&self, value: &Option<toml::Value>, section: Option<&str>, key: &str, default: bool) -> Result<bool> {
+    fn bool_or(
+        &self,
+        value: &Option<toml::Value>,
+        section: Option<&str>,
+        key: &str,
+        default: bool,
+    ) -> Result<bool> {
         match value {
             None => Ok(default),
             Some(toml::Value::Boolean(b)) => Ok(*b),
-            Some(other) => Err(self.err(section, key, format!("expected true or false, found {}", describe(other)))),
+            Some(other) => Err(self.err(
+                section,
+                key,
+                format!("expected true or false, found {}", describe(other)),
+            )),
         }
     }
 
     /// A list (or a single value meaning a one-element list) of non-empty values.
-    fn list<'v>(&self, value: &'v Option<toml::Value>, section: Option<&str>, key: &str, example: &str) -> Result<Vec<&'v toml::Value>> {
+    fn list<'v>(
+        &self,
+        value: &'v Option<toml::Value>,
+        section: Option<&str>,
+        key: &str,
+        example: &str,
+    ) -> Result<Vec<&'v toml::Value>> {
         match value {
             None => Err(self.missing(section, key, &format!("add `{example}`"))),
-            Some(toml::Value::Array(items)) if items.is_empty() => {
-                Err(self.err(section, key, format!("is an empty list; give at least one value, as in `{example}`")))
-            }
+            Some(toml::Value::Array(items)) if items.is_empty() => Err(self.err(
+                section,
+                key,
+                format!("is an empty list; give at least one value, as in `{example}`"),
+            )),
             Some(toml::Value::Array(items)) => Ok(items.iter().collect()),
             Some(single) => Ok(vec![single]),
         }
     }
 
-    fn string_list(&self, value: &Option<toml::Value>, section: Option<&str>, key: &str, example: &str) -> Result<Vec<String>> {
+    fn string_list(
+        &self,
+        value: &Option<toml::Value>,
+        section: Option<&str>,
+        key: &str,
+        example: &str,
+    ) -> Result<Vec<String>> {
         self.list(value, section, key, example)?
             .into_iter()
             .map(|item| self.string(item, section, key))
             .collect()
     }
 
-    fn string_list_or(&self, value: &Option<toml::Value>, section: Option<&str>, key: &str, default: &str) -> Result<Vec<String>> {
+    fn string_list_or(
+        &self,
+        value: &Option<toml::Value>,
+        section: Option<&str>,
+        key: &str,
+        default: &str,
+    ) -> Result<Vec<String>> {
         if value.is_none() {
             return Ok(vec![default.to_string()]);
         }
         self.string_list(value, section, key, &format!("{key} = [\"{default}\"]"))
     }
 
-    fn int_list(&self, value: &Option<toml::Value>, section: Option<&str>, key: &str, min: i64, example: &str) -> Result<Vec<u64>> {
+    fn int_list(
+        &self,
+        value: &Option<toml::Value>,
+        section: Option<&str>,
+        key: &str,
+        min: i64,
+        example: &str,
+    ) -> Result<Vec<u64>> {
         let items = self.list(value, section, key, example)?;
         let mut out = Vec::with_capacity(items.len());
         let mut seen = BTreeSet::new();
         for item in items {
             let i = self.integer(item, section, key, min, MAX_LEVER)? as u64;
             if !seen.insert(i) {
-                return Err(self.err(section, key, format!("{i} is listed twice; remove the duplicate")));
+                return Err(self.err(
+                    section,
+                    key,
+                    format!("{i} is listed twice; remove the duplicate"),
+                ));
             }
             out.push(i);
         }
@@ -862,7 +1184,11 @@ impl Validator<'_> {
         let mut seen = BTreeSet::new();
         for n in names {
             if !seen.insert(n) {
-                return Err(self.err(section, key, format!("`{n}` is listed twice; remove the duplicate")));
+                return Err(self.err(
+                    section,
+                    key,
+                    format!("`{n}` is listed twice; remove the duplicate"),
+                ));
             }
         }
         Ok(())

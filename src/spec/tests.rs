@@ -1,0 +1,355 @@
+//! Grid parsing: good grids expand as specified; every bad value gives one line naming the file,
+//! line and field.
+
+use super::*;
+
+const GOOD: &str = r#"
+name = "t"
+seed = 3
+
+[hardware]
+gpu = "h100-sxm"
+gpus = 8
+
+[task]
+prompt_tokens = 200
+mean_response_tokens = 800
+pass_rate = { mean = 0.4, concentration = 3.0 }
+
+[axes]
+model = ["qwen2.5-1.5b", "qwen2.5-7b"]
+finetune = ["full", "lora:32"]
+reward = ["rule", "prm:qwen2.5-math-prm-7b"]
+group_size = [4, 8, 16]
+max_response_len = [1024, 2048]
+update_epochs = [1, 2]
+prompts_per_step = [64, 256]
+budget = ["1e17 flops", "1e18 flops"]
+"#;
+
+fn parse_text(text: &str) -> Result<Grid> {
+    parse(text, Path::new("grid.toml"), &Catalog::embedded())
+}
+
+fn error_of(text: &str) -> String {
+    let err = parse_text(text).expect_err("should be rejected");
+    assert_eq!(err.exit_code(), 2, "{err}");
+    let message = err.to_string();
+    assert!(
+        message.starts_with("grid.toml"),
+        "names the file: {message}"
+    );
+    assert!(!message.contains('\n'), "one line: {message}");
+    message
+}
+
+fn replace(from: &str, to: &str) -> String {
+    assert!(GOOD.contains(from), "{from}");
+    GOOD.replacen(from, to, 1)
+}
+
+#[test]
+fn good_grid_expands_to_the_product_of_axes() {
+    let g = parse_text(GOOD).unwrap();
+    assert_eq!(g.cell_count().unwrap(), 2 * 2 * 2 * 3 * 2 * 2 * 2 * 2);
+    assert_eq!(g.valid_cell_count(), g.cell_count().unwrap());
+    assert_eq!(g.seed, 3);
+    assert_eq!(g.hardware.usd_per_gpu_hour, 2.99, "catalog default price");
+    assert_eq!(g.task.pass_rate_mean, 0.4);
+    // Last axis fastest: cell 1 differs from cell 0 in the budget only.
+    let c0 = g.cell(0).unwrap();
+    let c1 = g.cell(1).unwrap();
+    assert_eq!(c0.model.id, "qwen2.5-1.5b");
+    assert!(matches!(c0.stop, Stop::Budget(b) if b.amount == 1e17));
+    assert!(matches!(c1.stop, Stop::Budget(b) if b.amount == 1e18));
+    assert_eq!(c0.group_size, c1.group_size);
+    // The last cell takes the last value of every axis.
+    let last = g.cell(g.cell_count().unwrap() - 1).unwrap();
+    assert_eq!(last.model.id, "qwen2.5-7b");
+    assert_eq!(last.finetune, Finetune::Lora(32));
+    assert_eq!(last.reward.to_string(), "prm:qwen2.5-math-prm-7b");
+    assert_eq!(
+        (
+            last.group_size,
+            last.max_response_len,
+            last.update_epochs,
+            last.prompts_per_step
+        ),
+        (16, 2048, 2, 256)
+    );
+}
+
+#[test]
+fn decoding_visits_every_combination_once() {
+    let g = parse_text(GOOD).unwrap();
+    let n = g.cell_count().unwrap();
+    let mut seen = std::collections::BTreeSet::new();
+    for id in 0..n {
+        let i = g.decode(id);
+        assert!(seen.insert((
+            i.model,
+            i.finetune,
+            i.reward,
+            i.group_size,
+            i.max_response_len,
+            i.update_epochs,
+            i.prompts_per_step,
+            i.budget
+        )));
+    }
+    assert_eq!(seen.len() as u64, n);
+}
+
+#[test]
+fn scalars_stand_for_one_element_lists_and_defaults_apply() {
+    let text = GOOD
+        .replace(
+            r#"model = ["qwen2.5-1.5b", "qwen2.5-7b"]"#,
+            r#"model = "qwen2.5-7b""#,
+        )
+        .replace("group_size = [4, 8, 16]", "group_size = 8")
+        .replace("update_epochs = [1, 2]\n", "")
+        .replace(r#"finetune = ["full", "lora:32"]"#, "");
+    let g = parse_text(&text).unwrap();
+    assert_eq!(g.axes.model.len(), 1);
+    assert_eq!(g.axes.group_size, vec![8]);
+    assert_eq!(g.axes.update_epochs, vec![1]);
+    assert_eq!(g.axes.finetune, vec![Finetune::Full]);
+}
+
+#[test]
+fn iterations_axis_replaces_budgets() {
+    let g = parse_text(&replace(
+        r#"budget = ["1e17 flops", "1e18 flops"]"#,
+        "iterations = [10, 100]",
+    ))
+    .unwrap();
+    assert_eq!(g.axes.budget, BudgetAxis::Iterations(vec![10, 100]));
+    assert!(matches!(g.cell(0).unwrap().stop, Stop::Iterations(10)));
+}
+
+#[test]
+fn constraints_prune_prompts_times_group() {
+    let text = format!("{GOOD}\n[constraints]\nmax_rollouts_per_step = 1024\n");
+    let g = parse_text(&text).unwrap();
+    // Allowed (B, G) pairs: (64, 4), (64, 8), (64, 16), (256, 4): 4 of 6.
+    assert_eq!(g.valid_cell_count(), g.cell_count().unwrap() / 6 * 4);
+    let pruned = (0..g.cell_count().unwrap())
+        .filter(|&id| g.cell(id).is_none())
+        .count() as u64;
+    assert_eq!(pruned, g.cell_count().unwrap() - g.valid_cell_count());
+}
+
+#[test]
+fn cell_count_overflow_is_an_error_not_a_panic() {
+    let values: Vec<String> = (2..2002).map(|i| i.to_string()).collect();
+    let list = format!("[{}]", values.join(", "));
+    let text = GOOD
+        .replace("group_size = [4, 8, 16]", &format!("group_size = {list}"))
+        .replace(
+            "max_response_len = [1024, 2048]",
+            &format!("max_response_len = {list}"),
+        )
+        .replace(
+            "prompts_per_step = [64, 256]",
+            &format!("prompts_per_step = {list}"),
+        )
+        .replace("update_epochs = [1, 2]", &format!("update_epochs = {list}"))
+        .replace(
+            r#"budget = ["1e17 flops", "1e18 flops"]"#,
+            &format!(
+                "iterations = [{}]",
+                (1..100_002)
+                    .map(|i| i.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )
+        .replace(
+            r#"finetune = ["full", "lora:32"]"#,
+            "finetune = [\"full\", \"lora:1\", \"lora:2\", \"lora:3\"]",
+        );
+    let message = error_of(&text);
+    assert!(message.contains("overflows"), "{message}");
+}
+
+#[test]
+fn unknown_keys_suggest_the_nearest() {
+    let m = error_of(&replace("group_size", "gruop_size"));
+    assert!(
+        m.contains("axes.gruop_size")
+            && m.contains("did you mean `group_size`")
+            && m.contains("grid.toml:18:"),
+        "{m}"
+    );
+    let m = error_of(&replace("gpus = 8", "gpu_count = 8"));
+    assert!(m.contains("hardware.gpu_count"), "{m}");
+    let m = error_of(&replace("[task]", "[tsak]"));
+    assert!(m.contains("did you mean `task`"), "{m}");
+    let m = error_of(&replace("concentration", "concentraton"));
+    assert!(m.contains("did you mean `concentration`"), "{m}");
+}
+
+#[test]
+fn bad_values_name_the_field_and_line() {
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "group_size = [4, 8, 16]",
+            "group_size = [0]",
+            "axes.group_size",
+        ),
+        (
+            "group_size = [4, 8, 16]",
+            "group_size = [-8]",
+            "axes.group_size",
+        ),
+        ("group_size = [4, 8, 16]", "group_size = [1]", "at least 2"),
+        ("group_size = [4, 8, 16]", "group_size = []", "empty list"),
+        (
+            "group_size = [4, 8, 16]",
+            "group_size = [4, 4]",
+            "listed twice",
+        ),
+        (
+            "max_response_len = [1024, 2048]",
+            "max_response_len = [0]",
+            "axes.max_response_len",
+        ),
+        (
+            "update_epochs = [1, 2]",
+            "update_epochs = [0]",
+            "axes.update_epochs",
+        ),
+        (
+            "prompts_per_step = [64, 256]",
+            "prompts_per_step = [-1]",
+            "axes.prompts_per_step",
+        ),
+        (
+            "prompts_per_step = [64, 256]",
+            "prompts_per_step = [1e300]",
+            "axes.prompts_per_step",
+        ),
+        ("gpus = 8", "gpus = 0", "hardware.gpus"),
+        ("gpus = 8", "gpus = 2.5", "hardware.gpus"),
+        (
+            "gpu = \"h100-sxm\"",
+            "gpu = \"h100\"",
+            "did you mean `h100-sxm`",
+        ),
+        ("gpu = \"h100-sxm\"", "gpu = 100", "expected a string"),
+        (
+            "\"qwen2.5-7b\"]",
+            "\"qwen2.5-7\"]",
+            "did you mean `qwen2.5-7b`",
+        ),
+        (
+            "\"qwen2.5-7b\"]",
+            "\"qwen2.5-math-prm-7b\"]",
+            "reward model",
+        ),
+        (
+            "\"prm:qwen2.5-math-prm-7b\"",
+            "\"prm:qwen2.5-math-prm\"",
+            "did you mean `qwen2.5-math-prm-7b`",
+        ),
+        (
+            "\"prm:qwen2.5-math-prm-7b\"",
+            "\"pmr:qwen2.5-math-prm-7b\"",
+            "reward kind",
+        ),
+        ("\"lora:32\"", "\"lora:0\"", "LoRA rank"),
+        ("\"1e18 flops\"", "\"1e18 flop5\"", "did you mean `flops`"),
+        ("\"1e18 flops\"", "\"1e18 usd\"", "mixes units"),
+        ("\"1e18 flops\"", "\"0 flops\"", "positive"),
+        ("\"1e18 flops\"", "\"-1e18 flops\"", "positive"),
+        ("\"1e18 flops\"", "\"inf flops\"", "positive"),
+        ("\"1e18 flops\"", "\"1e18\"", "amount and a unit"),
+        (
+            "mean_response_tokens = 800",
+            "mean_response_tokens = 0",
+            "task.mean_response_tokens",
+        ),
+        (
+            "mean_response_tokens = 800",
+            "mean_response_tokens = nan",
+            "not a finite number",
+        ),
+        (
+            "mean_response_tokens = 800",
+            "mean_response_tokens = inf",
+            "not a finite number",
+        ),
+        (
+            "prompt_tokens = 200",
+            "prompt_tokens = -5",
+            "task.prompt_tokens",
+        ),
+        ("mean = 0.4", "mean = 0", "strictly between 0 and 1"),
+        ("mean = 0.4", "mean = 1.0", "strictly between 0 and 1"),
+        (
+            "concentration = 3.0",
+            "concentration = -1.0",
+            "task.pass_rate.concentration",
+        ),
+        ("seed = 3", "seed = -3", "seed"),
+        ("name = \"t\"", "name = \"a/b\"", "name"),
+        ("name = \"t\"", "name = \"\"", "name"),
+        ("name = \"t\"", "name = [1", "invalid TOML"),
+    ];
+    for (from, to, expect) in cases {
+        let m = error_of(&replace(from, to));
+        assert!(m.contains(expect), "{to}: {m}");
+        assert!(m.contains("grid.toml:"), "has a line number: {m}");
+    }
+}
+
+#[test]
+fn missing_sections_and_contradictions_are_explained() {
+    let m = error_of(&GOOD.replace("[hardware]\ngpu = \"h100-sxm\"\ngpus = 8\n", ""));
+    assert!(m.contains("hardware") && m.contains("missing"), "{m}");
+    let m = error_of(&replace(r#"budget = ["1e17 flops", "1e18 flops"]"#, ""));
+    assert!(m.contains("axes.budget") && m.contains("iterations"), "{m}");
+    let m = error_of(&replace(
+        r#"budget = ["1e17 flops", "1e18 flops"]"#,
+        "budget = [\"1 usd\"]\niterations = [3]",
+    ));
+    assert!(m.contains("not both"), "{m}");
+    let m = error_of(&format!(
+        "{GOOD}\n[constraints]\nmax_rollouts_per_step = 2\n"
+    ));
+    assert!(m.contains("exclude every combination"), "{m}");
+    let m = error_of(&replace("gpus = 8", "gpus = 1\nschedule = \"async\""));
+    assert!(m.contains("at least 2 GPUs"), "{m}");
+    let m = error_of(&replace("gpus = 8", "gpus = 8\nschedule = \"asyn\""));
+    assert!(m.contains("did you mean `async`"), "{m}");
+}
+
+#[test]
+fn locate_key_finds_keys_in_their_section() {
+    let text = "a = 1\n[x]\nb = 2\n[y]\nb = 3\nc = { d = 1 }\n";
+    assert_eq!(locate_key(text, None, "a"), Some(1));
+    assert_eq!(locate_key(text, Some("x"), "b"), Some(3));
+    assert_eq!(locate_key(text, Some("y"), "b"), Some(5));
+    assert_eq!(locate_key(text, Some("y"), "d"), Some(6));
+    assert_eq!(locate_key(text, Some("x"), "zz"), None);
+}
+
+#[test]
+fn bundled_grids_are_valid() {
+    let catalog = Catalog::embedded();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("grids");
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let grid = load(&path, &catalog).unwrap_or_else(|e| panic!("{e}"));
+            names.push((grid.name.clone(), grid.valid_cell_count()));
+        }
+    }
+    names.sort();
+    let count = |n: &str| names.iter().find(|(g, _)| g == n).map(|(_, c)| *c).unwrap();
+    assert!(count("race-pilot") >= 1000);
+    assert!(count("big") >= 1_000_000);
+    assert!(count("isocompute") > 0);
+}

@@ -27,10 +27,14 @@ impl Finetune {
         if let Some(rank) = t.strip_prefix("lora:") {
             return match rank.trim().parse::<i64>() {
                 Ok(r) if r >= 1 => Ok(Finetune::Lora(r as u64)),
-                _ => Err(format!("`{text}`: the LoRA rank must be an integer of at least 1, as in `lora:64`")),
+                _ => Err(format!(
+                    "`{text}`: the LoRA rank must be an integer of at least 1, as in `lora:64`"
+                )),
             };
         }
-        Err(format!("`{text}` is not a fine-tuning mode; write `full` or `lora:RANK` (e.g. `lora:64`)"))
+        Err(format!(
+            "`{text}` is not a fine-tuning mode; write `full` or `lora:RANK` (e.g. `lora:64`)"
+        ))
     }
 }
 
@@ -82,7 +86,10 @@ impl Reward {
     pub fn parse(text: &str, catalog: &Catalog) -> Result<Self, String> {
         let t = text.trim();
         if t.eq_ignore_ascii_case("rule") {
-            return Ok(Reward { kind: RewardKind::Rule, model: None });
+            return Ok(Reward {
+                kind: RewardKind::Rule,
+                model: None,
+            });
         }
         let Some((prefix, model)) = t.split_once(':') else {
             return Err(format!(
@@ -103,9 +110,15 @@ impl Reward {
         };
         let model = catalog.model(model.trim())?.clone();
         if kind == RewardKind::Judge && !model.lm_head {
-            return Err(format!("`{}` has no LM head, so it cannot be a judge; use it as `prm:` or `orm:`", model.id));
+            return Err(format!(
+                "`{}` has no LM head, so it cannot be a judge; use it as `prm:` or `orm:`",
+                model.id
+            ));
         }
-        Ok(Reward { kind, model: Some(model) })
+        Ok(Reward {
+            kind,
+            model: Some(model),
+        })
     }
 }
 
@@ -178,13 +191,21 @@ impl Budget {
         if !amount.is_finite() || amount <= 0.0 {
             return Err(format!("budget `{text}` must be a positive, finite amount"));
         }
-        Ok(Budget { amount, unit: BudgetUnit::parse(unit)? })
+        Ok(Budget {
+            amount,
+            unit: BudgetUnit::parse(unit)?,
+        })
     }
 }
 
 impl fmt::Display for Budget {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {}", crate::format::number(self.amount), self.unit.as_str())
+        write!(
+            f,
+            "{} {}",
+            crate::format::number(self.amount),
+            self.unit.as_str()
+        )
     }
 }
 
@@ -203,8 +224,17 @@ mod tests {
 
     #[test]
     fn parses_budgets_and_rejects_bad_units() {
-        assert_eq!(Budget::parse("2.5e16 flops").unwrap(), Budget { amount: 2.5e16, unit: BudgetUnit::Flops });
-        assert_eq!(Budget::parse("500 gpu-h").unwrap().unit, BudgetUnit::GpuHours);
+        assert_eq!(
+            Budget::parse("2.5e16 flops").unwrap(),
+            Budget {
+                amount: 2.5e16,
+                unit: BudgetUnit::Flops
+            }
+        );
+        assert_eq!(
+            Budget::parse("500 gpu-h").unwrap().unit,
+            BudgetUnit::GpuHours
+        );
         assert_eq!(Budget::parse("2_000 usd").unwrap().amount, 2000.0);
         let err = Budget::parse("100 gpu-hr").unwrap_err();
         assert!(err.contains("did you mean `gpu-h`"), "{err}");
@@ -223,6 +253,10 @@ mod tests {
         let err = Reward::parse("prm:qwen2.5-math-prm-7", &c).unwrap_err();
         assert!(err.contains("did you mean `qwen2.5-math-prm-7b`"), "{err}");
         assert!(Reward::parse("judge:qwen2.5-math-prm-7b", &c).is_err());
-        assert!(Reward::parse("pmr:qwen2.5-7b", &c).unwrap_err().contains("prm"));
+        assert!(
+            Reward::parse("pmr:qwen2.5-7b", &c)
+                .unwrap_err()
+                .contains("prm")
+        );
     }
 }
