@@ -1,0 +1,495 @@
+//! End-to-end tests: the real binary on the bundled grids.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn bin() -> Command {
+    Command::cargo_bin("rlfrontier").unwrap()
+}
+
+fn grid(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("grids")
+        .join(format!("{name}.toml"))
+}
+
+const REQUIRED_COLUMNS: &[&str] = &[
+    "cell_id",
+    "model",
+    "finetune",
+    "reward",
+    "group_size",
+    "max_response_len",
+    "update_epochs",
+    "prompts_per_step",
+    "budget",
+    "budget_unit",
+    "iterations",
+    "rollouts",
+    "mean_response_tokens",
+    "truncation_rate",
+    "zero_signal_rate",
+    "flops_search",
+    "flops_learning",
+    "flops_feedback",
+    "flops_total",
+    "flops_share_search",
+    "flops_share_learning",
+    "flops_share_feedback",
+    "gpu_hours_search",
+    "gpu_hours_learning",
+    "gpu_hours_feedback",
+    "gpu_hours",
+    "usd",
+    "usd_share_search",
+    "usd_share_learning",
+    "usd_share_feedback",
+    "wall_hours",
+    "feasible",
+    "infeasible_reason",
+];
+
+fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let headers = reader
+        .headers()
+        .unwrap()
+        .iter()
+        .map(str::to_string)
+        .collect();
+    let rows = reader
+        .records()
+        .map(|r| r.unwrap().iter().map(str::to_string).collect())
+        .collect();
+    (headers, rows)
+}
+
+#[test]
+fn default_sweep_writes_cells_and_manifest_under_results() {
+    let dir = tempfile::tempdir().unwrap();
+    bin()
+        .current_dir(dir.path())
+        .args(["sweep", grid("race-pilot").to_str().unwrap()])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("swept 5,184 cells"))
+        .stdout(predicate::str::contains("results/race-pilot/cells.csv"));
+    let out = dir.path().join("results/race-pilot");
+    let (headers, rows) = read_csv(&out.join("cells.csv"));
+    for column in REQUIRED_COLUMNS {
+        assert!(
+            headers.iter().any(|h| h == column),
+            "missing column {column}"
+        );
+    }
+    assert!(rows.len() >= 1000);
+    let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let feasible = rows.iter().filter(|r| r[col("feasible")] == "true").count();
+    assert!(
+        feasible > rows.len() / 2,
+        "most cells of the default grid are feasible: {feasible}"
+    );
+    for row in &rows {
+        // Cell ids are in order and every infeasible row says why.
+        if row[col("feasible")] == "false" {
+            assert!(!row[col("infeasible_reason")].is_empty());
+        } else {
+            let shares: f64 = [
+                "usd_share_search",
+                "usd_share_learning",
+                "usd_share_feedback",
+            ]
+            .iter()
+            .map(|c| row[col(c)].parse::<f64>().unwrap())
+            .sum();
+            assert!((shares - 1.0).abs() < 1e-5, "{shares}");
+        }
+        for cell in row {
+            assert!(!cell.contains("NaN") && !cell.contains("inf"), "{row:?}");
+        }
+    }
+    let ids: Vec<u64> = rows.iter().map(|r| r[0].parse().unwrap()).collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["grid"]["name"], "race-pilot");
+    assert_eq!(manifest["grid"]["sha256"].as_str().unwrap().len(), 64);
+    assert_eq!(manifest["cells"]["evaluated"], 5184);
+    assert!(manifest["tool_version"].is_string() && manifest["catalog_version"].is_string());
+    assert!(manifest["threads"].as_u64().unwrap() >= 1);
+    assert!(manifest["elapsed_seconds"].is_number());
+    // Nothing but the two files: no temporary file left behind.
+    let mut names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["cells.csv", "manifest.json"]);
+}
+
+#[test]
+fn sweep_output_does_not_depend_on_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut outputs = Vec::new();
+    for threads in ["1", "2", "8"] {
+        let out = dir.path().join(threads);
+        bin()
+            .args([
+                "sweep",
+                grid("race-pilot").to_str().unwrap(),
+                "--quiet",
+                "--threads",
+                threads,
+                "--out",
+            ])
+            .arg(&out)
+            .assert()
+            .success();
+        outputs.push(std::fs::read(out.join("cells.csv")).unwrap());
+    }
+    assert!(outputs.windows(2).all(|w| w[0] == w[1]));
+}
+
+#[test]
+fn shards_partition_the_grid() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = dir.path().join("whole");
+    bin()
+        .args(["sweep", grid("isocompute").to_str().unwrap(), "-q", "--out"])
+        .arg(&whole)
+        .assert()
+        .success();
+    let (_, all_rows) = read_csv(&whole.join("cells.csv"));
+    let mut joined = Vec::new();
+    for i in 0..3 {
+        let out = dir.path().join(format!("shard{i}"));
+        bin()
+            .args([
+                "sweep",
+                grid("isocompute").to_str().unwrap(),
+                "-q",
+                "--shard",
+                &format!("{i}/3"),
+                "--out",
+            ])
+            .arg(&out)
+            .assert()
+            .success();
+        joined.extend(read_csv(&out.join("cells.csv")).1);
+    }
+    assert_eq!(joined, all_rows);
+    // The isocompute grid prunes prompts × G above 16,384.
+    assert_eq!(all_rows.len(), 108);
+}
+
+#[test]
+fn sweep_refuses_another_grids_results_without_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    bin()
+        .args(["sweep", grid("isocompute").to_str().unwrap(), "-q", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let before = std::fs::read(out.join("cells.csv")).unwrap();
+    bin()
+        .args(["sweep", grid("race-pilot").to_str().unwrap(), "-q", "--out"])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("isocompute").and(predicate::str::contains("--force")));
+    assert_eq!(
+        std::fs::read(out.join("cells.csv")).unwrap(),
+        before,
+        "untouched"
+    );
+    bin()
+        .args([
+            "sweep",
+            grid("race-pilot").to_str().unwrap(),
+            "-q",
+            "--force",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+}
+
+#[test]
+fn sweep_above_max_cells_is_refused_before_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    bin()
+        .args([
+            "sweep",
+            grid("race-pilot").to_str().unwrap(),
+            "--max-cells",
+            "100",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--max-cells"));
+    assert!(!out.exists());
+}
+
+#[test]
+fn check_prints_axes_and_counts() {
+    bin()
+        .args(["check", grid("race-pilot").to_str().unwrap()])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("cells: 5,184"))
+        .stdout(predicate::str::contains(
+            "qwen2.5-1.5b, qwen2.5-3b, qwen2.5-7b",
+        ));
+    bin()
+        .args(["check", grid("big").to_str().unwrap()])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("cells: 1,008,000"));
+    bin()
+        .args(["check", grid("isocompute").to_str().unwrap()])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("108 pruned by constraints"));
+}
+
+#[test]
+fn check_rejects_bad_grids_with_file_line_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(grid("race-pilot")).unwrap();
+    let cases = [
+        (
+            "group_size = [2, 4, 8, 16]",
+            "group_size = [0, 4]",
+            "axes.group_size",
+        ),
+        (
+            "group_size = [2, 4, 8, 16]",
+            "gruop_size = [4]",
+            "did you mean `group_size`",
+        ),
+        (
+            "gpu = \"h100-sxm\"",
+            "gpu = \"h10-sxm\"",
+            "did you mean `h100-sxm`",
+        ),
+        (
+            "\"1e17 flops\"",
+            "\"1e17 flops\", \"5 gpu-hr\"",
+            "did you mean `gpu-h`",
+        ),
+        (
+            "max_response_len = [1024, 2048, 4096]",
+            "max_response_len = []",
+            "empty list",
+        ),
+    ];
+    for (from, to, expect) in cases {
+        let path = dir.path().join("bad.toml");
+        std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+        let assert = bin().args(["check"]).arg(&path).assert().code(2);
+        let stderr = String::from_utf8(assert.get_output().stderr.clone()).unwrap();
+        assert!(
+            stderr.contains("bad.toml:") && stderr.contains(expect),
+            "{to}: {stderr}"
+        );
+        assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    }
+    // A bad grid given to sweep writes nothing.
+    let path = dir.path().join("bad.toml");
+    std::fs::write(&path, text.replacen("gpus = 8", "gpus = -8", 1)).unwrap();
+    let out = dir.path().join("never");
+    bin()
+        .args(["sweep"])
+        .arg(&path)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .code(2);
+    assert!(!out.exists());
+}
+
+#[test]
+fn cost_json_has_the_ledger() {
+    let assert = bin()
+        .args([
+            "cost",
+            "--model",
+            "qwen2.5-7b",
+            "--gpus",
+            "16",
+            "--prompts-per-step",
+            "1024",
+            "--group-size",
+            "8",
+            "--max-response-len",
+            "8192",
+            "--mean-response-tokens",
+            "2000",
+            "--steps",
+            "100",
+            "--json",
+        ])
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
+    assert_eq!(v["iterations"], 100);
+    assert!(v["wall_hours"].as_f64().unwrap() > 0.0);
+    for key in ["flops", "gpu_hours", "usd"] {
+        let parts: f64 = ["search", "learning", "feedback"]
+            .iter()
+            .map(|b| v[key][b].as_f64().unwrap())
+            .sum();
+        let total = v[key]["total"].as_f64().unwrap();
+        assert!((parts - total).abs() <= 1e-9 * total, "{key}");
+    }
+    let phases = v["phases"].as_array().unwrap();
+    assert!(
+        phases
+            .iter()
+            .any(|p| p["name"] == "decode" && p["bucket"] == "search")
+    );
+    for p in phases {
+        for k in ["name", "bucket", "flops", "seconds", "gpu_hours", "usd"] {
+            assert!(!p[k].is_null(), "{k}");
+        }
+    }
+    assert!(v["waste"]["zero_signal_usd"].as_f64().unwrap() > 0.0);
+    assert!(v["verdict"].as_str().unwrap().starts_with("generation is"));
+}
+
+#[test]
+fn cost_table_and_budget_mode() {
+    bin()
+        .args([
+            "cost",
+            "--model",
+            "qwen2.5-1.5b",
+            "--finetune",
+            "lora:64",
+            "--reward",
+            "prm:qwen2.5-math-prm-7b",
+            "--budget",
+            "500 usd",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("decode"))
+        .stdout(predicate::str::contains("feedback"))
+        .stdout(predicate::str::contains("generation is"));
+    bin()
+        .args(["cost", "--model", "qwen2.5-7", "--steps", "1"])
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("--model")
+                .and(predicate::str::contains("did you mean `qwen2.5-7b`")),
+        );
+    bin()
+        .args([
+            "cost",
+            "--model",
+            "qwen2.5-7b",
+            "--steps",
+            "1",
+            "--group-size",
+            "0",
+        ])
+        .assert()
+        .code(2);
+    bin()
+        .args(["cost", "--model", "qwen2.5-7b", "--budget", "10 bucks"])
+        .assert()
+        .code(2);
+    bin()
+        .args([
+            "cost",
+            "--model",
+            "qwen2.5-7b",
+            "--steps",
+            "1",
+            "--usd-per-gpu-hour",
+            "NaN",
+        ])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn flops_reproduces_verl_convention() {
+    // veRL tests/utils/test_flops_counter.py, qwen2 case: 167073690943488.
+    bin()
+        .args([
+            "flops",
+            "--model",
+            "qwen2.5-7b",
+            "--seqlens",
+            "512,1024,2048",
+            "--convention",
+            "verl",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "selected (verl): 167073690943488 FLOPs",
+        ));
+    let assert = bin()
+        .args([
+            "flops",
+            "--model",
+            "qwen2.5-7b",
+            "--seqlens",
+            "512,1024,2048",
+            "--json",
+        ])
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
+    assert_eq!(v["flops_verl"].as_f64().unwrap(), 167_073_690_943_488.0);
+    assert!(v["flops_rlfrontier"].as_f64().unwrap() < v["flops_verl"].as_f64().unwrap());
+    bin()
+        .args([
+            "flops",
+            "--model",
+            "qwen2.5-7b",
+            "--seqlens",
+            "4096",
+            "--seconds",
+            "2",
+            "--gpu",
+            "h100-sxm",
+            "--gpus",
+            "8",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("MFU"));
+    bin()
+        .args(["flops", "--model", "qwen2.5-7b", "--seqlens", "0"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn catalog_lists_models_gpus_and_rewards() {
+    bin().args(["catalog", "models"]).assert().success().stdout(
+        predicate::str::contains("qwen3-30b-a3b")
+            .and(predicate::str::contains("deepseek-r1-distill-qwen-1.5b")),
+    );
+    bin()
+        .args(["catalog", "gpus"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("mi300x"));
+    bin()
+        .args(["catalog", "rewards"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("qwen2.5-math-prm-7b"));
+}
