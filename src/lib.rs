@@ -18,7 +18,11 @@ pub mod commands;
 pub mod error;
 pub mod export;
 pub mod format;
+pub mod frontier;
 pub mod ledger;
+pub mod outcome;
+pub mod pareto;
+pub mod shortlist;
 pub mod spec;
 pub mod sweep;
 

@@ -6,6 +6,7 @@
 //! statistics are reduced per chunk and combined in chunk order (floating-point sums do not depend
 //! on scheduling).
 
+use std::collections::BTreeSet;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,7 +19,9 @@ use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::export::{AtomicFile, prepare_output_dir, write_atomic};
 use crate::format::number;
+use crate::frontier::{Aggregate, CostBasis, INFEASIBLE_CODES, PLOT_SAMPLE, Point};
 use crate::ledger::{Bucket, Ledger, RunConfig, evaluate};
+use crate::outcome::{CellSignal, Prediction, predict};
 use crate::spec::{BudgetAxis, Cell, Grid, Stop};
 
 /// Cells per chunk: large enough to amortise scheduling, small enough to balance two cores.
@@ -70,6 +73,12 @@ pub const CELL_COLUMNS: &[&str] = &[
     "waste_zero_signal_usd",
     "waste_truncated_usd",
     "waste_straggler_gpu_hours",
+    "predicted_score",
+    "score_low",
+    "score_high",
+    "base_score",
+    "usd_per_point",
+    "on_frontier",
 ];
 
 /// How to run a sweep.
@@ -116,48 +125,76 @@ pub struct SweepSummary {
     pub files: Vec<PathBuf>,
 }
 
-#[derive(Debug, Clone, Default)]
-struct ChunkStats {
-    evaluated: u64,
-    pruned: u64,
-    feasible: u64,
-    infeasible: [u64; 4],
-    usd_share_search: f64,
-    flops_share_search: f64,
+/// One evaluated cell: the cell, its ledger and (for feasible cells) its predicted score.
+#[derive(Debug, Clone, Copy)]
+pub struct Evaluated<'g> {
+    /// The cell.
+    pub cell: Cell<'g>,
+    /// Its ledger.
+    pub ledger: Ledger,
+    /// The prior's prediction.
+    pub prediction: Prediction,
 }
 
-const INFEASIBLE_CODES: [&str; 4] = [
-    "rollout_memory",
-    "training_memory",
-    "dynamic_sampling_starves",
-    "budget_below_one_iteration",
-];
+/// Evaluates the cell with this id (None when the constraints prune it).
+pub fn evaluate_cell(grid: &Grid, id: u64) -> Option<Evaluated<'_>> {
+    let cell = grid.cell(id)?;
+    let ledger = evaluate(&RunConfig::from_cell(grid, &cell));
+    let signal = CellSignal::of(
+        &ledger,
+        &grid.task,
+        cell.model.total_params(),
+        cell.group_size,
+        cell.update_epochs,
+        cell.reward.kind,
+        cell.finetune,
+        grid.run.dynamic_sampling,
+    );
+    let prediction = predict(&grid.outcome, &signal);
+    Some(Evaluated {
+        cell,
+        ledger,
+        prediction,
+    })
+}
 
-impl ChunkStats {
-    fn merge(&mut self, other: &ChunkStats) {
-        self.evaluated += other.evaluated;
-        self.pruned += other.pruned;
-        self.feasible += other.feasible;
-        for i in 0..4 {
-            self.infeasible[i] += other.infeasible[i];
-        }
-        self.usd_share_search += other.usd_share_search;
-        self.flops_share_search += other.flops_share_search;
+/// The spend of an evaluated cell in the grid's budget unit (dollars for fixed-iterations grids).
+pub fn cost_in_budget_unit(grid: &Grid, ledger: &Ledger) -> f64 {
+    match &grid.axes.budget {
+        BudgetAxis::Budgets { unit, .. } => ledger.per_iteration(*unit) * ledger.iterations as f64,
+        BudgetAxis::Iterations(_) => ledger.total_usd(),
     }
 }
 
-/// Appends one `cells.csv` row for a cell and its ledger.
-pub fn cell_row(grid: &Grid, cell: &Cell, ledger: &Ledger) -> Vec<String> {
+/// The name of the frontier's cost unit: the budget unit, or `usd` for fixed-iterations grids.
+pub fn cost_unit(grid: &Grid) -> &'static str {
+    match &grid.axes.budget {
+        BudgetAxis::Budgets { unit, .. } => unit.as_str(),
+        BudgetAxis::Iterations(_) => "usd",
+    }
+}
+
+/// Dollars per percentage point of predicted improvement over the base score (empty when the
+/// prediction is no improvement).
+pub fn usd_per_point(usd: f64, score: f64, base_score: f64) -> Option<f64> {
+    let points = 100.0 * (score - base_score);
+    (points > 1e-9).then(|| usd / points)
+}
+
+/// One `cells.csv` row for an evaluated cell.
+pub fn cell_row(e: &Evaluated, on_frontier: bool) -> Vec<String> {
+    let (cell, ledger, prediction) = (&e.cell, &e.ledger, &e.prediction);
     let (budget, unit) = match cell.stop {
         Stop::Budget(b) => (number(b.amount), b.unit.as_str().to_string()),
         Stop::Iterations(n) => (n.to_string(), "iterations".to_string()),
     };
-    let _ = grid;
     let reason = ledger.infeasible.map(|r| r.to_string()).unwrap_or_default();
     let code = ledger
         .infeasible
         .map(|r| r.code().to_string())
         .unwrap_or_default();
+    let feasible = ledger.feasible();
+    let predicted = |x: f64| if feasible { number(x) } else { String::new() };
     vec![
         cell.id.to_string(),
         cell.model.id.clone(),
@@ -190,7 +227,7 @@ pub fn cell_row(grid: &Grid, cell: &Cell, ledger: &Ledger) -> Vec<String> {
         number(ledger.usd_share(Bucket::Learning)),
         number(ledger.usd_share(Bucket::Feedback)),
         number(ledger.wall_hours()),
-        ledger.feasible().to_string(),
+        feasible.to_string(),
         reason,
         code,
         number(ledger.step_seconds),
@@ -203,43 +240,57 @@ pub fn cell_row(grid: &Grid, cell: &Cell, ledger: &Ledger) -> Vec<String> {
         number(ledger.waste.zero_signal_usd),
         number(ledger.waste.truncated_usd),
         number(ledger.waste.straggler_idle_gpu_hours),
+        predicted(prediction.score),
+        predicted(prediction.score_low),
+        predicted(prediction.score_high),
+        number(prediction.base_score),
+        if feasible {
+            usd_per_point(ledger.total_usd(), prediction.score, prediction.base_score)
+                .map(number)
+                .unwrap_or_default()
+        } else {
+            String::new()
+        },
+        on_frontier.to_string(),
     ]
 }
 
-/// Evaluates one chunk of cell ids into CSV bytes and statistics.
-fn evaluate_chunk(grid: &Grid, ids: std::ops::Range<u64>) -> (Vec<u8>, ChunkStats) {
-    let mut stats = ChunkStats::default();
+/// Pass 1 over one chunk: aggregate without writing.
+fn aggregate_chunk(grid: &Grid, ids: std::ops::Range<u64>, sample_stride: u64) -> Aggregate {
+    let mut agg = Aggregate::default();
+    for id in ids {
+        let Some(e) = evaluate_cell(grid, id) else {
+            agg.pruned += 1;
+            continue;
+        };
+        agg.evaluated += 1;
+        match e.ledger.infeasible {
+            None => {
+                let cost = cost_in_budget_unit(grid, &e.ledger);
+                agg.add_feasible(
+                    Point::of(&e.cell, &e.ledger, &e.prediction, cost),
+                    sample_stride,
+                );
+            }
+            Some(reason) => agg.add_infeasible(reason.code()),
+        }
+    }
+    agg.compact();
+    agg
+}
+
+/// Pass 2 over one chunk: the CSV rows.
+fn write_chunk(grid: &Grid, ids: std::ops::Range<u64>, frontier: &BTreeSet<u64>) -> Vec<u8> {
     let mut csv = csv::WriterBuilder::new()
         .has_headers(false)
         .from_writer(Vec::with_capacity(64 * 1024));
     for id in ids {
-        let Some(cell) = grid.cell(id) else {
-            stats.pruned += 1;
-            continue;
-        };
-        let ledger = evaluate(&RunConfig::from_cell(grid, &cell));
-        stats.evaluated += 1;
-        match ledger.infeasible {
-            None => {
-                stats.feasible += 1;
-                stats.usd_share_search += ledger.usd_share(Bucket::Search);
-                stats.flops_share_search += ledger.flops_share(Bucket::Search);
-            }
-            Some(reason) => {
-                let i = INFEASIBLE_CODES
-                    .iter()
-                    .position(|&c| c == reason.code())
-                    .expect("known code");
-                stats.infeasible[i] += 1;
-            }
+        if let Some(e) = evaluate_cell(grid, id) {
+            csv.write_record(cell_row(&e, frontier.contains(&id)))
+                .expect("writing to memory cannot fail");
         }
-        csv.write_record(cell_row(grid, &cell, &ledger))
-            .expect("writing to memory cannot fail");
     }
-    (
-        csv.into_inner().expect("flushing to memory cannot fail"),
-        stats,
-    )
+    csv.into_inner().expect("flushing to memory cannot fail")
 }
 
 /// The slice of cell ids shard `index` of `count` evaluates: contiguous, covering every id once.
@@ -249,7 +300,9 @@ pub fn shard_range(total: u64, index: u64, count: u64) -> std::ops::Range<u64> {
     start..end
 }
 
-/// Runs a sweep: writes `cells.csv` and `manifest.json` into the output folder.
+/// Runs a sweep: pass 1 evaluates every cell and aggregates the frontiers, the shortlist pool
+/// and a plot sample; pass 2 evaluates them again and streams `cells.csv` with `on_frontier`.
+/// Then the frontier tables, shortlist, plots, report and manifest are written.
 pub fn run_sweep(
     grid: &Grid,
     catalog: &Catalog,
@@ -288,32 +341,19 @@ pub fn run_sweep(
             .map_err(|e| Error::in_flag("--threads", format!("cannot start {e}")))?
     };
     let threads = pool.current_num_threads();
-
+    let slice = range.end - range.start;
     let progress = if options.quiet || !std::io::stderr().is_terminal() {
         indicatif::ProgressBar::hidden()
     } else {
-        let bar = indicatif::ProgressBar::new(range.end - range.start);
+        let bar = indicatif::ProgressBar::new(2 * slice);
         bar.set_style(
             indicatif::ProgressStyle::with_template(
-                "{spinner} sweep {bar:40} {human_pos}/{human_len} cells  {per_sec}  eta {eta}",
+                "{spinner} sweep {bar:40} {percent:>3}%  {per_sec}  eta {eta}  {msg}",
             )
             .expect("valid template"),
         );
         bar
     };
-
-    let cells_path = options.out_dir.join("cells.csv");
-    let mut file = AtomicFile::create(&cells_path)?;
-    let temp = file.temp_path().to_path_buf();
-    {
-        let mut header = csv::Writer::from_writer(Vec::new());
-        header.write_record(CELL_COLUMNS).expect("memory");
-        let bytes = header.into_inner().expect("memory");
-        file.writer()
-            .write_all(&bytes)
-            .map_err(|e| Error::io(&temp, e))?;
-    }
-
     let chunks: Vec<std::ops::Range<u64>> = {
         let mut v = Vec::new();
         let mut start = range.start;
@@ -325,23 +365,61 @@ pub fn run_sweep(
         v
     };
     let window = (threads * 8).max(1);
-    let mut stats = ChunkStats::default();
+    let sample_stride = (grid.valid_cell_count() / PLOT_SAMPLE).max(1);
+
+    // Pass 1: aggregate.
+    progress.set_message("frontiers");
+    let mut aggregate = Aggregate::default();
     for group in chunks.chunks(window) {
         if interrupted.load(Ordering::SeqCst) {
             progress.abandon();
             return Err(Error::Interrupted);
         }
-        let results: Vec<(Vec<u8>, ChunkStats)> = pool.install(|| {
+        let parts: Vec<Aggregate> = pool.install(|| {
             group
                 .par_iter()
-                .map(|ids| evaluate_chunk(grid, ids.clone()))
+                .map(|ids| aggregate_chunk(grid, ids.clone(), sample_stride))
                 .collect()
         });
-        for (bytes, chunk_stats) in &results {
+        for part in parts {
+            aggregate.merge(part);
+        }
+        progress.inc(group.iter().map(|r| r.end - r.start).sum());
+    }
+    let frontier_ids: BTreeSet<u64> = aggregate
+        .front(CostBasis::BudgetUnit)
+        .iter()
+        .map(|p| p.id)
+        .collect();
+
+    // Pass 2: cells.csv in cell order.
+    progress.set_message("cells.csv");
+    let cells_path = options.out_dir.join("cells.csv");
+    let mut file = AtomicFile::create(&cells_path)?;
+    let temp = file.temp_path().to_path_buf();
+    {
+        let mut header = csv::Writer::from_writer(Vec::new());
+        header.write_record(CELL_COLUMNS).expect("memory");
+        let bytes = header.into_inner().expect("memory");
+        file.writer()
+            .write_all(&bytes)
+            .map_err(|e| Error::io(&temp, e))?;
+    }
+    for group in chunks.chunks(window) {
+        if interrupted.load(Ordering::SeqCst) {
+            progress.abandon();
+            return Err(Error::Interrupted);
+        }
+        let parts: Vec<Vec<u8>> = pool.install(|| {
+            group
+                .par_iter()
+                .map(|ids| write_chunk(grid, ids.clone(), &frontier_ids))
+                .collect()
+        });
+        for bytes in &parts {
             file.writer()
                 .write_all(bytes)
                 .map_err(|e| Error::io(&temp, e))?;
-            stats.merge(chunk_stats);
         }
         progress.inc(group.iter().map(|r| r.end - r.start).sum());
     }
@@ -349,26 +427,33 @@ pub fn run_sweep(
     if interrupted.load(Ordering::SeqCst) {
         return Err(Error::Interrupted);
     }
+
+    // The other outputs are written to temporary files first too; cells.csv is renamed into
+    // place only once every output has been produced.
+    let mut files = vec![cells_path.clone()];
+    let staged = crate::export::write_sweep_outputs(grid, &aggregate, &options.out_dir)?;
     file.commit()?;
+    files.extend(staged.commit()?);
 
     let elapsed_seconds = started.elapsed().as_secs_f64();
-    let feasible = stats.feasible.max(1) as f64;
+    let feasible = aggregate.feasible.max(1) as f64;
+    files.push(options.out_dir.join("manifest.json"));
     let summary = SweepSummary {
         cells_total: total,
-        cells_in_slice: range.end - range.start,
-        cells_pruned: stats.pruned,
-        cells_evaluated: stats.evaluated,
-        cells_feasible: stats.feasible,
+        cells_in_slice: slice,
+        cells_pruned: aggregate.pruned,
+        cells_evaluated: aggregate.evaluated,
+        cells_feasible: aggregate.feasible,
         infeasible_by_code: INFEASIBLE_CODES
             .iter()
-            .zip(stats.infeasible)
+            .zip(aggregate.infeasible)
             .map(|(c, n)| (c.to_string(), n))
             .collect(),
-        mean_usd_share_search: stats.usd_share_search / feasible,
-        mean_flops_share_search: stats.flops_share_search / feasible,
+        mean_usd_share_search: aggregate.usd_share_search_sum / feasible,
+        mean_flops_share_search: aggregate.flops_share_search_sum / feasible,
         threads,
         elapsed_seconds,
-        files: vec![cells_path.clone(), options.out_dir.join("manifest.json")],
+        files,
     };
     write_manifest(grid, catalog, options, &summary)?;
     Ok(summary)
@@ -408,7 +493,11 @@ fn write_manifest(
             "feasible": summary.cells_feasible,
             "infeasible": summary.infeasible_by_code.iter().map(|(c, n)| (c.clone(), json!(n))).collect::<serde_json::Map<_, _>>(),
         },
-        "files": ["cells.csv"],
+        "files": summary.files.iter().filter_map(|f| f.strip_prefix(&options.out_dir).ok()).map(|f| f.display().to_string()).collect::<Vec<_>>(),
+        "outcome": {
+            "state": "prior (uncalibrated)",
+            "metric": grid.metric,
+        },
         "threads": summary.threads,
         "elapsed_seconds": summary.elapsed_seconds,
     });

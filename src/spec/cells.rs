@@ -146,6 +146,25 @@ impl Grid {
         }
     }
 
+    /// Encodes per-axis indices back into a cell id (the inverse of [`Grid::decode`]).
+    pub fn encode(&self, i: &AxisIndices) -> u64 {
+        let r = self.radices();
+        let digits = [
+            i.model,
+            i.finetune,
+            i.reward,
+            i.group_size,
+            i.max_response_len,
+            i.update_epochs,
+            i.prompts_per_step,
+            i.budget,
+        ];
+        digits
+            .iter()
+            .zip(r)
+            .fold(0u64, |acc, (&d, radix)| acc * radix + d as u64)
+    }
+
     /// The cell with this index, or None when the constraints prune it. Panics if `id` is not
     /// below [`Grid::cell_count`].
     pub fn cell(&self, id: u64) -> Option<Cell<'_>> {

@@ -15,6 +15,7 @@ use sha2::{Digest, Sha256};
 
 use crate::catalog::{Catalog, GpuSpec, ModelSpec, line_of_offset, toml_error};
 use crate::error::{Error, Result, suggestion};
+use crate::outcome::{OutcomeParams, PARAM_NAMES, Param};
 
 pub use cells::{AxisIndices, Cell, Stop};
 pub use values::{Budget, BudgetUnit, Finetune, Reward, RewardKind};
@@ -199,6 +200,8 @@ pub struct Grid {
     pub constraints: Constraints,
     /// Target metric name, if given.
     pub metric: Option<String>,
+    /// The outcome prior's parameters (defaults, overridden by `[outcome]`).
+    pub outcome: OutcomeParams,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -220,7 +223,7 @@ struct RawGrid {
     #[serde(default)]
     constraints: RawConstraints,
     #[serde(default)]
-    outcome: RawOutcome,
+    outcome: toml::Table,
 }
 
 #[derive(Deserialize)]
@@ -287,12 +290,6 @@ struct RawRun {
 struct RawConstraints {
     max_rollouts_per_step: Option<toml::Value>,
     min_rollouts_per_step: Option<toml::Value>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct RawOutcome {
-    metric: Option<toml::Value>,
 }
 
 /// Valid keys per table, for "did you mean" suggestions.
@@ -822,10 +819,7 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
             None => None,
         },
     };
-    let metric = match &raw.outcome.metric {
-        Some(value) => Some(v.string(value, Some("outcome"), "metric")?),
-        None => None,
-    };
+    let (metric, outcome) = parse_outcome(&raw.outcome, &v)?;
 
     let grid = Grid {
         name,
@@ -839,12 +833,96 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
         axes,
         constraints,
         metric,
+        outcome,
     };
     grid.cell_count().map_err(|m| v.err(ax, "", m))?;
     if grid.valid_cell_count() == 0 {
         return Err(v.err(cs, "", "the constraints exclude every combination of prompts_per_step and group_size; loosen max_rollouts_per_step / min_rollouts_per_step"));
     }
     Ok(grid)
+}
+
+/// Parses `[outcome]`: the metric name and prior-parameter overrides. A number moves a
+/// parameter's value and keeps the relative width of its range; `{ value, low, high }` sets all
+/// three.
+fn parse_outcome(table: &toml::Table, v: &Validator) -> Result<(Option<String>, OutcomeParams)> {
+    let section = Some("outcome");
+    let mut params = OutcomeParams::default();
+    let mut metric = None;
+    for (key, value) in table {
+        if key == "metric" {
+            metric = Some(v.string(value, section, "metric")?);
+            continue;
+        }
+        let Some(param) = params.get_mut(key) else {
+            let valid = std::iter::once("metric").chain(PARAM_NAMES.iter().copied());
+            return Err(v.err(
+                section,
+                key,
+                format!("unknown key in [outcome]; {}", suggestion(key, valid)),
+            ));
+        };
+        match value {
+            toml::Value::Table(t) => {
+                for k in t.keys() {
+                    if !["value", "low", "high"].contains(&k.as_str()) {
+                        return Err(v.err(
+                            section,
+                            key,
+                            format!(
+                                "unknown field `{k}`; {}",
+                                suggestion(k, ["value", "low", "high"])
+                            ),
+                        ));
+                    }
+                }
+                let get = |name: &str, default: f64| -> Result<f64> {
+                    match t.get(name) {
+                        Some(x) => v.float(x, section, key),
+                        None => Ok(default),
+                    }
+                };
+                let value = get("value", param.value)?;
+                *param = Param {
+                    value,
+                    low: get("low", value.min(param.low))?,
+                    high: get("high", value.max(param.high))?,
+                };
+            }
+            other => {
+                let x = v.float(other, section, key)?;
+                let (low_ratio, high_ratio) = if param.value != 0.0 {
+                    (param.low / param.value, param.high / param.value)
+                } else {
+                    (1.0, 1.0)
+                };
+                *param = if param.value != 0.0 && x != 0.0 {
+                    let (a, b) = (x * low_ratio, x * high_ratio);
+                    Param {
+                        value: x,
+                        low: a.min(b),
+                        high: a.max(b),
+                    }
+                } else {
+                    Param {
+                        value: x,
+                        low: x.min(param.low),
+                        high: x.max(param.high),
+                    }
+                };
+            }
+        }
+    }
+    params.clamp_ranges();
+    params.validate().map_err(|m| {
+        let key = m.split(':').next().unwrap_or("").to_string();
+        v.err(
+            section,
+            &key,
+            m.split_once(": ").map(|(_, r)| r.to_string()).unwrap_or(m),
+        )
+    })?;
+    Ok((metric, params))
 }
 
 /// Turns serde's "unknown field" into "unknown key, did you mean"; other errors keep their text.

@@ -353,3 +353,35 @@ fn bundled_grids_are_valid() {
     assert!(count("big") >= 1_000_000);
     assert!(count("isocompute") > 0);
 }
+
+#[test]
+fn outcome_overrides_move_values_and_ranges() {
+    let text = format!(
+        "{GOOD}\n[outcome]\nmetric = \"math500\"\nk_mid_at_7b = 20\nsteepness = {{ value = 1.5, low = 1.0, high = 2.0 }}\n"
+    );
+    let g = parse_text(&text).unwrap();
+    assert_eq!(g.metric.as_deref(), Some("math500"));
+    let k = g.outcome.k_mid_at_7b;
+    assert_eq!(
+        (k.value, k.low, k.high),
+        (20.0, 10.0, 40.0),
+        "a number keeps the relative range"
+    );
+    let b = g.outcome.steepness;
+    assert_eq!((b.value, b.low, b.high), (1.5, 1.0, 2.0));
+    let m = error_of(&format!("{GOOD}\n[outcome]\nk_mid_at_7 = 20\n"));
+    assert!(m.contains("did you mean `k_mid_at_7b`"), "{m}");
+    let m = error_of(&format!(
+        "{GOOD}\n[outcome]\nsteepness = {{ value = 1.0, low = 2.0 }}\n"
+    ));
+    assert!(
+        m.contains("outcome.steepness") && m.contains("low <= value <= high"),
+        "{m}"
+    );
+    let m = error_of(&format!("{GOOD}\n[outcome]\nceiling_at_7b = \"high\"\n"));
+    assert!(m.contains("expected a number"), "{m}");
+    let m = error_of(&format!(
+        "{GOOD}\n[outcome]\nepoch_reuse = {{ value = 0.5, high = 1.5 }}\n"
+    ));
+    assert!(m.contains("epoch_reuse"), "{m}");
+}

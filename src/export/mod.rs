@@ -6,6 +6,74 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::frontier::Aggregate;
+use crate::spec::Grid;
+
+pub mod plots;
+pub mod report;
+pub mod tables;
+
+/// Files written under temporary names, renamed into place together by [`Staged::commit`]; if
+/// dropped uncommitted, every temporary file is removed.
+#[derive(Default)]
+pub struct Staged {
+    files: Vec<(std::path::PathBuf, AtomicFile)>,
+}
+
+impl Staged {
+    /// Stages a whole file.
+    pub fn add(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
+        let mut file = AtomicFile::create(path)?;
+        let temp = file.temp_path().to_path_buf();
+        file.writer()
+            .write_all(bytes)
+            .map_err(|e| Error::io(&temp, e))?;
+        self.files.push((path.to_path_buf(), file));
+        Ok(())
+    }
+
+    /// Renames every staged file into place; returns their paths.
+    pub fn commit(self) -> Result<Vec<PathBuf>> {
+        let mut paths = Vec::new();
+        for (path, file) in self.files {
+            file.commit()?;
+            paths.push(path);
+        }
+        Ok(paths)
+    }
+}
+
+/// Writes the sweep's derived outputs (frontier tables, shortlist, plots, report) under
+/// temporary names; the caller commits them once everything succeeded.
+pub fn write_sweep_outputs(grid: &Grid, aggregate: &Aggregate, out_dir: &Path) -> Result<Staged> {
+    let mut staged = Staged::default();
+    let shortlist = crate::shortlist::select(grid, aggregate);
+    staged.add(
+        &out_dir.join("frontier.csv"),
+        &tables::frontier_csv(grid, aggregate),
+    )?;
+    staged.add(
+        &out_dir.join("allocation_frontier.csv"),
+        &tables::allocation_csv(grid, aggregate),
+    )?;
+    staged.add(
+        &out_dir.join("shortlist.csv"),
+        &tables::shortlist_csv(grid, &shortlist),
+    )?;
+    staged.add(
+        &out_dir.join("shortlist.md"),
+        tables::shortlist_markdown(grid, &shortlist).as_bytes(),
+    )?;
+    let plots_dir = out_dir.join("plots");
+    std::fs::create_dir_all(&plots_dir).map_err(|e| Error::io(&plots_dir, e))?;
+    let svgs = plots::render_all(grid, aggregate);
+    for (name, svg) in &svgs {
+        staged.add(&plots_dir.join(name), svg.as_bytes())?;
+    }
+    let html = report::render(grid, aggregate, &shortlist, &svgs);
+    staged.add(&out_dir.join("report.html"), html.as_bytes())?;
+    Ok(staged)
+}
 
 /// A file being written under a temporary name; [`AtomicFile::commit`] renames it into place,
 /// dropping it without committing removes the temporary file.

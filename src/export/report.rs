@@ -1,0 +1,246 @@
+//! `report.html`: one self-contained page (inline CSS and SVG, no script, nothing fetched from
+//! the network) with the grid summary, the plots, the shortlist, the assumptions and the state
+//! of the predictions.
+
+use crate::format::{money, percent, thousands};
+use crate::frontier::{Aggregate, CostBasis};
+use crate::outcome::PARAM_NAMES;
+use crate::outcome::params::PARAM_EVIDENCE;
+use crate::shortlist::Entry;
+use crate::spec::Grid;
+
+use super::tables::{budget_label, cell_fields};
+
+/// Escapes text for HTML.
+pub fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn inline_svg(svg: &str) -> &str {
+    match svg.find("<svg") {
+        Some(start) => &svg[start..],
+        None => svg,
+    }
+}
+
+const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2rem auto;max-width:1100px;color:#222;line-height:1.45;padding:0 1rem}\
+h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}\
+.state{display:inline-block;background:#fff3cd;border:1px solid #e0c36a;border-radius:4px;padding:.2rem .6rem;font-weight:600}\
+table{border-collapse:collapse;font-size:.88rem;margin:.6rem 0}th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:left;vertical-align:top}\
+th{background:#f4f4f4}td.n{text-align:right;font-variant-numeric:tabular-nums}pre{background:#f7f7f7;padding:.8rem;overflow-x:auto;font-size:.8rem}\
+figure{margin:1rem 0}figure svg{max-width:100%;height:auto;border:1px solid #eee}figcaption{font-size:.85rem;color:#555}\
+.kpi{display:flex;gap:1rem;flex-wrap:wrap}.kpi div{background:#f4f7fb;border:1px solid #dce4ef;border-radius:6px;padding:.5rem .9rem}.kpi b{display:block;font-size:1.2rem}";
+
+/// Renders the page.
+pub fn render(
+    grid: &Grid,
+    aggregate: &Aggregate,
+    shortlist: &[Entry],
+    svgs: &[(String, String)],
+) -> String {
+    let mut h = String::new();
+    h.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
+    h.push_str(&format!(
+        "<title>rlfrontier report: {}</title>",
+        escape(&grid.name)
+    ));
+    h.push_str(&format!("<style>{STYLE}</style></head><body>\n"));
+    h.push_str(&format!(
+        "<h1>rlfrontier report: grid <code>{}</code></h1>\n",
+        escape(&grid.name)
+    ));
+    if !grid.description.is_empty() {
+        h.push_str(&format!("<p>{}</p>\n", escape(&grid.description)));
+    }
+    h.push_str("<p>Predictions: <span class=\"state\">prior (uncalibrated)</span> &mdash; the outcome model's documented defaults, not fitted to pilot runs. Costs come from the ledger and do not depend on the prior.</p>\n");
+
+    let front = aggregate.front(CostBasis::Usd);
+    let best = front.last();
+    h.push_str("<div class=\"kpi\">");
+    h.push_str(&format!(
+        "<div>cells evaluated<b>{}</b></div>",
+        thousands(aggregate.evaluated as f64)
+    ));
+    h.push_str(&format!(
+        "<div>feasible<b>{}</b></div>",
+        thousands(aggregate.feasible as f64)
+    ));
+    h.push_str(&format!(
+        "<div>on the cost-score front<b>{}</b></div>",
+        front.len()
+    ));
+    if aggregate.feasible > 0 {
+        let n = aggregate.feasible as f64;
+        h.push_str(&format!(
+            "<div>generation's share<b>{} of dollars, {} of FLOPs</b></div>",
+            percent(aggregate.usd_share_search_sum / n),
+            percent(aggregate.flops_share_search_sum / n)
+        ));
+    }
+    if let Some(p) = best {
+        h.push_str(&format!(
+            "<div>best predicted score<b>{:.3} for ${}</b></div>",
+            p.score,
+            money(p.usd)
+        ));
+    }
+    h.push_str("</div>\n");
+
+    h.push_str("<h2>Grid</h2>\n<pre>");
+    h.push_str(&escape(&crate::commands::check::describe(grid)));
+    h.push_str("</pre>\n");
+
+    h.push_str("<h2>Plots</h2>\n");
+    let captions = [
+        (
+            "frontier.svg",
+            "Predicted score against the run's cost. Faint points: a sample of feasible cells; line: the cost-score front.",
+        ),
+        (
+            "allocation.svg",
+            "Per budget, the best predicted score in each update-fraction bin, one line per model and reward (circles: rule reward; triangles: model-based reward). The ringed point is the budget's best.",
+        ),
+        (
+            "split.svg",
+            "Search, learning and feedback shares of the frontier cells: decoding is memory-bound, so generation takes a larger share of dollars than of FLOPs.",
+        ),
+        (
+            "simplex.svg",
+            "The three FLOP shares of every sampled cell, coloured by predicted score.",
+        ),
+    ];
+    for (name, svg) in svgs {
+        let caption = captions
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, c)| *c)
+            .unwrap_or("");
+        h.push_str(&format!(
+            "<figure>{}<figcaption><b>{}</b>: {}</figcaption></figure>\n",
+            inline_svg(svg),
+            escape(name),
+            escape(caption)
+        ));
+    }
+
+    h.push_str("<h2>Shortlist</h2>\n<p>Per budget, the regimes whose predicted-score interval overlaps the best's, without near-duplicates; each with the cost of a full validation run and the dollars per point of predicted improvement over the base score.</p>\n");
+    if shortlist.is_empty() {
+        h.push_str("<p>No feasible cell.</p>\n");
+    } else {
+        h.push_str("<table><tr><th>budget</th><th>rank</th><th>model</th><th>finetune</th><th>reward</th><th>G</th><th>cap</th><th>epochs</th><th>prompts</th><th>score [low, high]</th><th>update fraction</th><th>validation run</th><th>$/point</th><th>flags</th></tr>\n");
+        for e in shortlist {
+            let p = &e.point;
+            let f = cell_fields(grid, p);
+            h.push_str(&format!(
+                "<tr><td>{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.3} [{:.3}, {:.3}]</td><td class=\"n\">{}</td><td class=\"n\">${} ({} GPU-h)</td><td class=\"n\">{}</td><td>{}</td></tr>\n",
+                escape(&budget_label(grid, e.budget_index)),
+                e.rank,
+                escape(&f[0]),
+                escape(&f[1]),
+                escape(&f[2]),
+                f[3],
+                f[4],
+                f[5],
+                f[6],
+                p.score,
+                p.score_low,
+                p.score_high,
+                percent(p.update_fraction),
+                money(p.usd),
+                money(p.gpu_hours),
+                e.usd_per_point.map(|x| format!("${}", money(x))).unwrap_or_else(|| "-".to_string()),
+                escape(&e.flags.join("; ")),
+            ));
+        }
+        h.push_str("</table>\n");
+    }
+
+    h.push_str(
+        "<h2>Assumptions</h2>\n<table><tr><th>what</th><th>model</th><th>source</th></tr>\n",
+    );
+    for (what, model, source) in LEDGER_ASSUMPTIONS {
+        h.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+            escape(what),
+            escape(model),
+            escape(source)
+        ));
+    }
+    h.push_str("</table>\n");
+    h.push_str(&format!(
+        "<p>Hardware: {} &times; {} at ${}/GPU-hour ({}; {}).</p>\n",
+        grid.hardware.gpus,
+        escape(&grid.hardware.gpu.id),
+        money(grid.hardware.usd_per_gpu_hour),
+        escape(&grid.hardware.gpu.price_provider),
+        escape(&grid.hardware.gpu.price_date)
+    ));
+    h.push_str("<h3>Outcome prior (ScaleRL sigmoid, arXiv 2510.13786)</h3>\n<p>R = R0 + (A &minus; R0) / (1 + (K_mid / K)<sup>&beta;</sup>); K = iterations &times; reuse(epochs) &times; (useful rollouts / 1024)<sup>&kappa;</sup> &times; reward signal &times; LoRA efficiency. The interval moves every parameter over its range in the direction that lowers (raises) the score. These defaults are a hypothesis consistent with published findings, not a measurement.</p>\n");
+    h.push_str("<table><tr><th>parameter</th><th>value</th><th>range</th><th>evidence</th></tr>\n");
+    for (name, evidence) in PARAM_NAMES.iter().zip(PARAM_EVIDENCE) {
+        let p = grid.outcome.get(name).expect("listed");
+        h.push_str(&format!(
+            "<tr><td><code>{name}</code></td><td class=\"n\">{}</td><td class=\"n\">[{}, {}]</td><td>{}</td></tr>\n",
+            crate::format::number(p.value),
+            crate::format::number(p.low),
+            crate::format::number(p.high),
+            escape(evidence)
+        ));
+    }
+    h.push_str("</table>\n");
+    h.push_str(&format!(
+        "<p style=\"color:#777;font-size:.8rem\">rlfrontier {} &middot; grid sha256 {} &middot; seed {}</p>\n</body></html>\n",
+        crate::VERSION,
+        escape(&grid.sha256),
+        grid.seed
+    ));
+    let _ = budget_label;
+    h
+}
+
+/// The ledger's main assumptions, for the report (the README has the full table).
+pub const LEDGER_ASSUMPTIONS: [(&str, &str, &str); 8] = [
+    (
+        "FLOPs per pass",
+        "forward 2·N·Σs + 2·A·Σs²; full training 3× forward; LoRA 2× forward + 6·P_lora·Σs",
+        "Kaplan et al. 2020; Megatron-LM; Hu et al. 2021",
+    ),
+    (
+        "response lengths",
+        "lognormal(mean, cv) truncated at the cap, closed-form moments",
+        "lognormal partial moments",
+    ),
+    (
+        "zero-signal groups",
+        "E[p^G] + E[(1-p)^G] over a Beta pass-rate profile",
+        "design.md §5; DAPO (arXiv 2503.14476)",
+    ),
+    (
+        "decode time",
+        "memory-bound roofline per step, KV-cache-limited batch, straggler tail",
+        "Kwon et al. 2023 (PagedAttention); vLLM defaults",
+    ),
+    (
+        "compute-bound time",
+        "FLOPs / (GPUs × peak × efficiency); recomputation adds a forward to the update",
+        "roofline; Llama 3 report MFU",
+    ),
+    (
+        "training memory",
+        "16 bytes/parameter (mixed-precision Adam) sharded; activations 34·H per token per block",
+        "ZeRO (Rajbhandari et al. 2020); Korthikanti et al. 2022",
+    ),
+    (
+        "GPU peaks",
+        "dense BF16 spec-sheet numbers",
+        "vendor datasheets",
+    ),
+    (
+        "prices",
+        "on-demand per GPU-hour with provider and date; several are estimates",
+        "rlfrontier catalog gpus",
+    ),
+];

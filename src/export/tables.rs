@@ -1,0 +1,285 @@
+//! CSV and Markdown tables derived from a sweep: `frontier.csv`, `allocation_frontier.csv`,
+//! `shortlist.csv`, `shortlist.md`.
+
+use crate::format::{money, number, percent};
+use crate::frontier::{Aggregate, CostBasis, Point, UPDATE_FRACTION_BIN};
+use crate::shortlist::Entry;
+use crate::spec::{BudgetAxis, Grid};
+use crate::sweep::cost_unit;
+
+/// The cell's axis values as text: model, finetune, reward, G, cap, epochs, prompts, budget.
+pub fn cell_fields(grid: &Grid, p: &Point) -> [String; 8] {
+    let a = &grid.axes;
+    let i = &p.indices;
+    [
+        a.model[i.model].id.clone(),
+        a.finetune[i.finetune].to_string(),
+        a.reward[i.reward].to_string(),
+        a.group_size[i.group_size].to_string(),
+        a.max_response_len[i.max_response_len].to_string(),
+        a.update_epochs[i.update_epochs].to_string(),
+        a.prompts_per_step[i.prompts_per_step].to_string(),
+        budget_label(grid, i.budget),
+    ]
+}
+
+/// A budget as written in the grid (`1e17 flops`, `100 iterations`).
+pub fn budget_label(grid: &Grid, index: usize) -> String {
+    match &grid.axes.budget {
+        BudgetAxis::Budgets { unit, amounts } => {
+            format!("{} {}", number(amounts[index]), unit.as_str())
+        }
+        BudgetAxis::Iterations(n) => format!("{} iterations", n[index]),
+    }
+}
+
+const CELL_HEADER: [&str; 8] = [
+    "model",
+    "finetune",
+    "reward",
+    "group_size",
+    "max_response_len",
+    "update_epochs",
+    "prompts_per_step",
+    "budget",
+];
+
+fn to_bytes(header: Vec<String>, rows: Vec<Vec<String>>) -> Vec<u8> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(&header).expect("memory");
+    for row in rows {
+        w.write_record(&row).expect("memory");
+    }
+    w.into_inner().expect("memory")
+}
+
+/// `frontier.csv`: the cost–score front in the grid's budget unit and in dollars, each sorted by
+/// cost; `front` says which.
+pub fn frontier_csv(grid: &Grid, aggregate: &Aggregate) -> Vec<u8> {
+    let unit = cost_unit(grid);
+    let mut header: Vec<String> = ["front", "cell_id"].iter().map(|s| s.to_string()).collect();
+    header.extend(CELL_HEADER.iter().map(|s| s.to_string()));
+    header.extend(
+        [
+            &format!("cost_{}", unit.replace('-', "_")) as &str,
+            "usd",
+            "gpu_hours",
+            "wall_hours",
+            "predicted_score",
+            "score_low",
+            "score_high",
+            "update_fraction",
+            "flops_share_search",
+            "flops_share_learning",
+            "flops_share_feedback",
+            "usd_share_search",
+            "usd_share_learning",
+            "usd_share_feedback",
+        ]
+        .iter()
+        .map(|s| s.to_string()),
+    );
+    let mut rows = Vec::new();
+    let bases: &[(CostBasis, &str)] = if unit == "usd" {
+        &[(CostBasis::BudgetUnit, "usd")]
+    } else {
+        &[
+            (CostBasis::BudgetUnit, "budget_unit"),
+            (CostBasis::Usd, "usd"),
+        ]
+    };
+    for &(basis, label) in bases {
+        for p in aggregate.front(basis) {
+            let mut row = vec![label.to_string(), p.id.to_string()];
+            row.extend(cell_fields(grid, &p));
+            row.extend(
+                [
+                    p.cost,
+                    p.usd,
+                    p.gpu_hours,
+                    p.wall_hours,
+                    p.score,
+                    p.score_low,
+                    p.score_high,
+                    p.update_fraction,
+                    p.flops_shares[0],
+                    p.flops_shares[1],
+                    p.flops_shares[2],
+                    p.usd_shares[0],
+                    p.usd_shares[1],
+                    p.usd_shares[2],
+                ]
+                .map(number),
+            );
+            rows.push(row);
+        }
+    }
+    to_bytes(header, rows)
+}
+
+/// `allocation_frontier.csv`: per model, reward and budget, the best predicted score in each
+/// update-fraction bin and the cell attaining it (the RACE picture as a table).
+pub fn allocation_csv(grid: &Grid, aggregate: &Aggregate) -> Vec<u8> {
+    let header: Vec<String> = [
+        "model",
+        "reward",
+        "budget",
+        "update_fraction_low",
+        "update_fraction_high",
+        "cell_id",
+        "update_fraction",
+        "predicted_score",
+        "score_low",
+        "score_high",
+        "usd",
+        "finetune",
+        "group_size",
+        "max_response_len",
+        "update_epochs",
+        "prompts_per_step",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let mut rows = Vec::new();
+    for (&(_, _, _, bin), p) in &aggregate.allocation {
+        let f = cell_fields(grid, p);
+        rows.push(vec![
+            f[0].clone(),
+            f[2].clone(),
+            f[7].clone(),
+            number(bin as f64 * UPDATE_FRACTION_BIN),
+            number((bin + 1) as f64 * UPDATE_FRACTION_BIN),
+            p.id.to_string(),
+            number(p.update_fraction),
+            number(p.score),
+            number(p.score_low),
+            number(p.score_high),
+            number(p.usd),
+            f[1].clone(),
+            f[3].clone(),
+            f[4].clone(),
+            f[5].clone(),
+            f[6].clone(),
+        ]);
+    }
+    to_bytes(header, rows)
+}
+
+/// `shortlist.csv`.
+pub fn shortlist_csv(grid: &Grid, entries: &[Entry]) -> Vec<u8> {
+    let mut header: Vec<String> = ["budget_index", "rank", "cell_id"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    header.extend(CELL_HEADER.iter().map(|s| s.to_string()));
+    header.extend(
+        [
+            "predicted_score",
+            "score_low",
+            "score_high",
+            "base_score",
+            "update_fraction",
+            "validation_usd",
+            "validation_gpu_hours",
+            "validation_wall_hours",
+            "usd_per_point",
+            "flags",
+        ]
+        .iter()
+        .map(|s| s.to_string()),
+    );
+    let rows = entries
+        .iter()
+        .map(|e| {
+            let p = &e.point;
+            let mut row = vec![
+                e.budget_index.to_string(),
+                e.rank.to_string(),
+                p.id.to_string(),
+            ];
+            row.extend(cell_fields(grid, p));
+            row.extend(
+                [
+                    p.score,
+                    p.score_low,
+                    p.score_high,
+                    p.base_score,
+                    p.update_fraction,
+                    p.usd,
+                    p.gpu_hours,
+                    p.wall_hours,
+                ]
+                .map(number),
+            );
+            row.push(e.usd_per_point.map(number).unwrap_or_default());
+            row.push(e.flags.join("; "));
+            row
+        })
+        .collect();
+    to_bytes(header, rows)
+}
+
+/// `shortlist.md`: the same, for people.
+pub fn shortlist_markdown(grid: &Grid, entries: &[Entry]) -> String {
+    let mut md = format!("# Shortlist: grid `{}`\n\n", grid.name);
+    md.push_str(
+        "Per budget, the regimes whose predicted-score interval overlaps the best's, best first, without \
+         near-duplicates (same model, fine-tuning and reward within one grid step on every numeric axis). \
+         Predictions come from the **prior (uncalibrated)**: treat them as a plan for pilot runs, not as results.\n\n",
+    );
+    let mut budgets: Vec<usize> = entries.iter().map(|e| e.budget_index).collect();
+    budgets.dedup();
+    if budgets.is_empty() {
+        md.push_str("No feasible cell: see `infeasible_reason` in cells.csv.\n");
+    }
+    for b in budgets {
+        md.push_str(&format!("## Budget {}\n\n", budget_label(grid, b)));
+        md.push_str("| rank | model | finetune | reward | G | cap | epochs | prompts | score [low, high] | update fraction | validation run | $/point |\n");
+        md.push_str("|---:|---|---|---|---:|---:|---:|---:|---|---:|---:|---:|\n");
+        for e in entries.iter().filter(|e| e.budget_index == b) {
+            let p = &e.point;
+            let f = cell_fields(grid, p);
+            md.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {:.3} [{:.3}, {:.3}] | {} | ${} ({} GPU-h, {} h) | {} |\n",
+                e.rank,
+                f[0],
+                f[1],
+                f[2],
+                f[3],
+                f[4],
+                f[5],
+                f[6],
+                p.score,
+                p.score_low,
+                p.score_high,
+                percent(p.update_fraction),
+                money(p.usd),
+                money(p.gpu_hours),
+                money(p.wall_hours),
+                e.usd_per_point.map(|x| format!("${}", money(x))).unwrap_or_else(|| "-".to_string()),
+            ));
+        }
+        md.push('\n');
+        for e in entries.iter().filter(|e| e.budget_index == b) {
+            let notes: Vec<&String> = e
+                .flags
+                .iter()
+                .filter(|f| !f.starts_with("prior only"))
+                .collect();
+            if !notes.is_empty() {
+                md.push_str(&format!(
+                    "- rank {}: {}\n",
+                    e.rank,
+                    notes
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ));
+            }
+        }
+        md.push('\n');
+    }
+    md
+}

@@ -1,0 +1,293 @@
+//! Streaming aggregation of a sweep: the cost–score frontier, the allocation frontiers, the
+//! shortlist candidates and a plot sample, each reduced per chunk and merged in chunk order, so
+//! memory does not grow with the cell count and the result does not depend on the thread count.
+
+use std::collections::BTreeMap;
+
+use crate::ledger::{Bucket, Ledger};
+use crate::outcome::Prediction;
+use crate::pareto::{Sense, front_2d};
+use crate::spec::{AxisIndices, Cell};
+
+/// Width of an update-fraction bin in `allocation_frontier.csv`.
+pub const UPDATE_FRACTION_BIN: f64 = 0.05;
+
+/// Candidates kept per budget for the shortlist.
+pub const SHORTLIST_POOL: usize = 256;
+
+/// Target number of feasible cells drawn in the scatter plots.
+pub const PLOT_SAMPLE: u64 = 4000;
+
+/// A feasible cell as the frontier and shortlist see it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Point {
+    /// Cell id.
+    pub id: u64,
+    /// Axis indices.
+    pub indices: AxisIndices,
+    /// Spend in the grid's budget unit (dollars in fixed-iterations grids).
+    pub cost: f64,
+    /// Spend in dollars.
+    pub usd: f64,
+    /// GPU-hours.
+    pub gpu_hours: f64,
+    /// Wall-clock hours.
+    pub wall_hours: f64,
+    /// Predicted score, and its interval.
+    pub score: f64,
+    /// Low end.
+    pub score_low: f64,
+    /// High end.
+    pub score_high: f64,
+    /// Base score R0 of the cell's policy.
+    pub base_score: f64,
+    /// Learning share of FLOPs (RACE's update fraction).
+    pub update_fraction: f64,
+    /// FLOP shares (search, learning, feedback).
+    pub flops_shares: [f64; 3],
+    /// Dollar shares (search, learning, feedback).
+    pub usd_shares: [f64; 3],
+}
+
+impl Point {
+    /// The point of an evaluated feasible cell.
+    pub fn of(cell: &Cell, ledger: &Ledger, prediction: &Prediction, cost: f64) -> Self {
+        let shares = |f: &dyn Fn(Bucket) -> f64| {
+            [f(Bucket::Search), f(Bucket::Learning), f(Bucket::Feedback)]
+        };
+        Point {
+            id: cell.id,
+            indices: cell.indices,
+            cost,
+            usd: ledger.total_usd(),
+            gpu_hours: ledger.total_gpu_hours(),
+            wall_hours: ledger.wall_hours(),
+            score: prediction.score,
+            score_low: prediction.score_low,
+            score_high: prediction.score_high,
+            base_score: prediction.base_score,
+            update_fraction: ledger.flops_share(Bucket::Learning),
+            flops_shares: shares(&|b| ledger.flops_share(b)),
+            usd_shares: shares(&|b| ledger.usd_share(b)),
+        }
+    }
+
+    fn better_than(&self, other: &Point) -> bool {
+        self.score > other.score || (self.score == other.score && self.id < other.id)
+    }
+}
+
+/// Key of an allocation-frontier bin: model, reward and budget indices, and the update-fraction bin.
+pub type BinKey = (usize, usize, usize, usize);
+
+/// Everything a sweep aggregates.
+#[derive(Debug, Clone, Default)]
+pub struct Aggregate {
+    /// Cells evaluated.
+    pub evaluated: u64,
+    /// Cells pruned by constraints.
+    pub pruned: u64,
+    /// Feasible cells.
+    pub feasible: u64,
+    /// Infeasible cells per reason code, in [`INFEASIBLE_CODES`] order.
+    pub infeasible: [u64; 4],
+    /// Sum of search dollar shares over feasible cells (for the mean).
+    pub usd_share_search_sum: f64,
+    /// Sum of search FLOP shares over feasible cells.
+    pub flops_share_search_sum: f64,
+    /// Candidates for the two cost–score fronts (budget unit and dollars).
+    pub front_candidates: Vec<Point>,
+    /// Best cell per allocation bin.
+    pub allocation: BTreeMap<BinKey, Point>,
+    /// Best cells per budget index, at most [`SHORTLIST_POOL`], best first.
+    pub shortlist_pool: BTreeMap<usize, Vec<Point>>,
+    /// A deterministic sample of feasible cells for scatter plots.
+    pub sample: Vec<Point>,
+}
+
+/// Reason codes of infeasible cells, in a fixed order.
+pub const INFEASIBLE_CODES: [&str; 4] = [
+    "rollout_memory",
+    "training_memory",
+    "dynamic_sampling_starves",
+    "budget_below_one_iteration",
+];
+
+impl Aggregate {
+    /// Adds one feasible cell.
+    pub fn add_feasible(&mut self, point: Point, sample_stride: u64) {
+        self.feasible += 1;
+        self.usd_share_search_sum += point.usd_shares[0];
+        self.flops_share_search_sum += point.flops_shares[0];
+        self.front_candidates.push(point);
+        let i = point.indices;
+        let bin = ((point.update_fraction / UPDATE_FRACTION_BIN).floor() as usize)
+            .min((1.0 / UPDATE_FRACTION_BIN) as usize - 1);
+        let key = (i.model, i.reward, i.budget, bin);
+        match self.allocation.get(&key) {
+            Some(best) if !point.better_than(best) => {}
+            _ => {
+                self.allocation.insert(key, point);
+            }
+        }
+        let pool = self.shortlist_pool.entry(i.budget).or_default();
+        pool.push(point);
+        if pool.len() > 2 * SHORTLIST_POOL {
+            trim_pool(pool);
+        }
+        if point.id % sample_stride.max(1) == 0 {
+            self.sample.push(point);
+        }
+    }
+
+    /// Adds one infeasible cell.
+    pub fn add_infeasible(&mut self, code: &str) {
+        let i = INFEASIBLE_CODES
+            .iter()
+            .position(|&c| c == code)
+            .expect("known code");
+        self.infeasible[i] += 1;
+    }
+
+    /// Reduces the front candidates to the union of the two fronts (bounded memory).
+    pub fn compact(&mut self) {
+        self.front_candidates = union_of_fronts(&self.front_candidates);
+        for pool in self.shortlist_pool.values_mut() {
+            trim_pool(pool);
+        }
+    }
+
+    /// Merges another chunk's aggregate (chunks are merged in cell order).
+    pub fn merge(&mut self, other: Aggregate) {
+        self.evaluated += other.evaluated;
+        self.pruned += other.pruned;
+        self.feasible += other.feasible;
+        for k in 0..4 {
+            self.infeasible[k] += other.infeasible[k];
+        }
+        self.usd_share_search_sum += other.usd_share_search_sum;
+        self.flops_share_search_sum += other.flops_share_search_sum;
+        self.front_candidates.extend(other.front_candidates);
+        if self.front_candidates.len() > 4096 {
+            self.front_candidates = union_of_fronts(&self.front_candidates);
+        }
+        for (key, point) in other.allocation {
+            match self.allocation.get(&key) {
+                Some(best) if !point.better_than(best) => {}
+                _ => {
+                    self.allocation.insert(key, point);
+                }
+            }
+        }
+        for (budget, points) in other.shortlist_pool {
+            let pool = self.shortlist_pool.entry(budget).or_default();
+            pool.extend(points);
+            trim_pool(pool);
+        }
+        self.sample.extend(other.sample);
+    }
+
+    /// The cost–score front on one cost basis, sorted by cost (cheapest first).
+    pub fn front(&self, basis: CostBasis) -> Vec<Point> {
+        front_of(&self.front_candidates, basis)
+    }
+}
+
+/// Which cost a front minimises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CostBasis {
+    /// The grid's budget unit.
+    BudgetUnit,
+    /// Dollars.
+    Usd,
+}
+
+fn front_of(points: &[Point], basis: CostBasis) -> Vec<Point> {
+    let cost: Vec<f64> = points
+        .iter()
+        .map(|p| match basis {
+            CostBasis::BudgetUnit => p.cost,
+            CostBasis::Usd => p.usd,
+        })
+        .collect();
+    let score: Vec<f64> = points.iter().map(|p| p.score).collect();
+    // Points are finite by construction (the ledger and prior never produce NaN for feasible cells).
+    let indices = front_2d(&cost, &score, [Sense::Minimize, Sense::Maximize])
+        .expect("finite costs and scores");
+    indices.into_iter().map(|i| points[i]).collect()
+}
+
+fn union_of_fronts(points: &[Point]) -> Vec<Point> {
+    let mut ids: Vec<Point> = front_of(points, CostBasis::BudgetUnit);
+    for p in front_of(points, CostBasis::Usd) {
+        if !ids.iter().any(|q| q.id == p.id) {
+            ids.push(p);
+        }
+    }
+    ids.sort_by_key(|p| p.id);
+    ids
+}
+
+fn trim_pool(pool: &mut Vec<Point>) {
+    pool.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
+    pool.truncate(SHORTLIST_POOL);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(id: u64, cost: f64, usd: f64, score: f64) -> Point {
+        Point {
+            id,
+            indices: AxisIndices {
+                model: 0,
+                finetune: 0,
+                reward: 0,
+                group_size: 0,
+                max_response_len: 0,
+                update_epochs: 0,
+                prompts_per_step: 0,
+                budget: 0,
+            },
+            cost,
+            usd,
+            gpu_hours: 0.0,
+            wall_hours: 0.0,
+            score,
+            score_low: score,
+            score_high: score,
+            base_score: 0.0,
+            update_fraction: 0.5,
+            flops_shares: [0.3, 0.5, 0.2],
+            usd_shares: [0.5, 0.4, 0.1],
+        }
+    }
+
+    #[test]
+    fn merged_partial_fronts_equal_the_global_front() {
+        let pts: Vec<Point> = (0..2000u64)
+            .map(|i| {
+                let x = ((i * 7919) % 1000) as f64;
+                let s = ((i * 104_729) % 997) as f64 / 997.0;
+                point(i, x, x * 1.5 + (i % 13) as f64, s)
+            })
+            .collect();
+        let mut whole = Aggregate::default();
+        for p in &pts {
+            whole.front_candidates.push(*p);
+        }
+        let mut merged = Aggregate::default();
+        for chunk in pts.chunks(137) {
+            let mut a = Aggregate::default();
+            a.front_candidates.extend_from_slice(chunk);
+            a.compact();
+            merged.merge(a);
+        }
+        for basis in [CostBasis::BudgetUnit, CostBasis::Usd] {
+            let a: Vec<u64> = whole.front(basis).iter().map(|p| p.id).collect();
+            let b: Vec<u64> = merged.front(basis).iter().map(|p| p.id).collect();
+            assert_eq!(a, b);
+        }
+    }
+}

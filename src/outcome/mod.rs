@@ -1,0 +1,269 @@
+//! The outcome prior: a predicted score for each cell, with an interval.
+//!
+//! The score follows ScaleRL's sigmoidal compute-performance curve ("The Art of Scaling
+//! Reinforcement Learning Compute for LLMs", arXiv 2510.13786):
+//!
+//! R = R0 + (A − R0) / (1 + (K_mid / K)^β)
+//!
+//! where K measures the learning signal the budget buys, so that frontiers have interior optima
+//! for the right reasons (design.md section 6):
+//!
+//! - K = M × reuse(μ) × (U / 1024)^κ × signal(reward) × efficiency(LoRA rank), with M the
+//!   iterations, reuse(μ) = (1 − ρ^μ)/(1 − ρ) for μ update epochs, U = B·G × (1 − zero-signal
+//!   rate) × (1 − truncation rate) the useful rollouts per step;
+//! - A = R0 + (A_max(N) − R0) × coverage(G)^c × (1 − truncation)^l × ceiling(reward), with
+//!   coverage(G) = 1 − E[(1−p)^G] over the Beta pass-rate profile;
+//! - R0(N), A_max(N) and K_mid(N) depend on the policy's parameters N.
+//!
+//! The interval is an analytic box bound: every parameter moves over its plausible range
+//! ([`params`]) in the direction that lowers (raises) the score, and the steepness takes whichever
+//! end is worse (better). It is deterministic and needs no sampling. It is not a confidence
+//! interval: it says how far the prior's own stated uncertainty could move the prediction.
+
+pub mod params;
+
+use serde::Serialize;
+
+use crate::ledger::Ledger;
+use crate::ledger::lengths::{beta_moment, beta_parameters};
+use crate::spec::{Finetune, RewardKind, Task};
+use params::{LORA_REFERENCE_PARAMS, REFERENCE_PARAMS, REFERENCE_ROLLOUTS};
+pub use params::{OutcomeParams, PARAM_NAMES, Param};
+
+/// What the prior needs to know about a cell.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CellSignal {
+    /// Policy parameters (total).
+    pub policy_params: f64,
+    /// Iterations M.
+    pub iterations: f64,
+    /// Update epochs μ.
+    pub update_epochs: f64,
+    /// Useful rollouts per step U.
+    pub useful_rollouts_per_step: f64,
+    /// coverage(G) = 1 − E[(1−p)^G].
+    pub coverage: f64,
+    /// Share of responses truncated.
+    pub truncation_rate: f64,
+    /// Reward kind.
+    pub reward: RewardKind,
+    /// LoRA rank (None for full fine-tuning).
+    pub lora_rank: Option<u64>,
+}
+
+impl CellSignal {
+    /// Extracts the signal of a run from its ledger.
+    pub fn of(
+        ledger: &Ledger,
+        task: &Task,
+        policy_params: u64,
+        group_size: u64,
+        update_epochs: u64,
+        reward: RewardKind,
+        finetune: Finetune,
+        dynamic_sampling: bool,
+    ) -> Self {
+        let t = &ledger.tokens;
+        // Under dynamic sampling the kept groups all carry signal.
+        let signal_share = if dynamic_sampling {
+            1.0
+        } else {
+            1.0 - t.zero_signal_rate
+        };
+        let (alpha, beta) = beta_parameters(task.pass_rate_mean, task.pass_rate_concentration);
+        CellSignal {
+            policy_params: policy_params as f64,
+            iterations: ledger.iterations as f64,
+            update_epochs: update_epochs as f64,
+            useful_rollouts_per_step: t.rollouts_per_step
+                * signal_share
+                * (1.0 - t.truncation_rate),
+            coverage: 1.0 - beta_moment(beta, alpha, group_size),
+            truncation_rate: t.truncation_rate,
+            reward,
+            lora_rank: match finetune {
+                Finetune::Full => None,
+                Finetune::Lora(r) => Some(r),
+            },
+        }
+    }
+}
+
+/// Plain parameter values for one evaluation.
+#[derive(Debug, Clone, Copy)]
+struct Values([f64; 19]);
+
+impl Values {
+    fn pick(params: &OutcomeParams, choose: impl Fn(usize, Param) -> f64) -> Self {
+        let mut v = [0.0; 19];
+        for (i, name) in PARAM_NAMES.iter().enumerate() {
+            v[i] = choose(i, params.get(name).expect("listed"));
+        }
+        Values(v)
+    }
+}
+
+// Indices into Values, in PARAM_NAMES order.
+const BASE: usize = 0;
+const BASE_SLOPE: usize = 1;
+const CEILING: usize = 2;
+const CEILING_SLOPE: usize = 3;
+const K_MID: usize = 4;
+const K_MID_EXP: usize = 5;
+const STEEPNESS: usize = 6;
+const KAPPA: usize = 7;
+const RHO: usize = 8;
+const COVERAGE_EXP: usize = 9;
+const LENGTH_EXP: usize = 10;
+const PRM_SIGNAL: usize = 11;
+const PRM_CEILING: usize = 12;
+const ORM_SIGNAL: usize = 13;
+const ORM_CEILING: usize = 14;
+const JUDGE_SIGNAL: usize = 15;
+const JUDGE_CEILING: usize = 16;
+const LORA_HALF: usize = 17;
+const LORA_EXP: usize = 18;
+
+/// The parts of a prediction, for reports and tests.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Prediction {
+    /// Base score R0.
+    pub base_score: f64,
+    /// Asymptote A for this cell.
+    pub ceiling: f64,
+    /// Learning signal K.
+    pub signal: f64,
+    /// K_mid for this policy.
+    pub k_mid: f64,
+    /// Predicted score at the point values.
+    pub score: f64,
+    /// Low end of the box bound.
+    pub score_low: f64,
+    /// High end of the box bound.
+    pub score_high: f64,
+}
+
+fn reuse(rho: f64, epochs: f64) -> f64 {
+    if rho <= 0.0 {
+        1.0
+    } else {
+        (1.0 - rho.powf(epochs)) / (1.0 - rho)
+    }
+}
+
+/// (R0, A, K, K_mid) under one set of values.
+fn parts(v: &Values, s: &CellSignal) -> (f64, f64, f64, f64) {
+    let v = &v.0;
+    let decades = (s.policy_params / REFERENCE_PARAMS).log10();
+    let r0 = (v[BASE] + v[BASE_SLOPE] * decades).clamp(0.0, 1.0);
+    let a_max = (v[CEILING] + v[CEILING_SLOPE] * decades).clamp(r0, 1.0);
+    let (signal, ceiling) = match s.reward {
+        RewardKind::Rule => (1.0, 1.0),
+        RewardKind::Prm => (v[PRM_SIGNAL], v[PRM_CEILING]),
+        RewardKind::Orm => (v[ORM_SIGNAL], v[ORM_CEILING]),
+        RewardKind::Judge => (v[JUDGE_SIGNAL], v[JUDGE_CEILING]),
+    };
+    let headroom = (a_max - r0)
+        * s.coverage.clamp(0.0, 1.0).powf(v[COVERAGE_EXP])
+        * (1.0 - s.truncation_rate)
+            .clamp(0.0, 1.0)
+            .powf(v[LENGTH_EXP])
+        * ceiling;
+    let a = (r0 + headroom).clamp(r0, 1.0);
+    let lora = match s.lora_rank {
+        None => 1.0,
+        Some(rank) => {
+            let half = v[LORA_HALF] * (s.policy_params / LORA_REFERENCE_PARAMS).powf(v[LORA_EXP]);
+            rank as f64 / (rank as f64 + half)
+        }
+    };
+    let k = s.iterations
+        * reuse(v[RHO], s.update_epochs)
+        * (s.useful_rollouts_per_step / REFERENCE_ROLLOUTS)
+            .max(0.0)
+            .powf(v[KAPPA])
+        * signal
+        * lora;
+    let k_mid = v[K_MID] * (s.policy_params / REFERENCE_PARAMS).powf(-v[K_MID_EXP]);
+    (r0, a, k, k_mid)
+}
+
+/// ScaleRL's sigmoid: R0 + (A − R0) / (1 + (K_mid / K)^β); R0 when K = 0.
+pub fn sigmoid_score(r0: f64, a: f64, k: f64, k_mid: f64, beta: f64) -> f64 {
+    if k <= 0.0 {
+        return r0;
+    }
+    r0 + (a - r0) / (1.0 + (k_mid / k).powf(beta))
+}
+
+fn score_with(v: &Values, s: &CellSignal) -> f64 {
+    let (r0, a, k, k_mid) = parts(v, s);
+    sigmoid_score(r0, a, k, k_mid, v.0[STEEPNESS])
+}
+
+/// +1 when raising the parameter raises the score for this cell, −1 when it lowers it, 0 when
+/// it does not matter (steepness is handled separately).
+fn direction(index: usize, s: &CellSignal) -> f64 {
+    let size = (s.policy_params / REFERENCE_PARAMS).ln().signum();
+    match index {
+        BASE | CEILING | RHO => 1.0,
+        BASE_SLOPE | CEILING_SLOPE | K_MID_EXP => size,
+        K_MID | COVERAGE_EXP | LENGTH_EXP => -1.0,
+        KAPPA => (s.useful_rollouts_per_step / REFERENCE_ROLLOUTS)
+            .ln()
+            .signum(),
+        PRM_SIGNAL | PRM_CEILING => f64::from(s.reward == RewardKind::Prm),
+        ORM_SIGNAL | ORM_CEILING => f64::from(s.reward == RewardKind::Orm),
+        JUDGE_SIGNAL | JUDGE_CEILING => f64::from(s.reward == RewardKind::Judge),
+        LORA_HALF => -f64::from(s.lora_rank.is_some()),
+        LORA_EXP => {
+            -f64::from(s.lora_rank.is_some())
+                * (s.policy_params / LORA_REFERENCE_PARAMS).ln().signum()
+        }
+        _ => 0.0,
+    }
+}
+
+/// Predicts a cell's score with its box-bound interval.
+pub fn predict(params: &OutcomeParams, s: &CellSignal) -> Prediction {
+    let nominal = Values::pick(params, |_, p| p.value);
+    let (r0, a, k, k_mid) = parts(&nominal, s);
+    let score = sigmoid_score(r0, a, k, k_mid, params.steepness.value);
+    let pessimistic = Values::pick(params, |i, p| {
+        if direction(i, s) >= 0.0 {
+            p.low
+        } else {
+            p.high
+        }
+    });
+    let optimistic = Values::pick(params, |i, p| {
+        if direction(i, s) >= 0.0 {
+            p.high
+        } else {
+            p.low
+        }
+    });
+    let mut low = f64::INFINITY;
+    let mut high = f64::NEG_INFINITY;
+    for base in [pessimistic, optimistic] {
+        for beta in [params.steepness.low, params.steepness.high] {
+            let mut v = base;
+            v.0[STEEPNESS] = beta;
+            let r = score_with(&v, s);
+            low = low.min(r);
+            high = high.max(r);
+        }
+    }
+    Prediction {
+        base_score: r0,
+        ceiling: a,
+        signal: k,
+        k_mid,
+        score,
+        score_low: low.min(score),
+        score_high: high.max(score),
+    }
+}
+
+#[cfg(test)]
+mod tests;

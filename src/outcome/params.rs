@@ -1,0 +1,278 @@
+//! The outcome prior's parameters: every one named, with a default, a plausible range (the
+//! interval's box) and the evidence behind it. Any of them can be overridden in a grid's
+//! `[outcome]` table, either as a number (the value moves, the range keeps its relative width) or
+//! as `{ value = .., low = .., high = .. }`.
+//!
+//! These defaults are a **hypothesis**, chosen to be consistent with published findings (cited
+//! per parameter), not fitted to measurements. Pilot runs replace them (the calibration step of
+//! the RACE protocol).
+
+use serde::Serialize;
+
+/// A parameter's value and the range the interval explores.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Param {
+    /// The point value used for `predicted_score`.
+    pub value: f64,
+    /// Low end of the plausible range.
+    pub low: f64,
+    /// High end of the plausible range.
+    pub high: f64,
+}
+
+impl Param {
+    const fn new(value: f64, low: f64, high: f64) -> Self {
+        Param { value, low, high }
+    }
+}
+
+/// Reference size for size-dependent parameters: Qwen2.5-7B's 7.6e9 parameters.
+pub const REFERENCE_PARAMS: f64 = 7.615_616_512e9;
+
+/// Reference useful rollouts per step for the batch term: 1,024.
+pub const REFERENCE_ROLLOUTS: f64 = 1024.0;
+
+/// Reference size of the LoRA rank curve: 0.5e9 parameters (veRL's LoRA guide's smallest model).
+pub const LORA_REFERENCE_PARAMS: f64 = 0.5e9;
+
+/// The prior's parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct OutcomeParams {
+    /// R0 at 7.6e9 parameters: the base policy's score on the target metric before RL.
+    /// Default 0.45 (Qwen2.5-7B-class models on MATH-500-like held-out sets score 0.4-0.6 before
+    /// RL); set it to your measured base score.
+    pub base_score_at_7b: Param,
+    /// Change of R0 per decade of parameters. Default 0.03: kept small on purpose, so that
+    /// larger models win through their ceiling and sample efficiency, not a head start
+    /// (hypothesis; measure your base models).
+    pub base_score_per_decade: Param,
+    /// The asymptote A at 7.6e9 parameters with a rule reward, full coverage and no truncation.
+    /// Default 0.70 (ScaleRL, arXiv 2510.13786, Table 1: A = 0.61 for an 8B dense model on its
+    /// held-out set, rising with generation length and batch size).
+    pub ceiling_at_7b: Param,
+    /// Change of the asymptote per decade of parameters. Default 0.12 (ScaleRL: larger models
+    /// reach higher asymptotes; the 17Bx16 MoE reaches 0.71 against 0.61 for 8B).
+    pub ceiling_per_decade: Param,
+    /// K_mid at 7.6e9 parameters, in effective updates (iterations × reuse × (useful rollouts /
+    /// 1024)^κ): half of the headroom is reached here. Default 60, so that the bundled grids'
+    /// budgets span the rising part of the curve (hypothesis).
+    pub k_mid_at_7b: Param,
+    /// How fast K_mid falls with parameters: K_mid ∝ N^(−e). Default 0.5 (larger models are more
+    /// sample-efficient in RL post-training; ScaleRL and the DeepSeek-R1 distillation results point
+    /// the same way; the exponent is a hypothesis).
+    pub k_mid_size_exponent: Param,
+    /// Steepness β of the sigmoid. Default 1.2 (ScaleRL fits B between about 1 and 2.5).
+    pub steepness: Param,
+    /// κ: useful rollouts per step count as (U / 1024)^κ. Default 0.5 (the gradient-noise-scale
+    /// argument: beyond the critical batch, doubling the batch helps less than doubling steps;
+    /// with κ = 1 the best G would not depend on the budget, against IsoCompute, arXiv 2603.12151).
+    pub batch_exponent: Param,
+    /// ρ: update epochs μ over one batch are worth (1 − ρ^μ)/(1 − ρ) fresh batches. Default 0.5
+    /// (diminishing returns of reuse; PPO-style clipping limits what each extra epoch can move).
+    pub epoch_reuse: Param,
+    /// Exponent on coverage 1 − E[(1−p)^G] (the share of prompts with at least one success among
+    /// G samples) scaling the headroom. Default 1.0 (hypothesis: RL sharpens what sampling can
+    /// already find; coverage grows with G and saturates, IsoCompute's finding).
+    pub coverage_exponent: Param,
+    /// Exponent on (1 − truncation rate) scaling the headroom: a low cap lowers the ceiling.
+    /// Default 1.0 (ScaleRL: longer generation budgets raise the asymptote).
+    pub length_ceiling_exponent: Param,
+    /// Learning-signal multiplier of a process reward model relative to a rule. Default 1.5 (denser,
+    /// per-step credit).
+    pub prm_signal: Param,
+    /// Ceiling multiplier of a PRM. Default 0.9 (PRMs can be gamed; RACE and the Qwen2.5-Math-PRM
+    /// report caution against reward hacking).
+    pub prm_ceiling: Param,
+    /// Learning-signal multiplier of an outcome reward model. Default 0.85 (label noise).
+    pub orm_signal: Param,
+    /// Ceiling multiplier of an outcome reward model. Default 0.9.
+    pub orm_ceiling: Param,
+    /// Learning-signal multiplier of an LLM judge. Default 0.9.
+    pub judge_signal: Param,
+    /// Ceiling multiplier of an LLM judge. Default 0.92.
+    pub judge_ceiling: Param,
+    /// LoRA rank at which a 0.5e9-parameter model learns half as much per update as full
+    /// fine-tuning (efficiency r / (r + r_half)). Default 3.6: rank 32 then reaches 90%, matching
+    /// veRL's LoRA guide ("rank 32 nearly matches full fine-tuning at 0.5B").
+    pub lora_half_rank_at_0_5b: Param,
+    /// Growth of that half rank with parameters, r_half ∝ N^e. Default 0.33: rank 128 then
+    /// reaches 90% at 32B, as veRL's LoRA guide reports.
+    pub lora_half_rank_size_exponent: Param,
+}
+
+impl Default for OutcomeParams {
+    fn default() -> Self {
+        OutcomeParams {
+            base_score_at_7b: Param::new(0.45, 0.40, 0.50),
+            base_score_per_decade: Param::new(0.0, 0.0, 0.06),
+            ceiling_at_7b: Param::new(0.70, 0.62, 0.78),
+            ceiling_per_decade: Param::new(0.12, 0.06, 0.18),
+            k_mid_at_7b: Param::new(10.0, 5.0, 20.0),
+            k_mid_size_exponent: Param::new(0.5, 0.3, 0.7),
+            steepness: Param::new(1.2, 0.8, 1.8),
+            batch_exponent: Param::new(0.5, 0.35, 0.7),
+            epoch_reuse: Param::new(0.5, 0.3, 0.7),
+            coverage_exponent: Param::new(1.0, 0.6, 1.4),
+            length_ceiling_exponent: Param::new(1.0, 0.5, 1.5),
+            prm_signal: Param::new(1.5, 1.1, 2.0),
+            prm_ceiling: Param::new(0.9, 0.8, 1.0),
+            orm_signal: Param::new(0.85, 0.6, 1.0),
+            orm_ceiling: Param::new(0.9, 0.8, 1.0),
+            judge_signal: Param::new(0.9, 0.7, 1.1),
+            judge_ceiling: Param::new(0.92, 0.8, 1.0),
+            lora_half_rank_at_0_5b: Param::new(3.6, 2.0, 6.0),
+            lora_half_rank_size_exponent: Param::new(0.33, 0.2, 0.45),
+        }
+    }
+}
+
+/// Names of every parameter, in declaration order (the keys of `[outcome]`).
+pub const PARAM_NAMES: [&str; 19] = [
+    "base_score_at_7b",
+    "base_score_per_decade",
+    "ceiling_at_7b",
+    "ceiling_per_decade",
+    "k_mid_at_7b",
+    "k_mid_size_exponent",
+    "steepness",
+    "batch_exponent",
+    "epoch_reuse",
+    "coverage_exponent",
+    "length_ceiling_exponent",
+    "prm_signal",
+    "prm_ceiling",
+    "orm_signal",
+    "orm_ceiling",
+    "judge_signal",
+    "judge_ceiling",
+    "lora_half_rank_at_0_5b",
+    "lora_half_rank_size_exponent",
+];
+
+/// One line of evidence per parameter, in [`PARAM_NAMES`] order, for reports.
+pub const PARAM_EVIDENCE: [&str; 19] = [
+    "base policy score before RL; set it to your measured value",
+    "kept small: larger models win by ceiling and sample efficiency, not a head start (hypothesis)",
+    "ScaleRL (arXiv 2510.13786) Table 1: A = 0.61 for an 8B dense model",
+    "ScaleRL: larger models reach higher asymptotes",
+    "chosen so the bundled grids span the rising part of the curve (hypothesis)",
+    "larger models are more sample-efficient in RL post-training (hypothesis on the exponent)",
+    "ScaleRL fits steepness between about 1 and 2.5",
+    "gradient-noise argument; kappa = 1 would contradict IsoCompute (arXiv 2603.12151)",
+    "diminishing returns of reusing one rollout batch (PPO clipping)",
+    "coverage 1 - E[(1-p)^G] grows with G and saturates (IsoCompute)",
+    "ScaleRL: longer generation budgets raise the asymptote",
+    "denser per-step credit from a PRM",
+    "PRMs can be gamed (reward hacking)",
+    "label noise of outcome reward models",
+    "outcome reward models can be gamed",
+    "LLM judges: noisier than rules",
+    "LLM judges can be gamed",
+    "veRL LoRA guide: rank 32 nearly matches full fine-tuning at 0.5B",
+    "veRL LoRA guide: rank 128 nearly matches full fine-tuning at 32B",
+];
+
+impl OutcomeParams {
+    /// The parameter of this name.
+    pub fn get_mut(&mut self, name: &str) -> Option<&mut Param> {
+        Some(match name {
+            "base_score_at_7b" => &mut self.base_score_at_7b,
+            "base_score_per_decade" => &mut self.base_score_per_decade,
+            "ceiling_at_7b" => &mut self.ceiling_at_7b,
+            "ceiling_per_decade" => &mut self.ceiling_per_decade,
+            "k_mid_at_7b" => &mut self.k_mid_at_7b,
+            "k_mid_size_exponent" => &mut self.k_mid_size_exponent,
+            "steepness" => &mut self.steepness,
+            "batch_exponent" => &mut self.batch_exponent,
+            "epoch_reuse" => &mut self.epoch_reuse,
+            "coverage_exponent" => &mut self.coverage_exponent,
+            "length_ceiling_exponent" => &mut self.length_ceiling_exponent,
+            "prm_signal" => &mut self.prm_signal,
+            "prm_ceiling" => &mut self.prm_ceiling,
+            "orm_signal" => &mut self.orm_signal,
+            "orm_ceiling" => &mut self.orm_ceiling,
+            "judge_signal" => &mut self.judge_signal,
+            "judge_ceiling" => &mut self.judge_ceiling,
+            "lora_half_rank_at_0_5b" => &mut self.lora_half_rank_at_0_5b,
+            "lora_half_rank_size_exponent" => &mut self.lora_half_rank_size_exponent,
+            _ => return None,
+        })
+    }
+
+    /// The parameter of this name (read-only).
+    pub fn get(&self, name: &str) -> Option<Param> {
+        let mut copy = *self;
+        copy.get_mut(name).map(|p| *p)
+    }
+
+    /// Keeps the ranges of score-like parameters inside [0, 1] (a number override can scale a
+    /// range past 1).
+    pub fn clamp_ranges(&mut self) {
+        for name in [
+            "base_score_at_7b",
+            "ceiling_at_7b",
+            "prm_ceiling",
+            "orm_ceiling",
+            "judge_ceiling",
+        ] {
+            let p = self.get_mut(name).expect("listed");
+            p.low = p.low.clamp(0.0, 1.0);
+            p.high = p.high.clamp(0.0, 1.0);
+        }
+        let rho = &mut self.epoch_reuse;
+        rho.high = rho.high.min(0.99);
+        rho.low = rho.low.min(rho.high);
+    }
+
+    /// Checks the values are usable: finite, low ≤ value ≤ high, and each within its domain.
+    pub fn validate(&self) -> Result<(), String> {
+        for name in PARAM_NAMES {
+            let p = self.get(name).expect("listed");
+            if !(p.value.is_finite() && p.low.is_finite() && p.high.is_finite()) {
+                return Err(format!("{name}: values must be finite"));
+            }
+            if !(p.low <= p.value && p.value <= p.high) {
+                return Err(format!(
+                    "{name}: need low <= value <= high, got {} <= {} <= {}",
+                    p.low, p.value, p.high
+                ));
+            }
+            let unit_interval = [
+                "base_score_at_7b",
+                "ceiling_at_7b",
+                "prm_ceiling",
+                "orm_ceiling",
+                "judge_ceiling",
+            ];
+            let positive = [
+                "k_mid_at_7b",
+                "steepness",
+                "prm_signal",
+                "orm_signal",
+                "judge_signal",
+                "lora_half_rank_at_0_5b",
+            ];
+            if unit_interval.contains(&name) && !(p.low >= 0.0 && p.high <= 1.0) {
+                return Err(format!("{name}: must lie in [0, 1]"));
+            }
+            if positive.contains(&name) && p.low <= 0.0 {
+                return Err(format!("{name}: must be greater than 0"));
+            }
+            if name == "epoch_reuse" && !(p.low >= 0.0 && p.high < 1.0) {
+                return Err(format!("{name}: must lie in [0, 1)"));
+            }
+            if [
+                "batch_exponent",
+                "coverage_exponent",
+                "length_ceiling_exponent",
+                "k_mid_size_exponent",
+            ]
+            .contains(&name)
+                && p.low < 0.0
+            {
+                return Err(format!("{name}: must be 0 or more"));
+            }
+        }
+        Ok(())
+    }
+}

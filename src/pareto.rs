@@ -1,0 +1,289 @@
+//! Non-dominated sets.
+//!
+//! A point dominates another when it is at least as good in every objective and strictly better
+//! in one. Identical points do not dominate each other, so duplicates on the front are all kept,
+//! in index order: the result is a deterministic function of the input, whatever the ties.
+//!
+//! - [`front_2d`]: the two-objective front by sort-and-sweep, O(n log n) (Kung, Luccio and
+//!   Preparata 1975, "On finding the maxima of a set of vectors").
+//! - [`nondominated_ranks`]: non-dominated sorting into ranks for any number of objectives
+//!   (Deb et al. 2002, NSGA-II's fast non-dominated sort, O(m·n²)), on an ndarray objective
+//!   matrix of points × objectives.
+//!
+//! Non-finite values are rejected: a single NaN would otherwise silently join or empty the front.
+
+use ndarray::ArrayView2;
+
+/// Whether an objective is to be minimised (cost) or maximised (score).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sense {
+    /// Smaller is better.
+    Minimize,
+    /// Larger is better.
+    Maximize,
+}
+
+impl Sense {
+    fn oriented(self, x: f64) -> f64 {
+        match self {
+            Sense::Minimize => x,
+            Sense::Maximize => -x,
+        }
+    }
+}
+
+/// Why a front cannot be computed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ParetoError {
+    /// A value is NaN or infinite.
+    #[error(
+        "point {point}, objective {objective}: {value} is not finite; remove or fix it before computing a front"
+    )]
+    NonFinite {
+        /// Row.
+        point: usize,
+        /// Column.
+        objective: usize,
+        /// The value.
+        value: f64,
+    },
+    /// The objective columns disagree in length, or senses do not match the columns.
+    #[error("shape mismatch: {0}")]
+    Shape(String),
+}
+
+/// Indices of the non-dominated points of two objectives, ordered by the first objective (best
+/// first), then the second (best first), then index.
+pub fn front_2d(
+    first: &[f64],
+    second: &[f64],
+    senses: [Sense; 2],
+) -> Result<Vec<usize>, ParetoError> {
+    if first.len() != second.len() {
+        return Err(ParetoError::Shape(format!(
+            "{} values against {}",
+            first.len(),
+            second.len()
+        )));
+    }
+    for (objective, column) in [first, second].iter().enumerate() {
+        if let Some((point, &value)) = column.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(ParetoError::NonFinite {
+                point,
+                objective,
+                value,
+            });
+        }
+    }
+    // Orient both objectives as "minimise", then sort by (x, y, index).
+    let x: Vec<f64> = first.iter().map(|&v| senses[0].oriented(v)).collect();
+    let y: Vec<f64> = second.iter().map(|&v| senses[1].oriented(v)).collect();
+    let mut order: Vec<usize> = (0..x.len()).collect();
+    order.sort_unstable_by(|&a, &b| {
+        x[a].total_cmp(&x[b])
+            .then(y[a].total_cmp(&y[b]))
+            .then(a.cmp(&b))
+    });
+    let mut front = Vec::new();
+    let mut best_y_before = f64::INFINITY; // best y among strictly smaller x
+    let mut i = 0;
+    while i < order.len() {
+        // One group of equal x: its best y is its first element (sorted by y).
+        let group_x = x[order[i]];
+        let group_best = y[order[i]];
+        let mut j = i;
+        while j < order.len() && x[order[j]] == group_x {
+            if y[order[j]] == group_best && group_best < best_y_before {
+                front.push(order[j]);
+            }
+            j += 1;
+        }
+        best_y_before = best_y_before.min(group_best);
+        i = j;
+    }
+    Ok(front)
+}
+
+/// Whether a dominates b (objectives already oriented as "minimise").
+fn dominates(a: &[f64], b: &[f64]) -> bool {
+    let mut strictly = false;
+    for (x, y) in a.iter().zip(b) {
+        if x > y {
+            return false;
+        }
+        if x < y {
+            strictly = true;
+        }
+    }
+    strictly
+}
+
+/// Non-domination rank of every point (0 = the front, 1 = the front once rank 0 is removed, ...).
+pub fn nondominated_ranks(
+    objectives: ArrayView2<f64>,
+    senses: &[Sense],
+) -> Result<Vec<usize>, ParetoError> {
+    let (n, m) = objectives.dim();
+    if senses.len() != m {
+        return Err(ParetoError::Shape(format!(
+            "{} senses for {m} objectives",
+            senses.len()
+        )));
+    }
+    let mut rows = Vec::with_capacity(n);
+    for point in 0..n {
+        let mut row = Vec::with_capacity(m);
+        for (objective, sense) in senses.iter().enumerate() {
+            let value = objectives[[point, objective]];
+            if !value.is_finite() {
+                return Err(ParetoError::NonFinite {
+                    point,
+                    objective,
+                    value,
+                });
+            }
+            row.push(sense.oriented(value));
+        }
+        rows.push(row);
+    }
+    let mut dominated_by = vec![0usize; n];
+    let mut dominates_list: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for a in 0..n {
+        for b in (a + 1)..n {
+            if dominates(&rows[a], &rows[b]) {
+                dominates_list[a].push(b);
+                dominated_by[b] += 1;
+            } else if dominates(&rows[b], &rows[a]) {
+                dominates_list[b].push(a);
+                dominated_by[a] += 1;
+            }
+        }
+    }
+    let mut rank = vec![usize::MAX; n];
+    let mut current: Vec<usize> = (0..n).filter(|&i| dominated_by[i] == 0).collect();
+    let mut level = 0;
+    while !current.is_empty() {
+        let mut next = Vec::new();
+        for &a in &current {
+            rank[a] = level;
+            for &b in &dominates_list[a] {
+                dominated_by[b] -= 1;
+                if dominated_by[b] == 0 {
+                    next.push(b);
+                }
+            }
+        }
+        next.sort_unstable();
+        current = next;
+        level += 1;
+    }
+    Ok(rank)
+}
+
+/// Brute-force O(n²) front, for tests and as the specification of [`front_2d`].
+pub fn front_brute_force(first: &[f64], second: &[f64], senses: [Sense; 2]) -> Vec<usize> {
+    let rows: Vec<[f64; 2]> = first
+        .iter()
+        .zip(second)
+        .map(|(&a, &b)| [senses[0].oriented(a), senses[1].oriented(b)])
+        .collect();
+    (0..rows.len())
+        .filter(|&i| !rows.iter().any(|other| dominates(other, &rows[i])))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::Array2;
+    use proptest::prelude::*;
+
+    const COST_SCORE: [Sense; 2] = [Sense::Minimize, Sense::Maximize];
+
+    #[test]
+    fn hand_example_with_ties_and_duplicates() {
+        // cost, score: (1, 0.5) front; (2, 0.5) dominated; (2, 0.7) front twice (duplicate);
+        // (3, 0.6) dominated; (4, 0.9) front.
+        let cost = [1.0, 2.0, 2.0, 3.0, 4.0, 2.0];
+        let score = [0.5, 0.5, 0.7, 0.6, 0.9, 0.7];
+        assert_eq!(
+            front_2d(&cost, &score, COST_SCORE).unwrap(),
+            vec![0, 2, 5, 4]
+        );
+        let mut brute = front_brute_force(&cost, &score, COST_SCORE);
+        brute.sort_unstable();
+        assert_eq!(brute, vec![0, 2, 4, 5]);
+    }
+
+    #[test]
+    fn non_finite_values_are_rejected() {
+        let err = front_2d(&[1.0, f64::NAN], &[0.1, 0.2], COST_SCORE).unwrap_err();
+        assert!(matches!(
+            err,
+            ParetoError::NonFinite {
+                point: 1,
+                objective: 0,
+                ..
+            }
+        ));
+        let m = Array2::from_shape_vec((2, 2), vec![1.0, 2.0, f64::INFINITY, 0.0]).unwrap();
+        assert!(nondominated_ranks(m.view(), &COST_SCORE).is_err());
+        assert!(front_2d(&[1.0], &[1.0, 2.0], COST_SCORE).is_err());
+    }
+
+    #[test]
+    fn ranks_hand_example() {
+        // Three objectives, all minimised: (1,1,1) dominates everything else.
+        let m = Array2::from_shape_vec(
+            (4, 3),
+            vec![1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 3.0, 1.0, 2.0, 3.0, 3.0, 3.0],
+        )
+        .unwrap();
+        let ranks = nondominated_ranks(m.view(), &[Sense::Minimize; 3]).unwrap();
+        assert_eq!(ranks, vec![0, 1, 1, 2]);
+    }
+
+    fn points(tie_heavy: bool) -> impl Strategy<Value = Vec<(f64, f64)>> {
+        let value = if tie_heavy {
+            (0u8..5).prop_map(f64::from).boxed()
+        } else {
+            (-1e6f64..1e6).boxed()
+        };
+        prop::collection::vec((value.clone(), value), 0..300)
+    }
+
+    proptest! {
+        #[test]
+        fn sweep_matches_brute_force(pts in points(false), tie_pts in points(true)) {
+            for p in [pts, tie_pts] {
+                let (a, b): (Vec<f64>, Vec<f64>) = p.into_iter().unzip();
+                for senses in [COST_SCORE, [Sense::Minimize, Sense::Minimize], [Sense::Maximize, Sense::Maximize]] {
+                    let mut fast = front_2d(&a, &b, senses).unwrap();
+                    fast.sort_unstable();
+                    prop_assert_eq!(fast, front_brute_force(&a, &b, senses));
+                }
+            }
+        }
+
+        #[test]
+        fn rank_zero_is_the_front_and_ranks_are_consistent(tie_pts in points(true)) {
+            let n = tie_pts.len();
+            let flat: Vec<f64> = tie_pts.iter().flat_map(|&(a, b)| [a, b]).collect();
+            let m = Array2::from_shape_vec((n, 2), flat).unwrap();
+            let ranks = nondominated_ranks(m.view(), &COST_SCORE).unwrap();
+            let (a, b): (Vec<f64>, Vec<f64>) = tie_pts.iter().copied().unzip();
+            let front: Vec<usize> = (0..n).filter(|&i| ranks[i] == 0).collect();
+            prop_assert_eq!(front, front_brute_force(&a, &b, COST_SCORE));
+            // A dominated point always ranks after some point that dominates it.
+            for i in 0..n {
+                for j in 0..n {
+                    let oi = [a[i], -b[i]];
+                    let oj = [a[j], -b[j]];
+                    if dominates(&oj, &oi) {
+                        prop_assert!(ranks[j] < ranks[i]);
+                    }
+                }
+            }
+        }
+    }
+}
