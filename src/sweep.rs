@@ -139,17 +139,9 @@ pub struct Evaluated<'g> {
 /// Evaluates the cell with this id (None when the constraints prune it).
 pub fn evaluate_cell(grid: &Grid, id: u64) -> Option<Evaluated<'_>> {
     let cell = grid.cell(id)?;
-    let ledger = evaluate(&RunConfig::from_cell(grid, &cell));
-    let signal = CellSignal::of(
-        &ledger,
-        &grid.task,
-        cell.model.total_params(),
-        cell.group_size,
-        cell.update_epochs,
-        cell.reward.kind,
-        cell.finetune,
-        grid.run.dynamic_sampling,
-    );
+    let config = RunConfig::from_cell(grid, &cell);
+    let ledger = evaluate(&config);
+    let signal = CellSignal::of(&config, &ledger);
     let prediction = predict(&grid.outcome, &signal);
     Some(Evaluated {
         cell,

@@ -74,7 +74,7 @@ fn default_sweep_writes_cells_and_manifest_under_results() {
         .args(["sweep", grid("race-pilot").to_str().unwrap()])
         .assert()
         .success()
-        .stdout(predicate::str::contains("swept 5,184 cells"))
+        .stdout(predicate::str::contains("swept 8,640 cells"))
         .stdout(predicate::str::contains("results/race-pilot/cells.csv"));
     let out = dir.path().join("results/race-pilot");
     let (headers, rows) = read_csv(&out.join("cells.csv"));
@@ -116,17 +116,52 @@ fn default_sweep_writes_cells_and_manifest_under_results() {
         serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["grid"]["name"], "race-pilot");
     assert_eq!(manifest["grid"]["sha256"].as_str().unwrap().len(), 64);
-    assert_eq!(manifest["cells"]["evaluated"], 5184);
+    assert_eq!(manifest["cells"]["evaluated"], 8640);
     assert!(manifest["tool_version"].is_string() && manifest["catalog_version"].is_string());
     assert!(manifest["threads"].as_u64().unwrap() >= 1);
     assert!(manifest["elapsed_seconds"].is_number());
-    // Nothing but the two files: no temporary file left behind.
+    // Every output, and no temporary file left behind.
     let mut names: Vec<String> = std::fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     names.sort();
-    assert_eq!(names, ["cells.csv", "manifest.json"]);
+    assert_eq!(
+        names,
+        [
+            "allocation_frontier.csv",
+            "cells.csv",
+            "frontier.csv",
+            "manifest.json",
+            "plots",
+            "report.html",
+            "shortlist.csv",
+            "shortlist.md"
+        ]
+    );
+    let mut plots: Vec<String> = std::fs::read_dir(out.join("plots"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    plots.sort();
+    assert_eq!(
+        plots,
+        ["allocation.svg", "frontier.svg", "simplex.svg", "split.svg"]
+    );
+    // on_frontier marks exactly the cells of the budget-unit front in frontier.csv.
+    let (fh, front_rows) = read_csv(&out.join("frontier.csv"));
+    let front_ids: std::collections::BTreeSet<String> = front_rows
+        .iter()
+        .filter(|r| r[fh.iter().position(|h| h == "front").unwrap()] == "budget_unit")
+        .map(|r| r[fh.iter().position(|h| h == "cell_id").unwrap()].clone())
+        .collect();
+    let marked: std::collections::BTreeSet<String> = rows
+        .iter()
+        .filter(|r| r[col("on_frontier")] == "true")
+        .map(|r| r[0].clone())
+        .collect();
+    assert!(!marked.is_empty());
+    assert_eq!(marked, front_ids);
 }
 
 #[test]
@@ -179,9 +214,19 @@ fn shards_partition_the_grid() {
             .success();
         joined.extend(read_csv(&out.join("cells.csv")).1);
     }
-    assert_eq!(joined, all_rows);
+    // Every column but on_frontier, which a shard computes over its own slice only (merging
+    // shards recomputes it).
+    let strip = |rows: Vec<Vec<String>>| -> Vec<Vec<String>> {
+        rows.into_iter()
+            .map(|mut r| {
+                r.pop();
+                r
+            })
+            .collect()
+    };
+    assert_eq!(strip(joined), strip(all_rows.clone()));
     // The isocompute grid prunes prompts × G above 16,384.
-    assert_eq!(all_rows.len(), 108);
+    assert_eq!(all_rows.len(), 189);
 }
 
 #[test]
@@ -243,7 +288,7 @@ fn check_prints_axes_and_counts() {
         .args(["check", grid("race-pilot").to_str().unwrap()])
         .assert()
         .success()
-        .stdout(predicate::str::contains("cells: 5,184"))
+        .stdout(predicate::str::contains("cells: 8,640"))
         .stdout(predicate::str::contains(
             "qwen2.5-1.5b, qwen2.5-3b, qwen2.5-7b",
         ));
@@ -256,7 +301,9 @@ fn check_prints_axes_and_counts() {
         .args(["check", grid("isocompute").to_str().unwrap()])
         .assert()
         .success()
-        .stdout(predicate::str::contains("108 pruned by constraints"));
+        .stdout(predicate::str::contains(
+            "cells: 189 (378 in the product of axes, 189 pruned by constraints)",
+        ));
 }
 
 #[test]
@@ -492,4 +539,58 @@ fn catalog_lists_models_gpus_and_rewards() {
         .assert()
         .success()
         .stdout(predicate::str::contains("qwen2.5-math-prm-7b"));
+}
+
+#[test]
+fn plots_are_well_formed_svg_with_data_marks() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    bin()
+        .args(["sweep", grid("race-pilot").to_str().unwrap(), "-q", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    for (name, min_marks) in [
+        ("frontier.svg", 500),
+        ("allocation.svg", 30),
+        ("split.svg", 20),
+        ("simplex.svg", 500),
+    ] {
+        let text = std::fs::read_to_string(out.join("plots").join(name)).unwrap();
+        let doc = roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let count = |tag: &str| doc.descendants().filter(|n| n.has_tag_name(tag)).count();
+        let marks =
+            count("circle") + count("rect") + count("polyline") + count("polygon") + count("path");
+        assert!(marks >= min_marks, "{name}: {marks} data marks");
+        let texts: Vec<String> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("text"))
+            .filter_map(|n| n.text().map(str::to_string))
+            .collect();
+        assert!(
+            texts.iter().any(|t| t.contains("race-pilot")),
+            "{name} has a title naming the grid"
+        );
+        assert!(
+            !text.contains("NaN") && !text.contains("inf\""),
+            "{name} has no non-finite coordinates"
+        );
+    }
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(report.contains("prior (uncalibrated)"));
+    assert_eq!(report.matches("<svg").count(), 4, "four inline plots");
+    for forbidden in [
+        "<script",
+        "<link",
+        "src=\"http",
+        "href=\"http",
+        "url(",
+        "@import",
+        "@font-face",
+    ] {
+        assert!(
+            !report.contains(forbidden),
+            "self-contained: found {forbidden}"
+        );
+    }
 }

@@ -195,8 +195,13 @@ fn shown_budgets(count: usize) -> Vec<usize> {
 /// `allocation.svg`.
 pub fn allocation(grid: &Grid, aggregate: &Aggregate) -> String {
     let budgets = shown_budgets(grid.axes.budget.len());
-    let width = 380 * budgets.len() as u32 + 40;
-    render(width.max(700), 560, |root| {
+    let series: Vec<(usize, usize)> = (0..grid.axes.model.len())
+        .flat_map(|m| (0..grid.axes.reward.len()).map(move |r| (m, r)))
+        .collect();
+    let legend_rows = series.len().div_ceil(3) as u32;
+    let width = (360 * budgets.len() as u32 + 40).max(760);
+    let height = 480 + 24 * legend_rows;
+    render(width, height, |root| {
         let title = format!(
             "Best predicted score against update fraction, grid {} (the RACE picture)",
             grid.name
@@ -205,21 +210,26 @@ pub fn allocation(grid: &Grid, aggregate: &Aggregate) -> String {
             return empty_message(root, &title);
         }
         let root = root.titled(&title, ("sans-serif", 20))?;
-        let (y0, y1) = padded(
-            aggregate
-                .allocation
-                .values()
-                .map(|p| p.score)
-                .fold(f64::INFINITY, f64::min),
-            aggregate
-                .allocation
-                .values()
-                .map(|p| p.score)
-                .fold(f64::NEG_INFINITY, f64::max),
-            0.05,
-        );
-        let panels = root.split_evenly((1, budgets.len()));
+        let (charts, legend) = root.split_vertically(root.dim_in_pixel().1 - 24 * legend_rows - 16);
+        let panels = charts.split_evenly((1, budgets.len()));
         for (panel, &b) in panels.iter().zip(&budgets) {
+            let in_budget: Vec<&Point> = aggregate
+                .allocation
+                .iter()
+                .filter(|((_, _, bb, _), _)| *bb == b)
+                .map(|(_, p)| p)
+                .collect();
+            let (y0, y1) = padded(
+                in_budget
+                    .iter()
+                    .map(|p| p.score)
+                    .fold(f64::INFINITY, f64::min),
+                in_budget
+                    .iter()
+                    .map(|p| p.score)
+                    .fold(f64::NEG_INFINITY, f64::max),
+                0.08,
+            );
             let mut chart = ChartBuilder::on(panel)
                 .caption(
                     format!("budget {}", budget_label(grid, b)),
@@ -237,52 +247,43 @@ pub fn allocation(grid: &Grid, aggregate: &Aggregate) -> String {
                 .light_line_style(WHITE.mix(0.0))
                 .draw()?;
             let mut best: Option<Point> = None;
-            for (m, model) in grid.axes.model.iter().enumerate() {
-                for (r, reward) in grid.axes.reward.iter().enumerate() {
-                    let mut points: Vec<Point> = aggregate
-                        .allocation
-                        .iter()
-                        .filter(|((mm, rr, bb, _), _)| *mm == m && *rr == r && *bb == b)
-                        .map(|(_, p)| *p)
-                        .collect();
-                    if points.is_empty() {
-                        continue;
+            for &(m, r) in &series {
+                let mut points: Vec<Point> = aggregate
+                    .allocation
+                    .iter()
+                    .filter(|((mm, rr, bb, _), _)| *mm == m && *rr == r && *bb == b)
+                    .map(|(_, p)| *p)
+                    .collect();
+                if points.is_empty() {
+                    continue;
+                }
+                points.sort_by(|a, c| a.update_fraction.total_cmp(&c.update_fraction));
+                for p in &points {
+                    if best.is_none_or(|q| p.score > q.score) {
+                        best = Some(*p);
                     }
-                    points.sort_by(|a, c| a.update_fraction.total_cmp(&c.update_fraction));
-                    for p in &points {
-                        if best.is_none_or(|q| p.score > q.score) {
-                            best = Some(*p);
-                        }
-                    }
-                    let c = colour(m);
-                    let rule = reward.kind == crate::spec::RewardKind::Rule;
-                    let style = if rule {
-                        c.stroke_width(2)
-                    } else {
-                        c.mix(0.7).stroke_width(1)
-                    };
-                    let series = chart.draw_series(LineSeries::new(
-                        points.iter().map(|p| (p.update_fraction, p.score)),
-                        style,
-                    ))?;
-                    let label = format!("{} / {}", model.id, reward);
-                    if rule {
-                        series
-                            .label(label)
-                            .legend(move |(x, y)| Circle::new((x, y), 4, c.filled()));
-                        chart.draw_series(
-                            points
-                                .iter()
-                                .map(|p| Circle::new((p.update_fraction, p.score), 3, c.filled())),
-                        )?;
-                    } else {
-                        series
-                            .label(label)
-                            .legend(move |(x, y)| TriangleMarker::new((x, y), 5, c.filled()));
-                        chart.draw_series(points.iter().map(|p| {
-                            TriangleMarker::new((p.update_fraction, p.score), 4, c.filled())
-                        }))?;
-                    }
+                }
+                let c = colour(m);
+                let rule = grid.axes.reward[r].kind == crate::spec::RewardKind::Rule;
+                let style = if rule {
+                    c.stroke_width(2)
+                } else {
+                    c.mix(0.7).stroke_width(1)
+                };
+                chart.draw_series(LineSeries::new(
+                    points.iter().map(|p| (p.update_fraction, p.score)),
+                    style,
+                ))?;
+                if rule {
+                    chart.draw_series(
+                        points
+                            .iter()
+                            .map(|p| Circle::new((p.update_fraction, p.score), 3, c.filled())),
+                    )?;
+                } else {
+                    chart.draw_series(points.iter().map(|p| {
+                        TriangleMarker::new((p.update_fraction, p.score), 4, c.filled())
+                    }))?;
                 }
             }
             if let Some(p) = best {
@@ -292,15 +293,21 @@ pub fn allocation(grid: &Grid, aggregate: &Aggregate) -> String {
                     BLACK.stroke_width(2),
                 )))?;
             }
-            if b == budgets[0] {
-                chart
-                    .configure_series_labels()
-                    .position(SeriesLabelPosition::LowerLeft)
-                    .background_style(WHITE.mix(0.85))
-                    .border_style(BLACK)
-                    .label_font(("sans-serif", 12))
-                    .draw()?;
+        }
+        // Legend strip under the panels: one entry per model and reward.
+        let font = ("sans-serif", 13).into_font().color(&BLACK);
+        let column_width = (legend.dim_in_pixel().0 as i32 - 40) / 3;
+        for (k, &(m, r)) in series.iter().enumerate() {
+            let x = 30 + (k % 3) as i32 * column_width;
+            let y = 8 + (k / 3) as i32 * 24;
+            let c = colour(m);
+            if grid.axes.reward[r].kind == crate::spec::RewardKind::Rule {
+                legend.draw(&Circle::new((x, y + 6), 5, c.filled()))?;
+            } else {
+                legend.draw(&TriangleMarker::new((x, y + 6), 6, c.filled()))?;
             }
+            let label = format!("{} / {}", grid.axes.model[m].id, grid.axes.reward[r]);
+            legend.draw(&Text::new(label, (x + 12, y), font.clone()))?;
         }
         Ok(())
     })
@@ -323,7 +330,18 @@ pub fn split(grid: &Grid, aggregate: &Aggregate) -> String {
             (0..24).map(|k| front[k * (front.len() - 1) / 23]).collect()
         };
         let root = root.titled(&title, ("sans-serif", 20))?;
-        let panels = root.split_evenly((1, 2));
+        let (legend, charts) = root.split_vertically(28);
+        let font = ("sans-serif", 14).into_font().color(&BLACK);
+        let centre = legend.dim_in_pixel().0 as i32 / 2;
+        for (k, name) in BUCKET_NAMES.iter().enumerate() {
+            let x = centre - 150 + 110 * k as i32;
+            legend.draw(&Rectangle::new(
+                [(x, 6), (x + 14, 20)],
+                BUCKET_COLOURS[k].filled(),
+            ))?;
+            legend.draw(&Text::new(*name, (x + 20, 5), font.clone()))?;
+        }
+        let panels = charts.split_evenly((1, 2));
         for (panel, (name, dollars)) in panels
             .iter()
             .zip([("share of FLOPs", false), ("share of dollars", true)])
@@ -344,8 +362,7 @@ pub fn split(grid: &Grid, aggregate: &Aggregate) -> String {
                 .y_label_formatter(&|y| format!("{:.0}%", 100.0 * y))
                 .light_line_style(WHITE.mix(0.0))
                 .draw()?;
-            for (k, bucket) in BUCKET_NAMES.iter().enumerate() {
-                let c = BUCKET_COLOURS[k];
+            for (k, c) in BUCKET_COLOURS.iter().copied().enumerate() {
                 let bars = shown.iter().enumerate().map(move |(i, p)| {
                     let shares = if dollars {
                         p.usd_shares
@@ -361,20 +378,8 @@ pub fn split(grid: &Grid, aggregate: &Aggregate) -> String {
                         c.filled(),
                     )
                 });
-                chart
-                    .draw_series(bars)?
-                    .label(*bucket)
-                    .legend(move |(x, y)| {
-                        Rectangle::new([(x - 5, y - 5), (x + 5, y + 5)], c.filled())
-                    });
+                chart.draw_series(bars)?;
             }
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperRight)
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .label_font(("sans-serif", 13))
-                .draw()?;
         }
         Ok(())
     })

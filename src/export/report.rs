@@ -197,7 +197,6 @@ pub fn render(
         escape(&grid.sha256),
         grid.seed
     ));
-    let _ = budget_label;
     h
 }
 

@@ -24,9 +24,9 @@ pub mod params;
 
 use serde::Serialize;
 
-use crate::ledger::Ledger;
 use crate::ledger::lengths::{beta_moment, beta_parameters};
-use crate::spec::{Finetune, RewardKind, Task};
+use crate::ledger::{Ledger, RunConfig};
+use crate::spec::{Finetune, RewardKind};
 use params::{LORA_REFERENCE_PARAMS, REFERENCE_PARAMS, REFERENCE_ROLLOUTS};
 pub use params::{OutcomeParams, PARAM_NAMES, Param};
 
@@ -52,36 +52,28 @@ pub struct CellSignal {
 }
 
 impl CellSignal {
-    /// Extracts the signal of a run from its ledger.
-    pub fn of(
-        ledger: &Ledger,
-        task: &Task,
-        policy_params: u64,
-        group_size: u64,
-        update_epochs: u64,
-        reward: RewardKind,
-        finetune: Finetune,
-        dynamic_sampling: bool,
-    ) -> Self {
+    /// Extracts the signal of a run from its configuration and ledger.
+    pub fn of(cfg: &RunConfig, ledger: &Ledger) -> Self {
         let t = &ledger.tokens;
         // Under dynamic sampling the kept groups all carry signal.
-        let signal_share = if dynamic_sampling {
+        let signal_share = if cfg.run.dynamic_sampling {
             1.0
         } else {
             1.0 - t.zero_signal_rate
         };
-        let (alpha, beta) = beta_parameters(task.pass_rate_mean, task.pass_rate_concentration);
+        let (alpha, beta) =
+            beta_parameters(cfg.task.pass_rate_mean, cfg.task.pass_rate_concentration);
         CellSignal {
-            policy_params: policy_params as f64,
+            policy_params: cfg.policy.total_params() as f64,
             iterations: ledger.iterations as f64,
-            update_epochs: update_epochs as f64,
+            update_epochs: cfg.update_epochs as f64,
             useful_rollouts_per_step: t.rollouts_per_step
                 * signal_share
                 * (1.0 - t.truncation_rate),
-            coverage: 1.0 - beta_moment(beta, alpha, group_size),
+            coverage: 1.0 - beta_moment(beta, alpha, cfg.group_size),
             truncation_rate: t.truncation_rate,
-            reward,
-            lora_rank: match finetune {
+            reward: cfg.reward.kind,
+            lora_rank: match cfg.finetune {
                 Finetune::Full => None,
                 Finetune::Lora(r) => Some(r),
             },

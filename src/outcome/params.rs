@@ -205,23 +205,24 @@ impl OutcomeParams {
         copy.get_mut(name).map(|p| *p)
     }
 
-    /// Keeps the ranges of score-like parameters inside [0, 1] (a number override can scale a
-    /// range past 1).
-    pub fn clamp_ranges(&mut self) {
-        for name in [
+    /// Keeps a scaled range inside the parameter's domain (a number override scales the default
+    /// range, which can push a score-like range past 1 or the reuse factor to 1).
+    pub fn clamp_scaled_range(name: &str, param: &mut Param) {
+        if [
             "base_score_at_7b",
             "ceiling_at_7b",
             "prm_ceiling",
             "orm_ceiling",
             "judge_ceiling",
-        ] {
-            let p = self.get_mut(name).expect("listed");
-            p.low = p.low.clamp(0.0, 1.0);
-            p.high = p.high.clamp(0.0, 1.0);
+        ]
+        .contains(&name)
+        {
+            param.low = param.low.clamp(0.0, 1.0).min(param.value);
+            param.high = param.high.clamp(0.0, 1.0).max(param.value);
         }
-        let rho = &mut self.epoch_reuse;
-        rho.high = rho.high.min(0.99);
-        rho.low = rho.low.min(rho.high);
+        if name == "epoch_reuse" {
+            param.high = param.high.min(0.99).max(param.value);
+        }
     }
 
     /// Checks the values are usable: finite, low ≤ value ≤ high, and each within its domain.

@@ -913,7 +913,6 @@ fn parse_outcome(table: &toml::Table, v: &Validator) -> Result<(Option<String>, 
             }
         }
     }
-    params.clamp_ranges();
     params.validate().map_err(|m| {
         let key = m.split(':').next().unwrap_or("").to_string();
         v.err(
