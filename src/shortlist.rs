@@ -31,10 +31,21 @@ pub struct Entry {
     pub flags: Vec<String>,
 }
 
-fn near_duplicate(a: &AxisIndices, b: &AxisIndices) -> bool {
+fn near_duplicate(grid: &Grid, a: &AxisIndices, b: &AxisIndices) -> bool {
     let close = |x: usize, y: usize| x.abs_diff(y) <= 1;
+    // Two LoRA ranks next to each other on the axis are one regime; full fine-tuning is its own.
+    let same_finetune = a.finetune == b.finetune
+        || (close(a.finetune, b.finetune)
+            && matches!(
+                grid.axes.finetune[a.finetune],
+                crate::spec::Finetune::Lora(_)
+            )
+            && matches!(
+                grid.axes.finetune[b.finetune],
+                crate::spec::Finetune::Lora(_)
+            ));
     a.model == b.model
-        && a.finetune == b.finetune
+        && same_finetune
         && a.reward == b.reward
         && close(a.group_size, b.group_size)
         && close(a.max_response_len, b.max_response_len)
@@ -42,21 +53,29 @@ fn near_duplicate(a: &AxisIndices, b: &AxisIndices) -> bool {
         && close(a.prompts_per_step, b.prompts_per_step)
 }
 
-/// The numeric axes: name, values as text, index of the cell on it, and a setter for neighbours.
-fn numeric_axes(grid: &Grid, i: &AxisIndices) -> Vec<(&'static str, Vec<u64>, usize)> {
+/// The numeric axes: name, values, the cell's index on it, and the smallest value the axis
+/// allows (no "add smaller values" advice below it).
+fn numeric_axes(grid: &Grid, i: &AxisIndices) -> Vec<(&'static str, Vec<u64>, usize, u64)> {
     let a = &grid.axes;
+    let min_group = if grid.run.algorithm == crate::spec::Algorithm::Grpo {
+        2
+    } else {
+        1
+    };
     vec![
-        ("group_size", a.group_size.clone(), i.group_size),
+        ("group_size", a.group_size.clone(), i.group_size, min_group),
         (
             "max_response_len",
             a.max_response_len.clone(),
             i.max_response_len,
+            1,
         ),
-        ("update_epochs", a.update_epochs.clone(), i.update_epochs),
+        ("update_epochs", a.update_epochs.clone(), i.update_epochs, 1),
         (
             "prompts_per_step",
             a.prompts_per_step.clone(),
             i.prompts_per_step,
+            1,
         ),
     ]
 }
@@ -74,8 +93,8 @@ fn with_axis(i: &AxisIndices, axis: &str, value: usize) -> AxisIndices {
 
 fn flags(grid: &Grid, point: &Point) -> Vec<String> {
     let mut flags = Vec::new();
-    for (axis, values, index) in numeric_axes(grid, &point.indices) {
-        if values.len() > 1 && index == 0 {
+    for (axis, values, index, minimum) in numeric_axes(grid, &point.indices) {
+        if values.len() > 1 && index == 0 && values[0] > minimum {
             flags.push(format!(
                 "at the lower edge of {axis} ({}): add smaller values",
                 values[0]
@@ -88,7 +107,7 @@ fn flags(grid: &Grid, point: &Point) -> Vec<String> {
         }
     }
     flags.push("prior only (uncalibrated): validate before trusting".to_string());
-    for (axis, values, index) in numeric_axes(grid, &point.indices) {
+    for (axis, values, index, _) in numeric_axes(grid, &point.indices) {
         for neighbour in [index.checked_sub(1), Some(index + 1)]
             .into_iter()
             .flatten()
@@ -126,7 +145,7 @@ pub fn select(grid: &Grid, aggregate: &Aggregate) -> Vec<Entry> {
             }
             if chosen
                 .iter()
-                .any(|c| near_duplicate(&c.indices, &p.indices))
+                .any(|c| near_duplicate(grid, &c.indices, &p.indices))
             {
                 continue;
             }
