@@ -31,6 +31,127 @@ pub enum Command {
     Flops(FlopsArgs),
     /// List the catalog: models, GPUs or reward mechanisms.
     Catalog(CatalogArgs),
+    /// Choose IsoFLOP pilot runs and write launch scripts (veRL or TRL) and a Slurm array.
+    Plan(PlanArgs),
+    /// Write results for a plan from known parameters (a stand-in for a cluster).
+    Simulate(SimulateArgs),
+    /// Fit pilot results: per-run curves, RACE surfaces, calibrated prior.
+    Fit(FitArgs),
+    /// Fit one sigmoid to a compute,score CSV (to compare with scipy.optimize.curve_fit).
+    FitCurve(FitCurveArgs),
+}
+
+/// Arguments of `plan`.
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// The grid file (TOML).
+    pub grid: PathBuf,
+    /// The budget every pilot spends, as "1e17 flops", "20 gpu-h" or "100 usd".
+    #[arg(long)]
+    pub pilot_budget: String,
+    /// Most pilot runs.
+    #[arg(long)]
+    pub max_pilots: usize,
+    /// Most dollars for all pilots together.
+    #[arg(long)]
+    pub pilot_usd: Option<f64>,
+    /// `verl` or `trl`.
+    #[arg(long, default_value = "verl")]
+    pub framework: String,
+    /// Output folder.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Replace another grid's plan in the output folder.
+    #[arg(long)]
+    pub force: bool,
+    /// A catalog file merged over the embedded one.
+    #[arg(long)]
+    pub catalog: Option<PathBuf>,
+}
+
+/// Arguments of `simulate`.
+#[derive(Debug, Args)]
+pub struct SimulateArgs {
+    /// The plan (plan.csv; plan.json must sit beside it).
+    #[arg(long)]
+    pub plan: PathBuf,
+    /// True parameters: a TOML file in the format of a grid's [outcome] table.
+    #[arg(long)]
+    pub truth: PathBuf,
+    /// Standard deviation of the measurement noise.
+    #[arg(long, default_value_t = 0.01)]
+    pub noise: f64,
+    /// Seed of the noise.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Metric name written in the CSV [default: the grid's, or "score"].
+    #[arg(long)]
+    pub metric: Option<String>,
+    /// Output CSV.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// The grid file, when it moved since the plan was made.
+    #[arg(long)]
+    pub grid: Option<PathBuf>,
+    /// A catalog file merged over the embedded one.
+    #[arg(long)]
+    pub catalog: Option<PathBuf>,
+}
+
+/// Arguments of `fit`.
+#[derive(Debug, Args)]
+pub struct FitArgs {
+    /// Results: a CSV with columns run_id, step, metric, value.
+    pub results: PathBuf,
+    /// The plan the runs came from (plan.csv; plan.json beside it).
+    #[arg(long)]
+    pub plan: PathBuf,
+    /// Output folder.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// The held-out metric to fit [default: the grid's [outcome] metric, or "score"].
+    #[arg(long)]
+    pub metric: Option<String>,
+    /// Skip bad rows (counted and reported) instead of failing.
+    #[arg(long)]
+    pub skip_bad_rows: bool,
+    /// Accept a training signal (reward, loss) as the target.
+    #[arg(long)]
+    pub allow_train_metric: bool,
+    /// Ignore checkpoints before this step in the curve fits (ScaleRL skips early compute).
+    #[arg(long, default_value_t = 0)]
+    pub warmup_steps: u64,
+    /// Bootstrap replicates.
+    #[arg(long, default_value_t = 200)]
+    pub bootstrap: usize,
+    /// Seed of the bootstraps [default: the grid's].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Prior parameters to calibrate, comma-separated [default: those the pilots identify].
+    #[arg(long)]
+    pub free: Option<String>,
+    /// The grid file, when it moved since the plan was made.
+    #[arg(long)]
+    pub grid: Option<PathBuf>,
+    /// Replace another grid's calibration in the output folder.
+    #[arg(long)]
+    pub force: bool,
+    /// A catalog file merged over the embedded one.
+    #[arg(long)]
+    pub catalog: Option<PathBuf>,
+}
+
+/// Arguments of `fit-curve`.
+#[derive(Debug, Args)]
+pub struct FitCurveArgs {
+    /// CSV with a header and two columns: compute, score.
+    pub data: PathBuf,
+    /// R0, the score at zero compute (fixed).
+    #[arg(long)]
+    pub base_score: f64,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Arguments of `sweep`.
@@ -59,6 +180,9 @@ pub struct SweepArgs {
     /// A catalog file merged over the embedded one.
     #[arg(long)]
     pub catalog: Option<PathBuf>,
+    /// Predict with a calibration written by `rlfrontier fit` (calibration.json).
+    #[arg(long)]
+    pub calibration: Option<PathBuf>,
 }
 
 /// Arguments of `check`.
@@ -251,5 +375,9 @@ pub fn run(cli: Cli, interrupted: &AtomicBool) -> Result<()> {
         Command::Cost(args) => commands::cost::run(&args, &mut out),
         Command::Flops(args) => commands::flops::run(&args, &mut out),
         Command::Catalog(args) => commands::catalog::run(&args, &mut out),
+        Command::Plan(args) => commands::plan::run(&args, &mut out),
+        Command::Simulate(args) => commands::simulate::run(&args, &mut out),
+        Command::Fit(args) => commands::fit::run(&args, &mut out),
+        Command::FitCurve(args) => commands::fit::fit_curve(&args, &mut out),
     }
 }

@@ -106,7 +106,9 @@ fn flags(grid: &Grid, point: &Point) -> Vec<String> {
             ));
         }
     }
-    flags.push("prior only (uncalibrated): validate before trusting".to_string());
+    if grid.outcome_state == crate::outcome::OutcomeState::Prior {
+        flags.push("prior only (uncalibrated): validate before trusting".to_string());
+    }
     for (axis, values, index, _) in numeric_axes(grid, &point.indices) {
         for neighbour in [index.checked_sub(1), Some(index + 1)]
             .into_iter()

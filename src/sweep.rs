@@ -487,7 +487,7 @@ fn write_manifest(
         },
         "files": summary.files.iter().filter_map(|f| f.strip_prefix(&options.out_dir).ok()).map(|f| f.display().to_string()).collect::<Vec<_>>(),
         "outcome": {
-            "state": "prior (uncalibrated)",
+            "state": grid.outcome_state.label(),
             "metric": grid.metric,
         },
         "threads": summary.threads,

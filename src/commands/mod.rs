@@ -4,7 +4,10 @@
 pub mod catalog;
 pub mod check;
 pub mod cost;
+pub mod fit;
 pub mod flops;
+pub mod plan;
+pub mod simulate;
 pub mod sweep;
 
 use std::io::Write;

@@ -29,7 +29,10 @@ pub fn parse_shard(text: &str) -> Result<(u64, u64)> {
 /// Runs the sweep and prints a summary.
 pub fn run(args: &SweepArgs, interrupted: &AtomicBool, out: &mut dyn Write) -> Result<()> {
     let catalog = super::load_catalog(args.catalog.as_deref())?;
-    let grid = spec::load(&args.grid, &catalog)?;
+    let mut grid = spec::load(&args.grid, &catalog)?;
+    if let Some(path) = &args.calibration {
+        crate::outcome::calibration_file::apply(&mut grid, path)?;
+    }
     let shard = args.shard.as_deref().map(parse_shard).transpose()?;
     let options = SweepOptions {
         out_dir: args.out.clone().unwrap_or_else(|| default_out_dir(&grid)),
@@ -40,7 +43,8 @@ pub fn run(args: &SweepArgs, interrupted: &AtomicBool, out: &mut dyn Write) -> R
         quiet: args.quiet,
     };
     let s = run_sweep(&grid, &catalog, &options, interrupted)?;
-    let mut text = format!(
+    let mut text = format!("predictions: {}\n", grid.outcome_state.label());
+    text.push_str(&format!(
         "swept {} cells of grid `{}` ({} in the grid, {} pruned by constraints) in {:.2} s on {} threads\n",
         thousands(s.cells_evaluated as f64),
         grid.name,
@@ -48,7 +52,7 @@ pub fn run(args: &SweepArgs, interrupted: &AtomicBool, out: &mut dyn Write) -> R
         thousands(s.cells_pruned as f64),
         s.elapsed_seconds,
         s.threads
-    );
+    ));
     text.push_str(&format!(
         "feasible: {} of {}",
         thousands(s.cells_feasible as f64),

@@ -55,7 +55,21 @@ pub fn render(
     if !grid.description.is_empty() {
         h.push_str(&format!("<p>{}</p>\n", escape(&grid.description)));
     }
-    h.push_str("<p>Predictions: <span class=\"state\">prior (uncalibrated)</span> &mdash; the outcome model's documented defaults, not fitted to pilot runs. Costs come from the ledger and do not depend on the prior.</p>\n");
+    let explanation = match &grid.outcome_state {
+        crate::outcome::OutcomeState::Prior => {
+            "the outcome model's documented defaults, not fitted to pilot runs".to_string()
+        }
+        crate::outcome::OutcomeState::Calibrated {
+            prior_rmse, file, ..
+        } => format!(
+            "fitted to pilot runs ({}); the uncalibrated prior's error on the same checkpoints was {prior_rmse:.4}",
+            escape(file)
+        ),
+    };
+    h.push_str(&format!(
+        "<p>Predictions: <span class=\"state\">{}</span> &mdash; {explanation}. Costs come from the ledger and do not depend on the predictions.</p>\n",
+        escape(&grid.outcome_state.label())
+    ));
 
     let front = aggregate.front(CostBasis::Usd);
     let best = front.last();

@@ -223,11 +223,12 @@ pub fn shortlist_csv(grid: &Grid, entries: &[Entry]) -> Vec<u8> {
 /// `shortlist.md`: the same, for people.
 pub fn shortlist_markdown(grid: &Grid, entries: &[Entry]) -> String {
     let mut md = format!("# Shortlist: grid `{}`\n\n", grid.name);
-    md.push_str(
+    md.push_str(&format!(
         "Per budget, the regimes whose predicted-score interval overlaps the best's, best first, without \
          near-duplicates (same model, fine-tuning and reward within one grid step on every numeric axis). \
-         Predictions come from the **prior (uncalibrated)**: treat them as a plan for pilot runs, not as results.\n\n",
-    );
+         Predictions: **{}**. Treat them as a plan for validation runs, not as results.\n\n",
+        grid.outcome_state.label()
+    ));
     let mut budgets: Vec<usize> = entries.iter().map(|e| e.budget_index).collect();
     budgets.dedup();
     if budgets.is_empty() {

@@ -200,8 +200,10 @@ pub struct Grid {
     pub constraints: Constraints,
     /// Target metric name, if given.
     pub metric: Option<String>,
-    /// The outcome prior's parameters (defaults, overridden by `[outcome]`).
+    /// The outcome prior's parameters (defaults, overridden by `[outcome]`, or calibrated).
     pub outcome: OutcomeParams,
+    /// Whether `outcome` is the prior or a calibration.
+    pub outcome_state: crate::outcome::OutcomeState,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -834,6 +836,7 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
         constraints,
         metric,
         outcome,
+        outcome_state: crate::outcome::OutcomeState::Prior,
     };
     grid.cell_count().map_err(|m| v.err(ax, "", m))?;
     if grid.valid_cell_count() == 0 {
@@ -846,7 +849,14 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
 /// parameter's value and keeps the relative width of its range; `{ value, low, high }` sets all
 /// three.
 fn parse_outcome(table: &toml::Table, v: &Validator) -> Result<(Option<String>, OutcomeParams)> {
-    let section = Some("outcome");
+    parse_outcome_in(table, v, Some("outcome"))
+}
+
+fn parse_outcome_in(
+    table: &toml::Table,
+    v: &Validator,
+    section: Option<&str>,
+) -> Result<(Option<String>, OutcomeParams)> {
     let mut params = OutcomeParams::default();
     let mut metric = None;
     for (key, value) in table {
@@ -922,6 +932,16 @@ fn parse_outcome(table: &toml::Table, v: &Validator) -> Result<(Option<String>, 
         )
     })?;
     Ok((metric, params))
+}
+
+/// Outcome parameters from a TOML file whose top-level keys are parameter names (the format of a
+/// grid's `[outcome]` table), e.g. the truth file of `rlfrontier simulate`.
+pub fn outcome_from_toml(text: &str, path: &Path) -> Result<OutcomeParams> {
+    let table: toml::Table = toml::from_str(text).map_err(|e| toml_error(path, text, &e))?;
+    // Reuse the [outcome] parser: wrap the table so line lookups find the keys at top level.
+    let v = Validator { text, path };
+    let (_, params) = parse_outcome_in(&table, &v, None)?;
+    Ok(params)
 }
 
 /// Turns serde's "unknown field" into "unknown key, did you mean"; other errors keep their text.

@@ -1,0 +1,497 @@
+//! Calibrating the outcome prior on pilot checkpoints.
+//!
+//! All checkpoints of all runs are fitted at once by weighted nonlinear least squares: a
+//! checkpoint's residual is (prior's prediction at that step − measured value) / √(checkpoints of
+//! its run), so every run weighs the same. Free parameters are mapped to unconstrained values
+//! (logit for fractions, log for positive scales) and fitted with Levenberg-Marquardt on a
+//! central-difference Jacobian. The fit is a maximum a posteriori estimate: each free parameter
+//! also contributes a residual (θ − θ_prior)/σ_prior, with σ_prior such that the prior's stated
+//! range is its 90% interval, and the data residuals are scaled by the noise level estimated from
+//! an unpenalised fit first. Pilots that only see the early part of the curve cannot pin the
+//! ceiling; the penalty keeps such parameters near the prior instead of at a bound. Uncertainty comes from a bootstrap over runs (runs, not
+//! checkpoints, are the resampling unit, since checkpoints of one run are correlated);
+//! generalisation from leave-one-run-out and leave-one-model-size-out refits, reported beside the
+//! uncalibrated prior's error on the same points.
+
+use serde::Serialize;
+
+use super::lm::{Problem, minimize};
+use super::sigmoid::quantile;
+use crate::outcome::{CellSignal, OutcomeParams, Param, predict_score};
+use crate::rng::SplitMix64;
+
+/// One measured checkpoint with the signal the prior needs.
+#[derive(Debug, Clone, Copy)]
+pub struct Observation {
+    /// Index of the run it belongs to.
+    pub run: usize,
+    /// The cell's signal with `iterations` set to the checkpoint's step.
+    pub signal: CellSignal,
+    /// Measured value.
+    pub value: f64,
+}
+
+/// How a free parameter is mapped to the real line.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Transform {
+    Logit,
+    Log,
+    Identity,
+}
+
+fn transform_of(name: &str) -> Transform {
+    match name {
+        "base_score_at_7b" | "ceiling_at_7b" | "prm_ceiling" | "orm_ceiling" | "judge_ceiling"
+        | "epoch_reuse" => Transform::Logit,
+        "k_mid_at_7b"
+        | "steepness"
+        | "prm_signal"
+        | "orm_signal"
+        | "judge_signal"
+        | "lora_half_rank_at_0_5b" => Transform::Log,
+        _ => Transform::Identity,
+    }
+}
+
+fn to_free(t: Transform, x: f64) -> f64 {
+    match t {
+        Transform::Logit => {
+            let p = x.clamp(1e-9, 1.0 - 1e-9);
+            (p / (1.0 - p)).ln()
+        }
+        Transform::Log => x.max(1e-300).ln(),
+        Transform::Identity => x,
+    }
+}
+
+fn from_free(t: Transform, u: f64) -> f64 {
+    match t {
+        Transform::Logit => 1.0 / (1.0 + (-u).exp()),
+        Transform::Log => u.exp(),
+        Transform::Identity => u,
+    }
+}
+
+/// Parameters with these values set.
+fn with_values(base: &OutcomeParams, free: &[&str], theta: &[f64]) -> OutcomeParams {
+    let mut p = *base;
+    for (name, &u) in free.iter().zip(theta) {
+        let v = from_free(transform_of(name), u);
+        let q = p.get_mut(name).expect("valid name");
+        q.value = v;
+        q.low = q.low.min(v);
+        q.high = q.high.max(v);
+    }
+    p
+}
+
+struct Calibration<'a> {
+    base: &'a OutcomeParams,
+    free: &'a [&'a str],
+    observations: Vec<&'a Observation>,
+    weights: Vec<f64>,
+    /// Prior centre and scale of each free parameter in the unconstrained space; None: no penalty.
+    penalty: Option<Vec<(f64, f64)>>,
+    /// Noise level the data residuals are divided by (1 without a penalty).
+    noise: f64,
+}
+
+/// Centre and 90%-interval scale of each free parameter, in the unconstrained space.
+fn prior_penalty(prior: &OutcomeParams, free: &[&str]) -> Vec<(f64, f64)> {
+    free.iter()
+        .map(|n| {
+            let p = prior.get(n).expect("valid");
+            let t = transform_of(n);
+            let (lo, hi) = (to_free(t, p.low), to_free(t, p.high));
+            let scale = ((hi - lo).abs() / (2.0 * 1.645)).max(1e-3);
+            (to_free(t, p.value), scale)
+        })
+        .collect()
+}
+
+impl<'a> Calibration<'a> {
+    fn new(
+        base: &'a OutcomeParams,
+        free: &'a [&'a str],
+        observations: Vec<&'a Observation>,
+    ) -> Self {
+        let mut counts = std::collections::BTreeMap::new();
+        for o in &observations {
+            *counts.entry(o.run).or_insert(0usize) += 1;
+        }
+        let weights = observations
+            .iter()
+            .map(|o| 1.0 / (counts[&o.run] as f64).sqrt())
+            .collect();
+        Calibration {
+            base,
+            free,
+            observations,
+            weights,
+            penalty: None,
+            noise: 1.0,
+        }
+    }
+}
+
+impl Problem for Calibration<'_> {
+    fn parameters(&self) -> usize {
+        self.free.len()
+    }
+
+    fn residuals(&self, theta: &[f64]) -> Option<Vec<f64>> {
+        let p = with_values(self.base, self.free, theta);
+        let mut r: Vec<f64> = self
+            .observations
+            .iter()
+            .zip(&self.weights)
+            .map(|(o, w)| (predict_point(&p, &o.signal) - o.value) * w / self.noise)
+            .collect();
+        if let Some(penalty) = &self.penalty {
+            r.extend(
+                theta
+                    .iter()
+                    .zip(penalty)
+                    .map(|(t, (centre, scale))| (t - centre) / scale),
+            );
+        }
+        r.iter().all(|v| v.is_finite()).then_some(r)
+    }
+
+    fn jacobian(&self, theta: &[f64]) -> Option<Vec<f64>> {
+        let n = theta.len();
+        let m = self.observations.len() + if self.penalty.is_some() { n } else { 0 };
+        let mut j = vec![0.0; m * n];
+        for k in 0..n {
+            let h = 1e-6 * theta[k].abs().max(1.0);
+            let mut up = theta.to_vec();
+            let mut down = theta.to_vec();
+            up[k] += h;
+            down[k] -= h;
+            let (ru, rd) = (self.residuals(&up)?, self.residuals(&down)?);
+            for i in 0..m {
+                j[i * n + k] = (ru[i] - rd[i]) / (2.0 * h);
+            }
+        }
+        Some(j)
+    }
+}
+
+/// The prior's point prediction (no interval) for one signal.
+fn predict_point(params: &OutcomeParams, signal: &CellSignal) -> f64 {
+    predict_score(params, signal)
+}
+
+/// Run-weighted root-mean-square error of `params` on observations (every run weighs the same).
+pub fn weighted_rmse(params: &OutcomeParams, observations: &[&Observation]) -> f64 {
+    let mut counts = std::collections::BTreeMap::new();
+    for o in observations {
+        *counts.entry(o.run).or_insert(0usize) += 1;
+    }
+    let runs = counts.len().max(1) as f64;
+    let sum: f64 = observations
+        .iter()
+        .map(|o| (predict_point(params, &o.signal) - o.value).powi(2) / counts[&o.run] as f64)
+        .sum();
+    (sum / runs).sqrt()
+}
+
+/// The MAP fit: an unpenalised fit estimates the noise level, then the penalised fit runs from
+/// there (see the module doc). `noise` fixes the level instead (refits in bootstrap and CV).
+fn fit_free(
+    base: &OutcomeParams,
+    free: &[&str],
+    observations: Vec<&Observation>,
+    start: &[f64],
+    noise: Option<f64>,
+) -> Option<(Vec<f64>, OutcomeParams, f64)> {
+    let mut problem = Calibration::new(base, free, observations);
+    let (start, noise) = match noise {
+        Some(n) => (start.to_vec(), n),
+        None => {
+            let plain = minimize(&problem, start, 300)?;
+            let runs: std::collections::BTreeSet<usize> =
+                problem.observations.iter().map(|o| o.run).collect();
+            let noise = (plain.cost / runs.len().max(1) as f64).sqrt().max(1e-4);
+            (plain.theta, noise)
+        }
+    };
+    problem.penalty = Some(prior_penalty(base, free));
+    problem.noise = noise;
+    let solution = minimize(&problem, &start, 300)?;
+    let params = with_values(base, free, &solution.theta);
+    Some((solution.theta, params, noise))
+}
+
+/// The result of a calibration.
+#[derive(Debug, Clone, Serialize)]
+pub struct CalibrationResult {
+    /// Parameters: free ones at their fitted values with bootstrap ranges, the others as given.
+    pub params: OutcomeParams,
+    /// Names of the fitted parameters.
+    pub free: Vec<String>,
+    /// Runs used.
+    pub runs: usize,
+    /// Checkpoints used.
+    pub checkpoints: usize,
+    /// Bootstrap replicates that refitted successfully.
+    pub bootstrap_replicates: usize,
+    /// Run-weighted RMSE of the uncalibrated prior on all checkpoints.
+    pub prior_rmse: f64,
+    /// In-sample RMSE of the calibrated prior.
+    pub fit_rmse: f64,
+    /// Leave-one-run-out RMSE.
+    pub loro_rmse: Option<f64>,
+    /// Leave-one-model-size-out RMSE (None with a single model size).
+    pub lomso_rmse: Option<f64>,
+}
+
+/// Which parameters to fit by default: those the pilots can identify.
+pub fn default_free(observations: &[Observation]) -> Vec<&'static str> {
+    let mut free = vec![
+        "base_score_at_7b",
+        "ceiling_at_7b",
+        "k_mid_at_7b",
+        "steepness",
+    ];
+    let sizes: std::collections::BTreeSet<u64> = observations
+        .iter()
+        .map(|o| o.signal.policy_params as u64)
+        .collect();
+    if sizes.len() >= 2 {
+        free.extend(["ceiling_per_decade", "k_mid_size_exponent"]);
+    }
+    let kinds: std::collections::BTreeSet<&str> = observations
+        .iter()
+        .map(|o| o.signal.reward.as_str())
+        .collect();
+    if kinds.contains("rule") {
+        if kinds.contains("prm") {
+            free.extend(["prm_signal", "prm_ceiling"]);
+        }
+        if kinds.contains("orm") {
+            free.extend(["orm_signal", "orm_ceiling"]);
+        }
+        if kinds.contains("judge") {
+            free.extend(["judge_signal", "judge_ceiling"]);
+        }
+    }
+    free
+}
+
+/// Calibrates the prior's `free` parameters on the observations.
+pub fn calibrate(
+    prior: &OutcomeParams,
+    observations: &[Observation],
+    free: &[&str],
+    bootstrap: usize,
+    seed: u64,
+) -> Option<CalibrationResult> {
+    let all: Vec<&Observation> = observations.iter().collect();
+    let start: Vec<f64> = free
+        .iter()
+        .map(|n| to_free(transform_of(n), prior.get(n).expect("valid").value))
+        .collect();
+    let (theta, fitted, noise) = fit_free(prior, free, all.clone(), &start, None)?;
+    let runs: Vec<usize> = {
+        let mut r: Vec<usize> = observations.iter().map(|o| o.run).collect();
+        r.sort_unstable();
+        r.dedup();
+        r
+    };
+    // Bootstrap over runs.
+    let mut samples: Vec<Vec<f64>> = Vec::new();
+    for b in 0..bootstrap {
+        let mut rng = SplitMix64::new(seed, 0xB007 + b as u64);
+        let picks: Vec<usize> = (0..runs.len())
+            .map(|_| runs[rng.below(runs.len())])
+            .collect();
+        let mut resampled: Vec<Observation> = Vec::new();
+        for (copy, run) in picks.iter().enumerate() {
+            for o in observations.iter().filter(|o| o.run == *run) {
+                resampled.push(Observation { run: copy, ..*o });
+            }
+        }
+        if let Some((t, _, _)) =
+            fit_free(prior, free, resampled.iter().collect(), &theta, Some(noise))
+        {
+            samples.push(
+                t.iter()
+                    .zip(free)
+                    .map(|(u, n)| from_free(transform_of(n), *u))
+                    .collect(),
+            );
+        }
+    }
+    // Laplace approximation at the MAP: covariance (JᵀJ)⁻¹ of the penalised, noise-scaled
+    // residuals, in the unconstrained space.
+    let laplace: Option<Vec<f64>> = {
+        let mut problem = Calibration::new(prior, free, all.clone());
+        problem.penalty = Some(prior_penalty(prior, free));
+        problem.noise = noise;
+        problem.jacobian(&theta).and_then(|j| {
+            let n = free.len();
+            let m = j.len() / n;
+            let (jtj, _) = super::lm::normal_equations(&j, &vec![0.0; m], n);
+            super::lm::inverse(&jtj, n)
+                .map(|cov| (0..n).map(|k| cov[k * n + k].max(0.0).sqrt()).collect())
+        })
+    };
+    // The interval is the union of the run-bootstrap's 5-95% range (between-run variability) and
+    // the Laplace 90% interval (within-run noise and the prior): conservative on purpose.
+    let mut params = fitted;
+    for (k, name) in free.iter().enumerate() {
+        let mut v: Vec<f64> = samples.iter().map(|s| s[k]).collect();
+        v.sort_by(f64::total_cmp);
+        let value = params.get(name).expect("valid").value;
+        let (mut low, mut high) = if v.len() >= 10 {
+            (quantile(&v, 0.05).min(value), quantile(&v, 0.95).max(value))
+        } else {
+            (value, value)
+        };
+        if let Some(sd) = &laplace {
+            let t = transform_of(name);
+            let (a, b) = (
+                from_free(t, theta[k] - 1.645 * sd[k]),
+                from_free(t, theta[k] + 1.645 * sd[k]),
+            );
+            if a.is_finite() && b.is_finite() {
+                low = low.min(a.min(b));
+                high = high.max(a.max(b));
+            }
+        }
+        *params.get_mut(name).expect("valid") = Param { value, low, high };
+    }
+    // Cross-validation.
+    let held_out_rmse = |groups: Vec<Vec<usize>>| -> Option<f64> {
+        if groups.len() < 2 {
+            return None;
+        }
+        let mut sum = 0.0;
+        let mut runs_counted = 0usize;
+        for group in groups {
+            let train: Vec<&Observation> = observations
+                .iter()
+                .filter(|o| !group.contains(&o.run))
+                .collect();
+            let test: Vec<&Observation> = observations
+                .iter()
+                .filter(|o| group.contains(&o.run))
+                .collect();
+            if train.is_empty() || test.is_empty() {
+                continue;
+            }
+            let (_, p, _) = fit_free(prior, free, train, &theta, Some(noise))?;
+            for run in &group {
+                let points: Vec<&&Observation> = test.iter().filter(|o| o.run == *run).collect();
+                if points.is_empty() {
+                    continue;
+                }
+                let mse = points
+                    .iter()
+                    .map(|o| (predict_point(&p, &o.signal) - o.value).powi(2))
+                    .sum::<f64>()
+                    / points.len() as f64;
+                sum += mse;
+                runs_counted += 1;
+            }
+        }
+        (runs_counted > 0).then(|| (sum / runs_counted as f64).sqrt())
+    };
+    let loro = held_out_rmse(runs.iter().map(|&r| vec![r]).collect());
+    let sizes: std::collections::BTreeMap<u64, Vec<usize>> = {
+        let mut m: std::collections::BTreeMap<u64, Vec<usize>> = std::collections::BTreeMap::new();
+        for &r in &runs {
+            let size = observations
+                .iter()
+                .find(|o| o.run == r)
+                .expect("run has observations")
+                .signal
+                .policy_params as u64;
+            m.entry(size).or_default().push(r);
+        }
+        m
+    };
+    let lomso = held_out_rmse(sizes.into_values().collect());
+    Some(CalibrationResult {
+        prior_rmse: weighted_rmse(prior, &all),
+        fit_rmse: weighted_rmse(&params, &all),
+        params,
+        free: free.iter().map(|s| s.to_string()).collect(),
+        runs: runs.len(),
+        checkpoints: observations.len(),
+        bootstrap_replicates: samples.len(),
+        loro_rmse: loro,
+        lomso_rmse: lomso,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outcome::predict;
+    use crate::spec::RewardKind;
+
+    fn observations(truth: &OutcomeParams, noise: f64, seed: u64) -> Vec<Observation> {
+        let mut out = Vec::new();
+        let mut rng = SplitMix64::new(seed, 0);
+        let mut run = 0;
+        for &size in &[1.5e9, 3.1e9, 7.6e9] {
+            for &rollouts in &[64.0, 256.0, 1024.0] {
+                for step in 0..=12 {
+                    let signal = CellSignal {
+                        policy_params: size,
+                        iterations: (step * 5) as f64,
+                        update_epochs: 1.0,
+                        useful_rollouts_per_step: rollouts,
+                        coverage: 0.85,
+                        truncation_rate: 0.02,
+                        reward: RewardKind::Rule,
+                        lora_rank: None,
+                    };
+                    let value = predict(truth, &signal).score + noise * rng.normal();
+                    out.push(Observation { run, signal, value });
+                }
+                run += 1;
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn recovers_known_parameters_within_their_intervals() {
+        let mut truth = OutcomeParams::default();
+        truth.k_mid_at_7b.value = 14.0;
+        truth.ceiling_at_7b.value = 0.66;
+        truth.steepness.value = 1.5;
+        let obs = observations(&truth, 0.004, 5);
+        let free = default_free(&obs);
+        let result = calibrate(&OutcomeParams::default(), &obs, &free, 60, 1).unwrap();
+        for name in ["k_mid_at_7b", "ceiling_at_7b", "steepness"] {
+            let p = result.params.get(name).unwrap();
+            let t = truth.get(name).unwrap().value;
+            assert!(
+                p.low <= t && t <= p.high,
+                "{name}: truth {t} outside [{}, {}] (estimate {})",
+                p.low,
+                p.high,
+                p.value
+            );
+        }
+        assert!(result.fit_rmse < result.prior_rmse);
+        assert!(result.loro_rmse.unwrap() < result.prior_rmse);
+        assert!(result.lomso_rmse.is_some());
+        assert_eq!(result.runs, 9);
+    }
+
+    #[test]
+    fn transforms_round_trip() {
+        for (t, x) in [
+            (Transform::Logit, 0.37),
+            (Transform::Log, 12.5),
+            (Transform::Identity, -0.2),
+        ] {
+            assert!((from_free(t, to_free(t, x)) - x).abs() < 1e-12);
+        }
+    }
+}

@@ -1,0 +1,275 @@
+//! Reading measured pilot results: a tidy CSV with columns `run_id, step, metric, value` (extra
+//! columns are allowed and ignored), mapped to the plan's runs.
+//!
+//! Every bad row is an error naming its line, unless `--skip-bad-rows` is given, in which case it
+//! is skipped and counted: an unknown run id, a step that is not a whole number, a value that is
+//! not a finite number, a step repeated for the same run and metric. A run of the plan with no row
+//! of the target metric is an error too (or skipped). The target must be a held-out metric: names
+//! that look like training signals (rewards, losses, KL, entropy, `train`, `critic/`, `actor/`)
+//! are refused unless `--allow-train-metric`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use crate::error::{Error, Result, suggestion};
+
+use super::Plan;
+
+/// Longest accepted CSV record, in bytes: anything larger is not a metrics row.
+pub const MAX_RECORD_BYTES: usize = 64 * 1024;
+
+/// One measured checkpoint.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Checkpoint {
+    /// RL iteration.
+    pub step: u64,
+    /// The metric's value.
+    pub value: f64,
+}
+
+/// How to read.
+#[derive(Debug, Clone)]
+pub struct IngestOptions {
+    /// The target metric.
+    pub metric: String,
+    /// Skip bad rows instead of failing.
+    pub skip_bad_rows: bool,
+    /// Accept a training signal as the target.
+    pub allow_train_metric: bool,
+}
+
+/// What was read.
+#[derive(Debug, Clone, Default)]
+pub struct Ingested {
+    /// Checkpoints of the target metric per run id, sorted by step.
+    pub runs: BTreeMap<String, Vec<Checkpoint>>,
+    /// Rows skipped as bad (with `--skip-bad-rows`).
+    pub skipped_rows: usize,
+    /// The first few skipped rows' reasons.
+    pub skipped_examples: Vec<String>,
+    /// Plan runs with no row of the target metric (skipped with `--skip-bad-rows`).
+    pub missing_runs: Vec<String>,
+    /// Rows of other metrics (ignored).
+    pub other_metric_rows: usize,
+}
+
+/// Whether a metric name looks like a training signal rather than a held-out evaluation.
+pub fn looks_like_training_metric(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    let held_out = ["val", "eval", "test", "held"]
+        .iter()
+        .any(|p| n.starts_with(p) || n.contains(&format!("/{p}")));
+    if held_out {
+        return false;
+    }
+    [
+        "reward",
+        "loss",
+        "kl",
+        "entropy",
+        "train",
+        "critic/",
+        "actor/",
+        "advantage",
+        "response_length",
+        "grad_norm",
+    ]
+    .iter()
+    .any(|p| n.contains(p))
+}
+
+/// Reads the results CSV against a plan.
+pub fn read_results(path: &Path, plan: &Plan, options: &IngestOptions) -> Result<Ingested> {
+    if looks_like_training_metric(&options.metric) && !options.allow_train_metric {
+        return Err(Error::in_flag(
+            "--metric",
+            format!(
+                "`{}` looks like a training signal; fit a held-out evaluation metric (e.g. val-core/.../acc/mean@1), or pass --allow-train-metric if you mean it",
+                options.metric
+            ),
+        ));
+    }
+    let file = std::fs::File::open(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            Error::in_file(path, None, "", "file not found")
+        } else {
+            Error::io(path, e)
+        }
+    })?;
+    let mut reader = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_reader(std::io::BufReader::new(file));
+    let headers = match reader.headers() {
+        Ok(h) if h.iter().any(|c| !c.trim().is_empty()) => h.clone(),
+        Ok(_) => {
+            return Err(Error::in_file(
+                path,
+                Some(1),
+                "",
+                "empty file; expected a header run_id,step,metric,value",
+            ));
+        }
+        Err(e) => {
+            return Err(Error::in_file(
+                path,
+                Some(1),
+                "",
+                format!("unreadable header: {e}"),
+            ));
+        }
+    };
+    let column = |name: &str| -> Result<usize> {
+        headers.iter().position(|h| h.trim() == name).ok_or_else(|| {
+            Error::in_file(
+                path,
+                Some(1),
+                name,
+                format!("missing column; the header must include run_id,step,metric,value (found: {})", headers.iter().collect::<Vec<_>>().join(",")),
+            )
+        })
+    };
+    let (c_run, c_step, c_metric, c_value) = (
+        column("run_id")?,
+        column("step")?,
+        column("metric")?,
+        column("value")?,
+    );
+    let known: BTreeSet<&str> = plan.runs.iter().map(|r| r.run_id.as_str()).collect();
+    let mut out = Ingested::default();
+    let mut seen_metrics: BTreeSet<String> = BTreeSet::new();
+    let mut seen_steps: BTreeSet<(String, u64)> = BTreeSet::new();
+    let mut record = csv::StringRecord::new();
+    loop {
+        let line_of_next = reader.position().line() as usize;
+        match reader.read_record(&mut record) {
+            Ok(false) => break,
+            Ok(true) => {}
+            Err(e) => {
+                let line = e
+                    .position()
+                    .map(|p| p.line() as usize)
+                    .unwrap_or(line_of_next);
+                return Err(Error::in_file(
+                    path,
+                    Some(line),
+                    "",
+                    format!("malformed CSV: {e}"),
+                ));
+            }
+        }
+        let line = record
+            .position()
+            .map(|p| p.line() as usize)
+            .unwrap_or(line_of_next);
+        let problem: Option<String> = (|| {
+            if record.as_slice().len() > MAX_RECORD_BYTES {
+                return Some(format!(
+                    "row longer than {MAX_RECORD_BYTES} bytes; is this a metrics CSV?"
+                ));
+            }
+            let get = |k: usize| record.get(k).map(str::trim).unwrap_or("");
+            let metric = get(c_metric);
+            if metric.is_empty() {
+                return Some("empty metric name".to_string());
+            }
+            seen_metrics.insert(metric.to_string());
+            if metric != options.metric {
+                out.other_metric_rows += 1;
+                return None;
+            }
+            let run = get(c_run);
+            if !known.contains(run) {
+                return Some(format!(
+                    "unknown run_id `{run}` (not in the plan); {}",
+                    suggestion(run, known.iter().copied())
+                ));
+            }
+            let step: u64 = match get(c_step).parse::<f64>() {
+                Ok(s) if s.is_finite() && s >= 0.0 && s.fract() == 0.0 && s < 9.0e15 => s as u64,
+                _ => {
+                    return Some(format!(
+                        "step `{}` is not a whole number of iterations",
+                        get(c_step)
+                    ));
+                }
+            };
+            let value: f64 = match get(c_value).parse::<f64>() {
+                Ok(v) if v.is_finite() => v,
+                Ok(_) => return Some(format!("value `{}` is not finite", get(c_value))),
+                Err(_) => return Some(format!("value `{}` is not a number", get(c_value))),
+            };
+            if !seen_steps.insert((run.to_string(), step)) {
+                return Some(format!(
+                    "run `{run}` step {step} appears twice for metric `{metric}`"
+                ));
+            }
+            out.runs
+                .entry(run.to_string())
+                .or_default()
+                .push(Checkpoint { step, value });
+            None
+        })();
+        if let Some(message) = problem {
+            if !options.skip_bad_rows {
+                return Err(Error::in_file(
+                    path,
+                    Some(line),
+                    "",
+                    format!("{message} (or pass --skip-bad-rows to skip such rows)"),
+                ));
+            }
+            out.skipped_rows += 1;
+            if out.skipped_examples.len() < 5 {
+                out.skipped_examples.push(format!("line {line}: {message}"));
+            }
+        }
+    }
+    if out.runs.is_empty() {
+        let hint = if seen_metrics.is_empty() {
+            "the file has no data rows".to_string()
+        } else {
+            format!(
+                "no row has metric `{}`; {}",
+                options.metric,
+                suggestion(&options.metric, seen_metrics.iter().map(String::as_str))
+            )
+        };
+        return Err(Error::in_file(path, None, "metric", hint));
+    }
+    for r in &plan.runs {
+        if !out.runs.contains_key(&r.run_id) {
+            out.missing_runs.push(r.run_id.clone());
+        }
+    }
+    if !out.missing_runs.is_empty() && !options.skip_bad_rows {
+        return Err(Error::in_file(
+            path,
+            None,
+            "run_id",
+            format!(
+                "no `{}` rows for run(s) {} of the plan; add them, or pass --skip-bad-rows to fit without them",
+                options.metric,
+                out.missing_runs.join(", ")
+            ),
+        ));
+    }
+    for points in out.runs.values_mut() {
+        points.sort_by_key(|c| c.step);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn training_signals_are_recognised() {
+        assert!(looks_like_training_metric("critic/score/mean"));
+        assert!(looks_like_training_metric("reward"));
+        assert!(looks_like_training_metric("train/loss"));
+        assert!(!looks_like_training_metric("val-core/math500/acc/mean@1"));
+        assert!(!looks_like_training_metric("eval_reward"));
+        assert!(!looks_like_training_metric("math500_pass1"));
+    }
+}

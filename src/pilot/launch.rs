@@ -1,0 +1,357 @@
+//! Launch scripts for pilot runs: one shell script per run for veRL or TRL, and a Slurm array
+//! script that runs them all.
+//!
+//! Key names were checked against the frameworks' source:
+//! - veRL: `verl/trainer/config/_generated_ppo_trainer.yaml` of verl-project/verl at commit
+//!   1a7e2ca (2026): `algorithm.adv_estimator`, `data.{train_files,val_files,train_batch_size,
+//!   max_prompt_length,max_response_length}`, `actor_rollout_ref.model.{path,lora_rank,lora_alpha,
+//!   target_modules,enable_gradient_checkpointing}`, `actor_rollout_ref.actor.{ppo_mini_batch_size,
+//!   ppo_epochs,use_kl_loss,kl_loss_coef,ppo_max_token_len_per_gpu}`, `actor_rollout_ref.rollout.{name,
+//!   n,gpu_memory_utilization,tensor_model_parallel_size}`, `reward_model.{enable,model.path}`,
+//!   `critic.model.path`, `trainer.{total_training_steps,test_freq,val_before_train,n_gpus_per_node,
+//!   nnodes,logger,project_name,experiment_name}`. veRL counts `ppo_mini_batch_size` in prompts and
+//!   multiplies it by `rollout.n`. Newer veRL moves the reward model to `reward.reward_model.*`
+//!   (`verl/trainer/config/reward/reward.yaml`); the script says so where it matters.
+//! - TRL: `trl/trainer/grpo_config.py` (huggingface/trl, 2026: `num_generations`,
+//!   `max_completion_length`, `num_iterations`, `beta`, `use_vllm`, `vllm_mode`,
+//!   `vllm_gpu_memory_utilization`), `trl/scripts/grpo.py` (the `trl grpo` command:
+//!   `reward_funcs`, `reward_model_name_or_path`, `dataset_name`), transformers'
+//!   `TrainingArguments` (`per_device_train_batch_size`, `gradient_accumulation_steps`,
+//!   `max_steps`, `eval_strategy`, `eval_steps`, `output_dir`, `report_to`) and TRL's `ModelConfig`
+//!   (`model_name_or_path`, `use_peft`, `lora_r`, `lora_alpha`, `lora_target_modules`). In TRL one
+//!   optimizer step consumes one generation batch and `num_iterations` reuses it, so `max_steps` is
+//!   iterations × epochs.
+
+use crate::catalog::ModelSpec;
+use crate::ledger::Ledger;
+use crate::spec::{Algorithm, Finetune, Grid, Reward, RewardKind};
+
+use super::PilotRun;
+
+/// Target framework.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Framework {
+    /// veRL (`python3 -m verl.trainer.main_ppo`).
+    Verl,
+    /// Hugging Face TRL (`trl grpo`).
+    Trl,
+}
+
+impl Framework {
+    /// Lowercase name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Framework::Verl => "verl",
+            Framework::Trl => "trl",
+        }
+    }
+}
+
+/// Everything a launch script needs about one run.
+pub struct LaunchContext<'a> {
+    /// The grid.
+    pub grid: &'a Grid,
+    /// The run.
+    pub run: &'a PilotRun,
+    /// Its policy.
+    pub policy: &'a ModelSpec,
+    /// Its fine-tuning mode.
+    pub finetune: Finetune,
+    /// Its reward.
+    pub reward: &'a Reward,
+    /// Its ledger at the pilot budget.
+    pub ledger: &'a Ledger,
+}
+
+/// Smallest power of two at least `2 × tokens` (a prompt-length cap with headroom).
+fn prompt_cap(tokens: f64) -> u64 {
+    let want = (2.0 * tokens).ceil().max(64.0) as u64;
+    want.next_power_of_two()
+}
+
+fn header(c: &LaunchContext, framework: Framework) -> String {
+    let r = c.run;
+    let h = &c.grid.hardware;
+    format!(
+        "#!/usr/bin/env bash\n\
+         # rlfrontier pilot {id} of grid `{grid}` ({framework}).\n\
+         # {model} {finetune}, reward {reward}, G = {g}, cap {cap} tokens, {mu} update epoch(s), {b} prompts per step.\n\
+         # Pilot budget {budget} {unit}: {steps} iterations, evaluated every {every}; expected ${usd:.2} ({gpuh:.2} GPU-hours, {wall:.2} h) on {gpus} x {gpu}.\n\
+         # Set TRAIN_FILES/VAL_FILES (veRL) or DATASET (TRL), and MODEL_PATH to override the model.\n\
+         # Log the held-out metric at every evaluation and collect it as run_id,step,metric,value rows for `rlfrontier fit`.\n\
+         set -euo pipefail\n",
+        id = r.run_id,
+        grid = c.grid.name,
+        framework = framework.as_str(),
+        model = r.model,
+        finetune = r.finetune,
+        reward = r.reward,
+        g = r.group_size,
+        cap = r.max_response_len,
+        mu = r.update_epochs,
+        b = r.prompts_per_step,
+        budget = crate::format::number(r.pilot_budget),
+        unit = r.budget_unit,
+        steps = r.steps,
+        every = r.eval_every_steps,
+        usd = r.expected_usd,
+        gpuh = r.expected_gpu_hours,
+        wall = r.expected_wall_hours,
+        gpus = h.gpus,
+        gpu = h.gpu.id,
+    )
+}
+
+/// The veRL launch script of a run.
+pub fn verl_script(c: &LaunchContext) -> String {
+    let r = c.run;
+    let h = &c.grid.hardware;
+    let run = &c.grid.run;
+    let nodes = h.gpus.div_ceil(8);
+    let per_node = h.gpus.min(8);
+    let mut s = header(c, Framework::Verl);
+    s.push_str(": \"${TRAIN_FILES:?set TRAIN_FILES to your training parquet}\"\n");
+    s.push_str(": \"${VAL_FILES:?set VAL_FILES to your held-out parquet}\"\n");
+    s.push_str(&format!(
+        "MODEL_PATH=\"${{MODEL_PATH:-{}}}\"\n",
+        c.policy.name
+    ));
+    let mut args: Vec<String> = vec![
+        format!(
+            "algorithm.adv_estimator={}",
+            if run.algorithm == Algorithm::Ppo {
+                "gae"
+            } else {
+                "grpo"
+            }
+        ),
+        "data.train_files=\"$TRAIN_FILES\"".to_string(),
+        "data.val_files=\"$VAL_FILES\"".to_string(),
+        format!("data.train_batch_size={}", r.prompts_per_step),
+        format!(
+            "data.max_prompt_length={}",
+            prompt_cap(c.grid.task.prompt_tokens)
+        ),
+        format!("data.max_response_length={}", r.max_response_len),
+        "actor_rollout_ref.model.path=\"$MODEL_PATH\"".to_string(),
+        format!(
+            "actor_rollout_ref.model.enable_gradient_checkpointing={}",
+            if run.gradient_checkpointing {
+                "True"
+            } else {
+                "False"
+            }
+        ),
+    ];
+    if let Finetune::Lora(rank) = c.finetune {
+        args.push(format!("actor_rollout_ref.model.lora_rank={rank}"));
+        args.push(format!("actor_rollout_ref.model.lora_alpha={rank}"));
+        args.push("actor_rollout_ref.model.target_modules=all-linear".to_string());
+    }
+    args.extend([
+        format!(
+            "actor_rollout_ref.actor.ppo_mini_batch_size={}",
+            r.prompts_per_step
+        ),
+        format!("actor_rollout_ref.actor.ppo_epochs={}", r.update_epochs),
+        format!(
+            "actor_rollout_ref.actor.use_kl_loss={}",
+            if run.kl_reference { "True" } else { "False" }
+        ),
+        "actor_rollout_ref.actor.kl_loss_coef=0.001".to_string(),
+        format!(
+            "actor_rollout_ref.actor.ppo_max_token_len_per_gpu={}",
+            run.max_tokens_per_gpu as u64
+        ),
+        "actor_rollout_ref.rollout.name=vllm".to_string(),
+        format!("actor_rollout_ref.rollout.n={}", r.group_size),
+        format!(
+            "actor_rollout_ref.rollout.gpu_memory_utilization={}",
+            h.rollout_gpu_memory_utilization
+        ),
+        format!(
+            "actor_rollout_ref.rollout.tensor_model_parallel_size={}",
+            c.ledger.decode.tensor_parallel
+        ),
+    ]);
+    if run.algorithm == Algorithm::Ppo {
+        args.push("critic.model.path=\"$MODEL_PATH\"".to_string());
+    }
+    let mut note = String::new();
+    if let Some(rm) = &c.reward.model {
+        args.push("reward_model.enable=True".to_string());
+        args.push(format!("reward_model.model.path={}", rm.name));
+        note = format!(
+            "# Reward: {} ({}). Newer veRL spells these reward.reward_model.enable / reward.reward_model.model_path.\n",
+            c.reward,
+            match c.reward.kind {
+                RewardKind::Prm =>
+                    "a process reward model: step scores need a reward manager that aggregates them",
+                RewardKind::Judge =>
+                    "an LLM judge: serve it and score through a custom reward function",
+                _ => "an outcome reward model",
+            }
+        );
+    }
+    args.extend([
+        format!("trainer.total_training_steps={}", r.steps),
+        format!("trainer.test_freq={}", r.eval_every_steps),
+        "trainer.val_before_train=True".to_string(),
+        format!("trainer.n_gpus_per_node={per_node}"),
+        format!("trainer.nnodes={nodes}"),
+        "trainer.logger='[\"console\"]'".to_string(),
+        format!("trainer.project_name=rlfrontier-{}", c.grid.name),
+        format!("trainer.experiment_name={}", r.run_id),
+    ]);
+    s.push_str(&note);
+    s.push_str("python3 -m verl.trainer.main_ppo \\\n");
+    for a in &args {
+        s.push_str(&format!("  {a} \\\n"));
+    }
+    s.push_str("  \"$@\"\n");
+    s
+}
+
+/// Per-device batch and accumulation so that devices × per-device × accumulation = B·G.
+pub fn trl_batching(completions: u64, devices: u64) -> (u64, u64, bool) {
+    if completions % devices != 0 {
+        return (1, completions.div_ceil(devices), false);
+    }
+    let per = completions / devices;
+    let device_batch = (1..=per.min(16)).rev().find(|d| per % d == 0).unwrap_or(1);
+    (device_batch, per / device_batch, true)
+}
+
+/// The TRL launch script of a run.
+pub fn trl_script(c: &LaunchContext) -> String {
+    let r = c.run;
+    let h = &c.grid.hardware;
+    let run = &c.grid.run;
+    let (device_batch, accumulation, exact) =
+        trl_batching(r.prompts_per_step * r.group_size, h.gpus);
+    let mut s = header(c, Framework::Trl);
+    s.push_str(": \"${DATASET:?set DATASET to a dataset name or path with a prompt column}\"\n");
+    s.push_str(&format!(
+        "MODEL_PATH=\"${{MODEL_PATH:-{}}}\"\n",
+        c.policy.name
+    ));
+    if !exact {
+        s.push_str(&format!(
+            "# Note: {} completions per step do not split evenly over {} processes; this runs {} per step.\n",
+            r.prompts_per_step * r.group_size,
+            h.gpus,
+            device_batch * accumulation * h.gpus
+        ));
+    }
+    let mut args: Vec<String> = vec![
+        "--model_name_or_path \"$MODEL_PATH\"".to_string(),
+        "--dataset_name \"$DATASET\"".to_string(),
+        format!("--num_generations {}", r.group_size),
+        format!("--max_completion_length {}", r.max_response_len),
+        format!("--num_iterations {}", r.update_epochs),
+        format!("--beta {}", if run.kl_reference { "0.001" } else { "0.0" }),
+        format!("--per_device_train_batch_size {device_batch}"),
+        format!("--gradient_accumulation_steps {accumulation}"),
+        format!("--max_steps {}", r.steps * r.update_epochs),
+        "--eval_strategy steps".to_string(),
+        format!("--eval_steps {}", r.eval_every_steps * r.update_epochs),
+        "--use_vllm".to_string(),
+        "--vllm_mode colocate".to_string(),
+        format!(
+            "--vllm_gpu_memory_utilization {}",
+            h.rollout_gpu_memory_utilization
+        ),
+    ];
+    match (&c.reward.kind, &c.reward.model) {
+        (RewardKind::Rule, _) | (_, None) => {
+            args.push("--reward_funcs accuracy_reward".to_string())
+        }
+        (_, Some(rm)) => {
+            s.push_str("# TRL loads --reward_model_name_or_path as a sequence classifier (an outcome score per completion).\n");
+            args.push(format!("--reward_model_name_or_path {}", rm.name));
+        }
+    }
+    if let Finetune::Lora(rank) = c.finetune {
+        args.extend([
+            "--use_peft".to_string(),
+            format!("--lora_r {rank}"),
+            format!("--lora_alpha {rank}"),
+            "--lora_target_modules all-linear".to_string(),
+        ]);
+    }
+    if run.gradient_checkpointing {
+        args.push("--gradient_checkpointing".to_string());
+    }
+    args.extend([
+        format!("--output_dir runs/{}", r.run_id),
+        "--report_to none".to_string(),
+    ]);
+    s.push_str(&format!(
+        "accelerate launch --num_processes {} --num_machines {} -m trl.scripts.grpo \\\n",
+        h.gpus,
+        h.gpus.div_ceil(8)
+    ));
+    for a in &args {
+        s.push_str(&format!("  {a} \\\n"));
+    }
+    s.push_str("  \"$@\"\n");
+    s
+}
+
+/// The Slurm array script that runs every pilot (one array task per run).
+pub fn slurm_array(grid: &Grid, runs: &[PilotRun]) -> String {
+    let h = &grid.hardware;
+    let hours = runs
+        .iter()
+        .map(|r| r.expected_wall_hours)
+        .fold(0.0, f64::max)
+        * 1.5
+        + 0.5;
+    let minutes = (hours * 60.0).ceil() as u64;
+    let ids: Vec<&str> = runs.iter().map(|r| r.run_id.as_str()).collect();
+    format!(
+        "#!/usr/bin/env bash\n\
+         # Runs the {n} pilots of grid `{grid}` as a Slurm array: sbatch slurm_array.sh\n\
+         # Time limit: 1.5 x the longest expected run + 30 minutes.\n\
+         #SBATCH --job-name=rlfrontier-{grid}\n\
+         #SBATCH --array=0-{last}\n\
+         #SBATCH --nodes={nodes}\n\
+         #SBATCH --gres=gpu:{per_node}\n\
+         #SBATCH --time={hh:02}:{mm:02}:00\n\
+         #SBATCH --output=logs/%x-%A_%a.out\n\
+         set -euo pipefail\n\
+         cd \"${{SLURM_SUBMIT_DIR:-$(dirname \"$0\")}}\"\n\
+         mkdir -p logs\n\
+         RUNS=({ids})\n\
+         RUN=\"${{RUNS[$SLURM_ARRAY_TASK_ID]}}\"\n\
+         echo \"pilot $RUN\"\n\
+         bash \"launch/$RUN.sh\"\n",
+        n = runs.len(),
+        grid = grid.name,
+        last = runs.len().saturating_sub(1),
+        nodes = h.gpus.div_ceil(8),
+        per_node = h.gpus.min(8),
+        hh = minutes / 60,
+        mm = minutes % 60,
+        ids = ids.join(" "),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trl_batching_splits_completions_exactly() {
+        assert_eq!(trl_batching(64, 8), (8, 1, true));
+        assert_eq!(trl_batching(8192, 16), (16, 32, true));
+        assert_eq!(trl_batching(10, 4), (1, 3, false));
+    }
+
+    #[test]
+    fn prompt_cap_has_headroom() {
+        assert_eq!(prompt_cap(256.0), 512);
+        assert_eq!(prompt_cap(300.0), 1024);
+        assert_eq!(prompt_cap(10.0), 64);
+    }
+}

@@ -1,0 +1,335 @@
+//! The pilot loop: choose pilot runs ([`plan`]), write launch scripts for veRL or TRL
+//! ([`launch`]), read measured results back ([`ingest`]) and simulate them from known parameters
+//! for tests and demos ([`simulate`]).
+//!
+//! A plan is two files in the plan folder: `plan.csv` (one row per run, what `fit` reads back) and
+//! `plan.json` (the grid it came from, with its SHA-256, the pilot budget and the framework), so
+//! that results are never matched against a different grid silently.
+
+pub mod ingest;
+pub mod launch;
+pub mod plan;
+pub mod simulate;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::catalog::Catalog;
+use crate::error::{Error, Result};
+use crate::ledger::{Ledger, RunConfig, evaluate};
+use crate::spec::{AxisIndices, Budget, BudgetUnit, Grid, Stop};
+
+/// One pilot run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PilotRun {
+    /// Run id (`p001`, ...), the key of the results CSV.
+    pub run_id: String,
+    /// Policy model id.
+    pub model: String,
+    /// `full` or `lora:R`.
+    pub finetune: String,
+    /// Reward mechanism.
+    pub reward: String,
+    /// Responses per prompt.
+    pub group_size: u64,
+    /// Response cap.
+    pub max_response_len: u64,
+    /// Update epochs.
+    pub update_epochs: u64,
+    /// Prompts per step.
+    pub prompts_per_step: u64,
+    /// The pilot budget's amount.
+    pub pilot_budget: f64,
+    /// Its unit.
+    pub budget_unit: String,
+    /// RL iterations the budget affords.
+    pub steps: u64,
+    /// Evaluate the held-out metric every this many steps.
+    pub eval_every_steps: u64,
+    /// Learning share of FLOPs.
+    pub update_fraction: f64,
+    /// Spend per step in the budget unit.
+    pub cost_per_step: f64,
+    /// Expected dollars of the run.
+    pub expected_usd: f64,
+    /// Expected GPU-hours.
+    pub expected_gpu_hours: f64,
+    /// Expected wall-clock hours.
+    pub expected_wall_hours: f64,
+    /// The prior's predicted score at the end of the run.
+    pub prior_score: f64,
+}
+
+/// What `plan.json` records.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanInfo {
+    /// Always "rlfrontier".
+    pub tool: String,
+    /// Tool version that made the plan.
+    pub tool_version: String,
+    /// Grid name.
+    pub grid_name: String,
+    /// Grid file as given to `plan`.
+    pub grid_file: String,
+    /// SHA-256 of the grid file.
+    pub grid_sha256: String,
+    /// Pilot budget amount.
+    pub pilot_budget: f64,
+    /// Its unit.
+    pub budget_unit: String,
+    /// `verl` or `trl`.
+    pub framework: String,
+    /// Number of runs.
+    pub runs: usize,
+}
+
+/// A plan: its runs and where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// Provenance.
+    pub info: PlanInfo,
+    /// Runs in id order.
+    pub runs: Vec<PilotRun>,
+}
+
+/// Axis indices of a run's levers in the grid (budget index 0), or an error naming the field.
+pub fn run_indices(grid: &Grid, run: &PilotRun, path: &Path, line: usize) -> Result<AxisIndices> {
+    let a = &grid.axes;
+    let find = |field: &str, found: Option<usize>, value: String| {
+        found.ok_or_else(|| {
+            Error::in_file(
+                path,
+                Some(line),
+                field,
+                format!(
+                    "`{value}` is not on the grid's {field} axis; the plan does not match this grid"
+                ),
+            )
+        })
+    };
+    Ok(AxisIndices {
+        model: find(
+            "model",
+            a.model.iter().position(|m| m.id == run.model),
+            run.model.clone(),
+        )?,
+        finetune: find(
+            "finetune",
+            a.finetune
+                .iter()
+                .position(|f| f.to_string() == run.finetune),
+            run.finetune.clone(),
+        )?,
+        reward: find(
+            "reward",
+            a.reward.iter().position(|r| r.to_string() == run.reward),
+            run.reward.clone(),
+        )?,
+        group_size: find(
+            "group_size",
+            a.group_size.iter().position(|&g| g == run.group_size),
+            run.group_size.to_string(),
+        )?,
+        max_response_len: find(
+            "max_response_len",
+            a.max_response_len
+                .iter()
+                .position(|&l| l == run.max_response_len),
+            run.max_response_len.to_string(),
+        )?,
+        update_epochs: find(
+            "update_epochs",
+            a.update_epochs.iter().position(|&e| e == run.update_epochs),
+            run.update_epochs.to_string(),
+        )?,
+        prompts_per_step: find(
+            "prompts_per_step",
+            a.prompts_per_step
+                .iter()
+                .position(|&b| b == run.prompts_per_step),
+            run.prompts_per_step.to_string(),
+        )?,
+        budget: 0,
+    })
+}
+
+/// The run configuration of a lever combination at a given stop (budget or steps).
+pub fn config_at<'g>(grid: &'g Grid, i: &AxisIndices, stop: Stop) -> RunConfig<'g> {
+    let a = &grid.axes;
+    RunConfig {
+        policy: &a.model[i.model],
+        finetune: a.finetune[i.finetune],
+        reward: &a.reward[i.reward],
+        group_size: a.group_size[i.group_size],
+        max_response_len: a.max_response_len[i.max_response_len],
+        update_epochs: a.update_epochs[i.update_epochs],
+        prompts_per_step: a.prompts_per_step[i.prompts_per_step],
+        stop,
+        hardware: &grid.hardware,
+        task: &grid.task,
+        run: &grid.run,
+    }
+}
+
+/// The ledger of a lever combination at a stop.
+pub fn ledger_at(grid: &Grid, i: &AxisIndices, stop: Stop) -> Ledger {
+    evaluate(&config_at(grid, i, stop))
+}
+
+/// Column order of `plan.csv`.
+pub const PLAN_COLUMNS: [&str; 18] = [
+    "run_id",
+    "model",
+    "finetune",
+    "reward",
+    "group_size",
+    "max_response_len",
+    "update_epochs",
+    "prompts_per_step",
+    "pilot_budget",
+    "budget_unit",
+    "steps",
+    "eval_every_steps",
+    "update_fraction",
+    "cost_per_step",
+    "expected_usd",
+    "expected_gpu_hours",
+    "expected_wall_hours",
+    "prior_score",
+];
+
+/// `plan.csv` bytes.
+pub fn plan_csv(plan: &Plan) -> Vec<u8> {
+    use crate::format::number;
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(PLAN_COLUMNS).expect("memory");
+    for r in &plan.runs {
+        w.write_record([
+            r.run_id.clone(),
+            r.model.clone(),
+            r.finetune.clone(),
+            r.reward.clone(),
+            r.group_size.to_string(),
+            r.max_response_len.to_string(),
+            r.update_epochs.to_string(),
+            r.prompts_per_step.to_string(),
+            number(r.pilot_budget),
+            r.budget_unit.clone(),
+            r.steps.to_string(),
+            r.eval_every_steps.to_string(),
+            number(r.update_fraction),
+            number(r.cost_per_step),
+            number(r.expected_usd),
+            number(r.expected_gpu_hours),
+            number(r.expected_wall_hours),
+            number(r.prior_score),
+        ])
+        .expect("memory");
+    }
+    w.into_inner().expect("memory")
+}
+
+/// Reads a plan: `plan.csv` and the `plan.json` beside it.
+pub fn read_plan(csv_path: &Path) -> Result<Plan> {
+    let json_path = csv_path.with_file_name("plan.json");
+    let info_text = std::fs::read_to_string(&json_path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            Error::in_file(
+                &json_path,
+                None,
+                "",
+                "missing: a plan is plan.csv plus plan.json, both written by `rlfrontier plan`",
+            )
+        } else {
+            Error::io(&json_path, e)
+        }
+    })?;
+    let info: PlanInfo = serde_json::from_str(&info_text).map_err(|e| {
+        Error::in_file(
+            &json_path,
+            Some(e.line()),
+            "",
+            format!("not a plan.json written by rlfrontier: {e}"),
+        )
+    })?;
+    let mut reader = csv::Reader::from_path(csv_path).map_err(|e| match e.kind() {
+        csv::ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::NotFound => Error::in_file(
+            csv_path,
+            None,
+            "",
+            "file not found; run `rlfrontier plan` first",
+        ),
+        _ => Error::in_file(csv_path, None, "", e.to_string()),
+    })?;
+    let headers = reader
+        .headers()
+        .map_err(|e| Error::in_file(csv_path, Some(1), "", e.to_string()))?
+        .clone();
+    for column in PLAN_COLUMNS {
+        if !headers.iter().any(|h| h == column) {
+            return Err(Error::in_file(
+                csv_path,
+                Some(1),
+                column,
+                "missing column; regenerate the plan with `rlfrontier plan`",
+            ));
+        }
+    }
+    let mut runs = Vec::new();
+    for (k, record) in reader.deserialize::<PilotRun>().enumerate() {
+        let line = k + 2;
+        let run = record
+            .map_err(|e| Error::in_file(csv_path, Some(line), "", format!("bad plan row: {e}")))?;
+        if runs.iter().any(|r: &PilotRun| r.run_id == run.run_id) {
+            return Err(Error::in_file(
+                csv_path,
+                Some(line),
+                "run_id",
+                format!("`{}` appears twice", run.run_id),
+            ));
+        }
+        runs.push(run);
+    }
+    if runs.is_empty() {
+        return Err(Error::in_file(csv_path, None, "", "the plan has no runs"));
+    }
+    Ok(Plan { info, runs })
+}
+
+/// Loads the grid a plan was made from (or `override_grid`), checking it is the same file.
+pub fn plan_grid(
+    plan: &Plan,
+    plan_path: &Path,
+    override_grid: Option<&Path>,
+    catalog: &Catalog,
+) -> Result<Grid> {
+    let path: PathBuf = override_grid
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from(&plan.info.grid_file));
+    let grid = crate::spec::load(&path, catalog)?;
+    if grid.sha256 != plan.info.grid_sha256 {
+        return Err(Error::in_file(
+            &plan_path.with_file_name("plan.json"),
+            None,
+            "grid_sha256",
+            format!(
+                "the plan was made from a different version of {} (hash {}…, now {}…); re-run `rlfrontier plan`, or pass --grid with the original file",
+                path.display(),
+                &plan.info.grid_sha256[..12.min(plan.info.grid_sha256.len())],
+                &grid.sha256[..12]
+            ),
+        ));
+    }
+    Ok(grid)
+}
+
+/// The pilot budget as a [`Budget`].
+pub fn pilot_budget(info: &PlanInfo) -> Result<Budget> {
+    let unit = BudgetUnit::parse(&info.budget_unit)
+        .map_err(|m| Error::in_file(Path::new("plan.json"), None, "budget_unit", m))?;
+    Ok(Budget {
+        amount: info.pilot_budget,
+        unit,
+    })
+}
