@@ -1,0 +1,370 @@
+//! The RACE loop end to end with the real binary: plan → simulate (a stand-in for a cluster) →
+//! fit → calibrated sweep → shortlist, and the ways ingest refuses bad results.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn bin() -> Command {
+    Command::cargo_bin("rlfrontier").unwrap()
+}
+
+fn grid() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("grids/race-pilot.toml")
+}
+
+fn plan(dir: &Path, framework: &str) -> PathBuf {
+    let out = dir.join(format!("plan-{framework}"));
+    bin()
+        .args([
+            "plan",
+            grid().to_str().unwrap(),
+            "--pilot-budget",
+            "3e17 flops",
+            "--max-pilots",
+            "24",
+            "--framework",
+            framework,
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("24 pilots of grid `race-pilot`"));
+    out
+}
+
+const TRUTH: &str = "k_mid_at_7b = 14\nceiling_at_7b = 0.66\nsteepness = 1.5\n";
+
+fn simulate(plan_dir: &Path, noise: &str) -> PathBuf {
+    let truth = plan_dir.join("truth.toml");
+    std::fs::write(&truth, TRUTH).unwrap();
+    let results = plan_dir.join("results.csv");
+    bin()
+        .args(["simulate", "--plan"])
+        .arg(plan_dir.join("plan.csv"))
+        .arg("--truth")
+        .arg(&truth)
+        .args(["--noise", noise, "--seed", "3", "--out"])
+        .arg(&results)
+        .assert()
+        .success();
+    results
+}
+
+#[test]
+fn plan_writes_runs_launch_scripts_and_a_slurm_array() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = plan(dir.path(), "verl");
+    let plan_csv = std::fs::read_to_string(out.join("plan.csv")).unwrap();
+    assert_eq!(plan_csv.lines().count(), 25);
+    let info: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("plan.json")).unwrap()).unwrap();
+    assert_eq!(info["grid_name"], "race-pilot");
+    assert_eq!(info["grid_sha256"].as_str().unwrap().len(), 64);
+    // Every model x reward stratum is covered.
+    for model in ["qwen2.5-1.5b", "qwen2.5-3b", "qwen2.5-7b"] {
+        for reward in ["rule", "prm:qwen2.5-math-prm-7b"] {
+            assert!(plan_csv.lines().any(|l| l.contains(&format!("{model},")) && l.contains(&format!(",{reward},"))), "{model} {reward}");
+        }
+    }
+    let script = std::fs::read_to_string(out.join("launch/p001.sh")).unwrap();
+    for key in [
+        "python3 -m verl.trainer.main_ppo",
+        "algorithm.adv_estimator=grpo",
+        "data.train_batch_size=",
+        "data.max_prompt_length=",
+        "data.max_response_length=",
+        "actor_rollout_ref.rollout.n=",
+        "actor_rollout_ref.actor.ppo_epochs=",
+        "actor_rollout_ref.actor.ppo_mini_batch_size=",
+        "actor_rollout_ref.actor.use_kl_loss=True",
+        "actor_rollout_ref.model.lora_rank=",
+        "trainer.total_training_steps=",
+        "trainer.n_gpus_per_node=8",
+    ] {
+        assert!(script.contains(key), "missing {key}");
+    }
+    let prm_scripts: Vec<String> = std::fs::read_dir(out.join("launch"))
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .filter(|s| s.contains("prm:"))
+        .collect();
+    assert!(
+        !prm_scripts.is_empty()
+            && prm_scripts
+                .iter()
+                .all(|s| s.contains("reward_model.model.path=Qwen/Qwen2.5-Math-PRM-7B"))
+    );
+    let slurm = std::fs::read_to_string(out.join("slurm_array.sh")).unwrap();
+    assert!(slurm.contains("#SBATCH --array=0-23") && slurm.contains("launch/$RUN.sh"));
+
+    let trl = plan(dir.path(), "trl");
+    let script = std::fs::read_to_string(trl.join("launch/p001.sh")).unwrap();
+    for key in [
+        "trl.scripts.grpo",
+        "--num_generations",
+        "--max_completion_length",
+        "--num_iterations",
+        "--beta",
+        "--per_device_train_batch_size",
+        "--max_steps",
+        "--use_peft",
+        "--lora_r",
+    ] {
+        assert!(script.contains(key), "missing {key}");
+    }
+}
+
+#[test]
+fn plan_rejects_impossible_requests() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("p");
+    let run = |extra: &[&str]| {
+        let mut c = bin();
+        c.args(["plan", grid().to_str().unwrap(), "--out"])
+            .arg(&out)
+            .args(extra);
+        c.assert().code(2)
+    };
+    run(&["--pilot-budget", "3e17 flops", "--max-pilots", "3"]).stderr(
+        predicate::str::contains("--max-pilots").and(predicate::str::contains("at least 6")),
+    );
+    run(&["--pilot-budget", "3e17 flopz", "--max-pilots", "12"])
+        .stderr(predicate::str::contains("did you mean `flops`"));
+    run(&["--pilot-budget", "1e10 flops", "--max-pilots", "12"])
+        .stderr(predicate::str::contains("raise the pilot budget"));
+    run(&[
+        "--pilot-budget",
+        "3e17 flops",
+        "--max-pilots",
+        "12",
+        "--pilot-usd",
+        "0.01",
+    ])
+    .stderr(predicate::str::contains("--pilot-usd"));
+    run(&[
+        "--pilot-budget",
+        "3e17 flops",
+        "--max-pilots",
+        "12",
+        "--framework",
+        "vlrl",
+    ])
+    .stderr(predicate::str::contains("did you mean `verl`"));
+    assert!(!out.join("plan.csv").exists());
+}
+
+#[test]
+fn the_race_loop_recovers_the_truth_and_the_shortlist_finds_the_true_best() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan_dir = plan(dir.path(), "verl");
+    let results = simulate(&plan_dir, "0.005");
+    let fit_dir = dir.path().join("fit");
+    bin()
+        .arg("fit")
+        .arg(&results)
+        .arg("--plan")
+        .arg(plan_dir.join("plan.csv"))
+        .args(["--bootstrap", "40", "--out"])
+        .arg(&fit_dir)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("fitted 24 runs"))
+        .stdout(predicate::str::contains("leave-one-run-out"));
+    for f in [
+        "fits.csv",
+        "extrapolations.csv",
+        "surfaces.csv",
+        "calibration.json",
+        "plots/calibration.svg",
+        "plots/fit_p001.svg",
+    ] {
+        assert!(fit_dir.join(f).exists(), "{f}");
+    }
+    let calibration: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fit_dir.join("calibration.json")).unwrap())
+            .unwrap();
+    for (name, truth) in [
+        ("k_mid_at_7b", 14.0),
+        ("ceiling_at_7b", 0.66),
+        ("steepness", 1.5),
+    ] {
+        let p = &calibration["params"][name];
+        let (low, high) = (p["low"].as_f64().unwrap(), p["high"].as_f64().unwrap());
+        assert!(
+            low <= truth && truth <= high,
+            "{name}: truth {truth} outside [{low}, {high}]"
+        );
+    }
+    assert!(
+        calibration["loro_rmse"].as_f64().unwrap() < calibration["prior_rmse"].as_f64().unwrap()
+    );
+
+    // Calibrated sweep versus a sweep under the true parameters: the same best regime per budget.
+    let calibrated = dir.path().join("calibrated");
+    bin()
+        .args(["sweep", grid().to_str().unwrap(), "-q", "--calibration"])
+        .arg(fit_dir.join("calibration.json"))
+        .arg("--out")
+        .arg(&calibrated)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "calibrated on 24 runs, cross-validated RMSE",
+        ));
+    let truth_grid = dir.path().join("truth.toml");
+    let text = std::fs::read_to_string(grid())
+        .unwrap()
+        .replace("name = \"race-pilot\"", "name = \"race-pilot-truth\"");
+    std::fs::write(&truth_grid, format!("{text}{TRUTH}")).unwrap();
+    let truth_out = dir.path().join("truth");
+    bin()
+        .args(["sweep", "-q"])
+        .arg(&truth_grid)
+        .arg("--out")
+        .arg(&truth_out)
+        .assert()
+        .success();
+    let best = |dir: &Path| -> Vec<String> {
+        let mut reader = csv::Reader::from_path(dir.join("shortlist.csv")).unwrap();
+        let h = reader.headers().unwrap().clone();
+        let rank = h.iter().position(|c| c == "rank").unwrap();
+        let id = h.iter().position(|c| c == "cell_id").unwrap();
+        reader
+            .records()
+            .map(|r| r.unwrap())
+            .filter(|r| &r[rank] == "1")
+            .map(|r| r[id].to_string())
+            .collect()
+    };
+    assert_eq!(best(&calibrated), best(&truth_out));
+    let report = std::fs::read_to_string(calibrated.join("report.html")).unwrap();
+    assert!(report.contains("calibrated on 24 runs, cross-validated RMSE"));
+
+    // A calibration is refused for another grid.
+    bin()
+        .args(["sweep", "-q"])
+        .arg(&truth_grid)
+        .arg("--calibration")
+        .arg(fit_dir.join("calibration.json"))
+        .arg("--out")
+        .arg(dir.path().join("never"))
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("calibration.json")
+                .and(predicate::str::contains("grid_sha256")),
+        );
+}
+
+#[test]
+fn bad_results_are_refused_with_their_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan_dir = plan(dir.path(), "verl");
+    let results = simulate(&plan_dir, "0.005");
+    let good = std::fs::read_to_string(&results).unwrap();
+    let fit = |text: &str, extra: &[&str]| {
+        let path = dir.path().join("bad.csv");
+        std::fs::write(&path, text).unwrap();
+        let mut c = bin();
+        c.arg("fit")
+            .arg(&path)
+            .arg("--plan")
+            .arg(plan_dir.join("plan.csv"))
+            .args(["--bootstrap", "5", "--out"])
+            .arg(dir.path().join("fit"))
+            .args(extra);
+        c.assert()
+    };
+    let lines: Vec<&str> = good.lines().collect();
+    let with_line =
+        |extra_line: &str| format!("{}\n{}\n{}\n", lines[0], extra_line, lines[1..].join("\n"));
+    let cases = [
+        (
+            with_line("p999,5,math500_pass1,0.5"),
+            "bad.csv:2",
+            "unknown run_id `p999`",
+        ),
+        (
+            with_line("p001,five,math500_pass1,0.5"),
+            "bad.csv:2",
+            "not a whole number",
+        ),
+        (
+            with_line("p001,7,math500_pass1,abc"),
+            "bad.csv:2",
+            "not a number",
+        ),
+        (
+            with_line("p001,7,math500_pass1,NaN"),
+            "bad.csv:2",
+            "not finite",
+        ),
+        (with_line(lines[1]), "bad.csv:", "appears twice"),
+        (
+            good.replace("run_id,", "run,"),
+            "bad.csv:1",
+            "missing column",
+        ),
+        (String::new(), "bad.csv:1", "empty file"),
+        (
+            good.lines()
+                .filter(|l| !l.starts_with("p002,"))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            "bad.csv",
+            "p002",
+        ),
+        (
+            with_line(&format!("p001,7,math500_pass1,{}", "9".repeat(70_000))),
+            "bad.csv:2",
+            "longer than",
+        ),
+    ];
+    for (text, location, message) in &cases {
+        let a = fit(text, &[]).code(2);
+        let stderr = String::from_utf8(a.get_output().stderr.clone()).unwrap();
+        assert!(
+            stderr.contains(location) && stderr.contains(message),
+            "{message}: {stderr}"
+        );
+    }
+    // Skipping bad rows counts them and fits the rest.
+    fit(&cases[0].0, &["--skip-bad-rows"])
+        .success()
+        .stdout(predicate::str::contains("1 bad rows skipped"));
+    // A training signal is not a target unless asked.
+    fit(&good, &["--metric", "critic/score/mean"])
+        .code(2)
+        .stderr(predicate::str::contains("--allow-train-metric"));
+    // A metric that is not in the file: the nearest is suggested.
+    fit(&good, &["--metric", "math500_pass"])
+        .code(2)
+        .stderr(predicate::str::contains("did you mean `math500_pass1`"));
+}
+
+#[test]
+fn fit_curve_recovers_a_known_sigmoid() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("curve.csv");
+    // R0 = 0.3, A = 0.62, beta = 1.4, C_mid = 2500.
+    let mut text = "compute,score\n".to_string();
+    for i in 1..=30 {
+        let x = 200.0 * i as f64;
+        let y = 0.3 + 0.32 / (1.0 + (2500.0f64 / x).powf(1.4));
+        text.push_str(&format!("{x},{y}\n"));
+    }
+    std::fs::write(&data, text).unwrap();
+    let a = bin()
+        .arg("fit-curve")
+        .arg(&data)
+        .args(["--base-score", "0.3", "--json"])
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    assert!((v["ceiling"].as_f64().unwrap() - 0.62).abs() < 1e-6);
+    assert!((v["steepness"].as_f64().unwrap() - 1.4).abs() < 1e-5);
+    assert!((v["midpoint"].as_f64().unwrap() / 2500.0 - 1.0).abs() < 1e-5);
+}
