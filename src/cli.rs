@@ -39,6 +39,21 @@ pub enum Command {
     Fit(FitArgs),
     /// Fit one sigmoid to a compute,score CSV (to compare with scipy.optimize.curve_fit).
     FitCurve(FitCurveArgs),
+    /// Price one project as SFT, RM + PPO, DPO and GRPO side by side.
+    Compare(CompareArgs),
+}
+
+/// Arguments of `compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// A project file [default: the bundled seed back-of-envelope].
+    pub project: Option<PathBuf>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// A catalog file merged over the embedded one.
+    #[arg(long)]
+    pub catalog: Option<PathBuf>,
 }
 
 /// Arguments of `plan`.
@@ -271,7 +286,7 @@ pub struct FlopsArgs {
 
 /// Arguments of `cost`: the levers of one run.
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("length").required(true).args(["steps", "budget"])))]
+#[command(group(clap::ArgGroup::new("length").args(["steps", "budget"])))]
 pub struct CostArgs {
     /// Policy model id.
     #[arg(long)]
@@ -282,9 +297,49 @@ pub struct CostArgs {
     /// `rule`, `orm:MODEL`, `prm:MODEL` or `judge:MODEL`.
     #[arg(long, default_value = "rule")]
     pub reward: String,
-    /// `grpo` or `ppo`.
-    #[arg(long, default_value = "grpo")]
+    /// `grpo`, `ppo` (RL; need --steps or --budget), `sft`, `rm` or `dpo` (supervised; need
+    /// --examples or --pairs).
+    #[arg(long = "algo", alias = "algorithm", default_value = "grpo")]
     pub algorithm: String,
+    /// SFT: demonstrations.
+    #[arg(long)]
+    pub examples: Option<f64>,
+    /// SFT: tokens per demonstration (prompt + answer).
+    #[arg(long, default_value_t = 300.0)]
+    pub tokens_per_example: f64,
+    /// RM and DPO: preference pairs.
+    #[arg(long)]
+    pub pairs: Option<f64>,
+    /// RM and DPO: tokens per sequence of a pair (prompt + one response).
+    #[arg(long, default_value_t = 200.0)]
+    pub tokens_per_pair: f64,
+    /// SFT, RM, DPO: epochs over the data.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub epochs: u64,
+    /// RM training: the reward model's backbone [default: the policy's shape with a scalar head].
+    #[arg(long)]
+    pub rm_model: Option<String>,
+    /// DPO: reference log-probs computed once before training instead of every epoch.
+    #[arg(long)]
+    pub precomputed_reference: bool,
+    /// Expected gain in points of the benchmark [default: the outcome prior's prediction].
+    #[arg(long)]
+    pub gain: Option<f64>,
+    /// Own cluster: all-in cost of one of your GPUs per hour.
+    #[arg(long)]
+    pub own_gpu_usd_per_hour: Option<f64>,
+    /// Own cluster: purchase price of one GPU (with its share of the server and network).
+    #[arg(long)]
+    pub gpu_capex_usd: Option<f64>,
+    /// Own cluster: years over which the purchase is amortised.
+    #[arg(long, default_value_t = 4.0)]
+    pub amortization_years: f64,
+    /// Own cluster: share of hours the GPUs do useful work.
+    #[arg(long, default_value_t = 0.7)]
+    pub utilization: f64,
+    /// Own cluster: power, hosting and operations per GPU-hour.
+    #[arg(long, default_value_t = 0.35)]
+    pub opex_usd_per_gpu_hour: f64,
     /// GPU id.
     #[arg(long, default_value = "h100-sxm")]
     pub gpu: String,
@@ -330,6 +385,9 @@ pub struct CostArgs {
     /// No reference-model pass.
     #[arg(long)]
     pub no_kl_reference: bool,
+    /// KL coefficient (a reference pass with coefficient 0 is reported as waste).
+    #[arg(long, default_value_t = 0.001)]
+    pub kl_coef: f64,
     /// Prefill each prompt once per group.
     #[arg(long, overrides_with = "no_prefix_cache")]
     pub prefix_cache: bool,
@@ -379,5 +437,6 @@ pub fn run(cli: Cli, interrupted: &AtomicBool) -> Result<()> {
         Command::Simulate(args) => commands::simulate::run(&args, &mut out),
         Command::Fit(args) => commands::fit::run(&args, &mut out),
         Command::FitCurve(args) => commands::fit::fit_curve(&args, &mut out),
+        Command::Compare(args) => commands::compare::run(&args, &mut out),
     }
 }

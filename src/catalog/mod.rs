@@ -15,6 +15,38 @@ use crate::error::{Error, Result, suggestion};
 pub const MODELS_TOML: &str = include_str!("models.toml");
 /// The embedded GPU catalog (TOML).
 pub const GPUS_TOML: &str = include_str!("gpus.toml");
+/// The embedded services catalog (TOML).
+pub const SERVICES_TOML: &str = include_str!("services.toml");
+
+/// Post-training sold as a service (buy versus build).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServiceSpec {
+    /// Stable id.
+    pub id: String,
+    /// Who sells it.
+    pub provider: String,
+    /// The model it trains (a catalog id when the weights are open).
+    pub model: String,
+    /// `per_million_tokens` or `per_training_hour`.
+    pub billing: String,
+    /// US$ per million forward-only tokens.
+    #[serde(default)]
+    pub prefill_usd_per_million: f64,
+    /// US$ per million generated tokens.
+    #[serde(default)]
+    pub sample_usd_per_million: f64,
+    /// US$ per million tokens through a training pass.
+    #[serde(default)]
+    pub train_usd_per_million: f64,
+    /// US$ per hour of the training loop's wall-clock.
+    #[serde(default)]
+    pub usd_per_training_hour: f64,
+    /// When the price was read.
+    pub date: String,
+    /// Where it comes from.
+    pub source: String,
+}
 
 /// Bytes per parameter or activation element in BF16.
 pub const BF16_BYTES: f64 = 2.0;
@@ -317,6 +349,8 @@ pub struct Catalog {
     pub models: Vec<ModelSpec>,
     /// GPUs, in file order.
     pub gpus: Vec<GpuSpec>,
+    /// Services, in file order.
+    pub services: Vec<ServiceSpec>,
     /// Version string: the embedded catalog's, plus `+FILE` when a user file was merged.
     pub version: String,
 }
@@ -333,6 +367,11 @@ impl Catalog {
         let embedded_gpus = Path::new("<embedded gpus.toml>");
         let mut model_tables = entries(MODELS_TOML, "model", embedded_models)?;
         let mut gpu_tables = entries(GPUS_TOML, "gpu", embedded_gpus)?;
+        let mut service_tables = entries(
+            SERVICES_TOML,
+            "service",
+            Path::new("<embedded services.toml>"),
+        )?;
         let version = version_of(MODELS_TOML);
         let mut full_version = version.clone();
         if let Some(path) = user_file {
@@ -340,20 +379,21 @@ impl Catalog {
             let table: toml::Table =
                 toml::from_str(&text).map_err(|e| toml_error(path, &text, &e))?;
             for key in table.keys() {
-                if !["model", "gpu", "version"].contains(&key.as_str()) {
+                if !["model", "gpu", "service", "version"].contains(&key.as_str()) {
                     return Err(Error::in_file(
                         path,
                         crate::spec::locate_key(&text, None, key),
                         key,
                         format!(
                             "unknown catalog section; {}",
-                            suggestion(key, ["model", "gpu", "version"])
+                            suggestion(key, ["model", "gpu", "service", "version"])
                         ),
                     ));
                 }
             }
             merge_entries(&mut model_tables, entries(&text, "model", path)?, path)?;
             merge_entries(&mut gpu_tables, entries(&text, "gpu", path)?, path)?;
+            merge_entries(&mut service_tables, entries(&text, "service", path)?, path)?;
             full_version = format!("{version}+{}", path.display());
         }
         let mut models = Vec::new();
@@ -411,9 +451,36 @@ impl Catalog {
             gpu.validate(&origin)?;
             gpus.push(gpu);
         }
+        let mut services = Vec::new();
+        for (origin, table) in service_tables {
+            let service: ServiceSpec =
+                toml::Value::Table(table)
+                    .try_into()
+                    .map_err(|e: toml::de::Error| {
+                        Error::in_file(&origin, None, "service", e.message().to_string())
+                    })?;
+            let prices = [
+                service.prefill_usd_per_million,
+                service.sample_usd_per_million,
+                service.train_usd_per_million,
+                service.usd_per_training_hour,
+            ];
+            if prices.iter().any(|p| !p.is_finite() || *p < 0.0)
+                || !["per_million_tokens", "per_training_hour"].contains(&service.billing.as_str())
+            {
+                return Err(Error::in_file(
+                    &origin,
+                    None,
+                    &format!("service `{}`", service.id),
+                    "prices must be finite and non-negative, billing `per_million_tokens` or `per_training_hour`",
+                ));
+            }
+            services.push(service);
+        }
         Ok(Catalog {
             models,
             gpus,
+            services,
             version: full_version,
         })
     }

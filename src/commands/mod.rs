@@ -3,6 +3,7 @@
 
 pub mod catalog;
 pub mod check;
+pub mod compare;
 pub mod cost;
 pub mod fit;
 pub mod flops;

@@ -9,6 +9,7 @@
 pub mod flops;
 pub mod lengths;
 pub mod memory;
+pub mod supervised;
 pub mod time;
 
 use std::fmt;
@@ -278,6 +279,14 @@ pub struct TokenStats {
     pub zero_signal_rate: f64,
     /// Expected length of the step's longest response.
     pub straggler_response_tokens: f64,
+    /// Tokens prefilled by the rollout engine per step.
+    pub prefill_tokens_per_step: f64,
+    /// Responses per prompt, G.
+    pub group_size: f64,
+    /// Tokens through forward-only passes of the policy (old-policy, reference) per step.
+    pub forward_tokens_per_step: f64,
+    /// Tokens through training passes of the policy per step (epochs included).
+    pub train_tokens_per_step: f64,
 }
 
 /// Waste of the whole run (overlapping categories: a truncated rollout may also sit in a
@@ -293,6 +302,12 @@ pub struct Waste {
     pub straggler_idle_gpu_hours: f64,
     /// The same in dollars.
     pub straggler_idle_usd: f64,
+    /// Dollars of reference-model passes whose KL coefficient is zero (computed, never used).
+    pub reference_without_kl_usd: f64,
+    /// Dollars generating and scoring groups that dynamic sampling then discards.
+    pub oversampling_usd: f64,
+    /// Dollars prefilling each prompt G times instead of once (prefix caching off).
+    pub uncached_prefill_usd: f64,
 }
 
 /// The full accounting of one run.
@@ -747,6 +762,11 @@ pub fn evaluate(cfg: &RunConfig) -> Ledger {
             truncated_token_share: lengths.truncated_token_share,
             zero_signal_rate: zero_signal,
             straggler_response_tokens: straggler,
+            prefill_tokens_per_step: prefilled_prompts * p,
+            group_size: g,
+            forward_tokens_per_step: batch.tokens
+                * (f64::from(u8::from(needs_old)) + f64::from(u8::from(run.kl_reference))),
+            train_tokens_per_step: batch.tokens * epochs,
         },
         decode,
         training_memory_gb_per_gpu: training_bytes / 1e9,
@@ -786,11 +806,12 @@ pub fn evaluate(cfg: &RunConfig) -> Ledger {
         .filter(|&&ph| ph.bucket() == Bucket::Learning && ph != Phase::Sync)
         .map(|&ph| usd_of(ph))
         .sum();
-    let zero_signal_usd = if run.dynamic_sampling {
-        // Over-sampled groups are generated and scored, then filtered out before learning.
-        zero_signal * search_feedback
+    // Zero-signal groups reach learning only without dynamic sampling; with it, they are
+    // generated and scored, then discarded (over-sampling).
+    let (zero_signal_usd, oversampling_usd) = if run.dynamic_sampling {
+        (0.0, zero_signal * search_feedback)
     } else {
-        zero_signal * (search_feedback + learning)
+        (zero_signal * (search_feedback + learning), 0.0)
     };
     // During the tail the generation pool waits (under the colocated schedule that is the whole
     // cluster; under async the trainer's idle time is already charged to its phases).
@@ -800,6 +821,17 @@ pub fn evaluate(cfg: &RunConfig) -> Ledger {
         truncated_usd: lengths.truncated_token_share * (search_feedback + learning),
         straggler_idle_gpu_hours,
         straggler_idle_usd: straggler_idle_gpu_hours * price,
+        reference_without_kl_usd: if run.kl_reference && run.kl_coef == 0.0 {
+            usd_of(Phase::RefLogprob)
+        } else {
+            0.0
+        },
+        oversampling_usd,
+        uncached_prefill_usd: if run.prefix_cache {
+            0.0
+        } else {
+            usd_of(Phase::Prefill) * (g - 1.0) / g
+        },
     };
     ledger
 }

@@ -24,6 +24,7 @@ fn settings() -> RunSettings {
     RunSettings {
         algorithm: Algorithm::Grpo,
         kl_reference: true,
+        kl_coef: 0.001,
         prefix_cache: true,
         dynamic_sampling: false,
         old_logprob: OldLogprob::Auto,

@@ -96,6 +96,8 @@ pub struct RunSettings {
     pub algorithm: Algorithm,
     /// Reference-model forward every step (KL loss or penalty).
     pub kl_reference: bool,
+    /// KL coefficient; a reference pass with a zero coefficient is waste.
+    pub kl_coef: f64,
     /// The prompt is prefilled once per group instead of G times.
     pub prefix_cache: bool,
     /// DAPO-style re-sampling until groups carry signal.
@@ -276,6 +278,7 @@ struct RawAxes {
 struct RawRun {
     algorithm: Option<toml::Value>,
     kl_reference: Option<toml::Value>,
+    kl_coef: Option<toml::Value>,
     prefix_cache: Option<toml::Value>,
     dynamic_sampling: Option<toml::Value>,
     old_logprob: Option<toml::Value>,
@@ -352,6 +355,7 @@ const KEYS: &[(&str, &[&str])] = &[
         &[
             "algorithm",
             "kl_reference",
+            "kl_coef",
             "prefix_cache",
             "dynamic_sampling",
             "old_logprob",
@@ -655,6 +659,10 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
     let run = RunSettings {
         algorithm,
         kl_reference: v.bool_or(&rr.kl_reference, rs, "kl_reference", true)?,
+        kl_coef: match &rr.kl_coef {
+            Some(value) => v.non_negative(value, rs, "kl_coef")?,
+            None => 0.001,
+        },
         prefix_cache: v.bool_or(&rr.prefix_cache, rs, "prefix_cache", true)?,
         dynamic_sampling: v.bool_or(&rr.dynamic_sampling, rs, "dynamic_sampling", false)?,
         old_logprob,
