@@ -41,6 +41,41 @@ pub enum Command {
     FitCurve(FitCurveArgs),
     /// Price one project as SFT, RM + PPO, DPO and GRPO side by side.
     Compare(CompareArgs),
+    /// Fit the GPU profile's efficiencies to one measured step (veRL timings) and write a
+    /// catalog override for --catalog.
+    CalibrateHw(Box<CalibrateHwArgs>),
+}
+
+/// Arguments of `calibrate-hw`: the run's configuration (as for `cost`) and one step's timings.
+#[derive(Debug, Args)]
+pub struct CalibrateHwArgs {
+    /// The run's configuration.
+    #[command(flatten)]
+    pub run: CostArgs,
+    /// One veRL metrics line: console (`step:5 - timing_s/gen:41.2 - ...`) or JSON.
+    #[arg(long)]
+    pub log_line: Option<String>,
+    /// A veRL log file: its last line with `timing_s/gen` is used.
+    #[arg(long)]
+    pub log: Option<PathBuf>,
+    /// Measured generation seconds of one step (`timing_s/gen`).
+    #[arg(long)]
+    pub gen_seconds: Option<f64>,
+    /// Measured update seconds (`timing_s/update_actor`).
+    #[arg(long)]
+    pub update_seconds: Option<f64>,
+    /// Measured reference log-prob seconds (`timing_s/ref`).
+    #[arg(long)]
+    pub ref_seconds: Option<f64>,
+    /// Measured old-policy log-prob seconds (`timing_s/old_log_prob`).
+    #[arg(long)]
+    pub old_logprob_seconds: Option<f64>,
+    /// Measured mean response length (`response_length/mean`).
+    #[arg(long)]
+    pub response_length_mean: Option<f64>,
+    /// Where to write the catalog override.
+    #[arg(long)]
+    pub out: PathBuf,
 }
 
 /// Arguments of `compare`.
@@ -285,7 +320,7 @@ pub struct FlopsArgs {
 }
 
 /// Arguments of `cost`: the levers of one run.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 #[command(group(clap::ArgGroup::new("length").args(["steps", "budget"])))]
 pub struct CostArgs {
     /// Policy model id.
@@ -438,5 +473,6 @@ pub fn run(cli: Cli, interrupted: &AtomicBool) -> Result<()> {
         Command::Fit(args) => commands::fit::run(&args, &mut out),
         Command::FitCurve(args) => commands::fit::fit_curve(&args, &mut out),
         Command::Compare(args) => commands::compare::run(&args, &mut out),
+        Command::CalibrateHw(args) => commands::calibrate_hw::run(&args, &mut out),
     }
 }

@@ -78,6 +78,7 @@ pub const CELL_COLUMNS: &[&str] = &[
     "score_high",
     "base_score",
     "usd_per_point",
+    "gpu_hours_per_point",
     "on_frontier",
 ];
 
@@ -240,6 +241,17 @@ pub fn cell_row(e: &Evaluated, on_frontier: bool) -> Vec<String> {
             usd_per_point(ledger.total_usd(), prediction.score, prediction.base_score)
                 .map(number)
                 .unwrap_or_default()
+        } else {
+            String::new()
+        },
+        if feasible {
+            usd_per_point(
+                ledger.total_gpu_hours(),
+                prediction.score,
+                prediction.base_score,
+            )
+            .map(number)
+            .unwrap_or_default()
         } else {
             String::new()
         },

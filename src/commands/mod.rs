@@ -1,6 +1,7 @@
 //! What each subcommand does. Each takes its parsed arguments and a writer for standard output,
 //! so tests can run them in memory.
 
+pub mod calibrate_hw;
 pub mod catalog;
 pub mod check;
 pub mod compare;

@@ -184,6 +184,7 @@ pub fn shortlist_csv(grid: &Grid, entries: &[Entry]) -> Vec<u8> {
             "validation_gpu_hours",
             "validation_wall_hours",
             "usd_per_point",
+            "gpu_hours_per_point",
             "flags",
         ]
         .iter()
@@ -213,6 +214,11 @@ pub fn shortlist_csv(grid: &Grid, entries: &[Entry]) -> Vec<u8> {
                 .map(number),
             );
             row.push(e.usd_per_point.map(number).unwrap_or_default());
+            row.push(
+                crate::sweep::usd_per_point(p.gpu_hours, p.score, p.base_score)
+                    .map(number)
+                    .unwrap_or_default(),
+            );
             row.push(e.flags.join("; "));
             row
         })

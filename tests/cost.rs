@@ -1,0 +1,394 @@
+//! The cost calculator with the real binary: the README's worked example, every stage, the waste
+//! lines, cost per point, buy versus build, the stage comparison and the hardware calibration.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn bin() -> Command {
+    Command::cargo_bin("rlfrontier").unwrap()
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let a = bin().args(args).arg("--json").assert().success();
+    serde_json::from_slice(&a.get_output().stdout).unwrap()
+}
+
+const WORKED: &[&str] = &[
+    "cost",
+    "--model",
+    "qwen2.5-7b",
+    "--gpus",
+    "16",
+    "--prompts-per-step",
+    "1024",
+    "--group-size",
+    "8",
+    "--max-response-len",
+    "8192",
+    "--mean-response-tokens",
+    "2000",
+    "--steps",
+    "100",
+];
+
+#[test]
+fn readme_worked_example_is_reproduced() {
+    // README, "Worked example: one run": GRPO on Qwen2.5-7B, 16 H100s at $2.99, 100 steps.
+    let v = json(WORKED);
+    let close =
+        |x: &serde_json::Value, want: f64, tol: f64| (x.as_f64().unwrap() - want).abs() <= tol;
+    assert!(
+        close(&v["usd"]["total"], 464.73, 0.005),
+        "{}",
+        v["usd"]["total"]
+    );
+    assert!(close(&v["gpu_hours"]["total"], 155.43, 0.005));
+    assert!(close(&v["step_seconds"], 349.71, 0.005));
+    assert!(close(&v["wall_hours"], 9.71, 0.005));
+    assert!(close(&v["usd_share"]["search"], 0.397, 0.0005));
+    assert!(close(&v["flops_share"]["search"], 0.184, 0.0005));
+    assert!(close(&v["waste"]["zero_signal_usd"], 129.10, 0.005));
+    assert!(close(&v["waste"]["straggler_idle_usd"], 86.67, 0.005));
+    let decode = v["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "decode")
+        .unwrap()
+        .clone();
+    assert!(close(&decode["seconds_per_step"], 138.46, 0.005));
+}
+
+#[test]
+fn every_stage_is_priced_on_the_same_ledger() {
+    let sft = json(&[
+        "cost",
+        "--algo",
+        "sft",
+        "--model",
+        "qwen2.5-7b",
+        "--examples",
+        "50000",
+        "--tokens-per-example",
+        "300",
+    ]);
+    let rm = json(&[
+        "cost",
+        "--algo",
+        "rm",
+        "--model",
+        "qwen2.5-7b",
+        "--pairs",
+        "20000",
+        "--tokens-per-pair",
+        "200",
+    ]);
+    let dpo = json(&[
+        "cost",
+        "--algo",
+        "dpo",
+        "--model",
+        "qwen2.5-7b",
+        "--pairs",
+        "20000",
+        "--tokens-per-pair",
+        "200",
+        "--epochs",
+        "2",
+    ]);
+    let dpo_pre = json(&[
+        "cost",
+        "--algo",
+        "dpo",
+        "--model",
+        "qwen2.5-7b",
+        "--pairs",
+        "20000",
+        "--tokens-per-pair",
+        "200",
+        "--epochs",
+        "2",
+        "--precomputed-reference",
+    ]);
+    let ppo = json(&[
+        "cost",
+        "--algo",
+        "ppo",
+        "--model",
+        "qwen2.5-7b",
+        "--group-size",
+        "4",
+        "--reward",
+        "orm:qwen2.5-math-rm-72b",
+        "--gpus",
+        "16",
+        "--steps",
+        "20",
+    ]);
+    for v in [&sft, &rm, &dpo, &ppo] {
+        assert!(v["usd"]["total"].as_f64().unwrap() > 0.0);
+        let parts: f64 = ["search", "learning", "feedback"]
+            .iter()
+            .map(|b| v["usd"][b].as_f64().unwrap())
+            .sum();
+        assert!((parts - v["usd"]["total"].as_f64().unwrap()).abs() < 1e-6);
+    }
+    assert_eq!(sft["usd_share"]["learning"], 1.0);
+    // SFT FLOPs: 6·N·T + 6·A·Q with N = 28 × (2·3584² + 2·3584·512 + 3·3584·18944) + 152064·3584
+    // = 7,070,285,824 (Qwen2.5-7B matmul parameters), A = 28·28·128 = 100,352,
+    // T = 50,000 × 300, Q = 50,000 × 300².
+    let expected = 6.0 * 7_070_285_824.0 * 15e6 + 6.0 * 100_352.0 * 50_000.0 * 90_000.0;
+    assert!((sft["flops"]["total"].as_f64().unwrap() - expected).abs() / expected < 1e-9);
+    assert!(dpo_pre["usd"]["total"].as_f64().unwrap() < dpo["usd"]["total"].as_f64().unwrap());
+    let critic = ppo["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "critic_update")
+        .unwrap()["flops"]
+        .as_f64()
+        .unwrap();
+    assert!(critic > 0.0 && ppo["usd"]["feedback"].as_f64().unwrap() > 0.0);
+    bin()
+        .args(["cost", "--algo", "sft", "--model", "qwen2.5-7b"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--examples"));
+    bin()
+        .args([
+            "cost",
+            "--algo",
+            "dop",
+            "--model",
+            "qwen2.5-7b",
+            "--pairs",
+            "5",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("did you mean `dpo`"));
+    bin()
+        .args(["cost", "--model", "qwen2.5-7b"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--steps"));
+}
+
+#[test]
+fn waste_lines_follow_their_levers() {
+    let base = json(&["cost", "--model", "qwen2.5-1.5b", "--steps", "10"]);
+    assert_eq!(base["waste"]["reference_without_kl_usd"], 0.0);
+    assert_eq!(base["waste"]["uncached_prefill_usd"], 0.0);
+    assert_eq!(base["waste"]["oversampling_usd"], 0.0);
+    let no_kl = json(&[
+        "cost",
+        "--model",
+        "qwen2.5-1.5b",
+        "--steps",
+        "10",
+        "--kl-coef",
+        "0",
+    ]);
+    let reference = no_kl["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "ref_logprob")
+        .unwrap()["usd"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        (no_kl["waste"]["reference_without_kl_usd"].as_f64().unwrap() - reference).abs() < 1e-9
+            && reference > 0.0
+    );
+    let uncached = json(&[
+        "cost",
+        "--model",
+        "qwen2.5-1.5b",
+        "--steps",
+        "10",
+        "--no-prefix-cache",
+    ]);
+    assert!(uncached["waste"]["uncached_prefill_usd"].as_f64().unwrap() > 0.0);
+    let dynamic = json(&[
+        "cost",
+        "--model",
+        "qwen2.5-1.5b",
+        "--steps",
+        "10",
+        "--dynamic-sampling",
+    ]);
+    assert!(dynamic["waste"]["oversampling_usd"].as_f64().unwrap() > 0.0);
+    assert_eq!(dynamic["waste"]["zero_signal_usd"], 0.0);
+    // Larger G leaves fewer zero-signal groups.
+    let g16 = json(&[
+        "cost",
+        "--model",
+        "qwen2.5-1.5b",
+        "--steps",
+        "10",
+        "--group-size",
+        "16",
+    ]);
+    assert!(
+        g16["tokens"]["zero_signal_rate"].as_f64().unwrap()
+            < base["tokens"]["zero_signal_rate"].as_f64().unwrap()
+    );
+}
+
+#[test]
+fn cost_per_point_and_buy_versus_build() {
+    let v = json(&[WORKED, &["--gain", "5", "--gpu-capex-usd", "30000"]].concat());
+    let usd = v["usd"]["total"].as_f64().unwrap();
+    assert!((v["cost_per_point"]["usd_per_point"].as_f64().unwrap() - usd / 5.0).abs() < 1e-9);
+    assert!(
+        v["break_even"]
+            .as_str()
+            .unwrap()
+            .contains("owning beats renting")
+    );
+    let options = v["where_to_run"].as_array().unwrap();
+    assert!(
+        options
+            .iter()
+            .any(|o| o["option"] == "own cluster" && o["usd"].as_f64().unwrap() < usd)
+    );
+    // Tinker prices Qwen3-8B by the token.
+    let q = json(&["cost", "--model", "qwen3-8b", "--steps", "10"]);
+    let tinker = q["where_to_run"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["option"].as_str().unwrap().contains("tinker-qwen3-8b"))
+        .unwrap()
+        .clone();
+    assert!(tinker["usd"].as_f64().unwrap() > 0.0);
+    bin()
+        .args(WORKED)
+        .args(["--own-gpu-usd-per-hour", "1.5"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("cheaper per hour than renting"));
+}
+
+#[test]
+fn compare_prices_the_seed_project() {
+    let a = bin().args(["compare", "--json"]).assert().success();
+    let v: serde_json::Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    let stages = v["stages"].as_array().unwrap();
+    let get = |name: &str| {
+        stages
+            .iter()
+            .find(|s| s["stage"].as_str().unwrap().starts_with(name))
+            .unwrap()
+            .clone()
+    };
+    // The seed's flat pricing: SFT $30, RM $16, PPO $163.84 (5.5 x SFT).
+    assert!((get("SFT")["flat_pricing_usd"].as_f64().unwrap() - 30.0).abs() < 1e-9);
+    assert!((get("reward model")["flat_pricing_usd"].as_f64().unwrap() - 16.0).abs() < 1e-9);
+    assert!((get("PPO")["flat_pricing_usd"].as_f64().unwrap() - 163.84).abs() < 1e-9);
+    // On real GPUs RL costs more relative to SFT than flat pricing says, and generation shows.
+    let ppo = get("PPO");
+    assert!(ppo["ratio_to_sft"].as_f64().unwrap() > ppo["flat_ratio_to_sft"].as_f64().unwrap());
+    assert!(ppo["generation_share_of_usd"].as_f64().unwrap() > 0.0);
+    assert_eq!(get("SFT")["generation_share_of_usd"], 0.0);
+    bin()
+        .arg("compare")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("RM + PPO").and(predicate::str::contains("memory-bound")));
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("p.toml");
+    std::fs::write(
+        &bad,
+        include_str!("../grids/projects/seed-back-of-envelope.toml")
+            .replace("examples = 50000", "exampels = 50000"),
+    )
+    .unwrap();
+    bin()
+        .arg("compare")
+        .arg(&bad)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("p.toml"));
+}
+
+#[test]
+fn calibrate_hw_recovers_the_defaults_from_the_models_own_timings() {
+    // Feed the model's own phase times back as "measurements": the calibrated efficiencies must
+    // equal the catalog's defaults.
+    let args = [
+        "--model",
+        "qwen2.5-7b",
+        "--gpus",
+        "16",
+        "--prompts-per-step",
+        "512",
+        "--group-size",
+        "8",
+        "--max-response-len",
+        "4096",
+        "--mean-response-tokens",
+        "1500",
+    ];
+    let v = json(&[&["cost"][..], &args, &["--steps", "1"]].concat());
+    let phase = |n: &str| {
+        v["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == n)
+            .unwrap()["seconds_per_step"]
+            .as_f64()
+            .unwrap()
+    };
+    let line = format!(
+        "step:3 - timing_s/gen:{} - timing_s/ref:{} - timing_s/update_actor:{} - response_length/mean:{}",
+        phase("prefill") + phase("decode"),
+        phase("ref_logprob"),
+        phase("update"),
+        v["tokens"]["mean_response_tokens"].as_f64().unwrap()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("cal.toml");
+    bin()
+        .arg("calibrate-hw")
+        .args(args)
+        .args(["--log-line", &line, "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&out).unwrap();
+    let value = |key: &str| -> f64 {
+        text.lines()
+            .find(|l| l.starts_with(key))
+            .unwrap()
+            .split('=')
+            .nth(1)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    assert!((value("train_mfu") - 0.40).abs() < 1e-4, "{text}");
+    assert!((value("forward_efficiency") - 0.50).abs() < 1e-4, "{text}");
+    assert!(
+        (value("decode_bandwidth_efficiency") - 0.70).abs() < 1e-3,
+        "{text}"
+    );
+    // The override is accepted by cost.
+    bin()
+        .args(["cost", "--steps", "1", "--catalog"])
+        .arg(&out)
+        .args(args)
+        .assert()
+        .success();
+    bin()
+        .arg("calibrate-hw")
+        .args(args)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no timings"));
+}
