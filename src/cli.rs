@@ -41,6 +41,8 @@ pub enum Command {
     FitCurve(FitCurveArgs),
     /// Price one project as SFT, RM + PPO, DPO and GRPO side by side.
     Compare(CompareArgs),
+    /// Combine shard outputs (`sweep --shard I/N`) into what an unsharded sweep writes.
+    Merge(MergeArgs),
     /// Fit the GPU profile's efficiencies to one measured step (veRL timings) and write a
     /// catalog override for --catalog.
     CalibrateHw(Box<CalibrateHwArgs>),
@@ -233,6 +235,26 @@ pub struct SweepArgs {
     /// Predict with a calibration written by `rlfrontier fit` (calibration.json).
     #[arg(long)]
     pub calibration: Option<PathBuf>,
+    /// Rows of cells.csv: all, feasible, frontier or none [default: all up to 2,000,000 cells].
+    #[arg(long)]
+    pub cells: Option<String>,
+}
+
+/// Arguments of `merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Shard output folders (from `sweep --shard I/N`), every I once.
+    #[arg(required = true)]
+    pub shards: Vec<PathBuf>,
+    /// Output folder.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Replace results of a different grid in the output folder.
+    #[arg(long)]
+    pub force: bool,
+    /// A catalog file merged over the embedded one.
+    #[arg(long)]
+    pub catalog: Option<PathBuf>,
 }
 
 /// Arguments of `check`.
@@ -473,6 +495,7 @@ pub fn run(cli: Cli, interrupted: &AtomicBool) -> Result<()> {
         Command::Fit(args) => commands::fit::run(&args, &mut out),
         Command::FitCurve(args) => commands::fit::fit_curve(&args, &mut out),
         Command::Compare(args) => commands::compare::run(&args, &mut out),
+        Command::Merge(args) => commands::sweep::merge(&args, &mut out),
         Command::CalibrateHw(args) => commands::calibrate_hw::run(&args, &mut out),
     }
 }

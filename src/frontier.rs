@@ -19,7 +19,7 @@ pub const SHORTLIST_POOL: usize = 256;
 pub const PLOT_SAMPLE: u64 = 4000;
 
 /// A feasible cell as the frontier and shortlist see it.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Point {
     /// Cell id.
     pub id: u64,
@@ -81,7 +81,8 @@ impl Point {
 pub type BinKey = (usize, usize, usize, usize);
 
 /// Everything a sweep aggregates.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+#[serde(from = "AggregateFile", into = "AggregateFile")]
 pub struct Aggregate {
     /// Cells evaluated.
     pub evaluated: u64,
@@ -91,10 +92,11 @@ pub struct Aggregate {
     pub feasible: u64,
     /// Infeasible cells per reason code, in [`INFEASIBLE_CODES`] order.
     pub infeasible: [u64; 4],
-    /// Sum of search dollar shares over feasible cells (for the mean).
-    pub usd_share_search_sum: f64,
-    /// Sum of search FLOP shares over feasible cells.
-    pub flops_share_search_sum: f64,
+    /// Sum of search dollar shares over feasible cells, in units of 1e-15 (integer addition is
+    /// associative, so the mean does not depend on how cells were split into chunks or shards).
+    pub usd_share_search_sum: i128,
+    /// Sum of search FLOP shares over feasible cells, in units of 1e-15.
+    pub flops_share_search_sum: i128,
     /// Candidates for the two cost–score fronts (budget unit and dollars).
     pub front_candidates: Vec<Point>,
     /// Best cell per allocation bin.
@@ -103,6 +105,13 @@ pub struct Aggregate {
     pub shortlist_pool: BTreeMap<usize, Vec<Point>>,
     /// A deterministic sample of feasible cells for scatter plots.
     pub sample: Vec<Point>,
+    /// Per budget, the worst member of the shortlist pool after its last trim (a speed-up only).
+    pub pool_floor: BTreeMap<usize, Point>,
+}
+
+/// A share in units of 1e-15, for order-independent sums.
+fn fixed(x: f64) -> i128 {
+    (x * 1e15).round() as i128
 }
 
 /// Reason codes of infeasible cells, in a fixed order.
@@ -117,8 +126,8 @@ impl Aggregate {
     /// Adds one feasible cell.
     pub fn add_feasible(&mut self, point: Point, sample_stride: u64) {
         self.feasible += 1;
-        self.usd_share_search_sum += point.usd_shares[0];
-        self.flops_share_search_sum += point.flops_shares[0];
+        self.usd_share_search_sum += fixed(point.usd_shares[0]);
+        self.flops_share_search_sum += fixed(point.flops_shares[0]);
         self.front_candidates.push(point);
         let i = point.indices;
         let bin = ((point.update_fraction / UPDATE_FRACTION_BIN).floor() as usize)
@@ -130,10 +139,17 @@ impl Aggregate {
                 self.allocation.insert(key, point);
             }
         }
-        let pool = self.shortlist_pool.entry(i.budget).or_default();
-        pool.push(point);
-        if pool.len() > 2 * SHORTLIST_POOL {
-            trim_pool(pool);
+        // Once the pool has been trimmed, a point below its worst member can never enter it.
+        let floor = self.pool_floor.get(&i.budget).copied();
+        if floor.is_none_or(|worst| point.better_than(&worst)) {
+            let pool = self.shortlist_pool.entry(i.budget).or_default();
+            pool.push(point);
+            if pool.len() > 2 * SHORTLIST_POOL {
+                trim_pool(pool);
+                if let Some(worst) = pool.last() {
+                    self.pool_floor.insert(i.budget, *worst);
+                }
+            }
         }
         if point.id % sample_stride.max(1) == 0 {
             self.sample.push(point);
@@ -187,9 +203,79 @@ impl Aggregate {
         self.sample.extend(other.sample);
     }
 
-    /// The cost–score front on one cost basis, sorted by cost (cheapest first).
+    /// The cost–score front on one cost basis, sorted by cost (cheapest first). Candidates are
+    /// taken in cell-id order, so ties resolve the same way however the cells were chunked.
     pub fn front(&self, basis: CostBasis) -> Vec<Point> {
-        front_of(&self.front_candidates, basis)
+        let mut candidates = self.front_candidates.clone();
+        candidates.sort_by_key(|p| p.id);
+        front_of(&candidates, basis)
+    }
+
+    /// Mean search share of dollars over feasible cells.
+    pub fn mean_usd_share_search(&self) -> f64 {
+        self.usd_share_search_sum as f64 * 1e-15 / self.feasible.max(1) as f64
+    }
+
+    /// Mean search share of FLOPs over feasible cells.
+    pub fn mean_flops_share_search(&self) -> f64 {
+        self.flops_share_search_sum as f64 * 1e-15 / self.feasible.max(1) as f64
+    }
+
+    /// The sample sorted by cell id (order-independent).
+    pub fn sorted_sample(&self) -> Vec<Point> {
+        let mut s = self.sample.clone();
+        s.sort_by_key(|p| p.id);
+        s
+    }
+}
+
+/// The serialised form of [`Aggregate`] (JSON maps need string keys, so bins are a list).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct AggregateFile {
+    evaluated: u64,
+    pruned: u64,
+    feasible: u64,
+    infeasible: [u64; 4],
+    usd_share_search_sum: String,
+    flops_share_search_sum: String,
+    front_candidates: Vec<Point>,
+    allocation: Vec<(BinKey, Point)>,
+    shortlist_pool: Vec<(usize, Vec<Point>)>,
+    sample: Vec<Point>,
+}
+
+impl From<Aggregate> for AggregateFile {
+    fn from(a: Aggregate) -> Self {
+        AggregateFile {
+            evaluated: a.evaluated,
+            pruned: a.pruned,
+            feasible: a.feasible,
+            infeasible: a.infeasible,
+            usd_share_search_sum: a.usd_share_search_sum.to_string(),
+            flops_share_search_sum: a.flops_share_search_sum.to_string(),
+            front_candidates: a.front_candidates,
+            allocation: a.allocation.into_iter().collect(),
+            shortlist_pool: a.shortlist_pool.into_iter().collect(),
+            sample: a.sample,
+        }
+    }
+}
+
+impl From<AggregateFile> for Aggregate {
+    fn from(f: AggregateFile) -> Self {
+        Aggregate {
+            evaluated: f.evaluated,
+            pruned: f.pruned,
+            feasible: f.feasible,
+            infeasible: f.infeasible,
+            usd_share_search_sum: f.usd_share_search_sum.parse().unwrap_or(0),
+            flops_share_search_sum: f.flops_share_search_sum.parse().unwrap_or(0),
+            front_candidates: f.front_candidates,
+            allocation: f.allocation.into_iter().collect(),
+            shortlist_pool: f.shortlist_pool.into_iter().collect(),
+            sample: f.sample,
+            pool_floor: BTreeMap::new(),
+        }
     }
 }
 

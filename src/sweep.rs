@@ -97,6 +97,57 @@ pub struct SweepOptions {
     pub force: bool,
     /// No progress bar.
     pub quiet: bool,
+    /// Which rows `cells.csv` gets (None: all rows up to [`DEFAULT_CELLS_LIMIT`] cells).
+    pub cells: Option<CellsMode>,
+}
+
+/// Largest grid whose every row is written to `cells.csv` without an explicit `--cells all`
+/// (two million rows is about 800 MB of CSV).
+pub const DEFAULT_CELLS_LIMIT: u64 = 2_000_000;
+
+/// Which rows `cells.csv` gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CellsMode {
+    /// Every evaluated cell.
+    All,
+    /// Feasible cells only.
+    Feasible,
+    /// Cells on the cost-score front only.
+    Frontier,
+    /// No cells.csv (frontiers, shortlist, plots and report only).
+    None,
+}
+
+impl CellsMode {
+    /// Parses `all`, `feasible`, `frontier` or `none`.
+    pub fn parse(text: &str) -> Result<Self> {
+        Ok(match text {
+            "all" => CellsMode::All,
+            "feasible" => CellsMode::Feasible,
+            "frontier" => CellsMode::Frontier,
+            "none" => CellsMode::None,
+            other => {
+                return Err(Error::in_flag(
+                    "--cells",
+                    format!(
+                        "`{other}`; {}",
+                        crate::error::suggestion(other, ["all", "feasible", "frontier", "none"])
+                    ),
+                ));
+            }
+        })
+    }
+
+    /// Lowercase name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CellsMode::All => "all",
+            CellsMode::Feasible => "feasible",
+            CellsMode::Frontier => "frontier",
+            CellsMode::None => "none",
+        }
+    }
 }
 
 /// What a sweep did.
@@ -283,13 +334,24 @@ fn aggregate_chunk(grid: &Grid, ids: std::ops::Range<u64>, sample_stride: u64) -
     agg
 }
 
-/// Pass 2 over one chunk: the CSV rows.
-fn write_chunk(grid: &Grid, ids: std::ops::Range<u64>, frontier: &BTreeSet<u64>) -> Vec<u8> {
+/// Pass 2 over one chunk: the CSV rows the mode keeps.
+fn write_chunk(
+    grid: &Grid,
+    ids: std::ops::Range<u64>,
+    frontier: &BTreeSet<u64>,
+    mode: CellsMode,
+) -> Vec<u8> {
     let mut csv = csv::WriterBuilder::new()
         .has_headers(false)
         .from_writer(Vec::with_capacity(64 * 1024));
     for id in ids {
+        if mode == CellsMode::Frontier && !frontier.contains(&id) {
+            continue;
+        }
         if let Some(e) = evaluate_cell(grid, id) {
+            if mode == CellsMode::Feasible && !e.ledger.feasible() {
+                continue;
+            }
             csv.write_record(cell_row(&e, frontier.contains(&id)))
                 .expect("writing to memory cannot fail");
         }
@@ -304,9 +366,35 @@ pub fn shard_range(total: u64, index: u64, count: u64) -> std::ops::Range<u64> {
     start..end
 }
 
+fn chunks_of(range: std::ops::Range<u64>) -> Vec<std::ops::Range<u64>> {
+    let mut v = Vec::new();
+    let mut start = range.start;
+    while start < range.end {
+        let end = (start + CHUNK_CELLS).min(range.end);
+        v.push(start..end);
+        start = end;
+    }
+    v
+}
+
+fn progress_bar(quiet: bool, length: u64) -> indicatif::ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(length);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} sweep {bar:40} {percent:>3}%  {per_sec}  eta {eta}  {msg}",
+        )
+        .expect("valid template"),
+    );
+    bar
+}
+
 /// Runs a sweep: pass 1 evaluates every cell and aggregates the frontiers, the shortlist pool
-/// and a plot sample; pass 2 evaluates them again and streams `cells.csv` with `on_frontier`.
-/// Then the frontier tables, shortlist, plots, report and manifest are written.
+/// and a plot sample; pass 2 (unless `--cells none`) evaluates them again and streams
+/// `cells.csv` with `on_frontier`. Then the frontier tables, shortlist, plots, report and
+/// manifest are written (and, for a shard, `aggregate.json`, which `merge` combines).
 pub fn run_sweep(
     grid: &Grid,
     catalog: &Catalog,
@@ -329,12 +417,25 @@ pub fn run_sweep(
             ),
         ));
     }
+    let mode = match options.cells {
+        Some(m) => m,
+        None if grid.valid_cell_count() <= DEFAULT_CELLS_LIMIT => CellsMode::All,
+        None => {
+            return Err(Error::in_flag(
+                "--cells",
+                format!(
+                    "the grid has {} cells: cells.csv would hold about {} GB; choose --cells frontier, feasible or none (frontiers, shortlist and report are written either way), or --cells all to write every row",
+                    crate::format::thousands(grid.valid_cell_count() as f64),
+                    (grid.valid_cell_count() as f64 * 420.0 / 1e9).ceil()
+                ),
+            ));
+        }
+    };
     let range = match options.shard {
         Some((index, count)) => shard_range(total, index, count),
         None => 0..total,
     };
     prepare_output_dir(&options.out_dir, &grid.name, options.force)?;
-
     let pool = {
         let mut builder = rayon::ThreadPoolBuilder::new();
         if let Some(n) = options.threads {
@@ -346,28 +447,9 @@ pub fn run_sweep(
     };
     let threads = pool.current_num_threads();
     let slice = range.end - range.start;
-    let progress = if options.quiet || !std::io::stderr().is_terminal() {
-        indicatif::ProgressBar::hidden()
-    } else {
-        let bar = indicatif::ProgressBar::new(2 * slice);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} sweep {bar:40} {percent:>3}%  {per_sec}  eta {eta}  {msg}",
-            )
-            .expect("valid template"),
-        );
-        bar
-    };
-    let chunks: Vec<std::ops::Range<u64>> = {
-        let mut v = Vec::new();
-        let mut start = range.start;
-        while start < range.end {
-            let end = (start + CHUNK_CELLS).min(range.end);
-            v.push(start..end);
-            start = end;
-        }
-        v
-    };
+    let passes = if mode == CellsMode::None { 1 } else { 2 };
+    let progress = progress_bar(options.quiet, passes * slice);
+    let chunks = chunks_of(range);
     let window = (threads * 8).max(1);
     let sample_stride = (grid.valid_cell_count() / PLOT_SAMPLE).max(1);
 
@@ -397,50 +479,82 @@ pub fn run_sweep(
         .collect();
 
     // Pass 2: cells.csv in cell order.
-    progress.set_message("cells.csv");
-    let cells_path = options.out_dir.join("cells.csv");
-    let mut file = AtomicFile::create(&cells_path)?;
-    let temp = file.temp_path().to_path_buf();
-    {
-        let mut header = csv::Writer::from_writer(Vec::new());
-        header.write_record(CELL_COLUMNS).expect("memory");
-        let bytes = header.into_inner().expect("memory");
+    let mut cells_file = None;
+    if mode != CellsMode::None {
+        progress.set_message("cells.csv");
+        let cells_path = options.out_dir.join("cells.csv");
+        let mut file = AtomicFile::create(&cells_path)?;
+        let temp = file.temp_path().to_path_buf();
         file.writer()
-            .write_all(&bytes)
+            .write_all(&cells_header())
             .map_err(|e| Error::io(&temp, e))?;
-    }
-    for group in chunks.chunks(window) {
-        if interrupted.load(Ordering::SeqCst) {
-            progress.abandon();
-            return Err(Error::Interrupted);
+        for group in chunks.chunks(window) {
+            if interrupted.load(Ordering::SeqCst) {
+                progress.abandon();
+                return Err(Error::Interrupted);
+            }
+            let parts: Vec<Vec<u8>> = pool.install(|| {
+                group
+                    .par_iter()
+                    .map(|ids| write_chunk(grid, ids.clone(), &frontier_ids, mode))
+                    .collect()
+            });
+            for bytes in &parts {
+                file.writer()
+                    .write_all(bytes)
+                    .map_err(|e| Error::io(&temp, e))?;
+            }
+            progress.inc(group.iter().map(|r| r.end - r.start).sum());
         }
-        let parts: Vec<Vec<u8>> = pool.install(|| {
-            group
-                .par_iter()
-                .map(|ids| write_chunk(grid, ids.clone(), &frontier_ids))
-                .collect()
-        });
-        for bytes in &parts {
-            file.writer()
-                .write_all(bytes)
-                .map_err(|e| Error::io(&temp, e))?;
-        }
-        progress.inc(group.iter().map(|r| r.end - r.start).sum());
+        cells_file = Some(file);
     }
     progress.finish_and_clear();
     if interrupted.load(Ordering::SeqCst) {
         return Err(Error::Interrupted);
     }
+    finish(
+        grid, catalog, options, mode, aggregate, cells_file, total, slice, threads, started,
+    )
+}
 
-    // The other outputs are written to temporary files first too; cells.csv is renamed into
-    // place only once every output has been produced.
-    let mut files = vec![cells_path.clone()];
-    let staged = crate::export::write_sweep_outputs(grid, &aggregate, &options.out_dir)?;
-    file.commit()?;
+fn cells_header() -> Vec<u8> {
+    let mut header = csv::Writer::from_writer(Vec::new());
+    header.write_record(CELL_COLUMNS).expect("memory");
+    header.into_inner().expect("memory")
+}
+
+/// Writes everything derived from the aggregate and commits all outputs together.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    grid: &Grid,
+    catalog: &Catalog,
+    options: &SweepOptions,
+    mode: CellsMode,
+    aggregate: Aggregate,
+    cells_file: Option<AtomicFile>,
+    total: u64,
+    slice: u64,
+    threads: usize,
+    started: Instant,
+) -> Result<SweepSummary> {
+    let mut staged = crate::export::write_sweep_outputs(grid, &aggregate, &options.out_dir)?;
+    if options.shard.is_some() {
+        let mut text = serde_json::to_string(&aggregate).expect("json");
+        text.push('\n');
+        staged.add(&options.out_dir.join("aggregate.json"), text.as_bytes())?;
+    }
+    let mut files = Vec::new();
+    if let Some(file) = cells_file {
+        file.commit()?;
+        files.push(options.out_dir.join("cells.csv"));
+    } else {
+        // A cells.csv from an earlier run would not match these outputs.
+        let stale = options.out_dir.join("cells.csv");
+        if stale.exists() {
+            std::fs::remove_file(&stale).map_err(|e| Error::io(&stale, e))?;
+        }
+    }
     files.extend(staged.commit()?);
-
-    let elapsed_seconds = started.elapsed().as_secs_f64();
-    let feasible = aggregate.feasible.max(1) as f64;
     files.push(options.out_dir.join("manifest.json"));
     let summary = SweepSummary {
         cells_total: total,
@@ -453,14 +567,173 @@ pub fn run_sweep(
             .zip(aggregate.infeasible)
             .map(|(c, n)| (c.to_string(), n))
             .collect(),
-        mean_usd_share_search: aggregate.usd_share_search_sum / feasible,
-        mean_flops_share_search: aggregate.flops_share_search_sum / feasible,
+        mean_usd_share_search: aggregate.mean_usd_share_search(),
+        mean_flops_share_search: aggregate.mean_flops_share_search(),
         threads,
-        elapsed_seconds,
+        elapsed_seconds: started.elapsed().as_secs_f64(),
         files,
     };
-    write_manifest(grid, catalog, options, &summary)?;
+    write_manifest(grid, catalog, options, mode, &summary)?;
     Ok(summary)
+}
+
+/// Combines shard outputs (`sweep --shard I/N` for every I) into exactly what an unsharded sweep
+/// writes: the aggregates are merged, `on_frontier` is recomputed over the whole grid, and every
+/// derived output is written again.
+pub fn merge(
+    shard_dirs: &[PathBuf],
+    out_dir: &Path,
+    catalog: &Catalog,
+    force: bool,
+) -> Result<SweepSummary> {
+    let started = Instant::now();
+    struct Shard {
+        dir: PathBuf,
+        index: u64,
+        count: u64,
+        sha: String,
+        file: String,
+        mode: CellsMode,
+    }
+    let mut shards = Vec::new();
+    for dir in shard_dirs {
+        let path = dir.join("manifest.json");
+        let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+        let m: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+            Error::in_file(
+                &path,
+                Some(e.line()),
+                "",
+                format!("not a sweep manifest: {e}"),
+            )
+        })?;
+        let shard = &m["shard"];
+        let (Some(index), Some(count)) = (shard["index"].as_u64(), shard["count"].as_u64()) else {
+            return Err(Error::in_file(
+                &path,
+                None,
+                "shard",
+                "not the output of `sweep --shard I/N`",
+            ));
+        };
+        shards.push(Shard {
+            dir: dir.clone(),
+            index,
+            count,
+            sha: m["grid"]["sha256"].as_str().unwrap_or_default().to_string(),
+            file: m["grid"]["file"].as_str().unwrap_or_default().to_string(),
+            mode: serde_json::from_value(m["cells_mode"].clone()).unwrap_or(CellsMode::All),
+        });
+    }
+    if shards.is_empty() {
+        return Err(Error::in_flag("DIR", "give the shard folders to merge"));
+    }
+    shards.sort_by_key(|s| s.index);
+    let count = shards[0].count;
+    for (k, s) in shards.iter().enumerate() {
+        if s.count != count
+            || s.index != k as u64
+            || s.sha != shards[0].sha
+            || s.mode != shards[0].mode
+        {
+            return Err(Error::in_file(
+                &s.dir.join("manifest.json"),
+                None,
+                "shard",
+                format!(
+                    "shards must be 0..{count} of the same grid file with the same --cells; found shard {}/{} of grid {}…",
+                    s.index,
+                    s.count,
+                    &s.sha[..12.min(s.sha.len())]
+                ),
+            ));
+        }
+    }
+    if shards.len() as u64 != count {
+        return Err(Error::in_flag(
+            "DIR",
+            format!(
+                "{} of {count} shards given; every shard is needed",
+                shards.len()
+            ),
+        ));
+    }
+    let grid = crate::spec::load(Path::new(&shards[0].file), catalog)?;
+    if grid.sha256 != shards[0].sha {
+        return Err(Error::in_file(
+            Path::new(&shards[0].file),
+            None,
+            "",
+            "the grid file changed since the shards were swept; sweep again",
+        ));
+    }
+    let mode = shards[0].mode;
+    let mut aggregate = Aggregate::default();
+    for s in &shards {
+        let path = s.dir.join("aggregate.json");
+        let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+        let part: Aggregate = serde_json::from_str(&text)
+            .map_err(|e| Error::in_file(&path, Some(e.line()), "", e.to_string()))?;
+        aggregate.merge(part);
+    }
+    prepare_output_dir(out_dir, &grid.name, force)?;
+    let frontier_ids: BTreeSet<u64> = aggregate
+        .front(CostBasis::BudgetUnit)
+        .iter()
+        .map(|p| p.id)
+        .collect();
+    let mut cells_file = None;
+    if mode != CellsMode::None {
+        let mut file = AtomicFile::create(&out_dir.join("cells.csv"))?;
+        let temp = file.temp_path().to_path_buf();
+        file.writer()
+            .write_all(&cells_header())
+            .map_err(|e| Error::io(&temp, e))?;
+        for s in &shards {
+            let path = s.dir.join("cells.csv");
+            let mut reader = csv::Reader::from_path(&path)
+                .map_err(|e| Error::in_file(&path, None, "", e.to_string()))?;
+            let mut writer = csv::WriterBuilder::new()
+                .has_headers(false)
+                .from_writer(Vec::new());
+            for record in reader.records() {
+                let record = record.map_err(|e| Error::in_file(&path, None, "", e.to_string()))?;
+                let id: u64 = record
+                    .get(0)
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(u64::MAX);
+                let on = frontier_ids.contains(&id);
+                if mode == CellsMode::Frontier && !on {
+                    continue;
+                }
+                let mut fields: Vec<&str> = record.iter().collect();
+                let flag = on.to_string();
+                if let Some(last) = fields.last_mut() {
+                    *last = &flag;
+                }
+                writer.write_record(&fields).expect("memory");
+            }
+            file.writer()
+                .write_all(&writer.into_inner().expect("memory"))
+                .map_err(|e| Error::io(&temp, e))?;
+        }
+        cells_file = Some(file);
+    }
+    let options = SweepOptions {
+        out_dir: out_dir.to_path_buf(),
+        threads: None,
+        shard: None,
+        max_cells: u64::MAX,
+        force,
+        quiet: true,
+        cells: Some(mode),
+    };
+    let total = grid
+        .cell_count()
+        .map_err(|m| Error::in_file(&grid.path, None, "axes", m))?;
+    finish(
+        &grid, catalog, &options, mode, aggregate, cells_file, total, total, 1, started,
+    )
 }
 
 /// Writes `manifest.json`: tool and catalog versions, the grid's hash, seed, counts, threads and
@@ -469,6 +742,7 @@ fn write_manifest(
     grid: &Grid,
     catalog: &Catalog,
     options: &SweepOptions,
+    mode: CellsMode,
     summary: &SweepSummary,
 ) -> Result<()> {
     let budget = match &grid.axes.budget {
@@ -486,6 +760,7 @@ fn write_manifest(
             "budget_unit": budget,
         },
         "catalog_version": catalog.version,
+        "cells_mode": mode.as_str(),
         "gpu": grid.hardware.gpu.id,
         "usd_per_gpu_hour": grid.hardware.usd_per_gpu_hour,
         "shard": options.shard.map(|(i, n)| json!({"index": i, "count": n})),

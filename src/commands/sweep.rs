@@ -41,6 +41,11 @@ pub fn run(args: &SweepArgs, interrupted: &AtomicBool, out: &mut dyn Write) -> R
         max_cells: args.max_cells,
         force: args.force,
         quiet: args.quiet,
+        cells: args
+            .cells
+            .as_deref()
+            .map(crate::sweep::CellsMode::parse)
+            .transpose()?,
     };
     let s = run_sweep(&grid, &catalog, &options, interrupted)?;
     let mut text = format!("predictions: {}\n", grid.outcome_state.label());
@@ -79,6 +84,22 @@ pub fn run(args: &SweepArgs, interrupted: &AtomicBool, out: &mut dyn Write) -> R
             "no cell is feasible: see infeasible_reason in cells.csv for what to change\n",
         );
     }
+    for f in &s.files {
+        text.push_str(&format!("wrote {}\n", f.display()));
+    }
+    super::emit(out, &text)
+}
+
+/// `rlfrontier merge DIR... --out DIR`.
+pub fn merge(args: &crate::cli::MergeArgs, out: &mut dyn Write) -> Result<()> {
+    let catalog = super::load_catalog(args.catalog.as_deref())?;
+    let s = crate::sweep::merge(&args.shards, &args.out, &catalog, args.force)?;
+    let mut text = format!(
+        "merged {} shards: {} cells evaluated, {} feasible\n",
+        args.shards.len(),
+        thousands(s.cells_evaluated as f64),
+        thousands(s.cells_feasible as f64)
+    );
     for f in &s.files {
         text.push_str(&format!("wrote {}\n", f.display()));
     }

@@ -87,11 +87,10 @@ pub fn render(
         front.len()
     ));
     if aggregate.feasible > 0 {
-        let n = aggregate.feasible as f64;
         h.push_str(&format!(
             "<div>generation's share<b>{} of dollars, {} of FLOPs</b></div>",
-            percent(aggregate.usd_share_search_sum / n),
-            percent(aggregate.flops_share_search_sum / n)
+            percent(aggregate.mean_usd_share_search()),
+            percent(aggregate.mean_flops_share_search())
         ));
     }
     if let Some(p) = best {

@@ -141,11 +141,8 @@ struct Values([f64; 19]);
 
 impl Values {
     fn pick(params: &OutcomeParams, choose: impl Fn(usize, Param) -> f64) -> Self {
-        let mut v = [0.0; 19];
-        for (i, name) in PARAM_NAMES.iter().enumerate() {
-            v[i] = choose(i, params.get(name).expect("listed"));
-        }
-        Values(v)
+        let all = params.as_array();
+        Values(std::array::from_fn(|i| choose(i, all[i])))
     }
 }
 
@@ -197,12 +194,45 @@ fn reuse(rho: f64, epochs: f64) -> f64 {
     }
 }
 
-/// (R0, A, K, K_mid) under one set of values.
-fn parts(v: &Values, s: &CellSignal) -> (f64, f64, f64, f64) {
+/// Logarithms of a cell's bases, computed once per prediction: every power in [`parts`] is then
+/// exp(exponent × log), cheaper than `powf` and shared by the point value and both corners.
+#[derive(Debug, Clone, Copy)]
+struct Logs {
+    decades: f64,
+    coverage: f64,
+    untruncated: f64,
+    size_vs_reference: f64,
+    size_vs_lora_reference: f64,
+    rollouts_vs_reference: f64,
+    iterations: f64,
+}
+
+impl Logs {
+    fn of(s: &CellSignal) -> Self {
+        Logs {
+            decades: (s.policy_params / REFERENCE_PARAMS).log10(),
+            coverage: s.coverage.clamp(0.0, 1.0).ln(),
+            untruncated: (1.0 - s.truncation_rate).clamp(0.0, 1.0).ln(),
+            size_vs_reference: (s.policy_params / REFERENCE_PARAMS).ln(),
+            size_vs_lora_reference: (s.policy_params / LORA_REFERENCE_PARAMS).ln(),
+            rollouts_vs_reference: (s.useful_rollouts_per_step / REFERENCE_ROLLOUTS)
+                .max(0.0)
+                .ln(),
+            iterations: s.iterations.ln(),
+        }
+    }
+}
+
+/// x^y from ln x (0^y = 0 for y > 0, and 1 for y = 0, as `powf`).
+fn pow_ln(ln_x: f64, y: f64) -> f64 {
+    if y == 0.0 { 1.0 } else { (y * ln_x).exp() }
+}
+
+/// (R0, A, ln K, ln K_mid) under one set of values (ln K = −∞ when K = 0).
+fn parts(v: &Values, s: &CellSignal, l: &Logs) -> (f64, f64, f64, f64) {
     let v = &v.0;
-    let decades = (s.policy_params / REFERENCE_PARAMS).log10();
-    let r0 = (v[BASE] + v[BASE_SLOPE] * decades).clamp(0.0, 1.0);
-    let a_max = (v[CEILING] + v[CEILING_SLOPE] * decades).clamp(r0, 1.0);
+    let r0 = (v[BASE] + v[BASE_SLOPE] * l.decades).clamp(0.0, 1.0);
+    let a_max = (v[CEILING] + v[CEILING_SLOPE] * l.decades).clamp(r0, 1.0);
     let (signal, ceiling) = match s.reward {
         RewardKind::Rule => (1.0, 1.0),
         RewardKind::Prm => (v[PRM_SIGNAL], v[PRM_CEILING]),
@@ -210,28 +240,30 @@ fn parts(v: &Values, s: &CellSignal) -> (f64, f64, f64, f64) {
         RewardKind::Judge => (v[JUDGE_SIGNAL], v[JUDGE_CEILING]),
     };
     let headroom = (a_max - r0)
-        * s.coverage.clamp(0.0, 1.0).powf(v[COVERAGE_EXP])
-        * (1.0 - s.truncation_rate)
-            .clamp(0.0, 1.0)
-            .powf(v[LENGTH_EXP])
+        * pow_ln(l.coverage, v[COVERAGE_EXP])
+        * pow_ln(l.untruncated, v[LENGTH_EXP])
         * ceiling;
     let a = (r0 + headroom).clamp(r0, 1.0);
     let lora = match s.lora_rank {
         None => 1.0,
         Some(rank) => {
-            let half = v[LORA_HALF] * (s.policy_params / LORA_REFERENCE_PARAMS).powf(v[LORA_EXP]);
+            let half = v[LORA_HALF] * pow_ln(l.size_vs_lora_reference, v[LORA_EXP]);
             rank as f64 / (rank as f64 + half)
         }
     };
-    let k = s.iterations
-        * reuse(v[RHO], s.update_epochs)
-        * (s.useful_rollouts_per_step / REFERENCE_ROLLOUTS)
-            .max(0.0)
-            .powf(v[KAPPA])
-        * signal
-        * lora;
-    let k_mid = v[K_MID] * (s.policy_params / REFERENCE_PARAMS).powf(-v[K_MID_EXP]);
-    (r0, a, k, k_mid)
+    let ln_k = l.iterations
+        + reuse(v[RHO], s.update_epochs).ln()
+        + v[KAPPA] * l.rollouts_vs_reference
+        + (signal * lora).ln();
+    let ln_k_mid = v[K_MID].ln() - v[K_MID_EXP] * l.size_vs_reference;
+    (r0, a, ln_k, ln_k_mid)
+}
+
+fn sigmoid_from_logs(r0: f64, a: f64, ln_k: f64, ln_k_mid: f64, beta: f64) -> f64 {
+    if ln_k == f64::NEG_INFINITY || ln_k.is_nan() {
+        return r0;
+    }
+    r0 + (a - r0) / (1.0 + (beta * (ln_k_mid - ln_k)).exp())
 }
 
 /// ScaleRL's sigmoid: R0 + (A − R0) / (1 + (K_mid / K)^β); R0 when K = 0.
@@ -240,11 +272,6 @@ pub fn sigmoid_score(r0: f64, a: f64, k: f64, k_mid: f64, beta: f64) -> f64 {
         return r0;
     }
     r0 + (a - r0) / (1.0 + (k_mid / k).powf(beta))
-}
-
-fn score_with(v: &Values, s: &CellSignal) -> f64 {
-    let (r0, a, k, k_mid) = parts(v, s);
-    sigmoid_score(r0, a, k, k_mid, v.0[STEEPNESS])
 }
 
 /// +1 when raising the parameter raises the score for this cell, −1 when it lowers it, 0 when
@@ -266,6 +293,8 @@ fn direction(index: usize, s: &CellSignal) -> f64 {
             -f64::from(s.lora_rank.is_some())
                 * (s.policy_params / LORA_REFERENCE_PARAMS).ln().signum()
         }
+        // The steepness's effect changes sign at K = K_mid: both of its ends are tried instead.
+        STEEPNESS => 0.0,
         _ => 0.0,
     }
 }
@@ -274,15 +303,17 @@ fn direction(index: usize, s: &CellSignal) -> f64 {
 /// [`predict`].
 pub fn predict_score(params: &OutcomeParams, s: &CellSignal) -> f64 {
     let nominal = Values::pick(params, |_, p| p.value);
-    let (r0, a, k, k_mid) = parts(&nominal, s);
-    sigmoid_score(r0, a, k, k_mid, params.steepness.value)
+    let logs = Logs::of(s);
+    let (r0, a, ln_k, ln_k_mid) = parts(&nominal, s, &logs);
+    sigmoid_from_logs(r0, a, ln_k, ln_k_mid, params.steepness.value)
 }
 
 /// Predicts a cell's score with its box-bound interval.
 pub fn predict(params: &OutcomeParams, s: &CellSignal) -> Prediction {
     let nominal = Values::pick(params, |_, p| p.value);
-    let (r0, a, k, k_mid) = parts(&nominal, s);
-    let score = sigmoid_score(r0, a, k, k_mid, params.steepness.value);
+    let logs = Logs::of(s);
+    let (r0, a, ln_k, ln_k_mid) = parts(&nominal, s, &logs);
+    let score = sigmoid_from_logs(r0, a, ln_k, ln_k_mid, params.steepness.value);
     let pessimistic = Values::pick(params, |i, p| {
         if direction(i, s) >= 0.0 {
             p.low
@@ -299,11 +330,11 @@ pub fn predict(params: &OutcomeParams, s: &CellSignal) -> Prediction {
     });
     let mut low = f64::INFINITY;
     let mut high = f64::NEG_INFINITY;
-    for base in [pessimistic, optimistic] {
+    // A corner's (R0, A, K, K_mid) do not depend on the steepness: compute them once per corner.
+    for corner in [pessimistic, optimistic] {
+        let (r0c, ac, ln_kc, ln_k_midc) = parts(&corner, s, &logs);
         for beta in [params.steepness.low, params.steepness.high] {
-            let mut v = base;
-            v.0[STEEPNESS] = beta;
-            let r = score_with(&v, s);
+            let r = sigmoid_from_logs(r0c, ac, ln_kc, ln_k_midc, beta);
             low = low.min(r);
             high = high.max(r);
         }
@@ -311,8 +342,8 @@ pub fn predict(params: &OutcomeParams, s: &CellSignal) -> Prediction {
     Prediction {
         base_score: r0,
         ceiling: a,
-        signal: k,
-        k_mid,
+        signal: ln_k.exp(),
+        k_mid: ln_k_mid.exp(),
         score,
         score_low: low.min(score),
         score_high: high.max(score),

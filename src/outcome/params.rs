@@ -199,10 +199,37 @@ impl OutcomeParams {
         })
     }
 
+    /// Every parameter in [`PARAM_NAMES`] order.
+    pub fn as_array(&self) -> [Param; 19] {
+        [
+            self.base_score_at_7b,
+            self.base_score_per_decade,
+            self.ceiling_at_7b,
+            self.ceiling_per_decade,
+            self.k_mid_at_7b,
+            self.k_mid_size_exponent,
+            self.steepness,
+            self.batch_exponent,
+            self.epoch_reuse,
+            self.coverage_exponent,
+            self.length_ceiling_exponent,
+            self.prm_signal,
+            self.prm_ceiling,
+            self.orm_signal,
+            self.orm_ceiling,
+            self.judge_signal,
+            self.judge_ceiling,
+            self.lora_half_rank_at_0_5b,
+            self.lora_half_rank_size_exponent,
+        ]
+    }
+
     /// The parameter of this name (read-only).
     pub fn get(&self, name: &str) -> Option<Param> {
-        let mut copy = *self;
-        copy.get_mut(name).map(|p| *p)
+        PARAM_NAMES
+            .iter()
+            .position(|n| *n == name)
+            .map(|i| self.as_array()[i])
     }
 
     /// Keeps a scaled range inside the parameter's domain (a number override scales the default

@@ -9,7 +9,7 @@ use super::{Budget, BudgetAxis, Finetune, Grid, Reward};
 use crate::catalog::ModelSpec;
 
 /// Per-axis indices of a cell.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct AxisIndices {
     /// Index into `axes.model`.
     pub model: usize,
