@@ -43,9 +43,24 @@ pub enum Command {
     Compare(CompareArgs),
     /// Combine shard outputs (`sweep --shard I/N`) into what an unsharded sweep writes.
     Merge(MergeArgs),
+    /// The non-dominated rows of any CSV (JSON: row indices and the time taken).
+    Front(FrontArgs),
     /// Fit the GPU profile's efficiencies to one measured step (veRL timings) and write a
     /// catalog override for --catalog.
     CalibrateHw(Box<CalibrateHwArgs>),
+}
+
+/// Arguments of `front`.
+#[derive(Debug, Args)]
+pub struct FrontArgs {
+    /// A CSV with a header.
+    pub points: PathBuf,
+    /// Objective columns, comma-separated.
+    #[arg(long)]
+    pub columns: String,
+    /// One sense per column: min or max, comma-separated.
+    #[arg(long)]
+    pub senses: String,
 }
 
 /// Arguments of `calibrate-hw`: the run's configuration (as for `cost`) and one step's timings.
@@ -201,6 +216,9 @@ pub struct FitCurveArgs {
     /// R0, the score at zero compute (fixed).
     #[arg(long)]
     pub base_score: f64,
+    /// Fit this many times and report the mean time of one fit (for benchmarks).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub repeat: u64,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -496,6 +514,7 @@ pub fn run(cli: Cli, interrupted: &AtomicBool) -> Result<()> {
         Command::FitCurve(args) => commands::fit::fit_curve(&args, &mut out),
         Command::Compare(args) => commands::compare::run(&args, &mut out),
         Command::Merge(args) => commands::sweep::merge(&args, &mut out),
+        Command::Front(args) => commands::front::run(&args, &mut out),
         Command::CalibrateHw(args) => commands::calibrate_hw::run(&args, &mut out),
     }
 }

@@ -75,26 +75,75 @@ pub fn front_2d(
             });
         }
     }
-    // Orient both objectives as "minimise", then sort by (x, y, index).
-    let x: Vec<f64> = first.iter().map(|&v| senses[0].oriented(v)).collect();
-    let y: Vec<f64> = second.iter().map(|&v| senses[1].oriented(v)).collect();
-    let mut order: Vec<usize> = (0..x.len()).collect();
-    order.sort_unstable_by(|&a, &b| {
-        x[a].total_cmp(&x[b])
-            .then(y[a].total_cmp(&y[b]))
-            .then(a.cmp(&b))
+    // Orient both objectives as "minimise". Then drop every point strictly dominated by one of
+    // three pivots (the best x, the best y, and the best x + y after scaling): an O(n) filter that
+    // is always safe (a dominated point is never on the front) and leaves only the corner of
+    // typical data to sort. Worst case (every point on the front) it removes nothing.
+    let n = first.len();
+    let x = |i: usize| senses[0].oriented(first[i]);
+    let y = |i: usize| senses[1].oriented(second[i]);
+    let mut survivors: Vec<(f64, f64, usize)> = Vec::new();
+    if n > 0 {
+        let (mut x_lo, mut x_hi, mut y_lo, mut y_hi) = (
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        );
+        for i in 0..n {
+            let (a, b) = (x(i), y(i));
+            x_lo = x_lo.min(a);
+            x_hi = x_hi.max(a);
+            y_lo = y_lo.min(b);
+            y_hi = y_hi.max(b);
+        }
+        let (sx, sy) = (
+            (x_hi - x_lo).max(f64::MIN_POSITIVE),
+            (y_hi - y_lo).max(f64::MIN_POSITIVE),
+        );
+        let mut pivots = [(f64::INFINITY, f64::INFINITY); 3];
+        let mut knee = f64::INFINITY;
+        for i in 0..n {
+            let (a, b) = (x(i), y(i));
+            if (a, b) < pivots[0] {
+                pivots[0] = (a, b);
+            }
+            if (b, a) < (pivots[1].1, pivots[1].0) {
+                pivots[1] = (a, b);
+            }
+            let k = (a - x_lo) / sx + (b - y_lo) / sy;
+            if k < knee {
+                knee = k;
+                pivots[2] = (a, b);
+            }
+        }
+        let strictly_dominated = |a: f64, b: f64| {
+            pivots
+                .iter()
+                .any(|&(pa, pb)| pa <= a && pb <= b && (pa < a || pb < b))
+        };
+        for i in 0..n {
+            let (a, b) = (x(i), y(i));
+            if !strictly_dominated(a, b) {
+                survivors.push((a, b, i));
+            }
+        }
+    }
+    survivors.sort_unstable_by(|p, q| {
+        p.0.total_cmp(&q.0)
+            .then(p.1.total_cmp(&q.1))
+            .then(p.2.cmp(&q.2))
     });
     let mut front = Vec::new();
     let mut best_y_before = f64::INFINITY; // best y among strictly smaller x
     let mut i = 0;
-    while i < order.len() {
+    while i < survivors.len() {
         // One group of equal x: its best y is its first element (sorted by y).
-        let group_x = x[order[i]];
-        let group_best = y[order[i]];
+        let (group_x, group_best, _) = survivors[i];
         let mut j = i;
-        while j < order.len() && x[order[j]] == group_x {
-            if y[order[j]] == group_best && group_best < best_y_before {
-                front.push(order[j]);
+        while j < survivors.len() && survivors[j].0 == group_x {
+            if survivors[j].1 == group_best && group_best < best_y_before {
+                front.push(survivors[j].2);
             }
             j += 1;
         }

@@ -599,12 +599,25 @@ fn plots_are_well_formed_svg_with_data_marks() {
 fn merged_shards_equal_the_unsharded_sweep_byte_for_byte() {
     let dir = tempfile::tempdir().unwrap();
     let whole = dir.path().join("whole");
-    bin().args(["sweep", grid("race-pilot").to_str().unwrap(), "-q", "--out"]).arg(&whole).assert().success();
+    bin()
+        .args(["sweep", grid("race-pilot").to_str().unwrap(), "-q", "--out"])
+        .arg(&whole)
+        .assert()
+        .success();
     let mut shards = Vec::new();
     for i in 0..3 {
         let out = dir.path().join(format!("s{i}"));
         bin()
-            .args(["sweep", grid("race-pilot").to_str().unwrap(), "-q", "--threads", "1", "--shard", &format!("{i}/3"), "--out"])
+            .args([
+                "sweep",
+                grid("race-pilot").to_str().unwrap(),
+                "-q",
+                "--threads",
+                "1",
+                "--shard",
+                &format!("{i}/3"),
+                "--out",
+            ])
             .arg(&out)
             .assert()
             .success();
@@ -613,7 +626,15 @@ fn merged_shards_equal_the_unsharded_sweep_byte_for_byte() {
     }
     let merged = dir.path().join("merged");
     // Shards given out of order: merge sorts them by index.
-    bin().arg("merge").arg(&shards[2]).arg(&shards[0]).arg(&shards[1]).arg("--out").arg(&merged).assert().success();
+    bin()
+        .arg("merge")
+        .arg(&shards[2])
+        .arg(&shards[0])
+        .arg(&shards[1])
+        .arg("--out")
+        .arg(&merged)
+        .assert()
+        .success();
     for f in [
         "cells.csv",
         "frontier.csv",
@@ -626,10 +647,22 @@ fn merged_shards_equal_the_unsharded_sweep_byte_for_byte() {
         "plots/split.svg",
         "plots/simplex.svg",
     ] {
-        assert_eq!(std::fs::read(whole.join(f)).unwrap(), std::fs::read(merged.join(f)).unwrap(), "{f} differs");
+        assert_eq!(
+            std::fs::read(whole.join(f)).unwrap(),
+            std::fs::read(merged.join(f)).unwrap(),
+            "{f} differs"
+        );
     }
     // A missing shard is refused.
-    bin().arg("merge").arg(&shards[0]).arg(&shards[1]).arg("--out").arg(dir.path().join("m2")).assert().code(2).stderr(predicate::str::contains("shards"));
+    bin()
+        .arg("merge")
+        .arg(&shards[0])
+        .arg(&shards[1])
+        .arg("--out")
+        .arg(dir.path().join("m2"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("shards"));
 }
 
 #[test]
@@ -637,14 +670,36 @@ fn cells_modes_choose_the_rows() {
     let dir = tempfile::tempdir().unwrap();
     let rows = |mode: &str| -> Option<usize> {
         let out = dir.path().join(mode);
-        bin().args(["sweep", grid("race-pilot").to_str().unwrap(), "-q", "--cells", mode, "--out"]).arg(&out).assert().success();
+        bin()
+            .args([
+                "sweep",
+                grid("race-pilot").to_str().unwrap(),
+                "-q",
+                "--cells",
+                mode,
+                "--out",
+            ])
+            .arg(&out)
+            .assert()
+            .success();
         assert!(out.join("frontier.csv").exists() && out.join("report.html").exists());
-        std::fs::read_to_string(out.join("cells.csv")).ok().map(|t| t.lines().count() - 1)
+        std::fs::read_to_string(out.join("cells.csv"))
+            .ok()
+            .map(|t| t.lines().count() - 1)
     };
     assert_eq!(rows("all"), Some(8640));
     assert_eq!(rows("feasible"), Some(7149));
     let frontier = rows("frontier").unwrap();
     assert!(frontier > 0 && frontier < 200);
     assert_eq!(rows("none"), None);
-    bin().args(["sweep", grid("race-pilot").to_str().unwrap(), "--cells", "some"]).assert().code(2).stderr(predicate::str::contains("--cells"));
+    bin()
+        .args([
+            "sweep",
+            grid("race-pilot").to_str().unwrap(),
+            "--cells",
+            "some",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--cells"));
 }

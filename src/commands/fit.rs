@@ -580,7 +580,13 @@ pub fn fit_curve(args: &FitCurveArgs, out: &mut dyn Write) -> Result<()> {
         x.push(parse(0, "compute")?);
         y.push(parse(1, "score")?);
     }
-    let f = fit(args.base_score, &x, &y).ok_or_else(|| {
+    let started = std::time::Instant::now();
+    let mut result = None;
+    for _ in 0..args.repeat {
+        result = fit(args.base_score, &x, &y);
+    }
+    let fit_seconds = started.elapsed().as_secs_f64() / args.repeat as f64;
+    let f = result.ok_or_else(|| {
         Error::in_file(
             &args.data,
             None,
@@ -593,6 +599,7 @@ pub fn fit_curve(args: &FitCurveArgs, out: &mut dyn Write) -> Result<()> {
         let v = json!({
             "base_score": p.base, "ceiling": p.ceiling, "steepness": p.steepness, "midpoint": p.midpoint,
             "standard_errors": f.standard_errors, "rmse": f.rmse, "points": f.points, "converged": f.converged,
+            "fit_seconds": fit_seconds,
         });
         let mut text = serde_json::to_string_pretty(&v).expect("json");
         text.push('\n');

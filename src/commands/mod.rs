@@ -8,6 +8,7 @@ pub mod compare;
 pub mod cost;
 pub mod fit;
 pub mod flops;
+pub mod front;
 pub mod plan;
 pub mod simulate;
 pub mod sweep;

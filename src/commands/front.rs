@@ -1,0 +1,85 @@
+//! `rlfrontier front POINTS.csv --columns a,b[,c...] --senses min,max[,...]`: the non-dominated
+//! rows of any CSV (two columns: sort-and-sweep; more: non-dominated sorting), with the time the
+//! computation took, so the front can be compared with other tools on the same data.
+
+use std::io::Write;
+use std::time::Instant;
+
+use ndarray::Array2;
+use serde_json::json;
+
+use crate::cli::FrontArgs;
+use crate::error::{Error, Result};
+use crate::pareto::{Sense, front_2d, nondominated_ranks};
+
+/// Computes and prints the front.
+pub fn run(args: &FrontArgs, out: &mut dyn Write) -> Result<()> {
+    let columns: Vec<&str> = args.columns.split(',').map(str::trim).collect();
+    let senses: Vec<Sense> = args
+        .senses
+        .split(',')
+        .map(|s| match s.trim() {
+            "min" => Ok(Sense::Minimize),
+            "max" => Ok(Sense::Maximize),
+            other => Err(Error::in_flag(
+                "--senses",
+                format!("`{other}` is not a sense; write min or max"),
+            )),
+        })
+        .collect::<Result<_>>()?;
+    if columns.len() < 2 || senses.len() != columns.len() {
+        return Err(Error::in_flag(
+            "--senses",
+            "give one sense (min or max) per column, and at least two columns",
+        ));
+    }
+    let mut reader = csv::Reader::from_path(&args.points)
+        .map_err(|e| Error::in_file(&args.points, None, "", e.to_string()))?;
+    let headers = reader
+        .headers()
+        .map_err(|e| Error::in_file(&args.points, Some(1), "", e.to_string()))?
+        .clone();
+    let index: Vec<usize> = columns
+        .iter()
+        .map(|c| {
+            headers
+                .iter()
+                .position(|h| h == *c)
+                .ok_or_else(|| Error::in_file(&args.points, Some(1), c, "no such column"))
+        })
+        .collect::<Result<_>>()?;
+    let mut values: Vec<Vec<f64>> = vec![Vec::new(); columns.len()];
+    for (k, record) in reader.records().enumerate() {
+        let record =
+            record.map_err(|e| Error::in_file(&args.points, Some(k + 2), "", e.to_string()))?;
+        for (j, &i) in index.iter().enumerate() {
+            let v: f64 = record
+                .get(i)
+                .and_then(|x| x.trim().parse().ok())
+                .filter(|x: &f64| x.is_finite())
+                .ok_or_else(|| {
+                    Error::in_file(&args.points, Some(k + 2), columns[j], "not a finite number")
+                })?;
+            values[j].push(v);
+        }
+    }
+    let started = Instant::now();
+    let front: Vec<usize> = if columns.len() == 2 {
+        front_2d(&values[0], &values[1], [senses[0], senses[1]])
+            .map_err(|e| Error::in_file(&args.points, None, "", e.to_string()))?
+    } else {
+        let n = values[0].len();
+        let m = columns.len();
+        let matrix = Array2::from_shape_fn((n, m), |(i, j)| values[j][i]);
+        let ranks = nondominated_ranks(matrix.view(), &senses)
+            .map_err(|e| Error::in_file(&args.points, None, "", e.to_string()))?;
+        (0..n).filter(|&i| ranks[i] == 0).collect()
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    let mut sorted = front.clone();
+    sorted.sort_unstable();
+    let v = json!({"points": values[0].len(), "front_size": front.len(), "seconds": seconds, "front_rows": sorted});
+    let mut text = serde_json::to_string(&v).expect("json");
+    text.push('\n');
+    super::emit(out, &text)
+}
