@@ -310,8 +310,9 @@ pub fn cell_row(e: &Evaluated, on_frontier: bool) -> Vec<String> {
     ]
 }
 
-/// Pass 1 over one chunk: aggregate without writing.
-fn aggregate_chunk(grid: &Grid, ids: std::ops::Range<u64>, sample_stride: u64) -> Aggregate {
+/// Pass 1 over one chunk of cell ids: evaluate and aggregate without writing (single-threaded;
+/// `run_sweep` runs chunks in parallel). Public for benchmarks.
+pub fn aggregate_chunk(grid: &Grid, ids: std::ops::Range<u64>, sample_stride: u64) -> Aggregate {
     let mut agg = Aggregate::default();
     for id in ids {
         let Some(e) = evaluate_cell(grid, id) else {

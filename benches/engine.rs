@@ -1,0 +1,94 @@
+//! Criterion benchmarks of the engine's hot paths. Run: `cargo bench --bench engine`.
+//!
+//! Targets (README, "Performance"): the sweep evaluates a cell in about a microsecond of one
+//! core; a two-objective front of 1e6 points takes well under 100 ms; one sigmoid fit on 50
+//! points well under a millisecond.
+
+use std::hint::black_box;
+use std::path::Path;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use ndarray::Array2;
+use rlfrontier::catalog::Catalog;
+use rlfrontier::fit::sigmoid::{SigmoidParams, bootstrap, fit};
+use rlfrontier::ledger::{RunConfig, evaluate};
+use rlfrontier::pareto::{Sense, front_2d, nondominated_ranks};
+use rlfrontier::rng::SplitMix64;
+use rlfrontier::spec;
+
+fn grid(name: &str) -> spec::Grid {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("grids")
+        .join(format!("{name}.toml"));
+    spec::load(&path, &Catalog::embedded()).unwrap()
+}
+
+fn engine(c: &mut Criterion) {
+    let g = grid("ten-million");
+    let cell = g.cell(4_321_987).unwrap();
+    c.bench_function("ledger of one cell", |b| {
+        b.iter(|| evaluate(black_box(&RunConfig::from_cell(&g, &cell))))
+    });
+    c.bench_function("decode a cell index", |b| {
+        b.iter(|| g.cell(black_box(7_654_321)))
+    });
+    c.bench_function("sweep pass 1, 100k cells (one core)", |b| {
+        b.iter(|| rlfrontier::sweep::aggregate_chunk(&g, black_box(1_000_000..1_100_000), 2500))
+    });
+}
+
+fn fronts(c: &mut Criterion) {
+    let mut rng = SplitMix64::new(7, 0);
+    let n = 1_000_000;
+    let cost: Vec<f64> = (0..n).map(|_| rng.uniform()).collect();
+    let score: Vec<f64> = (0..n).map(|_| rng.uniform()).collect();
+    c.bench_function("2-objective front, 1e6 random points", |b| {
+        b.iter(|| {
+            front_2d(
+                black_box(&cost),
+                black_box(&score),
+                [Sense::Minimize, Sense::Maximize],
+            )
+            .unwrap()
+        })
+    });
+    let m = 2000;
+    let matrix = Array2::from_shape_fn((m, 3), |_| rng.uniform());
+    c.bench_function("non-dominated sorting, 2000 points x 3 objectives", |b| {
+        b.iter(|| {
+            nondominated_ranks(
+                black_box(matrix.view()),
+                &[Sense::Minimize, Sense::Maximize, Sense::Maximize],
+            )
+            .unwrap()
+        })
+    });
+}
+
+fn fits(c: &mut Criterion) {
+    let truth = SigmoidParams {
+        base: 0.3,
+        ceiling: 0.62,
+        steepness: 1.4,
+        midpoint: 2500.0,
+    };
+    let mut rng = SplitMix64::new(11, 0);
+    let x: Vec<f64> = (1..=50).map(|i| 100.0 * i as f64).collect();
+    let y: Vec<f64> = x
+        .iter()
+        .map(|&v| truth.predict(v) + 0.004 * rng.normal())
+        .collect();
+    c.bench_function("sigmoid fit, 50 points", |b| {
+        b.iter(|| fit(0.3, black_box(&x), black_box(&y)).unwrap())
+    });
+    let f = fit(0.3, &x, &y).unwrap();
+    let mut group = c.benchmark_group("bootstrap");
+    group.sample_size(10);
+    group.bench_function("1,000 resamples of a 50-point fit", |b| {
+        b.iter(|| bootstrap(&f, &x, &y, &[1e4], black_box(1000), 1, 0))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, engine, fronts, fits);
+criterion_main!(benches);
