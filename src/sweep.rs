@@ -473,6 +473,10 @@ pub fn run_sweep(
         }
         progress.inc(group.iter().map(|r| r.end - r.start).sum());
     }
+    if options.shard.is_none() && aggregate.evaluated > 0 && aggregate.feasible == 0 {
+        return Err(all_infeasible(grid, &aggregate));
+    }
+    crate::export::create_output_dir(&options.out_dir)?;
     let frontier_ids: BTreeSet<u64> = aggregate
         .front(CostBasis::BudgetUnit)
         .iter()
@@ -515,6 +519,43 @@ pub fn run_sweep(
     }
     finish(
         grid, catalog, options, mode, aggregate, cells_file, total, slice, threads, started,
+    )
+}
+
+/// The error for a grid none of whose cells can run: how many fail for each reason, and what to
+/// change for the most common one. Nothing is written.
+fn all_infeasible(grid: &Grid, aggregate: &Aggregate) -> Error {
+    let reasons: Vec<String> = INFEASIBLE_CODES
+        .iter()
+        .zip(aggregate.infeasible)
+        .filter(|(_, n)| *n > 0)
+        .map(|(c, n)| format!("{c}: {}", crate::format::thousands(n as f64)))
+        .collect();
+    let most = INFEASIBLE_CODES
+        .iter()
+        .zip(aggregate.infeasible)
+        .max_by_key(|(_, n)| *n)
+        .map(|(c, _)| *c)
+        .unwrap_or("");
+    let fix = match most {
+        "budget_below_one_iteration" => {
+            "raise the budgets, or shrink a step (fewer prompts per step, smaller G, shorter cap)"
+        }
+        "training_memory" => "add GPUs, use LoRA, a smaller model or a smaller max_tokens_per_gpu",
+        "rollout_memory" => {
+            "add GPUs, shorten max_response_len or raise rollout_gpu_memory_utilization"
+        }
+        _ => "raise group_size so that some groups carry signal",
+    };
+    Error::in_file(
+        &grid.path,
+        None,
+        "axes",
+        format!(
+            "every one of the {} cells is infeasible ({}); {fix}. Nothing was written",
+            crate::format::thousands(aggregate.evaluated as f64),
+            reasons.join(", ")
+        ),
     )
 }
 
@@ -678,6 +719,7 @@ pub fn merge(
         aggregate.merge(part);
     }
     prepare_output_dir(out_dir, &grid.name, force)?;
+    crate::export::create_output_dir(out_dir)?;
     let frontier_ids: BTreeSet<u64> = aggregate
         .front(CostBasis::BudgetUnit)
         .iter()

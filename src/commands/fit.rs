@@ -37,7 +37,7 @@ struct RunFit {
 }
 
 fn check_out_dir(dir: &Path, grid_name: &str, force: bool) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    crate::export::create_output_dir(dir)?;
     let existing = dir.join("calibration.json");
     if !force
         && let Ok(text) = std::fs::read_to_string(&existing)

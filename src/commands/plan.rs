@@ -16,7 +16,7 @@ use crate::spec::{self, Budget};
 
 /// Refuses to overwrite another grid's plan without `--force`.
 fn check_out_dir(dir: &Path, grid_name: &str, force: bool) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    crate::export::create_output_dir(dir)?;
     let existing = dir.join("plan.json");
     if !force
         && let Ok(text) = std::fs::read_to_string(&existing)

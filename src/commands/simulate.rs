@@ -42,7 +42,7 @@ pub fn run(args: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
     if let Some(parent) = args.out.parent()
         && !parent.as_os_str().is_empty()
     {
-        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        crate::export::create_output_dir(parent)?;
     }
     crate::export::write_atomic(&args.out, &bytes)?;
     super::emit(

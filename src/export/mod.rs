@@ -130,6 +130,19 @@ impl Drop for AtomicFile {
     }
 }
 
+/// Creates an output folder, or says which `--out` cannot be created and why (exit code 2).
+pub fn create_output_dir(dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        Error::in_flag(
+            "--out",
+            format!(
+                "cannot create {}: {e}; choose a folder you can write to",
+                dir.display()
+            ),
+        )
+    })
+}
+
 /// Writes a whole file atomically.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut file = AtomicFile::create(path)?;
@@ -143,7 +156,15 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 /// Creates the output folder, refusing to overwrite the results of a different grid (a
 /// `manifest.json` naming another grid) unless `force` is set.
 pub fn prepare_output_dir(dir: &Path, grid_name: &str, force: bool) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    if dir.exists() && !dir.is_dir() {
+        return Err(Error::in_flag(
+            "--out",
+            format!(
+                "{} is a file, not a folder; choose another --out",
+                dir.display()
+            ),
+        ));
+    }
     let manifest = dir.join("manifest.json");
     if !force && let Ok(text) = std::fs::read_to_string(&manifest) {
         let previous = serde_json::from_str::<serde_json::Value>(&text)
@@ -209,6 +230,7 @@ mod tests {
         )
         .unwrap();
         let err = prepare_output_dir(dir.path(), "mine", false).unwrap_err();
+        assert!(create_output_dir(&dir.path().join("manifest.json").join("sub")).is_err());
         assert!(err.to_string().contains("--force"));
         assert!(prepare_output_dir(dir.path(), "other", false).is_ok());
         assert!(prepare_output_dir(dir.path(), "mine", true).is_ok());

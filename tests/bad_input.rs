@@ -1,0 +1,544 @@
+//! The bad-input suite: every case must exit with code 2, print one line on stderr that names
+//! the file (and line) or the flag, the field, and how to fix it, and write nothing.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+fn bin() -> Command {
+    Command::cargo_bin("rlfrontier").unwrap()
+}
+
+fn repo(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
+}
+
+const GRID: &str = include_str!("../grids/race-pilot.toml");
+
+/// Runs `args` in `dir` and checks the contract; `expect` are substrings the message must hold.
+fn refused(dir: &Path, args: &[String], expect: &[&str]) {
+    let out = bin().current_dir(dir).args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{args:?}: exit {:?}, stderr: {stderr}",
+        out.status.code()
+    );
+    assert_eq!(
+        stderr.trim_end().lines().count(),
+        1,
+        "{args:?}: one line: {stderr}"
+    );
+    for e in expect {
+        assert!(stderr.contains(e), "{args:?}: expected `{e}` in: {stderr}");
+    }
+    for written in ["out", "fitout"] {
+        let p = dir.join(written);
+        assert!(
+            !p.exists() || std::fs::read_dir(&p).unwrap().next().is_none(),
+            "{args:?}: wrote into {written}"
+        );
+    }
+}
+
+fn s(v: &[&str]) -> Vec<String> {
+    v.iter().map(|x| x.to_string()).collect()
+}
+
+/// Grid cases: (replace this, with that, expected substrings). Each runs `sweep` on the edited grid.
+const GRID_CASES: &[(&str, &str, &[&str])] = &[
+    (
+        "name = \"race-pilot\"",
+        "name = [\"race-pilot\"",
+        &["g.toml:", "invalid TOML"],
+    ),
+    (
+        "name = \"race-pilot\"",
+        "nmae = \"race-pilot\"",
+        &["g.toml:", "nmae", "did you mean `name`"],
+    ),
+    (
+        "group_size = [2, 4, 8, 16]",
+        "gruop_size = [2, 4]",
+        &["g.toml:", "axes.gruop_size", "did you mean `group_size`"],
+    ),
+    (
+        "[hardware]",
+        "[hardwear]",
+        &["g.toml:", "did you mean `hardware`"],
+    ),
+    (
+        "gpus = 8",
+        "gpus = \"8\"",
+        &["g.toml:", "hardware.gpus", "remove the quotes"],
+    ),
+    (
+        "group_size = [2, 4, 8, 16]",
+        "group_size = [\"8\"]",
+        &["g.toml:", "axes.group_size", "remove the quotes"],
+    ),
+    (
+        "kl_reference = true",
+        "kl_reference = 1",
+        &["g.toml:", "run.kl_reference", "true or false"],
+    ),
+    (
+        "model = [\"qwen2.5-1.5b\", \"qwen2.5-3b\", \"qwen2.5-7b\"]",
+        "model = []",
+        &["g.toml:", "axes.model", "empty list"],
+    ),
+    (
+        "budget = [\"1e16 flops\", \"2.5e16 flops\", \"1e17 flops\", \"3e17 flops\", \"1e18 flops\"]",
+        "budget = []",
+        &["g.toml:", "axes.budget", "empty list"],
+    ),
+    (
+        "group_size = [2, 4, 8, 16]",
+        "group_size = [0]",
+        &["g.toml:", "axes.group_size", "at least 2"],
+    ),
+    (
+        "group_size = [2, 4, 8, 16]",
+        "group_size = [-4]",
+        &["g.toml:", "axes.group_size", "at least 2"],
+    ),
+    (
+        "max_response_len = [1024, 2048, 4096]",
+        "max_response_len = [0]",
+        &["g.toml:", "axes.max_response_len", "at least 1"],
+    ),
+    (
+        "update_epochs = [1, 2, 4, 8]",
+        "update_epochs = [0]",
+        &["g.toml:", "axes.update_epochs", "at least 1"],
+    ),
+    (
+        "prompts_per_step = [16, 64]",
+        "prompts_per_step = [-16]",
+        &["g.toml:", "axes.prompts_per_step", "at least 1"],
+    ),
+    (
+        "gpus = 8",
+        "gpus = 0",
+        &["g.toml:", "hardware.gpus", "at least 1"],
+    ),
+    (
+        "gpus = 8",
+        "gpus = 8\nusd_per_gpu_hour = nan",
+        &["g.toml:", "hardware.usd_per_gpu_hour", "finite"],
+    ),
+    (
+        "mean_response_tokens = 700",
+        "mean_response_tokens = inf",
+        &["g.toml:", "task.mean_response_tokens", "finite"],
+    ),
+    (
+        "\"1e18 flops\"]",
+        "\"-1e18 flops\"]",
+        &["g.toml:", "axes.budget", "positive"],
+    ),
+    (
+        "\"1e18 flops\"]",
+        "\"0 flops\"]",
+        &["g.toml:", "axes.budget", "positive"],
+    ),
+    (
+        "\"qwen2.5-7b\"]",
+        "\"qwen2.5-7\"]",
+        &["g.toml:", "axes.model", "did you mean `qwen2.5-7b`"],
+    ),
+    (
+        "gpu = \"h100-sxm\"",
+        "gpu = \"h100-sx\"",
+        &["g.toml:", "hardware.gpu", "did you mean `h100-sxm`"],
+    ),
+    (
+        "\"prm:qwen2.5-math-prm-7b\"",
+        "\"prm:qwen2.5-math-prm-7\"",
+        &[
+            "g.toml:",
+            "axes.reward",
+            "did you mean `qwen2.5-math-prm-7b`",
+        ],
+    ),
+    (
+        "\"prm:qwen2.5-math-prm-7b\"",
+        "\"pmr:qwen2.5-math-prm-7b\"",
+        &["g.toml:", "axes.reward", "did you mean `prm`"],
+    ),
+    (
+        "\"1e18 flops\"]",
+        "\"1e18 flopz\"]",
+        &["g.toml:", "axes.budget", "did you mean `flops`"],
+    ),
+    (
+        "\"1e18 flops\"]",
+        "\"1e18 usd\"]",
+        &["g.toml:", "axes.budget", "one unit per grid"],
+    ),
+    (
+        "\"1e18 flops\"]",
+        "\"1e18 flops\"]\niterations = [10]",
+        &["g.toml:", "axes.iterations", "not both"],
+    ),
+    (
+        "mean = 0.35",
+        "mean = 1.5",
+        &["g.toml:", "task.pass_rate.mean", "between 0 and 1"],
+    ),
+    (
+        "name = \"race-pilot\"",
+        "name = \"race/pilot\"",
+        &["g.toml:", "name", "letters, digits"],
+    ),
+    (
+        "group_size = [2, 4, 8, 16]",
+        "group_size = [2, 2]",
+        &["g.toml:", "axes.group_size", "remove the duplicate"],
+    ),
+    (
+        "[hardware]\ngpu = \"h100-sxm\"\ngpus = 8\nschedule = \"colocated\"\n",
+        "",
+        &["g.toml", "hardware", "add a [hardware] table"],
+    ),
+    (
+        "metric = \"math500_pass1\"",
+        "metric = \"math500_pass1\"\nk_mid_at_7 = 3",
+        &[
+            "g.toml:",
+            "outcome.k_mid_at_7",
+            "did you mean `k_mid_at_7b`",
+        ],
+    ),
+    (
+        "metric = \"math500_pass1\"",
+        "metric = \"math500_pass1\"\nsteepness = { value = 1.0, low = 2.0 }",
+        &["g.toml:", "outcome.steepness", "low <= value <= high"],
+    ),
+    (
+        "[run]",
+        "[constraints]\nmax_rollouts_per_step = 1\n\n[run]",
+        &["g.toml:", "constraints", "loosen"],
+    ),
+    (
+        "\"qwen2.5-7b\"]",
+        "\"qwen2.5-math-prm-7b\"]",
+        &["g.toml:", "axes.model", "reward model"],
+    ),
+    (
+        "budget = [\"1e16 flops\", \"2.5e16 flops\", \"1e17 flops\", \"3e17 flops\", \"1e18 flops\"]",
+        "budget = [\"1e3 flops\"]",
+        &["g.toml", "every one of the", "raise the budgets"],
+    ),
+    (
+        "schedule = \"colocated\"",
+        "schedule = \"asnyc\"",
+        &["g.toml:", "hardware.schedule", "did you mean `async`"],
+    ),
+];
+
+#[test]
+fn bad_grids_are_refused_with_file_line_field_and_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    for (from, to, expect) in GRID_CASES {
+        assert!(GRID.contains(from), "fixture: {from}");
+        std::fs::write(dir.path().join("g.toml"), GRID.replacen(from, to, 1)).unwrap();
+        refused(
+            dir.path(),
+            &s(&["sweep", "g.toml", "-q", "--out", "out"]),
+            expect,
+        );
+    }
+    // Files that are not grids at all.
+    std::fs::write(dir.path().join("bin.toml"), [0xff, 0xfe, 0x00, 0x41]).unwrap();
+    refused(
+        dir.path(),
+        &s(&["check", "bin.toml"]),
+        &["bin.toml", "UTF-8"],
+    );
+    refused(
+        dir.path(),
+        &s(&["check", "missing.toml"]),
+        &["missing.toml", "not found"],
+    );
+    // Too large for --max-cells.
+    std::fs::write(dir.path().join("g.toml"), GRID).unwrap();
+    refused(
+        dir.path(),
+        &s(&["sweep", "g.toml", "--max-cells", "10", "--out", "out"]),
+        &["g.toml", "--max-cells", "shrink an axis"],
+    );
+}
+
+#[test]
+fn bad_flags_and_output_folders_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("g.toml"), GRID).unwrap();
+    refused(
+        d,
+        &s(&["sweep", "g.toml", "--shard", "3/3", "--out", "out"]),
+        &["--shard", "0 <= I < N"],
+    );
+    refused(
+        d,
+        &s(&["sweep", "g.toml", "--cells", "al", "--out", "out"]),
+        &["--cells", "did you mean `all`"],
+    );
+    refused(
+        d,
+        &s(&["cost", "--model", "qwen2.5-7b", "--budget", "5 bucks"]),
+        &["--budget", "valid values: flops, gpu-h, usd"],
+    );
+    refused(
+        d,
+        &s(&[
+            "cost",
+            "--model",
+            "qwen2.5-7b",
+            "--steps",
+            "1",
+            "--gpu",
+            "b300",
+        ]),
+        &["--gpu", "b200"],
+    );
+    refused(
+        d,
+        &s(&[
+            "cost",
+            "--model",
+            "qwen2.5-7b",
+            "--steps",
+            "1",
+            "--mean-response-tokens",
+            "nan",
+        ]),
+        &["--mean-response-tokens", "finite"],
+    );
+    // --out that cannot be a folder.
+    std::fs::write(d.join("file"), "x").unwrap();
+    refused(
+        d,
+        &s(&["sweep", "g.toml", "-q", "--out", "file"]),
+        &["--out", "is a file"],
+    );
+    refused(
+        d,
+        &s(&["sweep", "g.toml", "-q", "--out", "file/sub"]),
+        &["--out", "cannot create"],
+    );
+    // Existing results of another grid.
+    bin()
+        .current_dir(d)
+        .args([
+            "sweep",
+            repo("grids/isocompute.toml").to_str().unwrap(),
+            "-q",
+            "--out",
+            "other",
+        ])
+        .assert()
+        .success();
+    let before = std::fs::read(d.join("other/cells.csv")).unwrap();
+    refused(
+        d,
+        &s(&["sweep", "g.toml", "-q", "--out", "other"]),
+        &["manifest.json", "isocompute", "--force"],
+    );
+    assert_eq!(std::fs::read(d.join("other/cells.csv")).unwrap(), before);
+}
+
+#[test]
+fn bad_pilot_results_plans_and_calibrations_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("g.toml"), GRID).unwrap();
+    bin()
+        .current_dir(d)
+        .args([
+            "plan",
+            "g.toml",
+            "--pilot-budget",
+            "3e17 flops",
+            "--max-pilots",
+            "6",
+            "--out",
+            "plan",
+        ])
+        .assert()
+        .success();
+    std::fs::write(d.join("truth.toml"), "k_mid_at_7b = 12\n").unwrap();
+    bin()
+        .current_dir(d)
+        .args([
+            "simulate",
+            "--plan",
+            "plan/plan.csv",
+            "--truth",
+            "truth.toml",
+            "--noise",
+            "0.004",
+            "--out",
+            "r.csv",
+        ])
+        .assert()
+        .success();
+    let good = std::fs::read_to_string(d.join("r.csv")).unwrap();
+    let lines: Vec<&str> = good.lines().collect();
+    let insert = |row: &str| format!("{}\n{row}\n{}\n", lines[0], lines[1..].join("\n"));
+    let fit = |name: &str, text: &str, extra: &[&str], expect: &[&str]| {
+        std::fs::write(d.join(name), text).unwrap();
+        let mut args = s(&[
+            "fit",
+            name,
+            "--plan",
+            "plan/plan.csv",
+            "--bootstrap",
+            "5",
+            "--out",
+            "fitout",
+        ]);
+        args.extend(extra.iter().map(|x| x.to_string()));
+        refused(d, &args, expect);
+    };
+    fit(
+        "a.csv",
+        &good.replace("metric,", "metrc,"),
+        &[],
+        &["a.csv:1", "metric", "missing column"],
+    );
+    fit(
+        "b.csv",
+        &insert("p001,4,math500_pass1,high"),
+        &[],
+        &["b.csv:2", "not a number", "--skip-bad-rows"],
+    );
+    fit(
+        "c.csv",
+        &insert("p001,4,math500_pass1,NaN"),
+        &[],
+        &["c.csv:2", "not finite"],
+    );
+    fit(
+        "d.csv",
+        &insert(lines[1]),
+        &[],
+        &["d.csv:", "appears twice"],
+    );
+    fit(
+        "e.csv",
+        &insert("p777,4,math500_pass1,0.5"),
+        &[],
+        &["e.csv:2", "unknown run_id", "valid values: p001"],
+    );
+    fit("f.csv", "", &[], &["f.csv:1", "empty file"]);
+    fit(
+        "g.csv",
+        &insert(&format!("p001,4,math500_pass1,0.{}", "5".repeat(80_000))),
+        &[],
+        &["g.csv:2", "longer than"],
+    );
+    fit(
+        "h.csv",
+        &good
+            .lines()
+            .filter(|l| !l.starts_with("p002,"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        &[],
+        &["h.csv", "run_id", "p002"],
+    );
+    fit(
+        "i.csv",
+        &insert("p001,4.5,math500_pass1,0.5"),
+        &[],
+        &["i.csv:2", "whole number"],
+    );
+    fit(
+        "j.csv",
+        &good,
+        &["--metric", "critic/rewards/mean"],
+        &["--metric", "--allow-train-metric"],
+    );
+    fit(
+        "k.csv",
+        &good,
+        &["--metric", "math500_pass"],
+        &["k.csv", "did you mean `math500_pass1`"],
+    );
+    // A plan whose grid changed since.
+    std::fs::write(d.join("g.toml"), GRID.replace("gpus = 8", "gpus = 16")).unwrap();
+    fit(
+        "l.csv",
+        &good,
+        &[],
+        &["plan.json", "grid_sha256", "re-run `rlfrontier plan`"],
+    );
+    std::fs::write(d.join("g.toml"), GRID).unwrap();
+    // Calibrations for another grid or another tool version.
+    bin()
+        .current_dir(d)
+        .args([
+            "fit",
+            "r.csv",
+            "--plan",
+            "plan/plan.csv",
+            "--bootstrap",
+            "5",
+            "--out",
+            "cal",
+        ])
+        .assert()
+        .success();
+    let cal = std::fs::read_to_string(d.join("cal/calibration.json")).unwrap();
+    refused(
+        d,
+        &s(&[
+            "sweep",
+            repo("grids/isocompute.toml").to_str().unwrap(),
+            "--calibration",
+            "cal/calibration.json",
+            "--out",
+            "out",
+        ]),
+        &[
+            "calibration.json",
+            "grid_sha256",
+            "calibrate on pilots of this grid",
+        ],
+    );
+    std::fs::write(
+        d.join("old.json"),
+        cal.replace(
+            &format!("\"tool_version\": \"{}\"", env!("CARGO_PKG_VERSION")),
+            "\"tool_version\": \"0.0.1\"",
+        ),
+    )
+    .unwrap();
+    refused(
+        d,
+        &s(&[
+            "sweep",
+            "g.toml",
+            "--calibration",
+            "old.json",
+            "--out",
+            "out",
+        ]),
+        &["old.json", "tool_version", "re-run `rlfrontier fit`"],
+    );
+    refused(
+        d,
+        &s(&[
+            "sweep",
+            "g.toml",
+            "--calibration",
+            "nope.json",
+            "--out",
+            "out",
+        ]),
+        &["nope.json", "not found"],
+    );
+}
