@@ -1,0 +1,194 @@
+//! Interruption, determinism and no-panic properties with the real binary and the parsers.
+
+use std::path::Path;
+use std::process::{Command as Process, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::cargo::CommandCargoExt;
+use proptest::prelude::*;
+use rlfrontier::catalog::Catalog;
+
+fn repo(path: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
+}
+
+#[test]
+fn ctrl_c_stops_promptly_leaves_no_partial_file_and_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let mut child = Process::cargo_bin("rlfrontier")
+        .unwrap()
+        .args([
+            "sweep",
+            repo("grids/ten-million.toml").to_str().unwrap(),
+            "--cells",
+            "all",
+            "-q",
+            "--out",
+        ])
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let status = Process::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let signalled = Instant::now();
+    let result = child.wait_with_output().unwrap();
+    assert!(
+        signalled.elapsed() < Duration::from_secs(20),
+        "took {:?} to stop",
+        signalled.elapsed()
+    );
+    assert_eq!(
+        result.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    assert!(String::from_utf8_lossy(&result.stderr).contains("interrupted"));
+    let leftovers: Vec<String> = if out.exists() {
+        std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    assert!(leftovers.is_empty(), "left behind: {leftovers:?}");
+}
+
+fn without_timings(manifest: &[u8]) -> serde_json::Value {
+    let mut v: serde_json::Value = serde_json::from_slice(manifest).unwrap();
+    let m = v.as_object_mut().unwrap();
+    m.remove("elapsed_seconds");
+    m.remove("threads");
+    v
+}
+
+#[test]
+fn every_output_is_identical_across_thread_counts_and_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    for grid in ["isocompute", "race-pilot"] {
+        let mut runs = Vec::new();
+        for (k, threads) in ["1", "2", "8", "2"].iter().enumerate() {
+            let out = dir.path().join(format!("{grid}-{k}"));
+            Process::cargo_bin("rlfrontier")
+                .unwrap()
+                .args([
+                    "sweep",
+                    repo(&format!("grids/{grid}.toml")).to_str().unwrap(),
+                    "-q",
+                    "--threads",
+                    threads,
+                    "--out",
+                ])
+                .arg(&out)
+                .stdout(Stdio::null())
+                .status()
+                .unwrap();
+            runs.push(out);
+        }
+        let files = [
+            "cells.csv",
+            "frontier.csv",
+            "allocation_frontier.csv",
+            "shortlist.csv",
+            "shortlist.md",
+            "report.html",
+            "plots/frontier.svg",
+            "plots/allocation.svg",
+            "plots/split.svg",
+            "plots/simplex.svg",
+        ];
+        for f in files {
+            let first = std::fs::read(runs[0].join(f)).unwrap();
+            for r in &runs[1..] {
+                assert_eq!(
+                    first,
+                    std::fs::read(r.join(f)).unwrap(),
+                    "{grid}: {f} differs"
+                );
+            }
+        }
+        let m0 = without_timings(&std::fs::read(runs[0].join("manifest.json")).unwrap());
+        for r in &runs[1..] {
+            let mut m = without_timings(&std::fs::read(r.join("manifest.json")).unwrap());
+            // The output folder is part of the manifest only through the files list, which is relative.
+            m["grid"] = m0["grid"].clone();
+            assert_eq!(m0, m, "{grid}: manifest differs beyond timings");
+        }
+    }
+}
+
+fn mutate(base: &[u8], edits: &[(usize, u8, u8)]) -> Vec<u8> {
+    let mut bytes = base.to_vec();
+    for &(position, byte, kind) in edits {
+        if bytes.is_empty() {
+            bytes.push(byte);
+            continue;
+        }
+        let i = position % bytes.len();
+        match kind % 4 {
+            0 => bytes[i] = byte,
+            1 => bytes.insert(i, byte),
+            2 => {
+                bytes.remove(i);
+            }
+            _ => bytes.truncate(i),
+        }
+    }
+    bytes
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    /// The grid parser never panics: mutated bundled grids parse or fail with an input error.
+    #[test]
+    fn grid_parser_never_panics(edits in prop::collection::vec((any::<usize>(), any::<u8>(), any::<u8>()), 0..8)) {
+        let catalog = Catalog::embedded();
+        let base = include_bytes!("../grids/race-pilot.toml");
+        let bytes = mutate(base, &edits);
+        if let Ok(text) = String::from_utf8(bytes) {
+            let result = rlfrontier::spec::parse(&text, Path::new("fuzz.toml"), &catalog);
+            if let Err(e) = result {
+                prop_assert_eq!(e.exit_code(), 2);
+                prop_assert!(!e.to_string().contains('\n'));
+            }
+        }
+    }
+
+    /// The catalog reader never panics on mutated catalog files.
+    #[test]
+    fn catalog_reader_never_panics(edits in prop::collection::vec((any::<usize>(), any::<u8>(), any::<u8>()), 0..6)) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        let base = b"[[gpu]]\nid = \"h100-sxm\"\ndecode_bandwidth_efficiency = 0.55\n\n[[model]]\nid = \"tiny\"\nname = \"t\"\nlayers = 2\nhidden = 64\nheads = 4\nkv_heads = 4\nhead_dim = 16\nintermediate = 128\nvocab = 1000\ntied_embeddings = true\npublished_params = 0\nsource = \"s\"\ndate = \"d\"\n";
+        std::fs::write(&path, mutate(base, &edits)).unwrap();
+        if let Err(e) = Catalog::load(Some(&path)) {
+            prop_assert!(matches!(e.exit_code(), 1 | 2));
+        }
+    }
+
+    /// The pilot-results reader never panics on arbitrary text.
+    #[test]
+    fn results_reader_never_panics(text in "[ -~\\n,]{0,400}") {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.csv");
+        std::fs::write(&path, format!("run_id,step,metric,value\n{text}")).unwrap();
+        let plan = rlfrontier::pilot::Plan {
+            info: rlfrontier::pilot::PlanInfo {
+                tool: "rlfrontier".into(), tool_version: "0".into(), grid_name: "g".into(), grid_file: "g.toml".into(),
+                grid_sha256: "0".repeat(64), pilot_budget: 1.0, budget_unit: "flops".into(), framework: "verl".into(), runs: 1,
+            },
+            runs: vec![],
+        };
+        let options = rlfrontier::pilot::ingest::IngestOptions { metric: "score".into(), skip_bad_rows: false, allow_train_metric: false };
+        let _ = rlfrontier::pilot::ingest::read_results(&path, &plan, &options);
+    }
+}
