@@ -16,7 +16,7 @@ fn repo(path: &str) -> std::path::PathBuf {
 fn ctrl_c_stops_promptly_leaves_no_partial_file_and_exits_130() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let mut child = Process::cargo_bin("rlfrontier")
+    let child = Process::cargo_bin("rlfrontier")
         .unwrap()
         .args([
             "sweep",
