@@ -363,6 +363,25 @@ impl Catalog {
 
     /// The embedded catalog, merged with `user_file` when one is given.
     pub fn load(user_file: Option<&Path>) -> Result<Self> {
+        match user_file {
+            None => Self::load_text(None),
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    if e.kind() == std::io::ErrorKind::NotFound {
+                        Error::in_file(path, None, "", "file not found")
+                    } else if e.kind() == std::io::ErrorKind::InvalidData {
+                        Error::in_file(path, None, "", "not valid UTF-8 text")
+                    } else {
+                        Error::io(path, e)
+                    }
+                })?;
+                Self::load_text(Some((path, &text)))
+            }
+        }
+    }
+
+    /// The embedded catalog merged with a user catalog's text (`path` names it in messages).
+    pub fn load_text(user: Option<(&Path, &str)>) -> Result<Self> {
         let embedded_models = Path::new("<embedded models.toml>");
         let embedded_gpus = Path::new("<embedded gpus.toml>");
         let mut model_tables = entries(MODELS_TOML, "model", embedded_models)?;
@@ -374,15 +393,13 @@ impl Catalog {
         )?;
         let version = version_of(MODELS_TOML);
         let mut full_version = version.clone();
-        if let Some(path) = user_file {
-            let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-            let table: toml::Table =
-                toml::from_str(&text).map_err(|e| toml_error(path, &text, &e))?;
+        if let Some((path, text)) = user {
+            let table: toml::Table = toml::from_str(text).map_err(|e| toml_error(path, text, &e))?;
             for key in table.keys() {
                 if !["model", "gpu", "service", "version"].contains(&key.as_str()) {
                     return Err(Error::in_file(
                         path,
-                        crate::spec::locate_key(&text, None, key),
+                        crate::spec::locate_key(text, None, key),
                         key,
                         format!(
                             "unknown catalog section; {}",
@@ -391,9 +408,9 @@ impl Catalog {
                     ));
                 }
             }
-            merge_entries(&mut model_tables, entries(&text, "model", path)?, path)?;
-            merge_entries(&mut gpu_tables, entries(&text, "gpu", path)?, path)?;
-            merge_entries(&mut service_tables, entries(&text, "service", path)?, path)?;
+            merge_entries(&mut model_tables, entries(text, "model", path)?, path)?;
+            merge_entries(&mut gpu_tables, entries(text, "gpu", path)?, path)?;
+            merge_entries(&mut service_tables, entries(text, "service", path)?, path)?;
             full_version = format!("{version}+{}", path.display());
         }
         let mut models = Vec::new();
