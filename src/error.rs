@@ -47,12 +47,22 @@ pub struct InputError {
     pub message: String,
 }
 
+/// Text safe to print on one line: control characters (a newline inside a TOML string the user
+/// wrote, say) are shown escaped. Found by fuzzing the grid parser.
+pub fn one_line(text: &str) -> String {
+    if !text.chars().any(char::is_control) {
+        return text.to_string();
+    }
+    text.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
+}
+
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let location = one_line(&self.location.to_string());
         if self.field.is_empty() {
-            write!(f, "{}: {}", self.location, self.message)
+            write!(f, "{location}: {}", one_line(&self.message))
         } else {
-            write!(f, "{}: {}: {}", self.location, self.field, self.message)
+            write!(f, "{location}: {}: {}", one_line(&self.field), one_line(&self.message))
         }
     }
 }
@@ -205,6 +215,14 @@ mod tests {
             nearest("h100", ["h800", "h100-sxm", "h200"]),
             Some("h100-sxm")
         );
+    }
+
+    #[test]
+    fn user_text_with_newlines_stays_on_one_line() {
+        // Regression: the grid-spec fuzzer found a model id with "\n" inside a TOML string.
+        let e = Error::in_file(Path::new("g.toml"), Some(1), "axes.model", "unknown model `qwe\n2.5`");
+        assert!(!e.to_string().contains('\n'));
+        assert!(e.to_string().contains("qwe\\n2.5"));
     }
 
     #[test]

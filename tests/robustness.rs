@@ -192,3 +192,20 @@ proptest! {
         let _ = rlfrontier::pilot::ingest::read_results(&path, &plan, &options);
     }
 }
+
+#[test]
+fn fuzzer_regressions_give_one_line_errors() {
+    // Inputs the fuzzers found (tests/fuzz/corpus/*/regression-*), kept as regression tests.
+    let catalog = Catalog::embedded();
+    for entry in std::fs::read_dir(repo("tests/fuzz/corpus/grid_spec")).unwrap() {
+        let path = entry.unwrap().path();
+        if !path.file_name().unwrap().to_string_lossy().starts_with("regression-") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        if let Err(e) = rlfrontier::spec::parse(&text, &path, &catalog) {
+            assert_eq!(e.exit_code(), 2);
+            assert!(!e.to_string().contains('\n'), "{}: {e}", path.display());
+        }
+    }
+}
