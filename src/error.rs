@@ -53,7 +53,15 @@ pub fn one_line(text: &str) -> String {
     if !text.chars().any(char::is_control) {
         return text.to_string();
     }
-    text.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 impl fmt::Display for InputError {
@@ -62,7 +70,12 @@ impl fmt::Display for InputError {
         if self.field.is_empty() {
             write!(f, "{location}: {}", one_line(&self.message))
         } else {
-            write!(f, "{location}: {}: {}", one_line(&self.field), one_line(&self.message))
+            write!(
+                f,
+                "{location}: {}: {}",
+                one_line(&self.field),
+                one_line(&self.message)
+            )
         }
     }
 }
@@ -220,7 +233,12 @@ mod tests {
     #[test]
     fn user_text_with_newlines_stays_on_one_line() {
         // Regression: the grid-spec fuzzer found a model id with "\n" inside a TOML string.
-        let e = Error::in_file(Path::new("g.toml"), Some(1), "axes.model", "unknown model `qwe\n2.5`");
+        let e = Error::in_file(
+            Path::new("g.toml"),
+            Some(1),
+            "axes.model",
+            "unknown model `qwe\n2.5`",
+        );
         assert!(!e.to_string().contains('\n'));
         assert!(e.to_string().contains("qwe\\n2.5"));
     }

@@ -199,7 +199,12 @@ fn fuzzer_regressions_give_one_line_errors() {
     let catalog = Catalog::embedded();
     for entry in std::fs::read_dir(repo("tests/fuzz/corpus/grid_spec")).unwrap() {
         let path = entry.unwrap().path();
-        if !path.file_name().unwrap().to_string_lossy().starts_with("regression-") {
+        if !path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("regression-")
+        {
             continue;
         }
         let text = std::fs::read_to_string(&path).unwrap();

@@ -394,7 +394,8 @@ impl Catalog {
         let version = version_of(MODELS_TOML);
         let mut full_version = version.clone();
         if let Some((path, text)) = user {
-            let table: toml::Table = toml::from_str(text).map_err(|e| toml_error(path, text, &e))?;
+            let table: toml::Table =
+                toml::from_str(text).map_err(|e| toml_error(path, text, &e))?;
             for key in table.keys() {
                 if !["model", "gpu", "service", "version"].contains(&key.as_str()) {
                     return Err(Error::in_file(

@@ -101,7 +101,12 @@ pub fn read_results(path: &Path, plan: &Plan, options: &IngestOptions) -> Result
 
 /// Reads results from any reader (`path` names it in messages): what [`read_results`] does after
 /// opening the file; the fuzz target drives this directly.
-pub fn read_results_from<R: std::io::Read>(source: R, path: &Path, plan: &Plan, options: &IngestOptions) -> Result<Ingested> {
+pub fn read_results_from<R: std::io::Read>(
+    source: R,
+    path: &Path,
+    plan: &Plan,
+    options: &IngestOptions,
+) -> Result<Ingested> {
     let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(source);
     let headers = match reader.headers() {
         Ok(h) if h.iter().any(|c| !c.trim().is_empty()) => h.clone(),
