@@ -66,6 +66,11 @@ pub fn front_2d(
             second.len()
         )));
     }
+    // The single pass also checks finiteness; the explicit check below runs only when it gives
+    // up (a non-finite value, or most points on the front), so typical data is read once.
+    if let Some(front) = staircase_front(first, second, senses, STAIRCASE_LIMIT) {
+        return Ok(front);
+    }
     for (objective, column) in [first, second].iter().enumerate() {
         if let Some((point, &value)) = column.iter().enumerate().find(|(_, v)| !v.is_finite()) {
             return Err(ParetoError::NonFinite {
@@ -75,6 +80,12 @@ pub fn front_2d(
             });
         }
     }
+    Ok(front_2d_sorted(first, second, senses))
+}
+
+/// The sort-and-sweep front (validated, finite input): the fallback of [`front_2d`] when most
+/// points are on the front.
+fn front_2d_sorted(first: &[f64], second: &[f64], senses: [Sense; 2]) -> Vec<usize> {
     // Orient both objectives as "minimise". Then drop every point strictly dominated by one of
     // three pivots (the best x, the best y, and the best x + y after scaling): an O(n) filter that
     // is always safe (a dominated point is never on the front) and leaves only the corner of
@@ -150,7 +161,115 @@ pub fn front_2d(
         best_y_before = best_y_before.min(group_best);
         i = j;
     }
-    Ok(front)
+    front
+}
+
+/// Largest staircase the single-pass front keeps before it hands over to the sort-based one.
+const STAIRCASE_LIMIT: usize = 2048;
+
+/// Single pass over the points keeping the current front as a staircase sorted by the first
+/// objective (x ascending, y descending, both oriented as "minimise"; duplicates in index order).
+/// A point is dominated iff the staircase's last step with x ≤ its x has a smaller y (or an equal
+/// y at a smaller x): one binary search over a handful of steps, which is why typical data (few
+/// points on the front) costs a few nanoseconds a point. Returns None when the staircase grows
+/// past `limit` (most points on the front), where inserting into it would be quadratic, or when a
+/// value is not finite (the caller reports it).
+fn staircase_front(
+    first: &[f64],
+    second: &[f64],
+    senses: [Sense; 2],
+    limit: usize,
+) -> Option<Vec<usize>> {
+    let sx = if senses[0] == Sense::Minimize {
+        1.0
+    } else {
+        -1.0
+    };
+    let sy = if senses[1] == Sense::Minimize {
+        1.0
+    } else {
+        -1.0
+    };
+    let mut steps: Vec<(f64, f64, usize)> = Vec::new();
+    // The step with the smallest x + y so far: most points of typical data are dominated by it,
+    // which two comparisons show before any search.
+    let (mut kx, mut ky) = (f64::INFINITY, f64::INFINITY);
+    const BLOCK: usize = 8;
+    let n = first.len();
+    let mut i = 0;
+    while i < n {
+        // Whole blocks dominated by the knee are skipped without branching per point.
+        if i + BLOCK <= n {
+            let mut all = true;
+            for k in i..i + BLOCK {
+                let (x, y) = (sx * first[k], sy * second[k]);
+                all &= (kx <= x)
+                    & (ky <= y)
+                    & ((kx < x) | (ky < y))
+                    & (x.abs() < f64::INFINITY)
+                    & (y.abs() < f64::INFINITY);
+            }
+            if all {
+                i += BLOCK;
+                continue;
+            }
+        }
+        let end = (i + BLOCK).min(n);
+        for i in i..end {
+            let (x, y) = (sx * first[i], sy * second[i]);
+            if !(x.is_finite() && y.is_finite()) {
+                return None;
+            }
+            consider(&mut steps, &mut kx, &mut ky, x, y, i);
+            if steps.len() > limit {
+                return None;
+            }
+        }
+        i = end;
+    }
+    Some(steps.into_iter().map(|s| s.2).collect())
+}
+
+/// One point of the staircase pass: skip it if dominated, else insert it and drop what it
+/// dominates; keeps the knee (smallest x + y step) current.
+fn consider(
+    steps: &mut Vec<(f64, f64, usize)>,
+    kx: &mut f64,
+    ky: &mut f64,
+    x: f64,
+    y: f64,
+    i: usize,
+) {
+    {
+        if *kx <= x && *ky <= y && (*kx < x || *ky < y) {
+            return;
+        }
+        // Steps with x ≤ this x form a prefix; its last step has the smallest y among them.
+        let end = steps.partition_point(|s| s.0 <= x);
+        if end > 0 {
+            let (qx, qy, _) = steps[end - 1];
+            if qy < y || (qy == y && qx < x) {
+                return; // dominated
+            }
+        }
+        // Not dominated: remove the steps it dominates (x ≥ its x and y ≥ its y, not equal to it),
+        // which follow the prefix of steps with a smaller x, then insert it after its duplicates.
+        let start = steps.partition_point(|s| s.0 < x);
+        let mut keep_until = start;
+        let mut j = start;
+        while j < steps.len() && steps[j].0 == x && steps[j].1 == y {
+            j += 1; // exact duplicates stay, ahead of the new point
+            keep_until = j;
+        }
+        let mut remove_end = keep_until;
+        while remove_end < steps.len() && steps[remove_end].1 >= y {
+            remove_end += 1;
+        }
+        steps.splice(keep_until..remove_end, std::iter::once((x, y, i)));
+        if x + y < *kx + *ky || kx.is_infinite() {
+            (*kx, *ky) = (x, y);
+        }
+    }
 }
 
 /// Whether a dominates b (objectives already oriented as "minimise").
@@ -265,6 +384,15 @@ mod tests {
     }
 
     #[test]
+    fn a_front_of_every_point_falls_back_to_sorting() {
+        // 5,000 points on an anti-diagonal: all on the front, past the staircase limit.
+        let cost: Vec<f64> = (0..5000).map(|i| i as f64).collect();
+        let score: Vec<f64> = (0..5000).map(|i| i as f64).collect();
+        assert!(staircase_front(&cost, &score, COST_SCORE, STAIRCASE_LIMIT).is_none());
+        assert_eq!(front_2d(&cost, &score, COST_SCORE).unwrap().len(), 5000);
+    }
+
+    #[test]
     fn non_finite_values_are_rejected() {
         let err = front_2d(&[1.0, f64::NAN], &[0.1, 0.2], COST_SCORE).unwrap_err();
         assert!(matches!(
@@ -310,6 +438,24 @@ mod tests {
                     let mut fast = front_2d(&a, &b, senses).unwrap();
                     fast.sort_unstable();
                     prop_assert_eq!(fast, front_brute_force(&a, &b, senses));
+                }
+            }
+        }
+
+        #[test]
+        fn staircase_and_sort_paths_agree(pts in points(false), tie_pts in points(true)) {
+            for p in [pts, tie_pts] {
+                let (a, b): (Vec<f64>, Vec<f64>) = p.into_iter().unzip();
+                let stair = staircase_front(&a, &b, COST_SCORE, usize::MAX).unwrap();
+                let mut sorted_stair = stair.clone();
+                sorted_stair.sort_unstable();
+                prop_assert_eq!(sorted_stair, front_brute_force(&a, &b, COST_SCORE));
+                // Same order as the sort-based path: by cost, then score, then index.
+                let via_sort = staircase_front(&a, &b, COST_SCORE, 0).is_none().then(|| front_2d_sorted(&a, &b, COST_SCORE));
+                if let Some(v) = via_sort {
+                    if !a.is_empty() {
+                        prop_assert_eq!(stair, v);
+                    }
                 }
             }
         }
