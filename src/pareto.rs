@@ -4,8 +4,10 @@
 //! in one. Identical points do not dominate each other, so duplicates on the front are all kept,
 //! in index order: the result is a deterministic function of the input, whatever the ties.
 //!
-//! - [`front_2d`]: the two-objective front by sort-and-sweep, O(n log n) (Kung, Luccio and
-//!   Preparata 1975, "On finding the maxima of a set of vectors").
+//! - [`front_2d`]: the two-objective front. A single pass keeps the current front as a staircase
+//!   (O(n log k) for a front of k points, with a branch-free block test that skips most dominated
+//!   points); when the front grows past a few thousand points it falls back to sort-and-sweep,
+//!   O(n log n) (Kung, Luccio and Preparata 1975, "On finding the maxima of a set of vectors").
 //! - [`nondominated_ranks`]: non-dominated sorting into ranks for any number of objectives
 //!   (Deb et al. 2002, NSGA-II's fast non-dominated sort, O(m·n²)), on an ndarray objective
 //!   matrix of points × objectives.
