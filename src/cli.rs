@@ -142,7 +142,7 @@ pub struct SimulateArgs {
     /// The plan (plan.csv; plan.json must sit beside it).
     #[arg(long)]
     pub plan: PathBuf,
-    /// True parameters: a TOML file in the format of a grid's [outcome] table.
+    /// True parameters: a TOML file in the format of a grid's `[outcome]` table.
     #[arg(long)]
     pub truth: PathBuf,
     /// Standard deviation of the measurement noise.
@@ -176,7 +176,7 @@ pub struct FitArgs {
     /// Output folder.
     #[arg(long)]
     pub out: PathBuf,
-    /// The held-out metric to fit [default: the grid's [outcome] metric, or "score"].
+    /// The held-out metric to fit [default: the grid's `[outcome]` metric, or "score"].
     #[arg(long)]
     pub metric: Option<String>,
     /// Skip bad rows (counted and reported) instead of failing.
@@ -229,7 +229,7 @@ pub struct FitCurveArgs {
 pub struct SweepArgs {
     /// The grid file (TOML).
     pub grid: PathBuf,
-    /// Output folder [default: results/<grid name>].
+    /// Output folder [default: results/GRID_NAME].
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Worker threads [default: one per core]. Outputs do not depend on it.

@@ -35,8 +35,8 @@ impl TokenSums {
         }
     }
 
-    /// `count` sequences of prompt P plus a response with mean E[R] and second moment E[R²]:
-    /// T = n(P + E[R]), Q = n(P² + 2P·E[R] + E[R²]).
+    /// `count` sequences of prompt P plus a response with mean `E[R]` and second moment `E[R²]`:
+    /// `T = n(P + E[R])`, `Q = n(P² + 2P·E[R] + E[R²])`.
     pub fn of_sequences(
         count: f64,
         prompt: f64,
@@ -86,7 +86,7 @@ pub fn prefill_flops_per_prompt(model: &ModelSpec, prompt_tokens: f64) -> f64 {
 
 /// Decode of one response after a prompt of P tokens: 2·N per generated token, plus attention of
 /// each new token over its growing context, 4·A·(P·R + R²/2), taken in expectation over the
-/// response length (E[R] and E[R²]).
+/// response length (`E[R]` and `E[R²]`).
 pub fn decode_flops_per_response(
     model: &ModelSpec,
     prompt_tokens: f64,
