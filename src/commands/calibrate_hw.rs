@@ -139,7 +139,7 @@ pub fn run(args: &CalibrateHwArgs, out: &mut dyn Write) -> Result<()> {
     }
     let defaults = priced.hardware.gpu.clone();
     let model_seconds = |p: &super::cost::CostInputs| {
-        let l = evaluate(&super::cost::rl_config_of(p, &run_args));
+        let l = evaluate(&super::cost::rl_config(p, &run_args));
         (
             l.phase(Phase::Prefill).seconds + l.phase(Phase::Decode).seconds,
             l.phase(Phase::Update).seconds,
@@ -167,9 +167,7 @@ pub fn run(args: &CalibrateHwArgs, out: &mut dyn Write) -> Result<()> {
     }
     if let Some(t) = generation {
         let at = |eff: f64| {
-            let mut p = super::cost::CostInputs {
-                ..priced.clone_inputs()
-            };
+            let mut p = priced.clone();
             p.hardware.gpu.decode_bandwidth_efficiency = eff;
             model_seconds(&p).0
         };

@@ -93,6 +93,7 @@ pub fn reward_model_like(policy: &ModelSpec) -> ModelSpec {
 }
 
 /// Everything `cost` prices, validated from flags.
+#[derive(Clone)]
 pub struct CostInputs {
     /// The stage.
     pub algo: Algo,
@@ -292,30 +293,10 @@ impl CostInputs {
     pub fn algo_is_rl(&self) -> bool {
         self.algo.is_rl()
     }
-
-    /// A copy (the catalog included).
-    pub fn clone_inputs(&self) -> CostInputs {
-        CostInputs {
-            algo: self.algo,
-            policy: self.policy.clone(),
-            reward: self.reward.clone(),
-            finetune: self.finetune,
-            hardware: self.hardware.clone(),
-            task: self.task,
-            run: self.run.clone(),
-            stop: self.stop,
-            catalog: self.catalog.clone(),
-        }
-    }
-}
-
-/// The RL run configuration of priced inputs.
-pub fn rl_config_of<'a>(inputs: &'a CostInputs, args: &CostArgs) -> RunConfig<'a> {
-    rl_config(inputs, args)
 }
 
 /// The RL run configuration of the flags.
-fn rl_config<'a>(inputs: &'a CostInputs, args: &CostArgs) -> RunConfig<'a> {
+pub fn rl_config<'a>(inputs: &'a CostInputs, args: &CostArgs) -> RunConfig<'a> {
     RunConfig {
         policy: &inputs.policy,
         finetune: inputs.finetune,
