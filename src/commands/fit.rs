@@ -15,7 +15,7 @@ use crate::export::Staged;
 use crate::export::plots::{FitPlot, calibration_plot, fit_plot};
 use crate::fit::calibrate::{Observation, calibrate, default_free};
 use crate::fit::sigmoid::{Bootstrap, SigmoidFit, bootstrap, fit};
-use crate::fit::surface::{Form, fit_slice};
+use crate::fit::surface::fit_slice;
 use crate::format::{Table, number};
 use crate::outcome::calibration_file::{CalibrationFile, entries};
 use crate::outcome::{CellSignal, PARAM_NAMES, predict};
@@ -374,7 +374,6 @@ pub fn run(args: &FitArgs, out: &mut dyn Write) -> Result<()> {
                 .map(|r| format!(" -> pilot {fallback}: {r}"))
                 .unwrap_or_default()
         ));
-        let _ = Form::ALL;
     }
     staged.add(
         &args.out.join("surfaces.csv"),
