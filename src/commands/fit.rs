@@ -34,6 +34,10 @@ struct RunFit {
     /// (grid budget label, compute in pilot units) extrapolation targets.
     targets: Vec<(String, f64)>,
     final_compute: f64,
+    /// The plot's fitted curve with its band: (compute, score, low, high).
+    curve: Vec<(f64, f64, f64, f64)>,
+    /// The dashed extrapolation with its band.
+    extrapolation: Vec<(f64, f64, f64, f64)>,
 }
 
 fn check_out_dir(dir: &Path, grid_name: &str, force: bool) -> Result<()> {
@@ -147,9 +151,51 @@ pub fn run(args: &FitArgs, out: &mut dyn Write) -> Result<()> {
         } else {
             fit(base, &x, &y)
         };
+        // One bootstrap serves the extrapolation targets and the plot's band: the fitted range
+        // (41 points on a log grid) and, dashed, beyond it to the largest target.
+        let (mut curve, mut extrapolation) = (Vec::new(), Vec::new());
         let boot = fitted.as_ref().map(|f| {
-            let at: Vec<f64> = targets.iter().map(|t| t.1).collect();
-            bootstrap(f, &x, &y, &at, args.bootstrap, seed, k as u64)
+            let x_lo = points
+                .iter()
+                .filter(|c| c.step > 0)
+                .map(|c| c.step as f64 * run.cost_per_step)
+                .fold(f64::INFINITY, f64::min);
+            let x_hi = (run.steps as f64 * run.cost_per_step).max(x_lo);
+            let x_far = targets.iter().map(|t| t.1).fold(x_hi, f64::max);
+            let log_grid = |a: f64, b: f64| -> Vec<f64> {
+                (0..=40)
+                    .map(|i| (a.ln() + (b.ln() - a.ln()) * i as f64 / 40.0).exp())
+                    .collect()
+            };
+            let curve_x = log_grid(x_lo, x_hi);
+            let extra_x = if x_far > x_hi * 1.0001 {
+                log_grid(x_hi, x_far)
+            } else {
+                Vec::new()
+            };
+            let at: Vec<f64> = targets
+                .iter()
+                .map(|t| t.1)
+                .chain(curve_x.iter().copied())
+                .chain(extra_x.iter().copied())
+                .collect();
+            let b = bootstrap(f, &x, &y, &at, args.bootstrap, seed, k as u64);
+            let band = |xs: &[f64], offset: usize| -> Vec<(f64, f64, f64, f64)> {
+                xs.iter()
+                    .enumerate()
+                    .map(|(i, &xv)| {
+                        (
+                            xv,
+                            f.params.predict(xv),
+                            b.predictions[offset + i].0,
+                            b.predictions[offset + i].1,
+                        )
+                    })
+                    .collect()
+            };
+            curve = band(&curve_x, targets.len());
+            extrapolation = band(&extra_x, targets.len() + curve_x.len());
+            b
         });
         for c in points
             .iter()
@@ -172,6 +218,8 @@ pub fn run(args: &FitArgs, out: &mut dyn Write) -> Result<()> {
             bootstrap: boot,
             targets,
             final_compute: run.steps as f64 * run.cost_per_step,
+            curve,
+            extrapolation,
         });
     }
 
@@ -416,54 +464,12 @@ pub fn run(args: &FitArgs, out: &mut dyn Write) -> Result<()> {
                 )
             })
             .collect();
-        let (mut curve, mut extrapolation) = (Vec::new(), Vec::new());
-        if let Some(s) = &f.fit {
-            let x_lo = points
-                .iter()
-                .map(|p| p.0)
-                .filter(|x| *x > 0.0)
-                .fold(f64::INFINITY, f64::min);
-            let x_hi = f.final_compute.max(x_lo);
-            let x_far = f.targets.iter().map(|t| t.1).fold(x_hi, f64::max);
-            let band_at = |xs: &[f64]| -> Vec<(f64, f64, f64, f64)> {
-                let b = bootstrap(
-                    s,
-                    &points
-                        .iter()
-                        .filter(|p| p.2 && p.0 > 0.0)
-                        .map(|p| p.0)
-                        .collect::<Vec<_>>(),
-                    &points
-                        .iter()
-                        .filter(|p| p.2 && p.0 > 0.0)
-                        .map(|p| p.1)
-                        .collect::<Vec<_>>(),
-                    xs,
-                    100,
-                    seed,
-                    f.index as u64,
-                );
-                xs.iter()
-                    .zip(&b.predictions)
-                    .map(|(&x, &(lo, hi))| (x, s.params.predict(x), lo, hi))
-                    .collect()
-            };
-            let grid_points = |a: f64, b: f64| -> Vec<f64> {
-                (0..=40)
-                    .map(|i| (a.ln() + (b.ln() - a.ln()) * i as f64 / 40.0).exp())
-                    .collect()
-            };
-            curve = band_at(&grid_points(x_lo, x_hi));
-            if x_far > x_hi * 1.0001 {
-                extrapolation = band_at(&grid_points(x_hi, x_far));
-            }
-        }
         let svg = fit_plot(&FitPlot {
             run_id: &run.run_id,
             unit,
             points: &points,
-            curve: &curve,
-            extrapolation: &extrapolation,
+            curve: &f.curve,
+            extrapolation: &f.extrapolation,
         });
         staged.add(
             &plots_dir.join(format!("fit_{}.svg", run.run_id)),
