@@ -50,13 +50,14 @@ pub fn run(args: &SweepArgs, interrupted: &AtomicBool, out: &mut dyn Write) -> R
     let s = run_sweep(&grid, &catalog, &options, interrupted)?;
     let mut text = format!("predictions: {}\n", grid.outcome_state.label());
     text.push_str(&format!(
-        "swept {} cells of grid `{}` ({} in the grid, {} pruned by constraints) in {:.2} s on {} threads\n",
+        "swept {} cells of grid `{}` ({} in the grid, {} pruned by constraints) in {:.2} s on {} threads ({} cells/s)\n",
         thousands(s.cells_evaluated as f64),
         grid.name,
         thousands(s.cells_total as f64),
         thousands(s.cells_pruned as f64),
         s.elapsed_seconds,
-        s.threads
+        s.threads,
+        thousands(s.cells_in_slice as f64 / s.elapsed_seconds.max(1e-9))
     ));
     text.push_str(&format!(
         "feasible: {} of {}",
