@@ -314,6 +314,9 @@ pub fn cell_row(e: &Evaluated, on_frontier: bool) -> Vec<String> {
 /// `run_sweep` runs chunks in parallel). Public for benchmarks.
 pub fn aggregate_chunk(grid: &Grid, ids: std::ops::Range<u64>, sample_stride: u64) -> Aggregate {
     let mut agg = Aggregate::default();
+    // Every feasible cell is a front candidate until `compact`; reserving avoids regrowth copies.
+    agg.front_candidates
+        .reserve((ids.end - ids.start).try_into().unwrap_or(0));
     for id in ids {
         let Some(e) = evaluate_cell(grid, id) else {
             agg.pruned += 1;
