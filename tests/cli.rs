@@ -15,6 +15,8 @@ fn grid(name: &str) -> PathBuf {
         .join(format!("{name}.toml"))
 }
 
+/// The cells.csv contract from the README, spelled out here on purpose rather than taken from
+/// `rlfrontier::sweep::CELL_COLUMNS`: a column dropped or renamed in the code must fail this test.
 const REQUIRED_COLUMNS: &[&str] = &[
     "cell_id",
     "model",
