@@ -53,6 +53,14 @@ const REQUIRED_COLUMNS: &[&str] = &[
     "infeasible_reason",
 ];
 
+/// `rlfrontier sweep grids/NAME.toml -q --out OUT`, ready for assertions.
+fn quiet_sweep(name: &str, out: &Path) -> assert_cmd::assert::Assert {
+    bin()
+        .args(["sweep", grid(name).to_str().unwrap(), "-q", "--out"])
+        .arg(out)
+        .assert()
+}
+
 fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
     let mut reader = csv::Reader::from_path(path).unwrap();
     let headers = reader
@@ -193,11 +201,7 @@ fn sweep_output_does_not_depend_on_thread_count() {
 fn shards_partition_the_grid() {
     let dir = tempfile::tempdir().unwrap();
     let whole = dir.path().join("whole");
-    bin()
-        .args(["sweep", grid("isocompute").to_str().unwrap(), "-q", "--out"])
-        .arg(&whole)
-        .assert()
-        .success();
+    quiet_sweep("isocompute", &whole).success();
     let (_, all_rows) = read_csv(&whole.join("cells.csv"));
     let mut joined = Vec::new();
     for i in 0..3 {
@@ -235,16 +239,9 @@ fn shards_partition_the_grid() {
 fn sweep_refuses_another_grids_results_without_force() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    bin()
-        .args(["sweep", grid("isocompute").to_str().unwrap(), "-q", "--out"])
-        .arg(&out)
-        .assert()
-        .success();
+    quiet_sweep("isocompute", &out).success();
     let before = std::fs::read(out.join("cells.csv")).unwrap();
-    bin()
-        .args(["sweep", grid("race-pilot").to_str().unwrap(), "-q", "--out"])
-        .arg(&out)
-        .assert()
+    quiet_sweep("race-pilot", &out)
         .code(2)
         .stderr(predicate::str::contains("isocompute").and(predicate::str::contains("--force")));
     assert_eq!(
@@ -547,11 +544,7 @@ fn catalog_lists_models_gpus_and_rewards() {
 fn plots_are_well_formed_svg_with_data_marks() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    bin()
-        .args(["sweep", grid("race-pilot").to_str().unwrap(), "-q", "--out"])
-        .arg(&out)
-        .assert()
-        .success();
+    quiet_sweep("race-pilot", &out).success();
     for (name, min_marks) in [
         ("frontier.svg", 500),
         ("allocation.svg", 30),
@@ -601,11 +594,7 @@ fn plots_are_well_formed_svg_with_data_marks() {
 fn merged_shards_equal_the_unsharded_sweep_byte_for_byte() {
     let dir = tempfile::tempdir().unwrap();
     let whole = dir.path().join("whole");
-    bin()
-        .args(["sweep", grid("race-pilot").to_str().unwrap(), "-q", "--out"])
-        .arg(&whole)
-        .assert()
-        .success();
+    quiet_sweep("race-pilot", &whole).success();
     let mut shards = Vec::new();
     for i in 0..3 {
         let out = dir.path().join(format!("s{i}"));
