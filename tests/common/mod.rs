@@ -1,0 +1,56 @@
+//! Helpers shared by the CLI tests: the binary, paths in the repository, CSV reading.
+//!
+//! Each test file includes this module with `mod common;` and uses what it needs, so some
+//! helpers are unused in some files.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+/// The real `rlfrontier` binary, built by cargo for this test run.
+pub fn bin() -> assert_cmd::Command {
+    assert_cmd::Command::cargo_bin("rlfrontier").unwrap()
+}
+
+/// A path inside the repository.
+pub fn repo(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
+}
+
+/// A bundled grid by name: `grids/NAME.toml`.
+pub fn grid(name: &str) -> PathBuf {
+    repo(&format!("grids/{name}.toml"))
+}
+
+/// Header and rows of a CSV file, as strings.
+pub fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let headers = reader
+        .headers()
+        .unwrap()
+        .iter()
+        .map(str::to_string)
+        .collect();
+    let rows = reader
+        .records()
+        .map(|r| r.unwrap().iter().map(str::to_string).collect())
+        .collect();
+    (headers, rows)
+}
+
+/// Writes a file, creating its folder.
+pub fn write_file(path: &Path, bytes: &[u8]) {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).unwrap();
+    }
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// Parses stdout of a command that printed JSON.
+pub fn stdout_json(output: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}",
+            String::from_utf8_lossy(&output.stdout)
+        )
+    })
+}
