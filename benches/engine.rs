@@ -9,10 +9,10 @@ use std::path::Path;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use ndarray::Array2;
+use rlfrontier::analysis::pareto::{Sense, front_2d, nondominated_ranks};
 use rlfrontier::catalog::Catalog;
 use rlfrontier::fit::sigmoid::{SigmoidParams, bootstrap, fit};
 use rlfrontier::ledger::{RunConfig, evaluate};
-use rlfrontier::pareto::{Sense, front_2d, nondominated_ranks};
 use rlfrontier::rng::SplitMix64;
 use rlfrontier::spec;
 
@@ -33,7 +33,7 @@ fn engine(c: &mut Criterion) {
         b.iter(|| g.cell(black_box(7_654_321)))
     });
     c.bench_function("sweep pass 1, 100k cells (one core)", |b| {
-        b.iter(|| rlfrontier::sweep::aggregate_chunk(&g, black_box(1_000_000..1_100_000), 2500))
+        b.iter(|| rlfrontier::engine::aggregate_chunk(&g, black_box(1_000_000..1_100_000), 2500))
     });
 }
 

@@ -12,22 +12,21 @@
 
 #![warn(missing_docs)]
 
+pub mod analysis;
 pub mod catalog;
 pub mod cli;
 pub mod commands;
+pub mod engine;
 pub mod error;
-pub mod export;
+pub mod evaluate;
 pub mod fit;
 pub mod format;
-pub mod frontier;
 pub mod ledger;
 pub mod outcome;
-pub mod pareto;
 pub mod pilot;
+pub mod report;
 pub mod rng;
-pub mod shortlist;
 pub mod spec;
-pub mod sweep;
 
 pub use error::{Error, Result};
 

@@ -16,7 +16,7 @@ fn grid(name: &str) -> PathBuf {
 }
 
 /// The cells.csv contract from the README, spelled out here on purpose rather than taken from
-/// `rlfrontier::sweep::CELL_COLUMNS`: a column dropped or renamed in the code must fail this test.
+/// `rlfrontier::report::cells::CELL_COLUMNS`: a column dropped or renamed in the code must fail this test.
 const REQUIRED_COLUMNS: &[&str] = &[
     "cell_id",
     "model",

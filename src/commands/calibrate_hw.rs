@@ -236,7 +236,7 @@ pub fn run(args: &CalibrateHwArgs, out: &mut dyn Write) -> Result<()> {
         gpu.forward_efficiency,
         gpu.decode_bandwidth_efficiency
     );
-    crate::export::write_atomic(&args.out, file.as_bytes())?;
+    crate::report::write_atomic(&args.out, file.as_bytes())?;
     let mut text = format!("calibrated {} from {}\n", gpu.id, measured.join(", "));
     if let Some(m) = response_mean {
         text.push_str(&format!(

@@ -11,8 +11,6 @@ use serde_json::json;
 
 use crate::cli::{FitArgs, FitCurveArgs};
 use crate::error::{Error, Result};
-use crate::export::Staged;
-use crate::export::plots::{FitPlot, calibration_plot, fit_plot};
 use crate::fit::calibrate::{Observation, calibrate, default_free};
 use crate::fit::sigmoid::{Bootstrap, SigmoidFit, bootstrap, fit};
 use crate::fit::surface::fit_slice;
@@ -21,6 +19,8 @@ use crate::outcome::calibration_file::{CalibrationFile, entries};
 use crate::outcome::{CellSignal, PARAM_NAMES, predict};
 use crate::pilot::ingest::{Checkpoint, IngestOptions, read_results};
 use crate::pilot::{config_at, plan_grid, read_plan, run_indices};
+use crate::report::Staged;
+use crate::report::plots::{FitPlot, calibration_plot, fit_plot};
 use crate::spec::{AxisIndices, BudgetAxis, Stop};
 
 /// One run's fit and what it needs for outputs.
@@ -41,7 +41,7 @@ struct RunFit {
 }
 
 fn check_out_dir(dir: &Path, grid_name: &str, force: bool) -> Result<()> {
-    crate::export::create_output_dir(dir)?;
+    crate::report::create_output_dir(dir)?;
     let existing = dir.join("calibration.json");
     if !force
         && let Ok(text) = std::fs::read_to_string(&existing)

@@ -8,9 +8,9 @@ use std::time::Instant;
 use ndarray::Array2;
 use serde_json::json;
 
+use crate::analysis::pareto::{Sense, front_2d, nondominated_ranks};
 use crate::cli::FrontArgs;
 use crate::error::{Error, Result};
-use crate::pareto::{Sense, front_2d, nondominated_ranks};
 
 /// Computes and prints the front.
 pub fn run(args: &FrontArgs, out: &mut dyn Write) -> Result<()> {

@@ -7,16 +7,16 @@ use std::path::Path;
 
 use crate::cli::PlanArgs;
 use crate::error::{Error, Result};
-use crate::export::Staged;
 use crate::format::{Table, money, percent};
 use crate::pilot::launch::{Framework, LaunchContext, slurm_array, trl_script, verl_script};
 use crate::pilot::plan::{PlanRequest, choose, run_ledger};
 use crate::pilot::{Plan, PlanInfo, plan_csv, run_indices};
+use crate::report::Staged;
 use crate::spec::{self, Budget};
 
 /// Refuses to overwrite another grid's plan without `--force`.
 fn check_out_dir(dir: &Path, grid_name: &str, force: bool) -> Result<()> {
-    crate::export::create_output_dir(dir)?;
+    crate::report::create_output_dir(dir)?;
     let existing = dir.join("plan.json");
     if !force
         && let Ok(text) = std::fs::read_to_string(&existing)

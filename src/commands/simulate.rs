@@ -42,9 +42,9 @@ pub fn run(args: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
     if let Some(parent) = args.out.parent()
         && !parent.as_os_str().is_empty()
     {
-        crate::export::create_output_dir(parent)?;
+        crate::report::create_output_dir(parent)?;
     }
-    crate::export::write_atomic(&args.out, &bytes)?;
+    crate::report::write_atomic(&args.out, &bytes)?;
     super::emit(
         out,
         &format!(

@@ -4,10 +4,10 @@ use std::io::Write;
 use std::sync::atomic::AtomicBool;
 
 use crate::cli::SweepArgs;
+use crate::engine::{SweepOptions, default_out_dir, run_sweep};
 use crate::error::{Error, Result};
 use crate::format::{percent, thousands};
 use crate::spec;
-use crate::sweep::{SweepOptions, default_out_dir, run_sweep};
 
 /// Parses `I/N` (0-based I below N).
 pub fn parse_shard(text: &str) -> Result<(u64, u64)> {
@@ -44,7 +44,7 @@ pub fn run(args: &SweepArgs, interrupted: &AtomicBool, out: &mut dyn Write) -> R
         cells: args
             .cells
             .as_deref()
-            .map(crate::sweep::CellsMode::parse)
+            .map(crate::engine::CellsMode::parse)
             .transpose()?,
     };
     let s = run_sweep(&grid, &catalog, &options, interrupted)?;
@@ -94,7 +94,7 @@ pub fn run(args: &SweepArgs, interrupted: &AtomicBool, out: &mut dyn Write) -> R
 /// `rlfrontier merge DIR... --out DIR`.
 pub fn merge(args: &crate::cli::MergeArgs, out: &mut dyn Write) -> Result<()> {
     let catalog = super::load_catalog(args.catalog.as_deref())?;
-    let s = crate::sweep::merge(&args.shards, &args.out, &catalog, args.force)?;
+    let s = crate::engine::merge(&args.shards, &args.out, &catalog, args.force)?;
     let mut text = format!(
         "merged {} shards: {} cells evaluated, {} feasible\n",
         args.shards.len(),

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use super::*;
 use crate::catalog::Catalog;
+use crate::evaluate::evaluate_cell;
 use crate::spec::{self, Grid};
-use crate::sweep::evaluate_cell;
 
 fn signal(
     iterations: f64,
@@ -125,9 +125,9 @@ fn grid(name: &str) -> Grid {
 /// The best feasible evaluated cell (highest score, lowest id on ties) among those passing `keep`.
 fn best_cell<'g>(
     g: &'g Grid,
-    keep: impl Fn(&crate::sweep::Evaluated) -> bool,
-) -> Option<crate::sweep::Evaluated<'g>> {
-    let mut best: Option<crate::sweep::Evaluated> = None;
+    keep: impl Fn(&crate::evaluate::Evaluated) -> bool,
+) -> Option<crate::evaluate::Evaluated<'g>> {
+    let mut best: Option<crate::evaluate::Evaluated> = None;
     for id in 0..g.cell_count().unwrap() {
         let Some(e) = evaluate_cell(g, id) else {
             continue;

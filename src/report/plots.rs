@@ -12,7 +12,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::frontier::{Aggregate, CostBasis, Point};
+use crate::analysis::frontier::{Aggregate, CostBasis, Point};
 use crate::spec::Grid;
 
 use super::tables::budget_label;

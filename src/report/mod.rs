@@ -1,16 +1,19 @@
-//! Output files: written to a temporary name in the destination folder and renamed into place, so
-//! a reader never sees half a file, and an interrupted or failed run leaves nothing behind.
+//! Everything written for a reader: `cells.csv` rows ([`cells`]), frontier and shortlist tables
+//! ([`tables`]), plots ([`plots`]), the HTML report ([`html`]), and atomic staging: files are
+//! written to a temporary name in the destination folder and renamed into place, so a reader
+//! never sees half a file, and an interrupted or failed run leaves nothing behind.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use crate::analysis::frontier::Aggregate;
 use crate::error::{Error, Result};
-use crate::frontier::Aggregate;
 use crate::spec::Grid;
 
+pub mod cells;
+pub mod html;
 pub mod plots;
-pub mod report;
 pub mod tables;
 
 /// Files written under temporary names, renamed into place together by [`Staged::commit`]; if
@@ -47,7 +50,7 @@ impl Staged {
 /// temporary names; the caller commits them once everything succeeded.
 pub fn write_sweep_outputs(grid: &Grid, aggregate: &Aggregate, out_dir: &Path) -> Result<Staged> {
     let mut staged = Staged::default();
-    let shortlist = crate::shortlist::select(grid, aggregate);
+    let shortlist = crate::analysis::shortlist::select(grid, aggregate);
     staged.add(
         &out_dir.join("frontier.csv"),
         &tables::frontier_csv(grid, aggregate),
@@ -70,7 +73,7 @@ pub fn write_sweep_outputs(grid: &Grid, aggregate: &Aggregate, out_dir: &Path) -
     for (name, svg) in &svgs {
         staged.add(&plots_dir.join(name), svg.as_bytes())?;
     }
-    let html = report::render(grid, aggregate, &shortlist, &svgs);
+    let html = html::render(grid, aggregate, &shortlist, &svgs);
     staged.add(&out_dir.join("report.html"), html.as_bytes())?;
     Ok(staged)
 }

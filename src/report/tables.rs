@@ -1,11 +1,11 @@
 //! CSV and Markdown tables derived from a sweep: `frontier.csv`, `allocation_frontier.csv`,
 //! `shortlist.csv`, `shortlist.md`.
 
+use crate::analysis::frontier::{Aggregate, CostBasis, Point, UPDATE_FRACTION_BIN};
+use crate::analysis::shortlist::Entry;
+use crate::evaluate::cost_unit;
 use crate::format::{money, number, percent};
-use crate::frontier::{Aggregate, CostBasis, Point, UPDATE_FRACTION_BIN};
-use crate::shortlist::Entry;
 use crate::spec::{BudgetAxis, Grid};
-use crate::sweep::cost_unit;
 
 /// The cell's axis values as text: model, finetune, reward, G, cap, epochs, prompts, budget.
 pub fn cell_fields(grid: &Grid, p: &Point) -> [String; 8] {
@@ -215,7 +215,7 @@ pub fn shortlist_csv(grid: &Grid, entries: &[Entry]) -> Vec<u8> {
             );
             row.push(e.usd_per_point.map(number).unwrap_or_default());
             row.push(
-                crate::sweep::usd_per_point(p.gpu_hours, p.score, p.base_score)
+                crate::evaluate::usd_per_point(p.gpu_hours, p.score, p.base_score)
                     .map(number)
                     .unwrap_or_default(),
             );

@@ -2,11 +2,11 @@
 //! the network) with the grid summary, the plots, the shortlist, the assumptions and the state
 //! of the predictions.
 
+use crate::analysis::frontier::{Aggregate, CostBasis};
+use crate::analysis::shortlist::Entry;
 use crate::format::{money, percent, thousands};
-use crate::frontier::{Aggregate, CostBasis};
 use crate::outcome::PARAM_NAMES;
 use crate::outcome::params::PARAM_EVIDENCE;
-use crate::shortlist::Entry;
 use crate::spec::Grid;
 
 use super::tables::{budget_label, cell_fields};

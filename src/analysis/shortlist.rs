@@ -10,7 +10,7 @@
 //!   improvement over the base score, and flags: the best at the edge of the grid (widen that
 //!   axis), prior only (uncalibrated), infeasible neighbours (the regime is close to a wall).
 
-use crate::frontier::{Aggregate, Point};
+use crate::analysis::frontier::{Aggregate, Point};
 use crate::spec::{AxisIndices, Grid};
 
 /// Entries kept per budget.
@@ -118,7 +118,7 @@ fn flags(grid: &Grid, point: &Point) -> Vec<String> {
                 continue;
             }
             let id = grid.encode(&with_axis(&point.indices, axis, neighbour));
-            if let Some(e) = crate::sweep::evaluate_cell(grid, id)
+            if let Some(e) = crate::evaluate::evaluate_cell(grid, id)
                 && let Some(reason) = e.ledger.infeasible
             {
                 flags.push(format!(
@@ -158,7 +158,7 @@ pub fn select(grid: &Grid, aggregate: &Aggregate) -> Vec<Entry> {
                 budget_index,
                 rank: rank + 1,
                 point: p,
-                usd_per_point: crate::sweep::usd_per_point(p.usd, p.score, p.base_score),
+                usd_per_point: crate::evaluate::usd_per_point(p.usd, p.score, p.base_score),
                 flags: flags(grid, &p),
             });
         }

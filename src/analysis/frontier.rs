@@ -4,9 +4,9 @@
 
 use std::collections::BTreeMap;
 
+use crate::analysis::pareto::{Sense, front_2d};
 use crate::ledger::{Bucket, Ledger};
 use crate::outcome::Prediction;
-use crate::pareto::{Sense, front_2d};
 use crate::spec::{AxisIndices, Cell};
 
 /// Width of an update-fraction bin in `allocation_frontier.csv`.

@@ -1,0 +1,7 @@
+//! What the evaluated cells say: non-dominated sets ([`pareto`]), the cost-score and allocation
+//! frontiers with their streaming aggregate ([`frontier`]), and the shortlist of regimes worth a
+//! validation run ([`shortlist`]).
+
+pub mod frontier;
+pub mod pareto;
+pub mod shortlist;

@@ -1,0 +1,178 @@
+//! `manifest.json`: what a result was computed with, written by `sweep` and `merge` and read
+//! back by `merge` (one typed struct both ways, so the two cannot drift).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::{CellsMode, SweepOptions, SweepSummary};
+use crate::catalog::Catalog;
+use crate::error::{Error, Result};
+use crate::report::write_atomic;
+use crate::spec::{BudgetAxis, Grid};
+
+/// The grid a result came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ManifestGrid {
+    /// Grid name.
+    pub name: String,
+    /// The grid file as given on the command line.
+    pub file: String,
+    /// SHA-256 of the grid file's bytes, hex.
+    pub sha256: String,
+    /// The grid's seed.
+    pub seed: u64,
+    /// `flops`, `gpu-h`, `usd` or `iterations`.
+    pub budget_unit: String,
+}
+
+/// Which shard of how many (absent for a whole sweep).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestShard {
+    /// 0-based shard index.
+    pub index: u64,
+    /// Number of shards.
+    pub count: u64,
+}
+
+/// Cell counts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ManifestCells {
+    /// Cells in the product of axes.
+    pub total: u64,
+    /// Cell ids in this shard's slice.
+    pub in_slice: u64,
+    /// Cells pruned by the constraints.
+    pub pruned: u64,
+    /// Cells evaluated.
+    pub evaluated: u64,
+    /// Of which feasible.
+    pub feasible: u64,
+    /// Infeasible cells per reason code.
+    pub infeasible: BTreeMap<String, u64>,
+}
+
+/// The outcome model's state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ManifestOutcome {
+    /// "prior (uncalibrated)" or "calibrated on N pilot runs, ...".
+    pub state: String,
+    /// Target metric, if the grid names one.
+    pub metric: Option<String>,
+}
+
+/// `manifest.json`. Keys are written in sorted order (through `serde_json::Value`), so the file
+/// is byte-identical for identical runs apart from `threads` and `elapsed_seconds`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// Always "rlfrontier".
+    pub tool: String,
+    /// The tool's version.
+    pub tool_version: String,
+    /// The grid.
+    pub grid: ManifestGrid,
+    /// Catalog version (date).
+    pub catalog_version: String,
+    /// Which rows `cells.csv` holds.
+    pub cells_mode: CellsMode,
+    /// GPU id.
+    pub gpu: String,
+    /// Price used, US$ per GPU-hour.
+    pub usd_per_gpu_hour: f64,
+    /// The shard, for `sweep --shard I/N`.
+    pub shard: Option<ManifestShard>,
+    /// Cell counts.
+    pub cells: ManifestCells,
+    /// Files written, relative to the output folder.
+    pub files: Vec<String>,
+    /// The outcome model's state.
+    pub outcome: ManifestOutcome,
+    /// Worker threads (does not change any output).
+    pub threads: usize,
+    /// Wall-clock seconds (differs between identical runs).
+    pub elapsed_seconds: f64,
+}
+
+impl Manifest {
+    /// The manifest of a finished sweep.
+    pub fn of(
+        grid: &Grid,
+        catalog: &Catalog,
+        options: &SweepOptions,
+        mode: CellsMode,
+        summary: &SweepSummary,
+    ) -> Self {
+        let budget_unit = match &grid.axes.budget {
+            BudgetAxis::Budgets { unit, .. } => unit.as_str(),
+            BudgetAxis::Iterations(_) => "iterations",
+        };
+        Manifest {
+            tool: "rlfrontier".to_string(),
+            tool_version: crate::VERSION.to_string(),
+            grid: ManifestGrid {
+                name: grid.name.clone(),
+                file: grid.path.display().to_string(),
+                sha256: grid.sha256.clone(),
+                seed: grid.seed,
+                budget_unit: budget_unit.to_string(),
+            },
+            catalog_version: catalog.version.clone(),
+            cells_mode: mode,
+            gpu: grid.hardware.gpu.id.clone(),
+            usd_per_gpu_hour: grid.hardware.usd_per_gpu_hour,
+            shard: options
+                .shard
+                .map(|(index, count)| ManifestShard { index, count }),
+            cells: ManifestCells {
+                total: summary.cells_total,
+                in_slice: summary.cells_in_slice,
+                pruned: summary.cells_pruned,
+                evaluated: summary.cells_evaluated,
+                feasible: summary.cells_feasible,
+                infeasible: summary.infeasible_by_code.iter().cloned().collect(),
+            },
+            files: summary
+                .files
+                .iter()
+                .filter_map(|f| f.strip_prefix(&options.out_dir).ok())
+                .map(|f| f.display().to_string())
+                .collect(),
+            outcome: ManifestOutcome {
+                state: grid.outcome_state.label(),
+                metric: grid.metric.clone(),
+            },
+            threads: summary.threads,
+            elapsed_seconds: summary.elapsed_seconds,
+        }
+    }
+
+    /// Reads a manifest, with the file and line of what is wrong.
+    pub fn read(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        serde_json::from_str(&text).map_err(|e| {
+            Error::in_file(
+                path,
+                Some(e.line()),
+                "",
+                format!("not a sweep manifest: {e}"),
+            )
+        })
+    }
+
+    /// The JSON text: pretty-printed with sorted keys and a final newline.
+    pub fn to_json_text(&self) -> String {
+        let value = serde_json::to_value(self).expect("a manifest is plain data");
+        let mut text = serde_json::to_string_pretty(&value).expect("json");
+        text.push('\n');
+        text
+    }
+
+    /// Writes `manifest.json` into `out_dir` atomically.
+    pub fn write(&self, out_dir: &Path) -> Result<()> {
+        write_atomic(
+            &out_dir.join("manifest.json"),
+            self.to_json_text().as_bytes(),
+        )
+    }
+}

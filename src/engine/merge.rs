@@ -1,0 +1,165 @@
+//! `merge`: shard outputs combined into exactly what an unsharded sweep writes.
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::sweep::finish;
+use super::{CellsMode, Manifest, SweepOptions, SweepSummary};
+use crate::analysis::frontier::{Aggregate, CostBasis};
+use crate::catalog::Catalog;
+use crate::error::{Error, Result};
+use crate::report::cells::cells_header;
+use crate::report::{AtomicFile, prepare_output_dir};
+
+/// Combines shard outputs (`sweep --shard I/N` for every I) into exactly what an unsharded sweep
+/// writes: the aggregates are merged, `on_frontier` is recomputed over the whole grid, and every
+/// derived output is written again.
+pub fn merge(
+    shard_dirs: &[PathBuf],
+    out_dir: &Path,
+    catalog: &Catalog,
+    force: bool,
+) -> Result<SweepSummary> {
+    let started = Instant::now();
+    struct Shard {
+        dir: PathBuf,
+        index: u64,
+        count: u64,
+        sha: String,
+        file: String,
+        mode: CellsMode,
+    }
+    let mut shards = Vec::new();
+    for dir in shard_dirs {
+        let path = dir.join("manifest.json");
+        let manifest = Manifest::read(&path)?;
+        let Some(shard) = manifest.shard else {
+            return Err(Error::in_file(
+                &path,
+                None,
+                "shard",
+                "not the output of `sweep --shard I/N`",
+            ));
+        };
+        shards.push(Shard {
+            dir: dir.clone(),
+            index: shard.index,
+            count: shard.count,
+            sha: manifest.grid.sha256,
+            file: manifest.grid.file,
+            mode: manifest.cells_mode,
+        });
+    }
+    if shards.is_empty() {
+        return Err(Error::in_flag("DIR", "give the shard folders to merge"));
+    }
+    shards.sort_by_key(|s| s.index);
+    let count = shards[0].count;
+    for (k, s) in shards.iter().enumerate() {
+        if s.count != count
+            || s.index != k as u64
+            || s.sha != shards[0].sha
+            || s.mode != shards[0].mode
+        {
+            return Err(Error::in_file(
+                &s.dir.join("manifest.json"),
+                None,
+                "shard",
+                format!(
+                    "shards must be 0..{count} of the same grid file with the same --cells; found shard {}/{} of grid {}…",
+                    s.index,
+                    s.count,
+                    &s.sha[..12.min(s.sha.len())]
+                ),
+            ));
+        }
+    }
+    if shards.len() as u64 != count {
+        return Err(Error::in_flag(
+            "DIR",
+            format!(
+                "{} of {count} shards given; every shard is needed",
+                shards.len()
+            ),
+        ));
+    }
+    let grid = crate::spec::load(Path::new(&shards[0].file), catalog)?;
+    if grid.sha256 != shards[0].sha {
+        return Err(Error::in_file(
+            Path::new(&shards[0].file),
+            None,
+            "",
+            "the grid file changed since the shards were swept; sweep again",
+        ));
+    }
+    let mode = shards[0].mode;
+    let mut aggregate = Aggregate::default();
+    for s in &shards {
+        let path = s.dir.join("aggregate.json");
+        let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+        let part: Aggregate = serde_json::from_str(&text)
+            .map_err(|e| Error::in_file(&path, Some(e.line()), "", e.to_string()))?;
+        aggregate.merge(part);
+    }
+    prepare_output_dir(out_dir, &grid.name, force)?;
+    crate::report::create_output_dir(out_dir)?;
+    let frontier_ids: BTreeSet<u64> = aggregate
+        .front(CostBasis::BudgetUnit)
+        .iter()
+        .map(|p| p.id)
+        .collect();
+    let mut cells_file = None;
+    if mode != CellsMode::None {
+        let mut file = AtomicFile::create(&out_dir.join("cells.csv"))?;
+        let temp = file.temp_path().to_path_buf();
+        file.writer()
+            .write_all(&cells_header())
+            .map_err(|e| Error::io(&temp, e))?;
+        for s in &shards {
+            let path = s.dir.join("cells.csv");
+            let mut reader = csv::Reader::from_path(&path)
+                .map_err(|e| Error::in_file(&path, None, "", e.to_string()))?;
+            let mut writer = csv::WriterBuilder::new()
+                .has_headers(false)
+                .from_writer(Vec::new());
+            for record in reader.records() {
+                let record = record.map_err(|e| Error::in_file(&path, None, "", e.to_string()))?;
+                let id: u64 = record
+                    .get(0)
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(u64::MAX);
+                let on = frontier_ids.contains(&id);
+                if mode == CellsMode::Frontier && !on {
+                    continue;
+                }
+                let mut fields: Vec<&str> = record.iter().collect();
+                let flag = on.to_string();
+                if let Some(last) = fields.last_mut() {
+                    *last = &flag;
+                }
+                writer.write_record(&fields).expect("memory");
+            }
+            file.writer()
+                .write_all(&writer.into_inner().expect("memory"))
+                .map_err(|e| Error::io(&temp, e))?;
+        }
+        cells_file = Some(file);
+    }
+    let options = SweepOptions {
+        out_dir: out_dir.to_path_buf(),
+        threads: None,
+        shard: None,
+        max_cells: u64::MAX,
+        force,
+        quiet: true,
+        cells: Some(mode),
+    };
+    let total = grid
+        .cell_count()
+        .map_err(|m| Error::in_file(&grid.path, None, "axes", m))?;
+    finish(
+        &grid, catalog, &options, mode, aggregate, cells_file, total, total, 1, started,
+    )
+}

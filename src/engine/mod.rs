@@ -1,0 +1,158 @@
+//! The protocol's steps end to end: a sweep (evaluate every cell in parallel, aggregate the
+//! frontiers, write the outputs), merging shards, and the manifest that makes a result
+//! reproducible. Everything here reads inputs and writes staged outputs; the binary only parses
+//! flags and prints.
+
+mod manifest;
+mod merge;
+mod sweep;
+
+use std::path::{Path, PathBuf};
+
+pub use manifest::Manifest;
+pub use merge::merge;
+pub use sweep::{aggregate_chunk, run_sweep};
+
+use crate::error::{Error, Result};
+use crate::spec::Grid;
+
+/// Cells per chunk: large enough to amortise scheduling, small enough to balance two cores.
+pub const CHUNK_CELLS: u64 = 2048;
+
+/// How to run a sweep.
+#[derive(Debug, Clone)]
+pub struct SweepOptions {
+    /// Output folder.
+    pub out_dir: PathBuf,
+    /// Worker threads (None: rayon's default, one per core).
+    pub threads: Option<usize>,
+    /// Evaluate only shard `index` of `count` (0-based), a contiguous slice of cell ids.
+    pub shard: Option<(u64, u64)>,
+    /// Refuse grids with more cells than this.
+    pub max_cells: u64,
+    /// Overwrite results of another grid.
+    pub force: bool,
+    /// No progress bar.
+    pub quiet: bool,
+    /// Which rows `cells.csv` gets (None: all rows up to [`DEFAULT_CELLS_LIMIT`] cells).
+    pub cells: Option<CellsMode>,
+}
+
+/// Largest grid whose every row is written to `cells.csv` without an explicit `--cells all`
+/// (two million rows is about 800 MB of CSV).
+pub const DEFAULT_CELLS_LIMIT: u64 = 2_000_000;
+
+/// Which rows `cells.csv` gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CellsMode {
+    /// Every evaluated cell.
+    All,
+    /// Feasible cells only.
+    Feasible,
+    /// Cells on the cost-score front only.
+    Frontier,
+    /// No cells.csv (frontiers, shortlist, plots and report only).
+    None,
+}
+
+impl CellsMode {
+    /// Parses `all`, `feasible`, `frontier` or `none`.
+    pub fn parse(text: &str) -> Result<Self> {
+        Ok(match text {
+            "all" => CellsMode::All,
+            "feasible" => CellsMode::Feasible,
+            "frontier" => CellsMode::Frontier,
+            "none" => CellsMode::None,
+            other => {
+                return Err(Error::in_flag(
+                    "--cells",
+                    format!(
+                        "`{other}`; {}",
+                        crate::error::suggestion(other, ["all", "feasible", "frontier", "none"])
+                    ),
+                ));
+            }
+        })
+    }
+
+    /// Lowercase name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CellsMode::All => "all",
+            CellsMode::Feasible => "feasible",
+            CellsMode::Frontier => "frontier",
+            CellsMode::None => "none",
+        }
+    }
+}
+
+/// What a sweep did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepSummary {
+    /// Cells in the product of axes.
+    pub cells_total: u64,
+    /// Cell ids in this shard's slice.
+    pub cells_in_slice: u64,
+    /// Cells pruned by the constraints.
+    pub cells_pruned: u64,
+    /// Cells evaluated and written.
+    pub cells_evaluated: u64,
+    /// Of which feasible.
+    pub cells_feasible: u64,
+    /// Infeasible cells per reason code, in a fixed order.
+    pub infeasible_by_code: Vec<(String, u64)>,
+    /// Mean share of dollars spent on search over feasible cells.
+    pub mean_usd_share_search: f64,
+    /// Mean share of FLOPs spent on search over feasible cells.
+    pub mean_flops_share_search: f64,
+    /// Threads used.
+    pub threads: usize,
+    /// Wall seconds.
+    pub elapsed_seconds: f64,
+    /// Files written.
+    pub files: Vec<PathBuf>,
+}
+
+/// The slice of cell ids shard `index` of `count` evaluates: contiguous, covering every id once.
+pub fn shard_range(total: u64, index: u64, count: u64) -> std::ops::Range<u64> {
+    let start = (total as u128 * index as u128 / count as u128) as u64;
+    let end = (total as u128 * (index as u128 + 1) / count as u128) as u64;
+    start..end
+}
+
+fn chunks_of(range: std::ops::Range<u64>) -> Vec<std::ops::Range<u64>> {
+    let mut v = Vec::new();
+    let mut start = range.start;
+    while start < range.end {
+        let end = (start + CHUNK_CELLS).min(range.end);
+        v.push(start..end);
+        start = end;
+    }
+    v
+}
+
+/// The default output folder of a grid: `results/<name>`.
+pub fn default_out_dir(grid: &Grid) -> PathBuf {
+    Path::new("results").join(&grid.name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_cover_every_id_once() {
+        for total in [0u64, 1, 7, 1000, 1_000_003] {
+            for count in [1u64, 2, 3, 16] {
+                let mut next = 0;
+                for i in 0..count {
+                    let r = shard_range(total, i, count);
+                    assert_eq!(r.start, next);
+                    next = r.end;
+                }
+                assert_eq!(next, total);
+            }
+        }
+    }
+}

@@ -1,0 +1,307 @@
+//! The sweep: pass 1 aggregates, pass 2 streams `cells.csv`, then every derived output.
+
+use std::collections::BTreeSet;
+use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use super::{
+    CellsMode, DEFAULT_CELLS_LIMIT, Manifest, SweepOptions, SweepSummary, chunks_of, shard_range,
+};
+use crate::analysis::frontier::{Aggregate, CostBasis, INFEASIBLE_CODES, PLOT_SAMPLE, Point};
+use crate::catalog::Catalog;
+use crate::error::{Error, Result};
+use crate::evaluate::{cost_in_budget_unit, evaluate_cell};
+use crate::report::cells::{cell_row, cells_header};
+use crate::report::{AtomicFile, prepare_output_dir};
+use crate::spec::Grid;
+
+/// Pass 1 over one chunk of cell ids: evaluate and aggregate without writing (single-threaded;
+/// `run_sweep` runs chunks in parallel). Public for benchmarks.
+pub fn aggregate_chunk(grid: &Grid, ids: std::ops::Range<u64>, sample_stride: u64) -> Aggregate {
+    let mut agg = Aggregate::default();
+    // Every feasible cell is a front candidate until `compact`; reserving avoids regrowth copies.
+    agg.front_candidates
+        .reserve((ids.end - ids.start).try_into().unwrap_or(0));
+    for id in ids {
+        let Some(e) = evaluate_cell(grid, id) else {
+            agg.pruned += 1;
+            continue;
+        };
+        agg.evaluated += 1;
+        match e.ledger.infeasible {
+            None => {
+                let cost = cost_in_budget_unit(grid, &e.ledger);
+                agg.add_feasible(
+                    Point::of(&e.cell, &e.ledger, &e.prediction, cost),
+                    sample_stride,
+                );
+            }
+            Some(reason) => agg.add_infeasible(reason.code()),
+        }
+    }
+    agg.compact();
+    agg
+}
+
+/// Pass 2 over one chunk: the CSV rows the mode keeps.
+fn write_chunk(
+    grid: &Grid,
+    ids: std::ops::Range<u64>,
+    frontier: &BTreeSet<u64>,
+    mode: CellsMode,
+) -> Vec<u8> {
+    let mut csv = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(Vec::with_capacity(64 * 1024));
+    for id in ids {
+        if mode == CellsMode::Frontier && !frontier.contains(&id) {
+            continue;
+        }
+        if let Some(e) = evaluate_cell(grid, id) {
+            if mode == CellsMode::Feasible && !e.ledger.feasible() {
+                continue;
+            }
+            csv.write_record(cell_row(&e, frontier.contains(&id)))
+                .expect("writing to memory cannot fail");
+        }
+    }
+    csv.into_inner().expect("flushing to memory cannot fail")
+}
+
+fn progress_bar(quiet: bool, length: u64) -> indicatif::ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(length);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} sweep {bar:40} {percent:>3}%  {per_sec}  eta {eta}  {msg}",
+        )
+        .expect("valid template"),
+    );
+    bar
+}
+
+/// Runs a sweep: pass 1 evaluates every cell and aggregates the frontiers, the shortlist pool
+/// and a plot sample; pass 2 (unless `--cells none`) evaluates them again and streams
+/// `cells.csv` with `on_frontier`. Then the frontier tables, shortlist, plots, report and
+/// manifest are written (and, for a shard, `aggregate.json`, which `merge` combines).
+pub fn run_sweep(
+    grid: &Grid,
+    catalog: &Catalog,
+    options: &SweepOptions,
+    interrupted: &AtomicBool,
+) -> Result<SweepSummary> {
+    let started = Instant::now();
+    let total = grid
+        .cell_count()
+        .map_err(|m| Error::in_file(&grid.path, None, "axes", m))?;
+    if total > options.max_cells {
+        return Err(Error::in_file(
+            &grid.path,
+            None,
+            "axes",
+            format!(
+                "the grid has {} cells, above --max-cells {}; shrink an axis, split it with --shard I/N, or raise --max-cells",
+                crate::format::thousands(total as f64),
+                crate::format::thousands(options.max_cells as f64)
+            ),
+        ));
+    }
+    let mode = match options.cells {
+        Some(m) => m,
+        None if grid.valid_cell_count() <= DEFAULT_CELLS_LIMIT => CellsMode::All,
+        None => {
+            return Err(Error::in_flag(
+                "--cells",
+                format!(
+                    "the grid has {} cells: cells.csv would hold about {} GB; choose --cells frontier, feasible or none (frontiers, shortlist and report are written either way), or --cells all to write every row",
+                    crate::format::thousands(grid.valid_cell_count() as f64),
+                    (grid.valid_cell_count() as f64 * 420.0 / 1e9).ceil()
+                ),
+            ));
+        }
+    };
+    let range = match options.shard {
+        Some((index, count)) => shard_range(total, index, count),
+        None => 0..total,
+    };
+    prepare_output_dir(&options.out_dir, &grid.name, options.force)?;
+    let pool = {
+        let mut builder = rayon::ThreadPoolBuilder::new();
+        if let Some(n) = options.threads {
+            builder = builder.num_threads(n);
+        }
+        builder
+            .build()
+            .map_err(|e| Error::in_flag("--threads", format!("cannot start {e}")))?
+    };
+    let threads = pool.current_num_threads();
+    let slice = range.end - range.start;
+    let passes = if mode == CellsMode::None { 1 } else { 2 };
+    let progress = progress_bar(options.quiet, passes * slice);
+    let chunks = chunks_of(range);
+    let window = (threads * 8).max(1);
+    let sample_stride = (grid.valid_cell_count() / PLOT_SAMPLE).max(1);
+
+    // Pass 1: aggregate.
+    progress.set_message("frontiers");
+    let mut aggregate = Aggregate::default();
+    for group in chunks.chunks(window) {
+        if interrupted.load(Ordering::SeqCst) {
+            progress.abandon();
+            return Err(Error::Interrupted);
+        }
+        let parts: Vec<Aggregate> = pool.install(|| {
+            group
+                .par_iter()
+                .map(|ids| aggregate_chunk(grid, ids.clone(), sample_stride))
+                .collect()
+        });
+        for part in parts {
+            aggregate.merge(part);
+        }
+        progress.inc(group.iter().map(|r| r.end - r.start).sum());
+    }
+    if options.shard.is_none() && aggregate.evaluated > 0 && aggregate.feasible == 0 {
+        return Err(all_infeasible(grid, &aggregate));
+    }
+    crate::report::create_output_dir(&options.out_dir)?;
+    let frontier_ids: BTreeSet<u64> = aggregate
+        .front(CostBasis::BudgetUnit)
+        .iter()
+        .map(|p| p.id)
+        .collect();
+
+    // Pass 2: cells.csv in cell order.
+    let mut cells_file = None;
+    if mode != CellsMode::None {
+        progress.set_message("cells.csv");
+        let cells_path = options.out_dir.join("cells.csv");
+        let mut file = AtomicFile::create(&cells_path)?;
+        let temp = file.temp_path().to_path_buf();
+        file.writer()
+            .write_all(&cells_header())
+            .map_err(|e| Error::io(&temp, e))?;
+        for group in chunks.chunks(window) {
+            if interrupted.load(Ordering::SeqCst) {
+                progress.abandon();
+                return Err(Error::Interrupted);
+            }
+            let parts: Vec<Vec<u8>> = pool.install(|| {
+                group
+                    .par_iter()
+                    .map(|ids| write_chunk(grid, ids.clone(), &frontier_ids, mode))
+                    .collect()
+            });
+            for bytes in &parts {
+                file.writer()
+                    .write_all(bytes)
+                    .map_err(|e| Error::io(&temp, e))?;
+            }
+            progress.inc(group.iter().map(|r| r.end - r.start).sum());
+        }
+        cells_file = Some(file);
+    }
+    progress.finish_and_clear();
+    if interrupted.load(Ordering::SeqCst) {
+        return Err(Error::Interrupted);
+    }
+    finish(
+        grid, catalog, options, mode, aggregate, cells_file, total, slice, threads, started,
+    )
+}
+
+/// The error for a grid none of whose cells can run: how many fail for each reason, and what to
+/// change for the most common one. Nothing is written.
+fn all_infeasible(grid: &Grid, aggregate: &Aggregate) -> Error {
+    let reasons: Vec<String> = INFEASIBLE_CODES
+        .iter()
+        .zip(aggregate.infeasible)
+        .filter(|(_, n)| *n > 0)
+        .map(|(c, n)| format!("{c}: {}", crate::format::thousands(n as f64)))
+        .collect();
+    let most = INFEASIBLE_CODES
+        .iter()
+        .zip(aggregate.infeasible)
+        .max_by_key(|(_, n)| *n)
+        .map(|(c, _)| *c)
+        .unwrap_or("");
+    let fix = match most {
+        "budget_below_one_iteration" => {
+            "raise the budgets, or shrink a step (fewer prompts per step, smaller G, shorter cap)"
+        }
+        "training_memory" => "add GPUs, use LoRA, a smaller model or a smaller max_tokens_per_gpu",
+        "rollout_memory" => {
+            "add GPUs, shorten max_response_len or raise rollout_gpu_memory_utilization"
+        }
+        _ => "raise group_size so that some groups carry signal",
+    };
+    Error::in_file(
+        &grid.path,
+        None,
+        "axes",
+        format!(
+            "every one of the {} cells is infeasible ({}); {fix}. Nothing was written",
+            crate::format::thousands(aggregate.evaluated as f64),
+            reasons.join(", ")
+        ),
+    )
+}
+
+/// Writes everything derived from the aggregate and commits all outputs together.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn finish(
+    grid: &Grid,
+    catalog: &Catalog,
+    options: &SweepOptions,
+    mode: CellsMode,
+    aggregate: Aggregate,
+    cells_file: Option<AtomicFile>,
+    total: u64,
+    slice: u64,
+    threads: usize,
+    started: Instant,
+) -> Result<SweepSummary> {
+    let mut staged = crate::report::write_sweep_outputs(grid, &aggregate, &options.out_dir)?;
+    if options.shard.is_some() {
+        let mut text = serde_json::to_string(&aggregate).expect("json");
+        text.push('\n');
+        staged.add(&options.out_dir.join("aggregate.json"), text.as_bytes())?;
+    }
+    let mut files = Vec::new();
+    if let Some(file) = cells_file {
+        file.commit()?;
+        files.push(options.out_dir.join("cells.csv"));
+    } else {
+        // A cells.csv from an earlier run would not match these outputs.
+        let stale = options.out_dir.join("cells.csv");
+        if stale.exists() {
+            std::fs::remove_file(&stale).map_err(|e| Error::io(&stale, e))?;
+        }
+    }
+    files.extend(staged.commit()?);
+    files.push(options.out_dir.join("manifest.json"));
+    let summary = SweepSummary {
+        cells_total: total,
+        cells_in_slice: slice,
+        cells_pruned: aggregate.pruned,
+        cells_evaluated: aggregate.evaluated,
+        cells_feasible: aggregate.feasible,
+        infeasible_by_code: INFEASIBLE_CODES
+            .iter()
+            .zip(aggregate.infeasible)
+            .map(|(c, n)| (c.to_string(), n))
+            .collect(),
+        mean_usd_share_search: aggregate.mean_usd_share_search(),
+        mean_flops_share_search: aggregate.mean_flops_share_search(),
+        threads,
+        elapsed_seconds: started.elapsed().as_secs_f64(),
+        files,
+    };
+    Manifest::of(grid, catalog, options, mode, &summary).write(&options.out_dir)?;
+    Ok(summary)
+}

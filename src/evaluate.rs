@@ -1,0 +1,54 @@
+//! One cell evaluated: its ledger and its predicted score, and the quantities derived from both
+//! that every table shares (cost in the grid's budget unit, dollars per point).
+
+use crate::ledger::{Ledger, RunConfig, evaluate};
+use crate::outcome::{CellSignal, Prediction, predict};
+use crate::spec::{BudgetAxis, Cell, Grid};
+
+/// One evaluated cell: the cell, its ledger and (for feasible cells) its predicted score.
+#[derive(Debug, Clone, Copy)]
+pub struct Evaluated<'g> {
+    /// The cell.
+    pub cell: Cell<'g>,
+    /// Its ledger.
+    pub ledger: Ledger,
+    /// The prior's prediction.
+    pub prediction: Prediction,
+}
+
+/// Evaluates the cell with this id (None when the constraints prune it).
+pub fn evaluate_cell(grid: &Grid, id: u64) -> Option<Evaluated<'_>> {
+    let cell = grid.cell(id)?;
+    let config = RunConfig::from_cell(grid, &cell);
+    let ledger = evaluate(&config);
+    let signal = CellSignal::of(&config, &ledger);
+    let prediction = predict(&grid.outcome, &signal);
+    Some(Evaluated {
+        cell,
+        ledger,
+        prediction,
+    })
+}
+
+/// The spend of an evaluated cell in the grid's budget unit (dollars for fixed-iterations grids).
+pub fn cost_in_budget_unit(grid: &Grid, ledger: &Ledger) -> f64 {
+    match &grid.axes.budget {
+        BudgetAxis::Budgets { unit, .. } => ledger.per_iteration(*unit) * ledger.iterations as f64,
+        BudgetAxis::Iterations(_) => ledger.total_usd(),
+    }
+}
+
+/// The name of the frontier's cost unit: the budget unit, or `usd` for fixed-iterations grids.
+pub fn cost_unit(grid: &Grid) -> &'static str {
+    match &grid.axes.budget {
+        BudgetAxis::Budgets { unit, .. } => unit.as_str(),
+        BudgetAxis::Iterations(_) => "usd",
+    }
+}
+
+/// Dollars per percentage point of predicted improvement over the base score (empty when the
+/// prediction is no improvement).
+pub fn usd_per_point(usd: f64, score: f64, base_score: f64) -> Option<f64> {
+    let points = 100.0 * (score - base_score);
+    (points > 1e-9).then(|| usd / points)
+}
