@@ -20,6 +20,10 @@ pub enum Location {
     },
     /// A command-line flag, such as `--group-size`.
     Flag(String),
+    /// A named setting of a request, such as `max_cells`. The library names settings, not flags:
+    /// each front end shows them in its own syntax (the CLI rewrites them to `--max-cells` with
+    /// [`Error::with_flag_names`]; a Python caller would see the keyword `max_cells`).
+    Setting(String),
 }
 
 impl fmt::Display for Location {
@@ -31,6 +35,7 @@ impl fmt::Display for Location {
             } => write!(f, "{}:{line}", path.display()),
             Location::File { path, line: None } => write!(f, "{}", path.display()),
             Location::Flag(flag) => write!(f, "{flag}"),
+            Location::Setting(name) => write!(f, "{name}"),
         }
     }
 }
@@ -125,6 +130,32 @@ impl Error {
             field: String::new(),
             message: message.into(),
         }))
+    }
+
+    /// An input error in a named setting of a request (see [`Location::Setting`]).
+    pub fn in_setting(name: &str, message: impl Into<String>) -> Self {
+        Error::Input(Box::new(InputError {
+            location: Location::Setting(name.to_string()),
+            field: String::new(),
+            message: message.into(),
+        }))
+    }
+
+    /// The error with every setting shown as the command-line flag of the same name
+    /// (`max_cells` becomes `--max-cells`): the CLI's view of a library error.
+    pub fn with_flag_names(self) -> Self {
+        match self {
+            Error::Input(mut input) => {
+                // Upper-case names are positional arguments (`DIR`) and keep their name.
+                if let Location::Setting(name) = &input.location
+                    && !name.chars().all(|c| c.is_ascii_uppercase())
+                {
+                    input.location = Location::Flag(format!("--{}", name.replace('_', "-")));
+                }
+                Error::Input(input)
+            }
+            other => other,
+        }
     }
 
     /// An I/O error on a path.

@@ -14,8 +14,8 @@
 
 pub mod analysis;
 pub mod catalog;
-pub mod cli;
-pub mod commands;
+pub mod config;
+pub mod costing;
 pub mod engine;
 pub mod error;
 pub mod evaluate;
@@ -27,6 +27,7 @@ pub mod pilot;
 pub mod report;
 pub mod rng;
 pub mod spec;
+pub mod toml_text;
 
 pub use error::{Error, Result};
 

@@ -1,16 +1,7 @@
-//! The `rlfrontier` binary: parses arguments, runs the library, maps errors to exit codes
-//! (2 for bad input, 130 when interrupted, 1 otherwise).
+//! The `rlfrontier` binary: a thin command line over the `rlfrontier` library (see `app`).
 
-use std::process::ExitCode;
+mod app;
 
-fn main() -> ExitCode {
-    let args = <rlfrontier::cli::Cli as clap::Parser>::parse();
-    let interrupted = rlfrontier::cli::install_interrupt_handler();
-    match rlfrontier::cli::run(args, &interrupted) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("error: {error}");
-            ExitCode::from(error.exit_code() as u8)
-        }
-    }
+fn main() -> std::process::ExitCode {
+    app::main()
 }

@@ -38,11 +38,11 @@ fn near_duplicate(grid: &Grid, a: &AxisIndices, b: &AxisIndices) -> bool {
         || (close(a.finetune, b.finetune)
             && matches!(
                 grid.axes.finetune[a.finetune],
-                crate::spec::Finetune::Lora(_)
+                crate::config::Finetune::Lora(_)
             )
             && matches!(
                 grid.axes.finetune[b.finetune],
-                crate::spec::Finetune::Lora(_)
+                crate::config::Finetune::Lora(_)
             ));
     a.model == b.model
         && same_finetune
@@ -57,7 +57,7 @@ fn near_duplicate(grid: &Grid, a: &AxisIndices, b: &AxisIndices) -> bool {
 /// allows (no "add smaller values" advice below it).
 fn numeric_axes(grid: &Grid, i: &AxisIndices) -> Vec<(&'static str, Vec<u64>, usize, u64)> {
     let a = &grid.axes;
-    let min_group = if grid.run.algorithm == crate::spec::Algorithm::Grpo {
+    let min_group = if grid.run.algorithm == crate::config::Algorithm::Grpo {
         2
     } else {
         1

@@ -5,11 +5,14 @@
 //! overrides only the fields it sets (so a calibrated GPU profile can change two efficiencies and
 //! keep the rest), an entry with a new id is added.
 
+pub mod listing;
+
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result, suggestion};
+use crate::toml_text::toml_error;
 
 /// The embedded model catalog (TOML).
 pub const MODELS_TOML: &str = include_str!("models.toml");
@@ -400,7 +403,7 @@ impl Catalog {
                 if !["model", "gpu", "service", "version"].contains(&key.as_str()) {
                     return Err(Error::in_file(
                         path,
-                        crate::spec::locate_key(text, None, key),
+                        crate::toml_text::locate_key(text, None, key),
                         key,
                         format!(
                             "unknown catalog section; {}",
@@ -597,26 +600,6 @@ fn merge_entries(base: &mut Entries, user: Entries, path: &Path) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Converts a TOML syntax or type error into a one-line input error with the line number.
-pub fn toml_error(path: &Path, text: &str, error: &toml::de::Error) -> Error {
-    let line = error.span().map(|span| line_of_offset(text, span.start));
-    Error::in_file(
-        path,
-        line,
-        "",
-        format!("invalid TOML: {}", error.message().trim()),
-    )
-}
-
-/// 1-based line number of a byte offset.
-pub fn line_of_offset(text: &str, offset: usize) -> usize {
-    text.as_bytes()[..offset.min(text.len())]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
 }
 
 #[cfg(test)]

@@ -53,7 +53,7 @@ pub fn merge(
         });
     }
     if shards.is_empty() {
-        return Err(Error::in_flag("DIR", "give the shard folders to merge"));
+        return Err(Error::in_setting("DIR", "give the shard folders to merge"));
     }
     shards.sort_by_key(|s| s.index);
     let count = shards[0].count;
@@ -77,7 +77,7 @@ pub fn merge(
         }
     }
     if shards.len() as u64 != count {
-        return Err(Error::in_flag(
+        return Err(Error::in_setting(
             "DIR",
             format!(
                 "{} of {count} shards given; every shard is needed",
@@ -153,7 +153,6 @@ pub fn merge(
         shard: None,
         max_cells: u64::MAX,
         force,
-        quiet: true,
         cells: Some(mode),
     };
     let total = grid

@@ -1,10 +1,12 @@
 //! The protocol's steps end to end: a sweep (evaluate every cell in parallel, aggregate the
-//! frontiers, write the outputs), merging shards, and the manifest that makes a result
-//! reproducible. Everything here reads inputs and writes staged outputs; the binary only parses
+//! frontiers, write the outputs), merging shards, the manifest that makes a result
+//! reproducible, planning pilots ([`plan`]) and fitting their results ([`pilot_fit`]). Everything here reads inputs and writes staged outputs; the binary only parses
 //! flags and prints.
 
 mod manifest;
 mod merge;
+pub mod pilot_fit;
+pub mod plan;
 mod sweep;
 
 use std::path::{Path, PathBuf};
@@ -13,7 +15,6 @@ pub use manifest::Manifest;
 pub use merge::merge;
 pub use sweep::{aggregate_chunk, run_sweep};
 
-use crate::error::{Error, Result};
 use crate::spec::Grid;
 
 /// Cells per chunk: large enough to amortise scheduling, small enough to balance two cores.
@@ -32,8 +33,6 @@ pub struct SweepOptions {
     pub max_cells: u64,
     /// Overwrite results of another grid.
     pub force: bool,
-    /// No progress bar.
-    pub quiet: bool,
     /// Which rows `cells.csv` gets (None: all rows up to [`DEFAULT_CELLS_LIMIT`] cells).
     pub cells: Option<CellsMode>,
 }
@@ -57,25 +56,6 @@ pub enum CellsMode {
 }
 
 impl CellsMode {
-    /// Parses `all`, `feasible`, `frontier` or `none`.
-    pub fn parse(text: &str) -> Result<Self> {
-        Ok(match text {
-            "all" => CellsMode::All,
-            "feasible" => CellsMode::Feasible,
-            "frontier" => CellsMode::Frontier,
-            "none" => CellsMode::None,
-            other => {
-                return Err(Error::in_flag(
-                    "--cells",
-                    format!(
-                        "`{other}`; {}",
-                        crate::error::suggestion(other, ["all", "feasible", "frontier", "none"])
-                    ),
-                ));
-            }
-        })
-    }
-
     /// Lowercase name.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -85,6 +65,54 @@ impl CellsMode {
             CellsMode::None => "none",
         }
     }
+}
+
+impl std::str::FromStr for CellsMode {
+    type Err = String;
+
+    /// Parses `all`, `feasible`, `frontier` or `none`.
+    fn from_str(text: &str) -> std::result::Result<Self, String> {
+        Ok(match text {
+            "all" => CellsMode::All,
+            "feasible" => CellsMode::Feasible,
+            "frontier" => CellsMode::Frontier,
+            "none" => CellsMode::None,
+            other => {
+                return Err(format!(
+                    "`{other}`; {}",
+                    crate::error::suggestion(other, ["all", "feasible", "frontier", "none"])
+                ));
+            }
+        })
+    }
+}
+
+/// Progress of a long computation, reported in cells. The library only calls it; a front end
+/// decides how (and whether) to show it: the CLI draws a bar on a terminal, tests and the Python
+/// package pass [`NoProgress`].
+pub trait Progress: Sync {
+    /// The work ahead, in cells (both passes counted).
+    fn start(&self, total_cells: u64);
+    /// The name of the current phase ("frontiers", "cells.csv").
+    fn phase(&self, name: &'static str);
+    /// `cells` more are done.
+    fn advance(&self, cells: u64);
+    /// Everything is done.
+    fn finish(&self);
+    /// The computation stopped early (interrupted).
+    fn abandon(&self);
+}
+
+/// A [`Progress`] that shows nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn start(&self, _: u64) {}
+    fn phase(&self, _: &'static str) {}
+    fn advance(&self, _: u64) {}
+    fn finish(&self) {}
+    fn abandon(&self) {}
 }
 
 /// What a sweep did.

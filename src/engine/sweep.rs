@@ -1,14 +1,15 @@
 //! The sweep: pass 1 aggregates, pass 2 streams `cells.csv`, then every derived output.
 
 use std::collections::BTreeSet;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use rayon::prelude::*;
 
 use super::{
-    CellsMode, DEFAULT_CELLS_LIMIT, Manifest, SweepOptions, SweepSummary, chunks_of, shard_range,
+    CellsMode, DEFAULT_CELLS_LIMIT, Manifest, Progress, SweepOptions, SweepSummary, chunks_of,
+    shard_range,
 };
 use crate::analysis::frontier::{Aggregate, CostBasis, INFEASIBLE_CODES, PLOT_SAMPLE, Point};
 use crate::catalog::Catalog;
@@ -71,20 +72,6 @@ fn write_chunk(
     csv.into_inner().expect("flushing to memory cannot fail")
 }
 
-fn progress_bar(quiet: bool, length: u64) -> indicatif::ProgressBar {
-    if quiet || !std::io::stderr().is_terminal() {
-        return indicatif::ProgressBar::hidden();
-    }
-    let bar = indicatif::ProgressBar::new(length);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{spinner} sweep {bar:40} {percent:>3}%  {per_sec}  eta {eta}  {msg}",
-        )
-        .expect("valid template"),
-    );
-    bar
-}
-
 /// Runs a sweep: pass 1 evaluates every cell and aggregates the frontiers, the shortlist pool
 /// and a plot sample; pass 2 (unless `--cells none`) evaluates them again and streams
 /// `cells.csv` with `on_frontier`. Then the frontier tables, shortlist, plots, report and
@@ -93,6 +80,7 @@ pub fn run_sweep(
     grid: &Grid,
     catalog: &Catalog,
     options: &SweepOptions,
+    progress: &dyn Progress,
     interrupted: &AtomicBool,
 ) -> Result<SweepSummary> {
     let started = Instant::now();
@@ -115,8 +103,8 @@ pub fn run_sweep(
         Some(m) => m,
         None if grid.valid_cell_count() <= DEFAULT_CELLS_LIMIT => CellsMode::All,
         None => {
-            return Err(Error::in_flag(
-                "--cells",
+            return Err(Error::in_setting(
+                "cells",
                 format!(
                     "the grid has {} cells: cells.csv would hold about {} GB; choose --cells frontier, feasible or none (frontiers, shortlist and report are written either way), or --cells all to write every row",
                     crate::format::thousands(grid.valid_cell_count() as f64),
@@ -137,18 +125,18 @@ pub fn run_sweep(
         }
         builder
             .build()
-            .map_err(|e| Error::in_flag("--threads", format!("cannot start {e}")))?
+            .map_err(|e| Error::in_setting("threads", format!("cannot start {e}")))?
     };
     let threads = pool.current_num_threads();
     let slice = range.end - range.start;
     let passes = if mode == CellsMode::None { 1 } else { 2 };
-    let progress = progress_bar(options.quiet, passes * slice);
+    progress.start(passes * slice);
     let chunks = chunks_of(range);
     let window = (threads * 8).max(1);
     let sample_stride = (grid.valid_cell_count() / PLOT_SAMPLE).max(1);
 
     // Pass 1: aggregate.
-    progress.set_message("frontiers");
+    progress.phase("frontiers");
     let mut aggregate = Aggregate::default();
     for group in chunks.chunks(window) {
         if interrupted.load(Ordering::SeqCst) {
@@ -164,7 +152,7 @@ pub fn run_sweep(
         for part in parts {
             aggregate.merge(part);
         }
-        progress.inc(group.iter().map(|r| r.end - r.start).sum());
+        progress.advance(group.iter().map(|r| r.end - r.start).sum());
     }
     if options.shard.is_none() && aggregate.evaluated > 0 && aggregate.feasible == 0 {
         return Err(all_infeasible(grid, &aggregate));
@@ -179,7 +167,7 @@ pub fn run_sweep(
     // Pass 2: cells.csv in cell order.
     let mut cells_file = None;
     if mode != CellsMode::None {
-        progress.set_message("cells.csv");
+        progress.phase("cells.csv");
         let cells_path = options.out_dir.join("cells.csv");
         let mut file = AtomicFile::create(&cells_path)?;
         let temp = file.temp_path().to_path_buf();
@@ -202,11 +190,11 @@ pub fn run_sweep(
                     .write_all(bytes)
                     .map_err(|e| Error::io(&temp, e))?;
             }
-            progress.inc(group.iter().map(|r| r.end - r.start).sum());
+            progress.advance(group.iter().map(|r| r.end - r.start).sum());
         }
         cells_file = Some(file);
     }
-    progress.finish_and_clear();
+    progress.finish();
     if interrupted.load(Ordering::SeqCst) {
         return Err(Error::Interrupted);
     }

@@ -429,8 +429,8 @@ pub fn calibrate(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::RewardKind;
     use crate::outcome::predict;
-    use crate::spec::RewardKind;
 
     fn observations(truth: &OutcomeParams, noise: f64, seed: u64) -> Vec<Observation> {
         let mut out = Vec::new();

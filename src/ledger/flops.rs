@@ -15,7 +15,7 @@
 //! [`verl_train_flops`] reproduces veRL's own convention exactly.
 
 use crate::catalog::ModelSpec;
-use crate::spec::Finetune;
+use crate::config::Finetune;
 
 /// Token statistics of a batch of sequences: T = Σs, Q = Σs².
 #[derive(Debug, Clone, Copy, PartialEq, Default)]

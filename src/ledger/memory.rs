@@ -15,7 +15,7 @@
 //!   block holds 34·H per token. The output logits add T·V·4 bytes (FP32 for the log-softmax).
 
 use crate::catalog::{BF16_BYTES, ModelSpec};
-use crate::spec::Finetune;
+use crate::config::Finetune;
 
 /// Bytes per trainable parameter under mixed-precision Adam (ZeRO paper, section 3.1).
 pub const ADAM_MIXED_PRECISION_BYTES_PER_PARAM: f64 = 16.0;

@@ -17,10 +17,11 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::catalog::{BF16_BYTES, ModelSpec};
-use crate::spec::{
-    Algorithm, BudgetUnit, Cell, Finetune, Grid, Hardware, OldLogprob, Reward, RewardKind,
-    RunSettings, Schedule, Stop, Task,
+use crate::config::{
+    Algorithm, BudgetUnit, Finetune, Hardware, OldLogprob, Reward, RewardKind, RunSettings,
+    Schedule, Stop, Task,
 };
+use crate::spec::{Cell, Grid};
 use flops::TokenSums;
 
 /// Where compute goes (RACE's three-way split).

@@ -11,7 +11,7 @@
 //! All of it is learning: no generation, no feedback. One iteration is one epoch over the data.
 
 use crate::catalog::{BF16_BYTES, ModelSpec};
-use crate::spec::{Finetune, Hardware, RunSettings};
+use crate::config::{Finetune, Hardware, RunSettings};
 
 use super::flops::{TokenSums, forward_flops, train_flops};
 use super::{Infeasible, Ledger, Phase, PhaseCost, TokenStats, Waste, memory, time};
@@ -157,7 +157,7 @@ mod tests {
             usd_per_gpu_hour: 2.0,
             gpu,
             gpus: 8,
-            schedule: crate::spec::Schedule::Colocated,
+            schedule: crate::config::Schedule::Colocated,
             async_rollout_fraction: 0.5,
             rollout_gpu_memory_utilization: 0.6,
             max_num_seqs: 256,
@@ -167,12 +167,12 @@ mod tests {
 
     fn settings() -> RunSettings {
         RunSettings {
-            algorithm: crate::spec::Algorithm::Grpo,
+            algorithm: crate::config::Algorithm::Grpo,
             kl_reference: false,
             kl_coef: 0.0,
             prefix_cache: true,
             dynamic_sampling: false,
-            old_logprob: crate::spec::OldLogprob::Auto,
+            old_logprob: crate::config::OldLogprob::Auto,
             gradient_checkpointing: false,
             step_overhead_seconds: 0.0,
             max_tokens_per_gpu: 16384.0,

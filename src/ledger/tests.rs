@@ -4,7 +4,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::catalog::Catalog;
-use crate::spec::{Budget, Hardware, RunSettings, Task};
+use crate::config::{Budget, Hardware, RunSettings, Task};
 
 fn hardware(gpu: &str, gpus: u64, schedule: Schedule) -> Hardware {
     let gpu = Catalog::embedded().gpu(gpu).unwrap().clone();

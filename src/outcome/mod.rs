@@ -24,9 +24,9 @@ pub mod params;
 
 use serde::Serialize;
 
+use crate::config::{Finetune, RewardKind};
 use crate::ledger::lengths::{beta_moment, beta_parameters};
 use crate::ledger::{Ledger, RunConfig};
-use crate::spec::{Finetune, RewardKind};
 use params::{LORA_REFERENCE_PARAMS, REFERENCE_PARAMS, REFERENCE_ROLLOUTS};
 pub use params::{OutcomeParams, PARAM_NAMES, Param};
 

@@ -81,8 +81,8 @@ pub fn looks_like_training_metric(name: &str) -> bool {
 /// Reads the results CSV against a plan.
 pub fn read_results(path: &Path, plan: &Plan, options: &IngestOptions) -> Result<Ingested> {
     if looks_like_training_metric(&options.metric) && !options.allow_train_metric {
-        return Err(Error::in_flag(
-            "--metric",
+        return Err(Error::in_setting(
+            "metric",
             format!(
                 "`{}` looks like a training signal; fit a held-out evaluation metric (e.g. val-core/.../acc/mean@1), or pass --allow-train-metric if you mean it",
                 options.metric

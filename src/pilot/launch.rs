@@ -23,8 +23,9 @@
 //!   iterations × epochs.
 
 use crate::catalog::ModelSpec;
+use crate::config::{Algorithm, Finetune, Reward, RewardKind};
 use crate::ledger::Ledger;
-use crate::spec::{Algorithm, Finetune, Grid, Reward, RewardKind};
+use crate::spec::Grid;
 
 use super::PilotRun;
 
@@ -35,6 +36,21 @@ pub enum Framework {
     Verl,
     /// Hugging Face TRL (`trl grpo`).
     Trl,
+}
+
+impl std::str::FromStr for Framework {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text {
+            "verl" => Ok(Framework::Verl),
+            "trl" => Ok(Framework::Trl),
+            other => Err(format!(
+                "`{other}` is not a framework; {}",
+                crate::error::suggestion(other, ["verl", "trl"])
+            )),
+        }
+    }
 }
 
 impl Framework {

@@ -16,9 +16,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::Catalog;
+use crate::config::{Budget, BudgetUnit, Stop};
 use crate::error::{Error, Result};
 use crate::ledger::{Ledger, RunConfig, evaluate};
-use crate::spec::{AxisIndices, Budget, BudgetUnit, Grid, Stop};
+use crate::spec::{AxisIndices, Grid};
 
 /// One pilot run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

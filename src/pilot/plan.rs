@@ -10,10 +10,11 @@
 //! space-filling design (Johnson, Moore and Ylvisaker 1990, "Minimax and maximin distance
 //! designs"). Ties go to the lower cell id, so a plan is a deterministic function of the grid.
 
+use crate::config::{Budget, Stop};
 use crate::error::{Error, Result};
 use crate::ledger::Bucket;
 use crate::outcome::{CellSignal, predict};
-use crate::spec::{AxisIndices, Budget, Grid, Stop};
+use crate::spec::{AxisIndices, Grid};
 
 use super::{PilotRun, config_at, ledger_at};
 
@@ -205,7 +206,6 @@ fn space_filling_order(candidates: &[Candidate], count: usize) -> Vec<usize> {
 
 /// Chooses the pilots. Errors say what to change when the request cannot be met.
 pub fn choose(grid: &Grid, request: &PlanRequest) -> Result<Vec<PilotRun>> {
-    let flag = |f: &str, m: String| Error::in_flag(f, m);
     let mut strata: Vec<((usize, usize), Vec<Candidate>)> = Vec::new();
     for m in 0..grid.axes.model.len() {
         for r in 0..grid.axes.reward.len() {
@@ -224,8 +224,8 @@ pub fn choose(grid: &Grid, request: &PlanRequest) -> Result<Vec<PilotRun>> {
         .map(|((m, r), _)| format!("{} / {}", grid.axes.model[*m].id, grid.axes.reward[*r]))
         .collect();
     if empty.len() == strata.len() {
-        return Err(flag(
-            "--pilot-budget",
+        return Err(Error::in_setting(
+            "pilot_budget",
             format!(
                 "no lever combination of grid `{}` affords {MIN_PILOT_STEPS} iterations at {}; raise the pilot budget",
                 grid.name, request.budget
@@ -234,8 +234,8 @@ pub fn choose(grid: &Grid, request: &PlanRequest) -> Result<Vec<PilotRun>> {
     }
     strata.retain(|(_, c)| !c.is_empty());
     if request.max_pilots < strata.len() {
-        return Err(flag(
-            "--max-pilots",
+        return Err(Error::in_setting(
+            "max_pilots",
             format!(
                 "{} pilots cannot cover the {} model x reward combinations that are feasible at this budget; use at least {}",
                 request.max_pilots,
@@ -269,8 +269,8 @@ pub fn choose(grid: &Grid, request: &PlanRequest) -> Result<Vec<PilotRun>> {
                 .filter(|&k| orders[k].len() > 1)
                 .max_by_key(|&k| (orders[k].len(), std::cmp::Reverse(k)))
             else {
-                return Err(flag(
-                    "--pilot-usd",
+                return Err(Error::in_setting(
+                    "pilot_usd",
                     format!(
                         "one pilot per model x reward already costs ${:.2}, above ${cap:.2}; raise --pilot-usd or lower --pilot-budget",
                         total

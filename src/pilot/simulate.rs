@@ -5,9 +5,10 @@
 //! given standard deviation, clamped to [0, 1]. Noise is drawn from a generator seeded by (seed,
 //! run index), so the same inputs give the same file.
 
+use crate::config::Stop;
 use crate::outcome::{CellSignal, OutcomeParams, predict};
 use crate::rng::SplitMix64;
-use crate::spec::{Grid, Stop};
+use crate::spec::Grid;
 
 use super::{Plan, config_at, run_indices};
 

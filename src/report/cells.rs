@@ -1,9 +1,9 @@
 //! `cells.csv`: one row per evaluated cell.
 
+use crate::config::Stop;
 use crate::evaluate::{Evaluated, usd_per_point};
 use crate::format::number;
 use crate::ledger::Bucket;
-use crate::spec::Stop;
 
 /// The columns of `cells.csv`, in order.
 pub const CELL_COLUMNS: &[&str] = &[

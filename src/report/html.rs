@@ -103,7 +103,7 @@ pub fn render(
     h.push_str("</div>\n");
 
     h.push_str("<h2>Grid</h2>\n<pre>");
-    h.push_str(&escape(&crate::commands::check::describe(grid)));
+    h.push_str(&escape(&crate::spec::describe(grid)));
     h.push_str("</pre>\n");
 
     h.push_str("<h2>Plots</h2>\n");

@@ -136,8 +136,8 @@ impl Drop for AtomicFile {
 /// Creates an output folder, or says which `--out` cannot be created and why (exit code 2).
 pub fn create_output_dir(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| {
-        Error::in_flag(
-            "--out",
+        Error::in_setting(
+            "out",
             format!(
                 "cannot create {}: {e}; choose a folder you can write to",
                 dir.display()
@@ -160,8 +160,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 /// `manifest.json` naming another grid) unless `force` is set.
 pub fn prepare_output_dir(dir: &Path, grid_name: &str, force: bool) -> Result<()> {
     if dir.exists() && !dir.is_dir() {
-        return Err(Error::in_flag(
-            "--out",
+        return Err(Error::in_setting(
+            "out",
             format!(
                 "{} is a file, not a folder; choose another --out",
                 dir.display()

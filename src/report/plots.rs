@@ -265,7 +265,7 @@ pub fn allocation(grid: &Grid, aggregate: &Aggregate) -> String {
                     }
                 }
                 let c = colour(m);
-                let rule = grid.axes.reward[r].kind == crate::spec::RewardKind::Rule;
+                let rule = grid.axes.reward[r].kind == crate::config::RewardKind::Rule;
                 let style = if rule {
                     c.stroke_width(2)
                 } else {
@@ -302,7 +302,7 @@ pub fn allocation(grid: &Grid, aggregate: &Aggregate) -> String {
             let x = 30 + (k % 3) as i32 * column_width;
             let y = 8 + (k / 3) as i32 * 24;
             let c = colour(m);
-            if grid.axes.reward[r].kind == crate::spec::RewardKind::Rule {
+            if grid.axes.reward[r].kind == crate::config::RewardKind::Rule {
                 legend.draw(&Circle::new((x, y + 6), 5, c.filled()))?;
             } else {
                 legend.draw(&TriangleMarker::new((x, y + 6), 6, c.filled()))?;

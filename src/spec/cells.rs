@@ -5,8 +5,9 @@
 //! update_epochs, prompts_per_step, budget. `cell_id` is the index in the full product; cells
 //! pruned by `[constraints]` keep their ids, so ids stay stable when a constraint changes.
 
-use super::{Budget, BudgetAxis, Finetune, Grid, Reward};
+use super::{BudgetAxis, Grid};
 use crate::catalog::ModelSpec;
+use crate::config::{Budget, Finetune, Reward, Stop};
 
 /// Per-axis indices of a cell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -27,15 +28,6 @@ pub struct AxisIndices {
     pub prompts_per_step: usize,
     /// Index into the budget (or iterations) axis.
     pub budget: usize,
-}
-
-/// How long a cell runs: until its budget is spent, or a fixed number of iterations.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Stop {
-    /// Spend this budget.
-    Budget(Budget),
-    /// Run this many iterations.
-    Iterations(u64),
 }
 
 /// One cell: a complete run configuration plus its budget. Borrowed from the grid, no allocation.

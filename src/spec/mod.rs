@@ -5,7 +5,7 @@
 //! annotated example.
 
 mod cells;
-mod values;
+mod describe;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -13,110 +13,17 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use crate::catalog::{Catalog, GpuSpec, ModelSpec, line_of_offset, toml_error};
+use crate::catalog::{Catalog, ModelSpec};
+use crate::config::{
+    Algorithm, Budget, BudgetUnit, Finetune, HARDWARE_DEFAULTS, Hardware, MAX_LEVER, OldLogprob,
+    Reward, RunSettings, Schedule, Task,
+};
 use crate::error::{Error, Result, suggestion};
 use crate::outcome::{OutcomeParams, PARAM_NAMES, Param};
+use crate::toml_text::{line_of_offset, locate_key, toml_error};
 
-pub use cells::{AxisIndices, Cell, Stop};
-pub use values::{Budget, BudgetUnit, Finetune, Reward, RewardKind};
-
-/// Largest value accepted for G, lengths, epochs, prompts or GPUs: far beyond any real run, and
-/// small enough that products of them stay exact in f64 and never overflow u64.
-pub const MAX_LEVER: i64 = 100_000_000;
-
-/// RL algorithm whose step is being priced.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub enum Algorithm {
-    /// Group-relative policy optimisation: no critic, G responses per prompt.
-    Grpo,
-    /// PPO: a critic model (values pass and updates) beside the policy.
-    Ppo,
-}
-
-/// Whether generation and training share GPUs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub enum Schedule {
-    /// Synchronous: generation then training on the same GPUs; the step is the sum of phases.
-    Colocated,
-    /// Generation and training on separate GPU pools; the step is the slower of the two.
-    Async,
-}
-
-/// When the old-policy log-probabilities are recomputed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub enum OldLogprob {
-    /// Only when more than one update epoch reuses the batch (the ratio needs π_old).
-    Auto,
-    /// Every step (veRL's default behaviour).
-    Always,
-    /// Never (use the rollout engine's log-probs).
-    Never,
-}
-
-/// Cluster settings shared by every cell of a grid.
-#[derive(Debug, Clone)]
-pub struct Hardware {
-    /// The GPU profile.
-    pub gpu: GpuSpec,
-    /// Number of GPUs in the cluster.
-    pub gpus: u64,
-    /// Price in US$ per GPU-hour (the catalog's default unless overridden).
-    pub usd_per_gpu_hour: f64,
-    /// Colocated or async.
-    pub schedule: Schedule,
-    /// Share of GPUs given to generation under the async schedule.
-    pub async_rollout_fraction: f64,
-    /// Share of each GPU's memory the rollout engine may use (vLLM `gpu_memory_utilization`).
-    pub rollout_gpu_memory_utilization: f64,
-    /// The rollout engine's cap on sequences in flight per replica (vLLM `max_num_seqs`, default 256).
-    pub max_num_seqs: u64,
-    /// Share of GPU memory usable by training (the rest: CUDA context, fragmentation).
-    pub usable_memory_fraction: f64,
-}
-
-/// The task: prompt length, the policy's natural response lengths and its pass-rate profile.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Task {
-    /// Mean prompt tokens.
-    pub prompt_tokens: f64,
-    /// Mean response tokens the policy would write with no cap.
-    pub mean_response_tokens: f64,
-    /// Coefficient of variation of the uncapped response length (lognormal).
-    pub response_length_cv: f64,
-    /// Mean per-prompt pass rate of the base policy.
-    pub pass_rate_mean: f64,
-    /// Concentration α+β of the Beta profile of per-prompt pass rates.
-    pub pass_rate_concentration: f64,
-}
-
-/// Run settings shared by every cell.
-#[derive(Debug, Clone)]
-pub struct RunSettings {
-    /// GRPO or PPO.
-    pub algorithm: Algorithm,
-    /// Reference-model forward every step (KL loss or penalty).
-    pub kl_reference: bool,
-    /// KL coefficient; a reference pass with a zero coefficient is waste.
-    pub kl_coef: f64,
-    /// The prompt is prefilled once per group instead of G times.
-    pub prefix_cache: bool,
-    /// DAPO-style re-sampling until groups carry signal.
-    pub dynamic_sampling: bool,
-    /// When old-policy log-probs are recomputed.
-    pub old_logprob: OldLogprob,
-    /// Activation recomputation during the update (costs one extra forward in time).
-    pub gradient_checkpointing: bool,
-    /// Fixed seconds per step for weight sync and bookkeeping.
-    pub step_overhead_seconds: f64,
-    /// Tokens per GPU per micro-batch in training passes (veRL `ppo_max_token_len_per_gpu`).
-    pub max_tokens_per_gpu: f64,
-    /// Rubric tokens a judge reads besides the sequence.
-    pub judge_rubric_tokens: f64,
-    /// Verdict tokens a judge writes.
-    pub judge_verdict_tokens: f64,
-    /// The PPO critic (defaults to the policy's shape).
-    pub critic: Option<ModelSpec>,
-}
+pub use cells::{AxisIndices, Cell};
+pub use describe::describe;
 
 /// Prunes the product of axes.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -374,45 +281,6 @@ const KEYS: &[(&str, &[&str])] = &[
     ("outcome", &["metric"]),
 ];
 
-/// 1-based line of `key` inside `[section]` (or at top level when `section` is None), found by a
-/// light scan of the text: used to point error messages at the right line.
-pub fn locate_key(text: &str, section: Option<&str>, key: &str) -> Option<usize> {
-    let mut current: Option<String> = None;
-    for (number, raw_line) in text.lines().enumerate() {
-        let line = raw_line.trim();
-        if line.starts_with('[') {
-            let name = line
-                .trim_start_matches('[')
-                .split(']')
-                .next()
-                .unwrap_or("")
-                .trim();
-            current = Some(name.to_string());
-            continue;
-        }
-        let in_section = match (section, &current) {
-            (None, None) => true,
-            (Some(s), Some(c)) => s == c,
-            _ => false,
-        };
-        if !in_section {
-            continue;
-        }
-        if let Some(rest) = line.strip_prefix(key)
-            && rest.trim_start().starts_with('=')
-        {
-            return Some(number + 1);
-        }
-        // A key inside an inline table on this line (`pass_rate = { mean = 0.3 }`).
-        if line.contains('{') && line.contains(&format!("{key} "))
-            || line.contains(&format!("{key}="))
-        {
-            return Some(number + 1);
-        }
-    }
-    None
-}
-
 /// Reads, parses and validates a grid file.
 pub fn load(path: &Path, catalog: &Catalog) -> Result<Grid> {
     let bytes = std::fs::read(path).map_err(|e| {
@@ -513,7 +381,7 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
         None => gpu.usd_per_gpu_hour,
     };
     let schedule = match &rh.schedule {
-        None => Schedule::Colocated,
+        None => HARDWARE_DEFAULTS.schedule,
         Some(value) => match v.string(value, Some(hw), "schedule")?.as_str() {
             "colocated" => Schedule::Colocated,
             "async" => Schedule::Async,
@@ -533,7 +401,7 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
         &rh.async_rollout_fraction,
         Some(hw),
         "async_rollout_fraction",
-        0.5,
+        HARDWARE_DEFAULTS.async_rollout_fraction,
         false,
     )?;
     if schedule == Schedule::Async && gpus < 2 {
@@ -543,18 +411,18 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
         &rh.rollout_gpu_memory_utilization,
         Some(hw),
         "rollout_gpu_memory_utilization",
-        0.6,
+        HARDWARE_DEFAULTS.rollout_gpu_memory_utilization,
         true,
     )?;
     let max_num_seqs = match &rh.max_num_seqs {
         Some(value) => v.integer(value, Some(hw), "max_num_seqs", 1, MAX_LEVER)? as u64,
-        None => 256,
+        None => HARDWARE_DEFAULTS.max_num_seqs,
     };
     let usable_memory_fraction = v.fraction_or(
         &rh.usable_memory_fraction,
         Some(hw),
         "usable_memory_fraction",
-        0.9,
+        HARDWARE_DEFAULTS.usable_memory_fraction,
         true,
     )?;
     let hardware = Hardware {
@@ -570,31 +438,35 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
 
     let ts = Some("task");
     let rt = &raw.task;
+    let task_defaults = Task::default();
     let prompt_tokens = match &rt.prompt_tokens {
         Some(value) => v.integer(value, ts, "prompt_tokens", 1, MAX_LEVER)? as f64,
-        None => 256.0,
+        None => task_defaults.prompt_tokens,
     };
     let mean_response_tokens = match &rt.mean_response_tokens {
         Some(value) => v.positive(value, ts, "mean_response_tokens")?,
-        None => 900.0,
+        None => task_defaults.mean_response_tokens,
     };
     let response_length_cv = match &rt.response_length_cv {
         Some(value) => v.positive(value, ts, "response_length_cv")?,
-        None => 0.6,
+        None => task_defaults.response_length_cv,
     };
     let (pass_rate_mean, pass_rate_concentration) = match &rt.pass_rate {
-        None => (0.35, 2.0),
+        None => (
+            task_defaults.pass_rate_mean,
+            task_defaults.pass_rate_concentration,
+        ),
         Some(p) => {
             let mean = match &p.mean {
                 Some(value) => v.float(value, ts, "pass_rate.mean")?,
-                None => 0.35,
+                None => task_defaults.pass_rate_mean,
             };
             if !(mean > 0.0 && mean < 1.0) {
                 return Err(v.err(ts, "pass_rate.mean", format!("{mean} must lie strictly between 0 and 1 (the base policy's mean per-prompt pass rate)")));
             }
             let concentration = match &p.concentration {
                 Some(value) => v.positive(value, ts, "pass_rate.concentration")?,
-                None => 2.0,
+                None => task_defaults.pass_rate_concentration,
             };
             (mean, concentration)
         }
@@ -609,8 +481,9 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
 
     let rs = Some("run");
     let rr = &raw.run;
+    let run_defaults = RunSettings::default();
     let algorithm = match &rr.algorithm {
-        None => Algorithm::Grpo,
+        None => run_defaults.algorithm,
         Some(value) => match v.string(value, rs, "algorithm")?.as_str() {
             "grpo" => Algorithm::Grpo,
             "ppo" => Algorithm::Ppo,
@@ -627,7 +500,7 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
         },
     };
     let old_logprob = match &rr.old_logprob {
-        None => OldLogprob::Auto,
+        None => run_defaults.old_logprob,
         Some(value) => match v.string(value, rs, "old_logprob")?.as_str() {
             "auto" => OldLogprob::Auto,
             "always" => OldLogprob::Always,
@@ -658,35 +531,50 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
     };
     let run = RunSettings {
         algorithm,
-        kl_reference: v.bool_or(&rr.kl_reference, rs, "kl_reference", true)?,
+        kl_reference: v.bool_or(
+            &rr.kl_reference,
+            rs,
+            "kl_reference",
+            run_defaults.kl_reference,
+        )?,
         kl_coef: match &rr.kl_coef {
             Some(value) => v.non_negative(value, rs, "kl_coef")?,
-            None => 0.001,
+            None => run_defaults.kl_coef,
         },
-        prefix_cache: v.bool_or(&rr.prefix_cache, rs, "prefix_cache", true)?,
-        dynamic_sampling: v.bool_or(&rr.dynamic_sampling, rs, "dynamic_sampling", false)?,
+        prefix_cache: v.bool_or(
+            &rr.prefix_cache,
+            rs,
+            "prefix_cache",
+            run_defaults.prefix_cache,
+        )?,
+        dynamic_sampling: v.bool_or(
+            &rr.dynamic_sampling,
+            rs,
+            "dynamic_sampling",
+            run_defaults.dynamic_sampling,
+        )?,
         old_logprob,
         gradient_checkpointing: v.bool_or(
             &rr.gradient_checkpointing,
             rs,
             "gradient_checkpointing",
-            true,
+            run_defaults.gradient_checkpointing,
         )?,
         step_overhead_seconds: match &rr.step_overhead_seconds {
             Some(value) => v.non_negative(value, rs, "step_overhead_seconds")?,
-            None => 5.0,
+            None => run_defaults.step_overhead_seconds,
         },
         max_tokens_per_gpu: match &rr.max_tokens_per_gpu {
             Some(value) => v.integer(value, rs, "max_tokens_per_gpu", 1, MAX_LEVER)? as f64,
-            None => 16384.0,
+            None => run_defaults.max_tokens_per_gpu,
         },
         judge_rubric_tokens: match &rr.judge_rubric_tokens {
             Some(value) => v.integer(value, rs, "judge_rubric_tokens", 0, MAX_LEVER)? as f64,
-            None => 512.0,
+            None => run_defaults.judge_rubric_tokens,
         },
         judge_verdict_tokens: match &rr.judge_verdict_tokens {
             Some(value) => v.integer(value, rs, "judge_verdict_tokens", 1, MAX_LEVER)? as f64,
-            None => 64.0,
+            None => run_defaults.judge_verdict_tokens,
         },
         critic,
     };
@@ -1179,7 +1067,7 @@ impl Validator<'_> {
                 return Err(self.err(
                     section,
                     key,
-                    format!("expected a whole number, found {}", describe(other)),
+                    format!("expected a whole number, found {}", describe_value(other)),
                 ));
             }
         };
@@ -1209,7 +1097,7 @@ impl Validator<'_> {
             Some(other) => Err(self.err(
                 section,
                 key,
-                format!("expected true or false, found {}", describe(other)),
+                format!("expected true or false, found {}", describe_value(other)),
             )),
         }
     }
@@ -1300,7 +1188,7 @@ impl Validator<'_> {
     }
 }
 
-fn describe(value: &toml::Value) -> String {
+fn describe_value(value: &toml::Value) -> String {
     match value {
         toml::Value::Float(f) => format!("{f} (a number with a fraction or not finite)"),
         toml::Value::String(s) => format!("the string \"{s}\" (remove the quotes)"),

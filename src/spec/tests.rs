@@ -2,6 +2,7 @@
 //! line and field.
 
 use super::*;
+use crate::config::Stop;
 
 const GOOD: &str = r#"
 name = "t"

@@ -3,14 +3,30 @@
 //! computation took, so the front can be compared with other tools on the same data.
 
 use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args;
 use std::time::Instant;
 
 use ndarray::Array2;
 use serde_json::json;
 
-use crate::analysis::pareto::{Sense, front_2d, nondominated_ranks};
-use crate::cli::FrontArgs;
-use crate::error::{Error, Result};
+use super::emit;
+use rlfrontier::analysis::pareto::{Sense, front_2d, nondominated_ranks};
+use rlfrontier::error::{Error, Result};
+
+/// Arguments of `front`.
+#[derive(Debug, Args)]
+pub struct FrontArgs {
+    /// A CSV with a header.
+    pub points: PathBuf,
+    /// Objective columns, comma-separated.
+    #[arg(long)]
+    pub columns: String,
+    /// One sense per column: min or max, comma-separated.
+    #[arg(long)]
+    pub senses: String,
+}
 
 /// Computes and prints the front.
 pub fn run(args: &FrontArgs, out: &mut dyn Write) -> Result<()> {
@@ -81,5 +97,5 @@ pub fn run(args: &FrontArgs, out: &mut dyn Write) -> Result<()> {
     let v = json!({"points": values[0].len(), "front_size": front.len(), "seconds": seconds, "front_rows": sorted});
     let mut text = serde_json::to_string(&v).expect("json");
     text.push('\n');
-    super::emit(out, &text)
+    emit(out, &text)
 }

@@ -1,13 +1,11 @@
-//! `rlfrontier check GRID`: validate a grid and print its axes and cell count.
+//! A grid's summary in words: hardware, task, every axis with its values, and the cell count
+//! (`rlfrontier check`, and the report's "Grid" section).
 
-use std::io::Write;
-
-use crate::cli::CheckArgs;
-use crate::error::Result;
+use super::{BudgetAxis, Grid};
+use crate::config::Schedule;
 use crate::format::{money, thousands};
-use crate::spec::{self, BudgetAxis, Grid, Schedule};
 
-/// Renders a grid's summary.
+/// The summary of a grid, one fact per line, with a table of its axes.
 pub fn describe(grid: &Grid) -> String {
     let a = &grid.axes;
     let h = &grid.hardware;
@@ -84,11 +82,4 @@ pub fn describe(grid: &Grid) -> String {
         thousands((total - valid) as f64)
     ));
     text
-}
-
-/// Validates the grid and prints its summary.
-pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<()> {
-    let catalog = super::load_catalog(args.catalog.as_deref())?;
-    let grid = spec::load(&args.grid, &catalog)?;
-    super::emit(out, &describe(&grid))
 }

@@ -1,10 +1,6 @@
-//! `rlfrontier catalog [models|gpus|rewards]`: the catalog as aligned tables.
+//! The catalog as aligned tables (`rlfrontier catalog [models|gpus|rewards]`).
 
-use std::io::Write;
-
-use crate::catalog::Catalog;
-use crate::cli::{CatalogArgs, CatalogPart};
-use crate::error::Result;
+use super::Catalog;
 use crate::format::{Table, money};
 
 fn billions(params: u64) -> String {
@@ -114,22 +110,4 @@ pub fn rewards_table(catalog: &Catalog) -> String {
     ));
     text.push_str("any policy model with an LM head can also serve as judge:MODEL\n");
     text
-}
-
-/// Prints the requested tables.
-pub fn run(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
-    let catalog = super::load_catalog(args.catalog.as_deref())?;
-    let text = match args.part {
-        Some(CatalogPart::Models) => models_table(&catalog),
-        Some(CatalogPart::Gpus) => gpus_table(&catalog),
-        Some(CatalogPart::Rewards) => rewards_table(&catalog),
-        None => format!(
-            "models (catalog {}):\n{}\ngpus:\n{}\nrewards:\n{}",
-            catalog.version,
-            models_table(&catalog),
-            gpus_table(&catalog),
-            rewards_table(&catalog)
-        ),
-    };
-    super::emit(out, &text)
 }

@@ -2,10 +2,42 @@
 //! results from known parameters, standing in for a cluster in tests and demos.
 
 use std::io::Write;
+use std::path::PathBuf;
 
-use crate::cli::SimulateArgs;
-use crate::error::{Error, Result};
-use crate::pilot::{plan_grid, read_plan, simulate::simulate};
+use clap::Args;
+
+use super::{CatalogFlag, emit};
+use rlfrontier::error::{Error, Result};
+use rlfrontier::pilot::{plan_grid, read_plan, simulate::simulate};
+
+/// Arguments of `simulate`.
+#[derive(Debug, Args)]
+pub struct SimulateArgs {
+    /// The plan (plan.csv; plan.json must sit beside it).
+    #[arg(long)]
+    pub plan: PathBuf,
+    /// True parameters: a TOML file in the format of a grid's `[outcome]` table.
+    #[arg(long)]
+    pub truth: PathBuf,
+    /// Standard deviation of the measurement noise.
+    #[arg(long, default_value_t = 0.01)]
+    pub noise: f64,
+    /// Seed of the noise.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Metric name written in the CSV [default: the grid's, or "score"].
+    #[arg(long)]
+    pub metric: Option<String>,
+    /// Output CSV.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// The grid file, when it moved since the plan was made.
+    #[arg(long)]
+    pub grid: Option<PathBuf>,
+    /// The catalog.
+    #[command(flatten)]
+    pub catalog: CatalogFlag,
+}
 
 /// Writes the simulated results CSV.
 pub fn run(args: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
@@ -15,11 +47,11 @@ pub fn run(args: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
             format!("{} must be a standard deviation of 0 or more", args.noise),
         ));
     }
-    let catalog = super::load_catalog(args.catalog.as_deref())?;
+    let catalog = args.catalog.load()?;
     let plan = read_plan(&args.plan)?;
     let grid = plan_grid(&plan, &args.plan, args.grid.as_deref(), &catalog)?;
     let text = std::fs::read_to_string(&args.truth).map_err(|e| Error::io(&args.truth, e))?;
-    let truth = crate::spec::outcome_from_toml(&text, &args.truth)?;
+    let truth = rlfrontier::spec::outcome_from_toml(&text, &args.truth)?;
     let metric = args
         .metric
         .clone()
@@ -42,10 +74,10 @@ pub fn run(args: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
     if let Some(parent) = args.out.parent()
         && !parent.as_os_str().is_empty()
     {
-        crate::report::create_output_dir(parent)?;
+        rlfrontier::report::create_output_dir(parent)?;
     }
-    crate::report::write_atomic(&args.out, &bytes)?;
-    super::emit(
+    rlfrontier::report::write_atomic(&args.out, &bytes)?;
+    emit(
         out,
         &format!(
             "simulated {} checkpoints of {} runs (metric `{metric}`, noise sd {}, seed {}) into {}\n",

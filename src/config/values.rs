@@ -38,6 +38,14 @@ impl Finetune {
     }
 }
 
+impl std::str::FromStr for Finetune {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        Finetune::parse(text)
+    }
+}
+
 impl fmt::Display for Finetune {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -195,6 +203,14 @@ impl Budget {
             amount,
             unit: BudgetUnit::parse(unit)?,
         })
+    }
+}
+
+impl std::str::FromStr for Budget {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        Budget::parse(text)
     }
 }
 

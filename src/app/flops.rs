@@ -3,21 +3,76 @@
 
 use std::io::Write;
 
+use clap::{Args, ValueEnum};
+
 use serde_json::json;
 
-use crate::cli::{Convention, FlopsArgs, PassKind};
-use crate::error::{Error, Result};
-use crate::format::{Table, flops as fmt_flops, thousands};
-use crate::ledger::flops::{TokenSums, forward_flops, train_flops, verl_train_flops};
-use crate::spec::Finetune;
+use super::{CatalogFlag, emit, json_text};
+use rlfrontier::config::Finetune;
+use rlfrontier::error::{Error, Result};
+use rlfrontier::format::{Table, flops as fmt_flops, thousands};
+use rlfrontier::ledger::flops::{TokenSums, forward_flops, train_flops, verl_train_flops};
+
+/// Forward-only or training pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PassKind {
+    /// Forward and backward (an update pass).
+    Train,
+    /// Forward only (log-prob or reward pass).
+    Forward,
+}
+
+/// FLOPs counting convention.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Convention {
+    /// rlfrontier's: N without the embedding lookup, LoRA-aware.
+    Rlfrontier,
+    /// veRL's flops_counter.py: embedding and LM head both counted, no biases, LoRA ignored.
+    Verl,
+}
+
+/// Arguments of `flops`.
+#[derive(Debug, Args)]
+pub struct FlopsArgs {
+    /// Catalog model id.
+    #[arg(long)]
+    pub model: String,
+    /// Sequence lengths of the batch, comma-separated (prompt + response tokens each).
+    #[arg(long, value_delimiter = ',', required = true, value_parser = clap::value_parser!(u64).range(1..))]
+    pub seqlens: Vec<u64>,
+    /// Training (forward + backward) or forward-only pass.
+    #[arg(long = "pass", value_enum, default_value_t = PassKind::Train)]
+    pub pass_kind: PassKind,
+    /// `full` or `lora:RANK`.
+    #[arg(long, default_value = "full")]
+    pub finetune: Finetune,
+    /// Counting convention.
+    #[arg(long, value_enum, default_value_t = Convention::Rlfrontier)]
+    pub convention: Convention,
+    /// Seconds the pass took: prints achieved TFLOP/s (and MFU with --gpu).
+    #[arg(long)]
+    pub seconds: Option<f64>,
+    /// GPU id, for MFU.
+    #[arg(long)]
+    pub gpu: Option<String>,
+    /// GPUs that shared the pass, for MFU.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub gpus: u64,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// The catalog.
+    #[command(flatten)]
+    pub catalog: CatalogFlag,
+}
 
 /// Prints the FLOPs of the pass.
 pub fn run(args: &FlopsArgs, out: &mut dyn Write) -> Result<()> {
-    let catalog = super::load_catalog(args.catalog.as_deref())?;
+    let catalog = args.catalog.load()?;
     let model = catalog
         .model(&args.model)
         .map_err(|m| Error::in_flag("--model", m))?;
-    let finetune = Finetune::parse(&args.finetune).map_err(|m| Error::in_flag("--finetune", m))?;
+    let finetune = args.finetune;
     let batch = TokenSums::of_lengths(&args.seqlens);
     let ours = match args.pass_kind {
         PassKind::Train => train_flops(model, finetune, batch),
@@ -76,9 +131,7 @@ pub fn run(args: &FlopsArgs, out: &mut dyn Write) -> Result<()> {
             "mfu": mfu,
             "notes": notes,
         });
-        let mut text = serde_json::to_string_pretty(&value).expect("json");
-        text.push('\n');
-        return super::emit(out, &text);
+        return emit(out, &json_text(&value));
     }
     let mut text = format!(
         "{} pass of {} ({}) over {} sequences, {} tokens\n",
@@ -125,5 +178,5 @@ pub fn run(args: &FlopsArgs, out: &mut dyn Write) -> Result<()> {
     for note in notes {
         text.push_str(&format!("note: {note}\n"));
     }
-    super::emit(out, &text)
+    emit(out, &text)
 }

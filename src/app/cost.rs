@@ -1,0 +1,418 @@
+//! `rlfrontier cost`: one run's ledger per phase and bucket, the waste with the lever that
+//! removes each line, the cost per point of improvement, where to run it, and a verdict.
+//!
+//! The flags come in groups (the RL levers first, then the cluster, the task, the supervised
+//! stages and ownership); every default is read from `rlfrontier::config`, the same source grids
+//! and `compare` use.
+
+use std::io::Write;
+
+use clap::Args;
+use rlfrontier::catalog::Catalog;
+use rlfrontier::config::{
+    Algorithm, Budget, Finetune, HARDWARE_DEFAULTS, Hardware, Levers, OldLogprob, Ownership,
+    Reward, RewardKind, RunSettings, SUPERVISED_DEFAULTS, Schedule, Stop, Task,
+};
+use rlfrontier::costing::{
+    PricedStage, RunRequest, SupervisedData, price, render, reward_model_like,
+};
+use rlfrontier::error::{Error, Result};
+
+use super::{CatalogFlag, emit, json_text};
+
+/// The RL levers of one run: the axes a grid sweeps.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "RL levers")]
+pub struct LeverFlags {
+    /// Prompts per step, B.
+    #[arg(long, default_value_t = Levers::default().prompts_per_step, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub prompts_per_step: u64,
+    /// Responses per prompt, G.
+    #[arg(long, default_value_t = Levers::default().group_size, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub group_size: u64,
+    /// Response cap, tokens.
+    #[arg(long, default_value_t = Levers::default().max_response_len, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub max_response_len: u64,
+    /// Update epochs per rollout batch.
+    #[arg(long, default_value_t = Levers::default().update_epochs, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub update_epochs: u64,
+    /// Run this many iterations.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub steps: Option<u64>,
+    /// Spend this budget, as "2000 usd", "500 gpu-h" or "1e18 flops".
+    #[arg(long)]
+    pub budget: Option<Budget>,
+    /// Run a reference-model pass every step (KL term) [default].
+    #[arg(long, overrides_with = "no_kl_reference")]
+    pub kl_reference: bool,
+    /// No reference-model pass.
+    #[arg(long)]
+    pub no_kl_reference: bool,
+    /// KL coefficient (a reference pass with coefficient 0 is reported as waste).
+    #[arg(long, default_value_t = RunSettings::default().kl_coef)]
+    pub kl_coef: f64,
+    /// Prefill each prompt once per group [default].
+    #[arg(long, overrides_with = "no_prefix_cache")]
+    pub prefix_cache: bool,
+    /// Prefill each prompt G times.
+    #[arg(long)]
+    pub no_prefix_cache: bool,
+    /// DAPO-style dynamic sampling.
+    #[arg(long)]
+    pub dynamic_sampling: bool,
+    /// Fixed seconds per step for weight sync and bookkeeping.
+    #[arg(long, default_value_t = RunSettings::default().step_overhead_seconds)]
+    pub step_overhead_seconds: f64,
+}
+
+/// The cluster.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Cluster")]
+pub struct ClusterFlags {
+    /// GPU id (see `rlfrontier catalog gpus`).
+    #[arg(long, default_value = "h100-sxm")]
+    pub gpu: String,
+    /// GPUs in the cluster.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub gpus: u64,
+    /// Price per GPU-hour [default: the catalog's].
+    #[arg(long)]
+    pub usd_per_gpu_hour: Option<f64>,
+    /// `colocated` or `async`.
+    #[arg(long, default_value_t = HARDWARE_DEFAULTS.schedule)]
+    pub schedule: Schedule,
+}
+
+/// The task: lengths and pass rates.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Task")]
+pub struct TaskFlags {
+    /// Mean prompt tokens.
+    #[arg(long, default_value_t = Task::default().prompt_tokens as u64, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub prompt_tokens: u64,
+    /// Mean response tokens the policy would write uncapped.
+    #[arg(long, default_value_t = Task::default().mean_response_tokens)]
+    pub mean_response_tokens: f64,
+    /// Coefficient of variation of response lengths (lognormal).
+    #[arg(long, default_value_t = Task::default().response_length_cv)]
+    pub response_length_cv: f64,
+    /// Mean per-prompt pass rate of the base policy.
+    #[arg(long, default_value_t = Task::default().pass_rate_mean)]
+    pub pass_rate_mean: f64,
+    /// Concentration of the Beta pass-rate profile.
+    #[arg(long, default_value_t = Task::default().pass_rate_concentration)]
+    pub pass_rate_concentration: f64,
+}
+
+/// SFT, reward-model and DPO stages.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Supervised stages (--algo sft|rm|dpo)")]
+pub struct SupervisedFlags {
+    /// SFT: demonstrations.
+    #[arg(long)]
+    pub examples: Option<f64>,
+    /// SFT: tokens per demonstration (prompt + answer).
+    #[arg(long, default_value_t = SUPERVISED_DEFAULTS.tokens_per_example)]
+    pub tokens_per_example: f64,
+    /// RM and DPO: preference pairs.
+    #[arg(long)]
+    pub pairs: Option<f64>,
+    /// RM and DPO: tokens per sequence of a pair (prompt + one response).
+    #[arg(long, default_value_t = SUPERVISED_DEFAULTS.tokens_per_pair)]
+    pub tokens_per_pair: f64,
+    /// SFT, RM, DPO: epochs over the data.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub epochs: u64,
+    /// RM training: the reward model's backbone [default: the policy's shape with a scalar head].
+    #[arg(long)]
+    pub rm_model: Option<String>,
+    /// DPO: reference log-probs computed once before training instead of every epoch.
+    #[arg(long)]
+    pub precomputed_reference: bool,
+}
+
+/// An owned cluster, for buy-versus-build.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Own cluster (buy versus build)")]
+pub struct OwnershipFlags {
+    /// All-in cost of one of your GPUs per hour.
+    #[arg(long)]
+    pub own_gpu_usd_per_hour: Option<f64>,
+    /// Purchase price of one GPU (with its share of the server and network).
+    #[arg(long)]
+    pub gpu_capex_usd: Option<f64>,
+    /// Years over which the purchase is amortised.
+    #[arg(long, default_value_t = Ownership::default().amortization_years)]
+    pub amortization_years: f64,
+    /// Share of hours the GPUs do useful work.
+    #[arg(long, default_value_t = Ownership::default().utilization)]
+    pub utilization: f64,
+    /// Power, hosting and operations per GPU-hour.
+    #[arg(long, default_value_t = Ownership::default().opex_usd_per_gpu_hour)]
+    pub opex_usd_per_gpu_hour: f64,
+}
+
+/// Arguments of `cost`: the levers of one run.
+#[derive(Debug, Clone, Args)]
+#[command(group(clap::ArgGroup::new("length").args(["steps", "budget"])))]
+pub struct CostArgs {
+    /// Policy model id (see `rlfrontier catalog models`).
+    #[arg(long)]
+    pub model: String,
+    /// `full` or `lora:RANK`.
+    #[arg(long, default_value = "full")]
+    pub finetune: Finetune,
+    /// `rule`, `orm:MODEL`, `prm:MODEL` or `judge:MODEL`.
+    #[arg(long, default_value = "rule")]
+    pub reward: String,
+    /// `grpo`, `ppo` (RL; need --steps or --budget), `sft`, `rm` or `dpo` (supervised; need
+    /// --examples or --pairs).
+    #[arg(long = "algo", alias = "algorithm", default_value = "grpo")]
+    pub stage: PricedStage,
+    /// Expected gain in points of the benchmark [default: the outcome prior's prediction].
+    #[arg(long)]
+    pub gain: Option<f64>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// RL levers.
+    #[command(flatten)]
+    pub levers: LeverFlags,
+    /// The cluster.
+    #[command(flatten)]
+    pub cluster: ClusterFlags,
+    /// The task.
+    #[command(flatten)]
+    pub task: TaskFlags,
+    /// Supervised stages.
+    #[command(flatten)]
+    pub supervised: SupervisedFlags,
+    /// Own cluster.
+    #[command(flatten)]
+    pub ownership: OwnershipFlags,
+    /// The catalog.
+    #[command(flatten)]
+    pub catalog: CatalogFlag,
+}
+
+/// `x` when it is positive and finite, else an error naming the flag.
+fn positive(flag: &str, x: f64) -> Result<f64> {
+    if x.is_finite() && x > 0.0 {
+        Ok(x)
+    } else {
+        Err(Error::in_flag(
+            flag,
+            format!("{x} must be a positive, finite number"),
+        ))
+    }
+}
+
+impl CostArgs {
+    /// The policy, checked to be a generator.
+    fn policy(&self, catalog: &Catalog) -> Result<rlfrontier::catalog::ModelSpec> {
+        let policy = catalog
+            .model(&self.model)
+            .map_err(|m| Error::in_flag("--model", m))?
+            .clone();
+        if !policy.lm_head {
+            return Err(Error::in_flag(
+                "--model",
+                format!("`{}` is a reward model and cannot be the policy", policy.id),
+            ));
+        }
+        Ok(policy)
+    }
+
+    /// The reward of an RL run, or the reward model a reward-model stage trains.
+    fn reward(&self, catalog: &Catalog, policy: &rlfrontier::catalog::ModelSpec) -> Result<Reward> {
+        if self.stage != PricedStage::RewardModel {
+            return Reward::parse(&self.reward, catalog).map_err(|m| Error::in_flag("--reward", m));
+        }
+        let model = match &self.supervised.rm_model {
+            Some(id) => catalog
+                .model(id)
+                .map_err(|m| Error::in_flag("--rm-model", m))?
+                .clone(),
+            None => reward_model_like(policy),
+        };
+        Ok(Reward {
+            kind: RewardKind::Orm,
+            model: Some(model),
+        })
+    }
+
+    /// The cluster, at the catalog's price unless overridden.
+    fn hardware(&self, catalog: &Catalog) -> Result<Hardware> {
+        let c = &self.cluster;
+        let gpu = catalog
+            .gpu(&c.gpu)
+            .map_err(|m| Error::in_flag("--gpu", m))?
+            .clone();
+        let mut hardware = Hardware::new(gpu, c.gpus);
+        if let Some(x) = c.usd_per_gpu_hour {
+            hardware.usd_per_gpu_hour = positive("--usd-per-gpu-hour", x)?;
+        }
+        hardware.schedule = c.schedule;
+        if hardware.schedule == Schedule::Async && c.gpus < 2 {
+            return Err(Error::in_flag(
+                "--gpus",
+                "the async schedule needs at least 2 GPUs",
+            ));
+        }
+        Ok(hardware)
+    }
+
+    /// The task, validated.
+    fn task(&self) -> Result<Task> {
+        let t = &self.task;
+        if !(t.pass_rate_mean > 0.0 && t.pass_rate_mean < 1.0) {
+            return Err(Error::in_flag(
+                "--pass-rate-mean",
+                format!("{} must lie strictly between 0 and 1", t.pass_rate_mean),
+            ));
+        }
+        Ok(Task {
+            prompt_tokens: t.prompt_tokens as f64,
+            mean_response_tokens: positive("--mean-response-tokens", t.mean_response_tokens)?,
+            response_length_cv: positive("--response-length-cv", t.response_length_cv)?,
+            pass_rate_mean: t.pass_rate_mean,
+            pass_rate_concentration: positive(
+                "--pass-rate-concentration",
+                t.pass_rate_concentration,
+            )?,
+        })
+    }
+
+    /// The run settings, validated.
+    fn run_settings(&self) -> Result<RunSettings> {
+        let l = &self.levers;
+        if !(l.step_overhead_seconds.is_finite() && l.step_overhead_seconds >= 0.0) {
+            return Err(Error::in_flag(
+                "--step-overhead-seconds",
+                "must be a finite number of seconds, 0 or more",
+            ));
+        }
+        if !(l.kl_coef.is_finite() && l.kl_coef >= 0.0) {
+            return Err(Error::in_flag(
+                "--kl-coef",
+                "must be a finite number, 0 or more",
+            ));
+        }
+        Ok(RunSettings {
+            algorithm: match self.stage {
+                PricedStage::Rl(algorithm) => algorithm,
+                _ => Algorithm::Grpo,
+            },
+            kl_reference: !l.no_kl_reference,
+            kl_coef: l.kl_coef,
+            prefix_cache: !l.no_prefix_cache,
+            dynamic_sampling: l.dynamic_sampling,
+            old_logprob: OldLogprob::Auto,
+            ..RunSettings::default()
+        })
+    }
+
+    /// How long the run lasts, and the data a supervised stage needs.
+    fn stop_and_data(&self) -> Result<(Stop, SupervisedData)> {
+        let (l, s) = (&self.levers, &self.supervised);
+        let stop = match (l.steps, l.budget, self.stage.is_rl()) {
+            (Some(n), _, _) => Stop::Iterations(n),
+            (None, Some(budget), _) => Stop::Budget(budget),
+            (None, None, true) => {
+                return Err(Error::in_flag(
+                    "--steps",
+                    "give --steps N or --budget \"2000 usd\" for an RL run",
+                ));
+            }
+            (None, None, false) => Stop::Iterations(s.epochs),
+        };
+        match self.stage {
+            PricedStage::Sft if s.examples.is_none() => {
+                return Err(Error::in_flag(
+                    "--examples",
+                    "SFT needs --examples N (and --tokens-per-example)",
+                ));
+            }
+            PricedStage::RewardModel | PricedStage::Dpo if s.pairs.is_none() => {
+                return Err(Error::in_flag(
+                    "--pairs",
+                    "RM and DPO need --pairs N (and --tokens-per-pair)",
+                ));
+            }
+            _ => {}
+        }
+        for (flag, value) in [
+            ("--examples", s.examples),
+            ("--pairs", s.pairs),
+            ("--gain", self.gain),
+        ] {
+            if let Some(x) = value {
+                positive(flag, x)?;
+            }
+        }
+        let data = SupervisedData {
+            examples: s.examples.unwrap_or(0.0),
+            tokens_per_example: positive("--tokens-per-example", s.tokens_per_example)?,
+            pairs: s.pairs.unwrap_or(0.0),
+            tokens_per_pair: positive("--tokens-per-pair", s.tokens_per_pair)?,
+            epochs: s.epochs,
+            precomputed_reference: s.precomputed_reference,
+        };
+        Ok((stop, data))
+    }
+
+    /// Validates the flags into a priced request.
+    pub fn request(&self) -> Result<RunRequest> {
+        let catalog = self.catalog.load()?;
+        let policy = self.policy(&catalog)?;
+        let reward = self.reward(&catalog, &policy)?;
+        if self.stage == PricedStage::Rl(Algorithm::Grpo) && self.levers.group_size < 2 {
+            return Err(Error::in_flag(
+                "--group-size",
+                "GRPO needs at least 2 responses per prompt to compute group-relative advantages",
+            ));
+        }
+        let hardware = self.hardware(&catalog)?;
+        let task = self.task()?;
+        let run = self.run_settings()?;
+        let (stop, supervised) = self.stop_and_data()?;
+        let o = &self.ownership;
+        Ok(RunRequest {
+            stage: self.stage,
+            policy,
+            reward,
+            finetune: self.finetune,
+            hardware,
+            task,
+            run,
+            levers: Levers {
+                prompts_per_step: self.levers.prompts_per_step,
+                group_size: self.levers.group_size,
+                max_response_len: self.levers.max_response_len,
+                update_epochs: self.levers.update_epochs,
+            },
+            stop,
+            supervised,
+            ownership: Ownership {
+                own_gpu_usd_per_hour: o.own_gpu_usd_per_hour,
+                gpu_capex_usd: o.gpu_capex_usd,
+                amortization_years: o.amortization_years,
+                utilization: o.utilization,
+                opex_usd_per_gpu_hour: o.opex_usd_per_gpu_hour,
+            },
+            gain_points: self.gain,
+            catalog,
+        })
+    }
+}
+
+/// Prices the run and prints it (table or JSON).
+pub fn run(args: &CostArgs, out: &mut dyn Write) -> Result<()> {
+    let request = args.request()?;
+    let report = price(&request);
+    if args.json {
+        emit(out, &json_text(&render::json(&report, &request)))
+    } else {
+        emit(out, &render::text(&report, &request))
+    }
+}

@@ -1,0 +1,161 @@
+//! `rlfrontier fit RESULTS.csv --plan DIR/plan.csv --out DIR` (every pilot's curve, the RACE
+//! surfaces and the calibrated prior) and `rlfrontier fit-curve` (one sigmoid fit of a
+//! compute,score CSV, for checking against `scipy.optimize.curve_fit`).
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args;
+use rlfrontier::engine::pilot_fit::{PilotFitSettings, fit_pilots};
+use rlfrontier::error::{Error, Result};
+use rlfrontier::fit::sigmoid::fit;
+use serde_json::json;
+
+use super::{CatalogFlag, emit, json_text};
+
+/// Arguments of `fit`.
+#[derive(Debug, Args)]
+pub struct FitArgs {
+    /// Results: a CSV with columns run_id, step, metric, value.
+    pub results: PathBuf,
+    /// The plan the runs came from (plan.csv; plan.json beside it).
+    #[arg(long)]
+    pub plan: PathBuf,
+    /// Output folder.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// The held-out metric to fit [default: the grid's `[outcome]` metric, or "score"].
+    #[arg(long)]
+    pub metric: Option<String>,
+    /// Skip bad rows (counted and reported) instead of failing.
+    #[arg(long)]
+    pub skip_bad_rows: bool,
+    /// Accept a training signal (reward, loss) as the target.
+    #[arg(long)]
+    pub allow_train_metric: bool,
+    /// Ignore checkpoints before this step in the curve fits (ScaleRL skips early compute).
+    #[arg(long, default_value_t = 0)]
+    pub warmup_steps: u64,
+    /// Bootstrap replicates.
+    #[arg(long, default_value_t = 200)]
+    pub bootstrap: usize,
+    /// Seed of the bootstraps [default: the grid's].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Prior parameters to calibrate, comma-separated [default: those the pilots identify].
+    #[arg(long, value_delimiter = ',')]
+    pub free: Option<Vec<String>>,
+    /// The grid file, when it moved since the plan was made.
+    #[arg(long)]
+    pub grid: Option<PathBuf>,
+    /// Replace another grid's calibration in the output folder.
+    #[arg(long)]
+    pub force: bool,
+    /// The catalog.
+    #[command(flatten)]
+    pub catalog: CatalogFlag,
+}
+
+/// Fits everything, writes the outputs and prints the summary.
+pub fn run(args: &FitArgs, out: &mut dyn Write) -> Result<()> {
+    let catalog = args.catalog.load()?;
+    let settings = PilotFitSettings {
+        results: args.results.clone(),
+        plan: args.plan.clone(),
+        out: args.out.clone(),
+        metric: args.metric.clone(),
+        skip_bad_rows: args.skip_bad_rows,
+        allow_train_metric: args.allow_train_metric,
+        warmup_steps: args.warmup_steps,
+        bootstrap: args.bootstrap,
+        seed: args.seed,
+        free: args.free.as_ref().map(|names| {
+            names
+                .iter()
+                .map(|x| x.trim().to_string())
+                .filter(|x| !x.is_empty())
+                .collect()
+        }),
+        grid: args.grid.clone(),
+        force: args.force,
+    };
+    let report = fit_pilots(&settings, &catalog)?;
+    emit(out, &report.to_text())
+}
+
+/// Arguments of `fit-curve`.
+#[derive(Debug, Args)]
+pub struct FitCurveArgs {
+    /// CSV with a header and two columns: compute, score.
+    pub data: PathBuf,
+    /// R0, the score at zero compute (fixed).
+    #[arg(long)]
+    pub base_score: f64,
+    /// Fit this many times and report the mean time of one fit (for benchmarks).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub repeat: u64,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Reads the (compute, score) pairs of a two-column CSV.
+fn read_points(args: &FitCurveArgs) -> Result<(Vec<f64>, Vec<f64>)> {
+    let mut reader = csv::Reader::from_path(&args.data)
+        .map_err(|e| Error::in_file(&args.data, None, "", e.to_string()))?;
+    let (mut x, mut y) = (Vec::new(), Vec::new());
+    for (k, record) in reader.records().enumerate() {
+        let record =
+            record.map_err(|e| Error::in_file(&args.data, Some(k + 2), "", e.to_string()))?;
+        let parse = |i: usize, name: &str| -> Result<f64> {
+            record
+                .get(i)
+                .and_then(|v| v.trim().parse::<f64>().ok())
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| Error::in_file(&args.data, Some(k + 2), name, "not a finite number"))
+        };
+        x.push(parse(0, "compute")?);
+        y.push(parse(1, "score")?);
+    }
+    Ok((x, y))
+}
+
+/// `fit-curve`: one sigmoid fit of a `compute,score` CSV.
+pub fn run_fit_curve(args: &FitCurveArgs, out: &mut dyn Write) -> Result<()> {
+    if !(0.0..1.0).contains(&args.base_score) {
+        return Err(Error::in_flag("--base-score", "must lie in [0, 1)"));
+    }
+    let (x, y) = read_points(args)?;
+    let started = std::time::Instant::now();
+    let mut result = None;
+    for _ in 0..args.repeat {
+        result = fit(args.base_score, &x, &y);
+    }
+    let fit_seconds = started.elapsed().as_secs_f64() / args.repeat as f64;
+    let f = result.ok_or_else(|| {
+        Error::in_file(
+            &args.data,
+            None,
+            "",
+            "no fit: need at least one point with compute > 0",
+        )
+    })?;
+    let p = f.params;
+    if args.json {
+        return emit(
+            out,
+            &json_text(&json!({
+                "base_score": p.base, "ceiling": p.ceiling, "steepness": p.steepness, "midpoint": p.midpoint,
+                "standard_errors": f.standard_errors, "rmse": f.rmse, "points": f.points, "converged": f.converged,
+                "fit_seconds": fit_seconds,
+            })),
+        );
+    }
+    emit(
+        out,
+        &format!(
+            "R0 {:.6} (fixed), A {:.9}, beta {:.9}, C_mid {:.9e}, rmse {:.3e} over {} points\n",
+            p.base, p.ceiling, p.steepness, p.midpoint, f.rmse, f.points
+        ),
+    )
+}

@@ -1,0 +1,170 @@
+//! The command line: clap definitions, one file per subcommand (its arguments, their
+//! conversion into the library's settings, and what it prints), and the edge where errors become
+//! exit codes. Only this module knows about clap; the library never sees a flag.
+
+mod calibrate_hw;
+mod catalog;
+mod check;
+mod compare;
+mod cost;
+mod fit;
+mod flops;
+mod front;
+mod merge;
+mod plan;
+mod simulate;
+mod sweep;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use clap::{Args, Parser, Subcommand};
+use rlfrontier::catalog::Catalog;
+use rlfrontier::error::{Error, Result};
+
+/// rlfrontier: where should RL post-training compute go?
+#[derive(Debug, Parser)]
+#[command(name = "rlfrontier", version, about, long_about = None)]
+struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Evaluate every cell of a grid and write cells.csv and manifest.json.
+    Sweep(sweep::SweepArgs),
+    /// Validate a grid, print its axes and count its cells.
+    Check(check::CheckArgs),
+    /// Price one run: ledger per phase and bucket, waste, iterations a budget affords.
+    Cost(Box<cost::CostArgs>),
+    /// FLOPs of one pass over a batch of sequences (to reconcile with veRL's perf/mfu/actor).
+    Flops(flops::FlopsArgs),
+    /// List the catalog: models, GPUs or reward mechanisms.
+    Catalog(catalog::CatalogArgs),
+    /// Choose IsoFLOP pilot runs and write launch scripts (veRL or TRL) and a Slurm array.
+    Plan(plan::PlanArgs),
+    /// Write results for a plan from known parameters (a stand-in for a cluster).
+    Simulate(simulate::SimulateArgs),
+    /// Fit pilot results: per-run curves, RACE surfaces, calibrated prior.
+    Fit(fit::FitArgs),
+    /// Fit one sigmoid to a compute,score CSV (to compare with scipy.optimize.curve_fit).
+    FitCurve(fit::FitCurveArgs),
+    /// Price one project as SFT, RM + PPO, DPO and GRPO side by side.
+    Compare(compare::CompareArgs),
+    /// Combine shard outputs (`sweep --shard I/N`) into what an unsharded sweep writes.
+    Merge(merge::MergeArgs),
+    /// The non-dominated rows of any CSV (JSON: row indices and the time taken).
+    Front(front::FrontArgs),
+    /// Fit the GPU profile's efficiencies to one measured step (veRL timings) and write a
+    /// catalog override for --catalog.
+    CalibrateHw(Box<calibrate_hw::CalibrateHwArgs>),
+}
+
+/// `--catalog FILE`, shared by every command that reads the catalog.
+#[derive(Debug, Clone, Args)]
+struct CatalogFlag {
+    /// A catalog file merged over the embedded one.
+    #[arg(long = "catalog", value_name = "FILE")]
+    path: Option<PathBuf>,
+}
+
+impl CatalogFlag {
+    /// The embedded catalog, merged with the user's file when given.
+    fn load(&self) -> Result<Catalog> {
+        Catalog::load(self.path.as_deref())
+    }
+}
+
+/// Writes text to standard output, mapping a failure to an I/O error on `<stdout>`.
+fn emit(out: &mut dyn Write, text: &str) -> Result<()> {
+    out.write_all(text.as_bytes())
+        .map_err(|e| Error::io(Path::new("<stdout>"), e))
+}
+
+/// Pretty JSON with a final newline.
+fn json_text(value: &serde_json::Value) -> String {
+    let mut text = serde_json::to_string_pretty(value).expect("JSON values always serialise");
+    text.push('\n');
+    text
+}
+
+/// A flag set to true on Ctrl-C (SIGINT); long commands poll it and clean up.
+fn install_interrupt_handler() -> Arc<AtomicBool> {
+    let flag = Arc::new(AtomicBool::new(false));
+    let handler_flag = Arc::clone(&flag);
+    // If a handler cannot be installed, Ctrl-C keeps its default behaviour.
+    let _ = ctrlc::set_handler(move || handler_flag.store(true, Ordering::SeqCst));
+    flag
+}
+
+/// Runs a parsed command line, printing to stdout.
+fn run(cli: Cli, interrupted: &AtomicBool) -> Result<()> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match cli.command {
+        Command::Sweep(args) => sweep::run(&args, interrupted, &mut out),
+        Command::Check(args) => check::run(&args, &mut out),
+        Command::Cost(args) => cost::run(&args, &mut out),
+        Command::Flops(args) => flops::run(&args, &mut out),
+        Command::Catalog(args) => catalog::run(&args, &mut out),
+        Command::Plan(args) => plan::run(&args, &mut out),
+        Command::Simulate(args) => simulate::run(&args, &mut out),
+        Command::Fit(args) => fit::run(&args, &mut out),
+        Command::FitCurve(args) => fit::run_fit_curve(&args, &mut out),
+        Command::Compare(args) => compare::run(&args, &mut out),
+        Command::Merge(args) => merge::run(&args, &mut out),
+        Command::Front(args) => front::run(&args, &mut out),
+        Command::CalibrateHw(args) => calibrate_hw::run(&args, &mut out),
+    }
+}
+
+/// A clap error as one line: what was wrong and with which argument. Help and version requests
+/// are not errors and are printed by clap as usual.
+fn one_line_usage_error(error: &clap::Error) -> String {
+    let rendered = error.render().to_string();
+    let parts: Vec<&str> = rendered
+        .lines()
+        .map(str::trim)
+        .take_while(|line| !line.starts_with("Usage:") && !line.starts_with("For more information"))
+        .filter(|line| !line.is_empty())
+        .collect();
+    let text = parts.join(" ");
+    text.strip_prefix("error: ").unwrap_or(&text).to_string()
+}
+
+/// The binary's whole life: parse, run, and decide the exit code (2 for bad input, 130 when
+/// interrupted, 1 otherwise). The only place exit codes exist.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            if !error.use_stderr() {
+                // --help and --version.
+                let _ = error.print();
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("error: {}", one_line_usage_error(&error));
+            return ExitCode::from(2);
+        }
+    };
+    let interrupted = install_interrupt_handler();
+    match run(cli, &interrupted) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            let error = error.with_flag_names();
+            eprintln!("error: {error}");
+            let code = match error {
+                Error::Input(_) => 2,
+                Error::Interrupted => 130,
+                Error::Io { .. } => 1,
+            };
+            ExitCode::from(code)
+        }
+    }
+}

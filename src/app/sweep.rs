@@ -1,0 +1,184 @@
+//! `rlfrontier sweep GRID`: evaluate every cell and write the frontiers, shortlist, plots,
+//! report, `cells.csv` and `manifest.json`.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+
+use clap::Args;
+use rlfrontier::engine::{
+    CellsMode, Progress, SweepOptions, SweepSummary, default_out_dir, run_sweep,
+};
+use rlfrontier::error::Result;
+use rlfrontier::format::{percent, thousands};
+use rlfrontier::spec;
+
+use super::{CatalogFlag, emit};
+
+/// Arguments of `sweep`.
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// The grid file (TOML).
+    pub grid: PathBuf,
+    /// Output folder [default: results/GRID_NAME].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Worker threads [default: one per core]. Outputs do not depend on it.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
+    /// Evaluate only shard I of N (0-based I), a contiguous slice of cell ids.
+    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    pub shard: Option<(u64, u64)>,
+    /// Refuse grids with more cells than this.
+    #[arg(long, default_value_t = 20_000_000)]
+    pub max_cells: u64,
+    /// Replace results of a different grid in the output folder.
+    #[arg(long)]
+    pub force: bool,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// The catalog.
+    #[command(flatten)]
+    pub catalog: CatalogFlag,
+    /// Predict with a calibration written by `rlfrontier fit` (calibration.json).
+    #[arg(long)]
+    pub calibration: Option<PathBuf>,
+    /// Rows of cells.csv: all, feasible, frontier or none [default: all up to 2,000,000 cells].
+    #[arg(long)]
+    pub cells: Option<CellsMode>,
+}
+
+/// Parses `I/N` (0-based I below N).
+fn parse_shard(text: &str) -> std::result::Result<(u64, u64), String> {
+    let bad = || format!("`{text}` is not a shard; write I/N with 0 <= I < N, as in 0/4");
+    let (i, n) = text.split_once('/').ok_or_else(bad)?;
+    let i: u64 = i.trim().parse().map_err(|_| bad())?;
+    let n: u64 = n.trim().parse().map_err(|_| bad())?;
+    if n == 0 || i >= n {
+        return Err(bad());
+    }
+    Ok((i, n))
+}
+
+/// The sweep's progress bar: on stderr, only when it is a terminal and `--quiet` is not given.
+struct Bar(indicatif::ProgressBar);
+
+impl Bar {
+    fn new(quiet: bool) -> Self {
+        if quiet || !std::io::stderr().is_terminal() {
+            return Bar(indicatif::ProgressBar::hidden());
+        }
+        let bar = indicatif::ProgressBar::new(0);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} sweep {bar:40} {percent:>3}%  {per_sec}  eta {eta}  {msg}",
+            )
+            .expect("valid template"),
+        );
+        Bar(bar)
+    }
+}
+
+impl Progress for Bar {
+    fn start(&self, total_cells: u64) {
+        self.0.set_length(total_cells);
+    }
+    fn phase(&self, name: &'static str) {
+        self.0.set_message(name);
+    }
+    fn advance(&self, cells: u64) {
+        self.0.inc(cells);
+    }
+    fn finish(&self) {
+        self.0.finish_and_clear();
+    }
+    fn abandon(&self) {
+        self.0.abandon();
+    }
+}
+
+/// The summary printed after a sweep.
+fn summary_text(grid: &spec::Grid, s: &SweepSummary) -> String {
+    let mut text = format!("predictions: {}\n", grid.outcome_state.label());
+    text.push_str(&format!(
+        "swept {} cells of grid `{}` ({} in the grid, {} pruned by constraints) in {:.2} s on {} threads ({} cells/s)\n",
+        thousands(s.cells_evaluated as f64),
+        grid.name,
+        thousands(s.cells_total as f64),
+        thousands(s.cells_pruned as f64),
+        s.elapsed_seconds,
+        s.threads,
+        thousands(s.cells_in_slice as f64 / s.elapsed_seconds.max(1e-9))
+    ));
+    text.push_str(&format!(
+        "feasible: {} of {}",
+        thousands(s.cells_feasible as f64),
+        thousands(s.cells_evaluated as f64)
+    ));
+    let reasons: Vec<String> = s
+        .infeasible_by_code
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(c, n)| format!("{c}: {}", thousands(*n as f64)))
+        .collect();
+    if !reasons.is_empty() {
+        text.push_str(&format!(" (infeasible: {})", reasons.join(", ")));
+    }
+    text.push('\n');
+    if s.cells_feasible > 0 {
+        text.push_str(&format!(
+            "generation (search) takes {} of the dollars but {} of the FLOPs on average over feasible cells\n",
+            percent(s.mean_usd_share_search),
+            percent(s.mean_flops_share_search)
+        ));
+    } else if s.cells_evaluated > 0 {
+        text.push_str(
+            "no cell is feasible: see infeasible_reason in cells.csv for what to change\n",
+        );
+    }
+    for f in &s.files {
+        text.push_str(&format!("wrote {}\n", f.display()));
+    }
+    text
+}
+
+/// Runs the sweep and prints a summary.
+pub fn run(args: &SweepArgs, interrupted: &AtomicBool, out: &mut dyn Write) -> Result<()> {
+    let catalog = args.catalog.load()?;
+    let mut grid = spec::load(&args.grid, &catalog)?;
+    if let Some(path) = &args.calibration {
+        rlfrontier::outcome::calibration_file::apply(&mut grid, path)?;
+    }
+    let options = SweepOptions {
+        out_dir: args.out.clone().unwrap_or_else(|| default_out_dir(&grid)),
+        threads: args.threads.map(usize::from),
+        shard: args.shard,
+        max_cells: args.max_cells,
+        force: args.force,
+        cells: args.cells,
+    };
+    let summary = run_sweep(
+        &grid,
+        &catalog,
+        &options,
+        &Bar::new(args.quiet),
+        interrupted,
+    )?;
+    emit(out, &summary_text(&grid, &summary))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shard_syntax() {
+        assert_eq!(parse_shard("0/4").unwrap(), (0, 4));
+        assert_eq!(parse_shard("3/4").unwrap(), (3, 4));
+        assert!(parse_shard("4/4").is_err());
+        assert!(parse_shard("1/0").is_err());
+        assert!(parse_shard("a/b").is_err());
+        assert!(parse_shard("2").is_err());
+    }
+}

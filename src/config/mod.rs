@@ -1,0 +1,335 @@
+//! The settings every entry point shares, and the single source of their defaults.
+//!
+//! A grid file, `cost`'s flags, a `compare` project and the pilot planner all describe a run
+//! with the same typed values: [`Hardware`] (the cluster and its rollout engine), [`Task`] (prompt
+//! and response lengths, the pass-rate profile), [`RunSettings`] (algorithm, KL, caching, ...),
+//! and the short values users write ([`Finetune`], [`Reward`], [`Budget`], [`Stop`]). Each default
+//! is written once, here, with the evidence behind it; parsers and flag definitions read it from
+//! here so the entry points cannot drift apart.
+
+mod values;
+
+use std::fmt;
+
+use crate::catalog::{GpuSpec, ModelSpec};
+use crate::error::suggestion;
+
+pub use values::{Budget, BudgetUnit, Finetune, Reward, RewardKind};
+
+/// Seconds in an hour: GPU-seconds to GPU-hours.
+pub const SECONDS_PER_HOUR: f64 = 3600.0;
+
+/// Largest value accepted for G, lengths, epochs, prompts or GPUs: far beyond any real run, and
+/// small enough that products of them stay exact in f64 and never overflow u64.
+pub const MAX_LEVER: i64 = 100_000_000;
+
+/// RL algorithm whose step is being priced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum Algorithm {
+    /// Group-relative policy optimisation: no critic, G responses per prompt.
+    Grpo,
+    /// PPO: a critic model (values pass and updates) beside the policy.
+    Ppo,
+}
+
+/// Whether generation and training share GPUs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum Schedule {
+    /// Synchronous: generation then training on the same GPUs; the step is the sum of phases.
+    Colocated,
+    /// Generation and training on separate GPU pools; the step is the slower of the two.
+    Async,
+}
+
+/// When the old-policy log-probabilities are recomputed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum OldLogprob {
+    /// Only when more than one update epoch reuses the batch (the ratio needs π_old).
+    Auto,
+    /// Every step (veRL's default behaviour).
+    Always,
+    /// Never (use the rollout engine's log-probs).
+    Never,
+}
+
+/// Cluster settings shared by every cell of a grid.
+#[derive(Debug, Clone)]
+pub struct Hardware {
+    /// The GPU profile.
+    pub gpu: GpuSpec,
+    /// Number of GPUs in the cluster.
+    pub gpus: u64,
+    /// Price in US$ per GPU-hour (the catalog's default unless overridden).
+    pub usd_per_gpu_hour: f64,
+    /// Colocated or async.
+    pub schedule: Schedule,
+    /// Share of GPUs given to generation under the async schedule.
+    pub async_rollout_fraction: f64,
+    /// Share of each GPU's memory the rollout engine may use (vLLM `gpu_memory_utilization`).
+    pub rollout_gpu_memory_utilization: f64,
+    /// The rollout engine's cap on sequences in flight per replica (vLLM `max_num_seqs`, default 256).
+    pub max_num_seqs: u64,
+    /// Share of GPU memory usable by training (the rest: CUDA context, fragmentation).
+    pub usable_memory_fraction: f64,
+}
+
+/// The task: prompt length, the policy's natural response lengths and its pass-rate profile.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Task {
+    /// Mean prompt tokens.
+    pub prompt_tokens: f64,
+    /// Mean response tokens the policy would write with no cap.
+    pub mean_response_tokens: f64,
+    /// Coefficient of variation of the uncapped response length (lognormal).
+    pub response_length_cv: f64,
+    /// Mean per-prompt pass rate of the base policy.
+    pub pass_rate_mean: f64,
+    /// Concentration α+β of the Beta profile of per-prompt pass rates.
+    pub pass_rate_concentration: f64,
+}
+
+/// Run settings shared by every cell.
+#[derive(Debug, Clone)]
+pub struct RunSettings {
+    /// GRPO or PPO.
+    pub algorithm: Algorithm,
+    /// Reference-model forward every step (KL loss or penalty).
+    pub kl_reference: bool,
+    /// KL coefficient; a reference pass with a zero coefficient is waste.
+    pub kl_coef: f64,
+    /// The prompt is prefilled once per group instead of G times.
+    pub prefix_cache: bool,
+    /// DAPO-style re-sampling until groups carry signal.
+    pub dynamic_sampling: bool,
+    /// When old-policy log-probs are recomputed.
+    pub old_logprob: OldLogprob,
+    /// Activation recomputation during the update (costs one extra forward in time).
+    pub gradient_checkpointing: bool,
+    /// Fixed seconds per step for weight sync and bookkeeping.
+    pub step_overhead_seconds: f64,
+    /// Tokens per GPU per micro-batch in training passes (veRL `ppo_max_token_len_per_gpu`).
+    pub max_tokens_per_gpu: f64,
+    /// Rubric tokens a judge reads besides the sequence.
+    pub judge_rubric_tokens: f64,
+    /// Verdict tokens a judge writes.
+    pub judge_verdict_tokens: f64,
+    /// The PPO critic (defaults to the policy's shape).
+    pub critic: Option<ModelSpec>,
+}
+
+/// How long a run lasts: until its budget is spent, or a fixed number of iterations.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Stop {
+    /// Spend this budget.
+    Budget(Budget),
+    /// Run this many iterations.
+    Iterations(u64),
+}
+
+/// Defaults of [`Hardware`] besides the GPU and its count.
+///
+/// - `async_rollout_fraction` 0.5: half the GPUs generate under the async schedule (an even split,
+///   the starting point of veRL's and OpenRLHF's disaggregated examples).
+/// - `rollout_gpu_memory_utilization` 0.6: veRL's `actor_rollout_ref.rollout.gpu_memory_utilization`
+///   default in its generated PPO trainer config.
+/// - `max_num_seqs` 256: vLLM's default `max_num_seqs` (engine arguments).
+/// - `usable_memory_fraction` 0.9: the rest of GPU memory goes to the CUDA context and
+///   fragmentation.
+pub const HARDWARE_DEFAULTS: HardwareDefaults = HardwareDefaults {
+    schedule: Schedule::Colocated,
+    async_rollout_fraction: 0.5,
+    rollout_gpu_memory_utilization: 0.6,
+    max_num_seqs: 256,
+    usable_memory_fraction: 0.9,
+};
+
+/// The parts of [`Hardware`] that have defaults (see [`HARDWARE_DEFAULTS`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HardwareDefaults {
+    /// Colocated or async.
+    pub schedule: Schedule,
+    /// Share of GPUs given to generation under the async schedule.
+    pub async_rollout_fraction: f64,
+    /// Share of each GPU's memory the rollout engine may use.
+    pub rollout_gpu_memory_utilization: f64,
+    /// The rollout engine's cap on sequences in flight per replica.
+    pub max_num_seqs: u64,
+    /// Share of GPU memory usable by training.
+    pub usable_memory_fraction: f64,
+}
+
+impl Hardware {
+    /// `gpus` GPUs of this profile at its catalog price, every other setting at its default
+    /// ([`HARDWARE_DEFAULTS`]).
+    pub fn new(gpu: GpuSpec, gpus: u64) -> Self {
+        let d = HARDWARE_DEFAULTS;
+        Hardware {
+            usd_per_gpu_hour: gpu.usd_per_gpu_hour,
+            gpu,
+            gpus,
+            schedule: d.schedule,
+            async_rollout_fraction: d.async_rollout_fraction,
+            rollout_gpu_memory_utilization: d.rollout_gpu_memory_utilization,
+            max_num_seqs: d.max_num_seqs,
+            usable_memory_fraction: d.usable_memory_fraction,
+        }
+    }
+}
+
+impl Default for Task {
+    /// A math-reasoning task in the style of RACE's pilots: 256-token prompts, a policy that
+    /// writes about 900 tokens uncapped with a lognormal spread of cv 0.6, and a Beta profile of
+    /// per-prompt pass rates with mean 0.35 and concentration 2 (a broad, U-leaning spread). These
+    /// are placeholders for the user's own measurements (`response_length/mean` in veRL logs, the
+    /// base model's pass@1 on the training prompts); the README lists them as assumptions.
+    fn default() -> Self {
+        Task {
+            prompt_tokens: 256.0,
+            mean_response_tokens: 900.0,
+            response_length_cv: 0.6,
+            pass_rate_mean: 0.35,
+            pass_rate_concentration: 2.0,
+        }
+    }
+}
+
+impl Default for RunSettings {
+    /// GRPO with a reference-model KL term at coefficient 0.001 (veRL's `kl_loss_coef` default),
+    /// prefix caching on (vLLM's automatic prefix caching), no dynamic sampling, old-policy
+    /// log-probs only when needed, gradient checkpointing on, 5 s of weight sync and bookkeeping
+    /// per step, 16,384 tokens per GPU per micro-batch (veRL's `ppo_max_token_len_per_gpu`
+    /// default), and a judge that reads a 512-token rubric and writes a 64-token verdict.
+    fn default() -> Self {
+        RunSettings {
+            algorithm: Algorithm::Grpo,
+            kl_reference: true,
+            kl_coef: 0.001,
+            prefix_cache: true,
+            dynamic_sampling: false,
+            old_logprob: OldLogprob::Auto,
+            gradient_checkpointing: true,
+            step_overhead_seconds: 5.0,
+            max_tokens_per_gpu: 16384.0,
+            judge_rubric_tokens: 512.0,
+            judge_verdict_tokens: 64.0,
+            critic: None,
+        }
+    }
+}
+
+/// The levers of one RL run that a grid sweeps, with the defaults `cost` uses when a flag is
+/// not given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Levers {
+    /// Prompts per step, B.
+    pub prompts_per_step: u64,
+    /// Responses per prompt, G.
+    pub group_size: u64,
+    /// Response cap, tokens.
+    pub max_response_len: u64,
+    /// Update epochs per rollout batch.
+    pub update_epochs: u64,
+}
+
+impl Default for Levers {
+    /// 256 prompts x 8 responses, a 4,096-token cap and one update epoch: a mid-sized GRPO step
+    /// (veRL's GSM8K example uses 1,024 prompts x 5; TRL's default is 8 generations).
+    fn default() -> Self {
+        Levers {
+            prompts_per_step: 256,
+            group_size: 8,
+            max_response_len: 4096,
+            update_epochs: 1,
+        }
+    }
+}
+
+/// Economics of an owned cluster, for buy-versus-build.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ownership {
+    /// All-in cost of one of your GPUs per hour, when known directly.
+    pub own_gpu_usd_per_hour: Option<f64>,
+    /// Purchase price of one GPU with its share of server and network.
+    pub gpu_capex_usd: Option<f64>,
+    /// Years over which the purchase is amortised.
+    pub amortization_years: f64,
+    /// Share of hours the GPUs do useful work.
+    pub utilization: f64,
+    /// Power, hosting and operations per GPU-hour.
+    pub opex_usd_per_gpu_hour: f64,
+}
+
+impl Default for Ownership {
+    /// Four-year straight-line amortisation (a common server depreciation schedule), 70%
+    /// utilisation, and $0.35 per GPU-hour for power, hosting and operations (about 1 kW per
+    /// H100 with its server share at data-centre rates plus staff); the README says these are
+    /// assumptions to replace with your own.
+    fn default() -> Self {
+        Ownership {
+            own_gpu_usd_per_hour: None,
+            gpu_capex_usd: None,
+            amortization_years: 4.0,
+            utilization: 0.7,
+            opex_usd_per_gpu_hour: 0.35,
+        }
+    }
+}
+
+/// Defaults of the supervised stages' data when only the count of examples or pairs is given.
+pub const SUPERVISED_DEFAULTS: SupervisedDefaults = SupervisedDefaults {
+    tokens_per_example: 300.0,
+    tokens_per_pair: 200.0,
+};
+
+/// See [`SUPERVISED_DEFAULTS`]: 300 tokens per SFT demonstration and 200 per preference
+/// sequence, the sizes of the second seed document's back-of-envelope.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SupervisedDefaults {
+    /// Tokens per SFT demonstration (prompt + answer).
+    pub tokens_per_example: f64,
+    /// Tokens per sequence of a preference pair (prompt + one response).
+    pub tokens_per_pair: f64,
+}
+
+macro_rules! named_enum {
+    ($ty:ident { $($variant:ident => $name:literal),+ $(,)? }) => {
+        impl $ty {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$ty] = &[$($ty::$variant),+];
+            /// The lowercase names users write, in declaration order.
+            pub const NAMES: &'static [&'static str] = &[$($name),+];
+
+            /// The lowercase name users write.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($ty::$variant => $name,)+
+                }
+            }
+        }
+
+        impl std::str::FromStr for $ty {
+            type Err = String;
+
+            /// Parses the lowercase name; the error suggests the nearest valid one.
+            fn from_str(text: &str) -> Result<Self, String> {
+                match text {
+                    $($name => Ok($ty::$variant),)+
+                    other => Err(format!(
+                        "`{other}` is not valid; {}",
+                        suggestion(other, $ty::NAMES.iter().copied())
+                    )),
+                }
+            }
+        }
+
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+named_enum!(Algorithm { Grpo => "grpo", Ppo => "ppo" });
+named_enum!(Schedule { Colocated => "colocated", Async => "async" });
+named_enum!(OldLogprob { Auto => "auto", Always => "always", Never => "never" });

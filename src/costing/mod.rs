@@ -1,0 +1,284 @@
+//! One run priced: the single-run cost calculator behind `cost`, `compare` and `calibrate-hw`.
+//!
+//! A [`RunRequest`] is a validated description of one training stage (RL, SFT, reward-model
+//! training or DPO) on one cluster; [`price`] turns it into a [`CostReport`]: the ledger, the
+//! waste with the lever that removes each line ([`waste`]), the cost per point of improvement,
+//! where to run it ([`ownership`]) and a one-line verdict. [`compare`] prices a whole project
+//! stage by stage, and [`hardware_fit`] fits a GPU profile's efficiencies to one measured step.
+//! Nothing here knows about command-line flags: the binary (or any other front end) builds the
+//! request and renders the report ([`render`]: text for people, JSON for programs).
+
+pub mod compare;
+pub mod hardware_fit;
+pub mod ownership;
+pub mod render;
+pub mod waste;
+
+use std::fmt;
+
+use crate::catalog::{Catalog, ModelSpec};
+use crate::config::{
+    Algorithm, Finetune, Hardware, Levers, Ownership, Reward, RunSettings, Stop, Task,
+};
+use crate::ledger::supervised::{Stage, SupervisedRun, evaluate_supervised};
+use crate::ledger::{Ledger, RunConfig, evaluate};
+use crate::outcome::{CellSignal, OutcomeParams, predict};
+
+pub use ownership::PaymentOption;
+pub use waste::WasteLine;
+
+/// Which training stage is priced: an RL algorithm, or one of the supervised stages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PricedStage {
+    /// GRPO or PPO.
+    Rl(Algorithm),
+    /// Supervised fine-tuning.
+    Sft,
+    /// Reward-model training on preference pairs.
+    RewardModel,
+    /// Direct preference optimisation.
+    Dpo,
+}
+
+impl PricedStage {
+    /// Every stage, in the order the help lists them.
+    pub const ALL: [PricedStage; 5] = [
+        PricedStage::Rl(Algorithm::Grpo),
+        PricedStage::Rl(Algorithm::Ppo),
+        PricedStage::Sft,
+        PricedStage::RewardModel,
+        PricedStage::Dpo,
+    ];
+
+    /// The lowercase name users write: `grpo`, `ppo`, `sft`, `rm` or `dpo`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PricedStage::Rl(algorithm) => algorithm.as_str(),
+            PricedStage::Sft => "sft",
+            PricedStage::RewardModel => "rm",
+            PricedStage::Dpo => "dpo",
+        }
+    }
+
+    /// Whether the stage is RL (it generates rollouts).
+    pub fn is_rl(self) -> bool {
+        matches!(self, PricedStage::Rl(_))
+    }
+
+    /// The name printed in reports.
+    pub fn label(self) -> &'static str {
+        match self {
+            PricedStage::Rl(Algorithm::Grpo) => "GRPO",
+            PricedStage::Rl(Algorithm::Ppo) => "PPO",
+            PricedStage::Sft => "SFT",
+            PricedStage::RewardModel => "Reward-model training",
+            PricedStage::Dpo => "DPO",
+        }
+    }
+}
+
+impl std::str::FromStr for PricedStage {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        PricedStage::ALL
+            .into_iter()
+            .find(|stage| stage.as_str() == text)
+            .ok_or_else(|| {
+                format!(
+                    "`{text}` is not a stage; {}",
+                    crate::error::suggestion(text, PricedStage::ALL.map(PricedStage::as_str))
+                )
+            })
+    }
+}
+
+impl fmt::Display for PricedStage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The data of a supervised stage (SFT, reward model, DPO).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SupervisedData {
+    /// SFT demonstrations.
+    pub examples: f64,
+    /// Tokens per demonstration.
+    pub tokens_per_example: f64,
+    /// Preference pairs (RM, DPO).
+    pub pairs: f64,
+    /// Tokens per sequence of a pair.
+    pub tokens_per_pair: f64,
+    /// Epochs over the data.
+    pub epochs: u64,
+    /// DPO: reference log-probs computed once before training.
+    pub precomputed_reference: bool,
+}
+
+/// Everything one run is priced from, validated.
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    /// The stage.
+    pub stage: PricedStage,
+    /// The policy.
+    pub policy: ModelSpec,
+    /// Reward (RL), or the reward model trained (RM).
+    pub reward: Reward,
+    /// Fine-tuning mode.
+    pub finetune: Finetune,
+    /// The cluster.
+    pub hardware: Hardware,
+    /// The task.
+    pub task: Task,
+    /// Run settings.
+    pub run: RunSettings,
+    /// RL levers: B, G, cap, epochs.
+    pub levers: Levers,
+    /// Budget or steps (RL); epochs as iterations (supervised).
+    pub stop: Stop,
+    /// Data of a supervised stage.
+    pub supervised: SupervisedData,
+    /// Own-cluster economics.
+    pub ownership: Ownership,
+    /// Points of improvement given by the user, instead of the outcome prior's prediction.
+    pub gain_points: Option<f64>,
+    /// The catalog (for services).
+    pub catalog: Catalog,
+}
+
+/// A reward model of the policy's shape: the backbone without the LM head and a scalar head.
+pub fn reward_model_like(policy: &ModelSpec) -> ModelSpec {
+    let mut rm = policy.clone();
+    rm.id = format!("{}-rm", policy.id);
+    rm.name = format!("{} (reward model)", policy.name);
+    rm.lm_head = false;
+    rm.score_head_params = policy.hidden + 1;
+    rm.published_params = rm.total_params();
+    rm.published_params_tolerance = 0;
+    rm
+}
+
+impl RunRequest {
+    /// The RL run configuration of the request.
+    pub fn rl_config(&self) -> RunConfig<'_> {
+        RunConfig {
+            policy: &self.policy,
+            finetune: self.finetune,
+            reward: &self.reward,
+            group_size: self.levers.group_size,
+            max_response_len: self.levers.max_response_len,
+            update_epochs: self.levers.update_epochs,
+            prompts_per_step: self.levers.prompts_per_step,
+            stop: self.stop,
+            hardware: &self.hardware,
+            task: &self.task,
+            run: &self.run,
+        }
+    }
+
+    /// The ledger of the requested stage.
+    pub fn ledger(&self) -> Ledger {
+        let data = &self.supervised;
+        let supervised = |stage: Stage, model: &ModelSpec, examples: f64, tokens: f64| {
+            evaluate_supervised(&SupervisedRun {
+                stage,
+                model,
+                finetune: self.finetune,
+                examples,
+                tokens_per_sequence: tokens,
+                epochs: data.epochs,
+                hardware: &self.hardware,
+                run: &self.run,
+            })
+        };
+        match self.stage {
+            PricedStage::Rl(_) => evaluate(&self.rl_config()),
+            PricedStage::Sft => supervised(
+                Stage::Sft,
+                &self.policy,
+                data.examples,
+                data.tokens_per_example,
+            ),
+            PricedStage::RewardModel => supervised(
+                Stage::RewardModel,
+                self.reward
+                    .model
+                    .as_ref()
+                    .expect("a reward-model request names its model"),
+                data.pairs,
+                data.tokens_per_pair,
+            ),
+            PricedStage::Dpo => supervised(
+                Stage::Dpo {
+                    precomputed_reference: data.precomputed_reference,
+                },
+                &self.policy,
+                data.pairs,
+                data.tokens_per_pair,
+            ),
+        }
+    }
+}
+
+/// Points of improvement a run buys, and where the number comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExpectedGain {
+    /// Percentage points on the target benchmark.
+    pub points: f64,
+    /// "given by --gain" or "predicted by the outcome prior (uncalibrated)".
+    pub basis: &'static str,
+}
+
+/// The user's gain, or the outcome prior's prediction for an RL run that can run.
+pub fn expected_gain(request: &RunRequest, ledger: &Ledger) -> Option<ExpectedGain> {
+    if let Some(points) = request.gain_points {
+        return Some(ExpectedGain {
+            points,
+            basis: "given by --gain",
+        });
+    }
+    if !request.stage.is_rl() || !ledger.feasible() {
+        return None;
+    }
+    let config = request.rl_config();
+    let p = predict(&OutcomeParams::default(), &CellSignal::of(&config, ledger));
+    Some(ExpectedGain {
+        points: 100.0 * (p.score - p.base_score),
+        basis: "predicted by the outcome prior (uncalibrated)",
+    })
+}
+
+/// One run priced: the ledger and everything said about it.
+#[derive(Debug, Clone)]
+pub struct CostReport {
+    /// The ledger.
+    pub ledger: Ledger,
+    /// Waste lines (empty for supervised stages).
+    pub waste: Vec<WasteLine>,
+    /// Points of improvement, when known.
+    pub gain: Option<ExpectedGain>,
+    /// Where to run it.
+    pub options: Vec<PaymentOption>,
+    /// Break-even of owning against renting, when ownership economics were given.
+    pub break_even: Option<String>,
+    /// The one-line verdict.
+    pub verdict: String,
+}
+
+/// Prices one run.
+pub fn price(request: &RunRequest) -> CostReport {
+    let ledger = request.ledger();
+    let waste = waste::waste_lines(&ledger, request);
+    let gain = expected_gain(request, &ledger);
+    let (options, break_even) = ownership::buy_or_build(&ledger, request);
+    let verdict = render::verdict(&ledger, request, &waste);
+    CostReport {
+        ledger,
+        waste,
+        gain,
+        options,
+        break_even,
+        verdict,
+    }
+}

@@ -1,0 +1,311 @@
+//! A priced run rendered for people (tables) and for programs (the JSON that `cost --json`
+//! prints), and the one-line verdict both end with.
+
+use serde_json::json;
+
+use super::{CostReport, ExpectedGain, PricedStage, RunRequest, WasteLine};
+use crate::config::SECONDS_PER_HOUR;
+use crate::format::{Table, flops, money, percent, thousands};
+use crate::ledger::{Bucket, Ledger, Phase};
+
+/// The one-line verdict: the generation share of dollars and the biggest waste.
+pub fn verdict(ledger: &Ledger, request: &RunRequest, waste: &[WasteLine]) -> String {
+    let total = ledger.total_usd();
+    if !request.stage.is_rl() {
+        return format!(
+            "{}: all of its ${} is learning (no generation); the update pass is {} of the time",
+            request.stage.label(),
+            money(total),
+            percent(ledger.usd_share(Bucket::Learning))
+        );
+    }
+    let biggest = waste
+        .iter()
+        .max_by(|a, b| a.usd.total_cmp(&b.usd))
+        .expect("waste lines");
+    format!(
+        "generation is {} of the dollars ({} of the FLOPs); the biggest waste is {} (${}, {} of the run): {}",
+        percent(ledger.usd_share(Bucket::Search)),
+        percent(ledger.flops_share(Bucket::Search)),
+        biggest.name,
+        money(biggest.usd),
+        percent(if total > 0.0 {
+            biggest.usd / total
+        } else {
+            0.0
+        }),
+        biggest.lever
+    )
+}
+
+/// The JSON form (`cost --json`): keys sorted, every number in its natural unit.
+pub fn json(report: &CostReport, request: &RunRequest) -> serde_json::Value {
+    let ledger = &report.ledger;
+    let iterations = ledger.iterations as f64;
+    let price = ledger.usd_per_gpu_hour;
+    let buckets = |f: &dyn Fn(Bucket) -> f64, total: f64| json!({"search": f(Bucket::Search), "learning": f(Bucket::Learning), "feedback": f(Bucket::Feedback), "total": total});
+    let phases: Vec<serde_json::Value> = Phase::ALL
+        .iter()
+        .map(|&p| {
+            let c = ledger.phase(p);
+            json!({
+                "name": p.as_str(),
+                "bucket": p.bucket().as_str(),
+                "flops_per_step": c.flops,
+                "seconds_per_step": c.seconds,
+                "flops": c.flops * iterations,
+                "seconds": c.seconds * iterations,
+                "gpu_hours": c.gpu_seconds / SECONDS_PER_HOUR * iterations,
+                "usd": c.gpu_seconds / SECONDS_PER_HOUR * iterations * price,
+            })
+        })
+        .collect();
+    let t = &ledger.tokens;
+    let gain = &report.gain;
+    json!({
+        "config": {
+            "algo": request.stage.as_str(),
+            "model": request.policy.id,
+            "finetune": request.finetune.to_string(),
+            "reward": request.reward.to_string(),
+            "gpu": request.hardware.gpu.id,
+            "gpus": request.hardware.gpus,
+            "usd_per_gpu_hour": price,
+            "schedule": request.hardware.schedule.as_str(),
+            "prompts_per_step": request.levers.prompts_per_step,
+            "group_size": request.levers.group_size,
+            "prompt_tokens": request.task.prompt_tokens as u64,
+            "max_response_len": request.levers.max_response_len,
+            "update_epochs": request.levers.update_epochs,
+            "kl_reference": request.run.kl_reference,
+            "kl_coef": request.run.kl_coef,
+            "prefix_cache": request.run.prefix_cache,
+            "dynamic_sampling": request.run.dynamic_sampling,
+        },
+        "feasible": ledger.feasible(),
+        "infeasible_reason": ledger.infeasible.map(|r| r.to_string()),
+        "iterations": ledger.iterations,
+        "step_seconds": ledger.step_seconds,
+        "wall_hours": ledger.wall_hours(),
+        "tokens": {
+            "rollouts_per_step": t.rollouts_per_step,
+            "generated_rollouts_per_step": t.generated_rollouts_per_step,
+            "mean_response_tokens": t.mean_response_tokens,
+            "generated_tokens_per_step": t.generated_tokens_per_step,
+            "truncation_rate": t.truncation_rate,
+            "zero_signal_rate": t.zero_signal_rate,
+            "straggler_response_tokens": t.straggler_response_tokens,
+        },
+        "flops": buckets(&|b| ledger.flops(b), ledger.total_flops()),
+        "gpu_hours": buckets(&|b| ledger.gpu_hours(b), ledger.total_gpu_hours()),
+        "usd": buckets(&|b| ledger.usd(b), ledger.total_usd()),
+        "flops_share": buckets(&|b| ledger.flops_share(b), 1.0),
+        "usd_share": buckets(&|b| ledger.usd_share(b), 1.0),
+        "phases": phases,
+        "decode": {
+            "tensor_parallel": ledger.decode.tensor_parallel,
+            "replicas": ledger.decode.replicas,
+            "sequences_in_flight": ledger.decode.sequences_in_flight,
+        },
+        "training_memory_gb_per_gpu": ledger.training_memory_gb_per_gpu,
+        "waste": {
+            "zero_signal_usd": ledger.waste.zero_signal_usd,
+            "oversampling_usd": ledger.waste.oversampling_usd,
+            "truncated_usd": ledger.waste.truncated_usd,
+            "straggler_idle_gpu_hours": ledger.waste.straggler_idle_gpu_hours,
+            "straggler_idle_usd": ledger.waste.straggler_idle_usd,
+            "reference_without_kl_usd": ledger.waste.reference_without_kl_usd,
+            "uncached_prefill_usd": ledger.waste.uncached_prefill_usd,
+        },
+        "cost_per_point": gain.as_ref().filter(|g| g.points > 0.0).map(|g| json!({
+            "points": g.points,
+            "basis": g.basis,
+            "usd_per_point": ledger.total_usd() / g.points,
+            "gpu_hours_per_point": ledger.total_gpu_hours() / g.points,
+        })),
+        "where_to_run": report.options.iter().map(|o| json!({"option": o.name, "usd": o.usd, "basis": o.basis})).collect::<Vec<_>>(),
+        "break_even": report.break_even,
+        "verdict": report.verdict,
+    })
+}
+
+/// Renders the human report.
+pub fn text(report: &CostReport, request: &RunRequest) -> String {
+    let ledger = &report.ledger;
+    let t = &ledger.tokens;
+    let h = &request.hardware;
+    let iterations = ledger.iterations as f64;
+    let mut text = match request.stage {
+        PricedStage::Rl(_) => {
+            let mut s = format!(
+                "{} run: {} ({}), {} reward, {} x {} at ${}/GPU-hour, {}\n",
+                request.stage.label(),
+                request.policy.id,
+                request.finetune,
+                request.reward,
+                h.gpus,
+                h.gpu.id,
+                money(h.usd_per_gpu_hour),
+                h.schedule
+            );
+            s.push_str(&format!(
+                "{} prompts x {} = {} rollouts per step; responses average {} of {} tokens ({} truncated); {} update epoch(s)\n",
+                thousands(request.levers.prompts_per_step as f64),
+                request.levers.group_size,
+                thousands(t.rollouts_per_step),
+                thousands(t.mean_response_tokens),
+                thousands(request.levers.max_response_len as f64),
+                percent(t.truncation_rate),
+                request.levers.update_epochs
+            ));
+            s.push_str(&format!(
+                "{} iterations of {} s: {} wall-clock hours, {} GPU-hours, ${}\n",
+                thousands(iterations),
+                money(ledger.step_seconds),
+                money(ledger.wall_hours()),
+                thousands(ledger.total_gpu_hours()),
+                money(ledger.total_usd())
+            ));
+            s
+        }
+        _ => format!(
+            "{}: {} ({}), {} epoch(s) on {} x {} at ${}/GPU-hour: {} wall-clock hours, {} GPU-hours, ${}\n",
+            request.stage.label(),
+            if request.stage == PricedStage::RewardModel {
+                request
+                    .reward
+                    .model
+                    .as_ref()
+                    .map(|m| m.id.clone())
+                    .unwrap_or_default()
+            } else {
+                request.policy.id.clone()
+            },
+            if request.stage == PricedStage::RewardModel {
+                "full".to_string()
+            } else {
+                request.finetune.to_string()
+            },
+            request.supervised.epochs,
+            h.gpus,
+            h.gpu.id,
+            money(h.usd_per_gpu_hour),
+            money(ledger.wall_hours()),
+            money(ledger.total_gpu_hours()),
+            money(ledger.total_usd())
+        ),
+    };
+    if let Some(reason) = ledger.infeasible {
+        text.push_str(&format!("INFEASIBLE: {reason}\n"));
+    }
+    text.push('\n');
+    let total_gpu_seconds: f64 = ledger.phases.iter().map(|p| p.gpu_seconds).sum();
+    let mut phases = Table::new([
+        "phase",
+        "bucket",
+        "FLOPs/step",
+        "seconds/step",
+        "GPU-hours",
+        "USD",
+        "share of USD",
+    ]);
+    for &p in &Phase::ALL {
+        let c = ledger.phase(p);
+        if c.flops == 0.0 && c.seconds == 0.0 {
+            continue;
+        }
+        phases.row([
+            p.as_str().to_string(),
+            p.bucket().as_str().to_string(),
+            flops(c.flops),
+            money(c.seconds),
+            money(c.gpu_seconds / SECONDS_PER_HOUR * iterations),
+            money(c.gpu_seconds / SECONDS_PER_HOUR * iterations * ledger.usd_per_gpu_hour),
+            percent(if total_gpu_seconds > 0.0 {
+                c.gpu_seconds / total_gpu_seconds
+            } else {
+                0.0
+            }),
+        ]);
+    }
+    text.push_str(&phases.render());
+    text.push('\n');
+    let mut buckets = Table::new([
+        "bucket",
+        "FLOPs",
+        "share of FLOPs",
+        "GPU-hours",
+        "USD",
+        "share of USD",
+    ]);
+    for b in Bucket::ALL {
+        buckets.row([
+            b.as_str().to_string(),
+            flops(ledger.flops(b)),
+            percent(ledger.flops_share(b)),
+            money(ledger.gpu_hours(b)),
+            money(ledger.usd(b)),
+            percent(ledger.usd_share(b)),
+        ]);
+    }
+    buckets.row([
+        "total".to_string(),
+        flops(ledger.total_flops()),
+        percent(1.0),
+        money(ledger.total_gpu_hours()),
+        money(ledger.total_usd()),
+        percent(1.0),
+    ]);
+    text.push_str(&buckets.render());
+    let total = ledger.total_usd();
+    if !report.waste.is_empty() {
+        text.push_str("\nwaste (categories overlap):\n");
+        let mut waste = Table::new(["where", "USD", "share of run", "what", "lever"]);
+        for line in &report.waste {
+            waste.row([
+                line.name.to_string(),
+                money(line.usd),
+                percent(if total > 0.0 { line.usd / total } else { 0.0 }),
+                line.detail.clone(),
+                line.lever.to_string(),
+            ]);
+        }
+        text.push_str(&waste.render());
+    }
+    if let Some(ExpectedGain {
+        points: gain,
+        basis,
+    }) = report.gain.clone()
+    {
+        text.push('\n');
+        if gain > 0.0 {
+            text.push_str(&format!(
+                "cost per point: {} points of improvement ({basis}) -> ${} and {} GPU-hours per point\n",
+                format_args!("{gain:.2}"),
+                money(total / gain),
+                money(ledger.total_gpu_hours() / gain)
+            ));
+        } else {
+            text.push_str(&format!(
+                "cost per point: no improvement expected ({basis})\n"
+            ));
+        }
+    }
+    text.push_str("\nwhere to run it:\n");
+    let mut table = Table::new(["option", "USD", "basis"]);
+    for o in &report.options {
+        table.row([
+            o.name.clone(),
+            o.usd.map(money).unwrap_or_else(|| "-".to_string()),
+            o.basis.clone(),
+        ]);
+    }
+    text.push_str(&table.render());
+    if let Some(b) = &report.break_even {
+        text.push_str(&format!("break-even: {b}\n"));
+    }
+    text.push('\n');
+    text.push_str(&report.verdict);
+    text.push('\n');
+    text
+}

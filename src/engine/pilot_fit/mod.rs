@@ -1,0 +1,322 @@
+//! `fit`: every pilot's curve, the RACE surfaces and the calibrated prior, from the results the
+//! user's cluster produced and the plan they came from. Writes `fits.csv`,
+//! `extrapolations.csv`, `surfaces.csv`, `calibration.json` and plots, all staged and committed
+//! together.
+
+mod outputs;
+mod runs;
+
+use std::path::{Path, PathBuf};
+
+use runs::{RunFit, RunFitSettings, fit_run};
+
+use crate::catalog::Catalog;
+use crate::error::{Error, Result};
+use crate::fit::calibrate::{
+    CalibrationResult as Calibration, Observation, calibrate, default_free,
+};
+use crate::format::{Table, number};
+use crate::outcome::PARAM_NAMES;
+use crate::outcome::calibration_file::{CalibrationFile, entries};
+use crate::pilot::ingest::{IngestOptions, Ingested, read_results};
+use crate::pilot::{Plan, plan_grid, read_plan, run_indices};
+use crate::report::Staged;
+use crate::spec::Grid;
+
+/// What `fit` is asked to do.
+#[derive(Debug, Clone)]
+pub struct PilotFitSettings {
+    /// The tidy results CSV (`run_id, step, metric, value`).
+    pub results: PathBuf,
+    /// The plan's `plan.csv` (`plan.json` beside it).
+    pub plan: PathBuf,
+    /// Output folder.
+    pub out: PathBuf,
+    /// The held-out metric to fit (None: the grid's, or "score").
+    pub metric: Option<String>,
+    /// Skip bad rows instead of failing.
+    pub skip_bad_rows: bool,
+    /// Accept a training signal as the target.
+    pub allow_train_metric: bool,
+    /// Checkpoints before this step are left out of the curve fits.
+    pub warmup_steps: u64,
+    /// Bootstrap replicates.
+    pub bootstrap: usize,
+    /// Seed of the bootstraps (None: the grid's).
+    pub seed: Option<u64>,
+    /// Prior parameters to calibrate (None: those the pilots identify).
+    pub free: Option<Vec<String>>,
+    /// The grid file, when it moved since the plan was made.
+    pub grid: Option<PathBuf>,
+    /// Replace another grid's calibration in the output folder.
+    pub force: bool,
+}
+
+/// What `fit` did, for the summary it prints.
+pub struct PilotFitReport {
+    grid_name: String,
+    metric: String,
+    plan: Plan,
+    ingested: Ingested,
+    fits: Vec<RunFit>,
+    observations: usize,
+    surface_lines: Vec<String>,
+    calibration: Calibration,
+    written: usize,
+    out: PathBuf,
+}
+
+/// Refuses to overwrite another grid's calibration unless forced.
+fn check_out_dir(dir: &Path, grid_name: &str, force: bool) -> Result<()> {
+    crate::report::create_output_dir(dir)?;
+    let existing = dir.join("calibration.json");
+    if !force
+        && let Ok(text) = std::fs::read_to_string(&existing)
+        && let Ok(file) = serde_json::from_str::<CalibrationFile>(&text)
+        && file.grid_name != grid_name
+    {
+        return Err(Error::in_file(
+            &existing,
+            None,
+            "grid_name",
+            format!(
+                "{} holds a calibration of grid `{}`; choose another --out or pass --force",
+                dir.display(),
+                file.grid_name
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks the names of the parameters to calibrate.
+fn check_free(names: &[String]) -> Result<()> {
+    for n in names {
+        if !PARAM_NAMES.contains(&n.as_str()) {
+            return Err(Error::in_setting(
+                "free",
+                format!(
+                    "`{n}` is not a prior parameter; {}",
+                    crate::error::suggestion(n, PARAM_NAMES)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Fits everything and writes the outputs.
+pub fn fit_pilots(settings: &PilotFitSettings, catalog: &Catalog) -> Result<PilotFitReport> {
+    let plan = read_plan(&settings.plan)?;
+    let grid = plan_grid(&plan, &settings.plan, settings.grid.as_deref(), catalog)?;
+    let metric = settings
+        .metric
+        .clone()
+        .or_else(|| grid.metric.clone())
+        .unwrap_or_else(|| "score".to_string());
+    let ingested = read_results(
+        &settings.results,
+        &plan,
+        &IngestOptions {
+            metric: metric.clone(),
+            skip_bad_rows: settings.skip_bad_rows,
+            allow_train_metric: settings.allow_train_metric,
+        },
+    )?;
+    if let Some(names) = &settings.free {
+        check_free(names)?;
+    }
+    let seed = settings.seed.unwrap_or(grid.seed);
+    let run_settings = RunFitSettings {
+        warmup_steps: settings.warmup_steps,
+        bootstrap: settings.bootstrap,
+        seed,
+    };
+    let mut fits: Vec<RunFit> = Vec::new();
+    let mut observations: Vec<Observation> = Vec::new();
+    for (k, run) in plan.runs.iter().enumerate() {
+        let Some(points) = ingested.runs.get(&run.run_id) else {
+            continue;
+        };
+        let indices = run_indices(&grid, run, &settings.plan, k + 2)?;
+        fits.push(fit_run(
+            &grid,
+            k,
+            run,
+            indices,
+            points,
+            &run_settings,
+            &mut observations,
+        ));
+    }
+    let free: Vec<&str> = match &settings.free {
+        Some(names) => names.iter().map(String::as_str).collect(),
+        None => default_free(&observations),
+    };
+    let calibration = calibrate(&grid.outcome, &observations, &free, settings.bootstrap.min(200), seed)
+        .ok_or_else(|| Error::in_file(&settings.results, None, "", "the calibration did not converge; check the results, or fit fewer parameters with --free"))?;
+    check_out_dir(&settings.out, &grid.name, settings.force)?;
+    let calibration_file = CalibrationFile {
+        tool: "rlfrontier".to_string(),
+        tool_version: crate::VERSION.to_string(),
+        grid_name: grid.name.clone(),
+        grid_sha256: grid.sha256.clone(),
+        metric: metric.clone(),
+        runs: calibration.runs,
+        checkpoints: calibration.checkpoints,
+        free: calibration.free.clone(),
+        params: entries(&calibration.params),
+        prior_rmse: calibration.prior_rmse,
+        fit_rmse: calibration.fit_rmse,
+        loro_rmse: calibration.loro_rmse,
+        lomso_rmse: calibration.lomso_rmse,
+        bootstrap_replicates: calibration.bootstrap_replicates,
+        seed,
+    };
+    let (written, surface_lines) = write_outputs(
+        settings,
+        &grid,
+        &plan,
+        &fits,
+        &observations,
+        &calibration,
+        &calibration_file,
+    )?;
+    Ok(PilotFitReport {
+        grid_name: grid.name.clone(),
+        metric,
+        plan,
+        ingested,
+        fits,
+        observations: observations.len(),
+        surface_lines,
+        calibration,
+        written,
+        out: settings.out.clone(),
+    })
+}
+
+/// Stages every output and commits them together; returns how many files were written and the
+/// surface summary lines.
+fn write_outputs(
+    settings: &PilotFitSettings,
+    grid: &Grid,
+    plan: &Plan,
+    fits: &[RunFit],
+    observations: &[Observation],
+    calibration: &Calibration,
+    calibration_file: &CalibrationFile,
+) -> Result<(usize, Vec<String>)> {
+    let plots_dir = settings.out.join("plots");
+    std::fs::create_dir_all(&plots_dir).map_err(|e| Error::io(&plots_dir, e))?;
+    let mut staged = Staged::default();
+    let (fits_csv, extrapolations_csv) = outputs::fits_tables(plan, fits);
+    staged.add(&settings.out.join("fits.csv"), &fits_csv)?;
+    staged.add(
+        &settings.out.join("extrapolations.csv"),
+        &extrapolations_csv,
+    )?;
+    let (surfaces_csv, surface_lines) = outputs::surfaces_table(grid, plan, fits);
+    staged.add(&settings.out.join("surfaces.csv"), &surfaces_csv)?;
+    let mut text = serde_json::to_string_pretty(calibration_file).expect("json");
+    text.push('\n');
+    staged.add(&settings.out.join("calibration.json"), text.as_bytes())?;
+    outputs::stage_plots(
+        &mut staged,
+        &plots_dir,
+        &outputs::PlotInputs {
+            grid,
+            plan,
+            fits,
+            warmup_steps: settings.warmup_steps,
+            observations,
+            calibrated: &calibration.params,
+        },
+    )?;
+    let written = staged.commit()?;
+    Ok((written.len(), surface_lines))
+}
+
+impl PilotFitReport {
+    /// The summary `fit` prints: runs, fitted curves, surfaces, calibration, and what to run next.
+    pub fn to_text(&self) -> String {
+        let (plan, ingested, calibration) = (&self.plan, &self.ingested, &self.calibration);
+        let mut report = format!(
+            "fitted {} runs of grid `{}` on metric `{}` ({} checkpoints{})\n",
+            self.fits.len(),
+            self.grid_name,
+            self.metric,
+            self.observations,
+            if ingested.skipped_rows > 0 {
+                format!(", {} bad rows skipped", ingested.skipped_rows)
+            } else {
+                String::new()
+            }
+        );
+        for e in &ingested.skipped_examples {
+            report.push_str(&format!("  skipped {e}\n"));
+        }
+        if !ingested.missing_runs.is_empty() {
+            report.push_str(&format!(
+                "  runs without data: {}\n",
+                ingested.missing_runs.join(", ")
+            ));
+        }
+        report.push_str(&self.runs_table());
+        report.push_str("RACE surfaces (score against update fraction at the pilot budget):\n");
+        for l in &self.surface_lines {
+            report.push_str(l);
+            report.push('\n');
+        }
+        report.push_str(&format!(
+            "calibration of {} on {} runs: RMSE prior {:.4}, calibrated {:.4}, leave-one-run-out {}, leave-one-model-size-out {}\n",
+            calibration.free.join(", "),
+            calibration.runs,
+            calibration.prior_rmse,
+            calibration.fit_rmse,
+            calibration.loro_rmse.map(|e| format!("{e:.4}")).unwrap_or_else(|| "n/a".into()),
+            calibration.lomso_rmse.map(|e| format!("{e:.4}")).unwrap_or_else(|| "n/a (one model size)".into()),
+        ));
+        report.push_str(&format!(
+            "wrote {} files under {}; next: rlfrontier sweep {} --calibration {}\n",
+            self.written,
+            self.out.display(),
+            plan.info.grid_file,
+            self.out.join("calibration.json").display()
+        ));
+        report
+    }
+
+    /// One row per run: points, R0, the ceiling with its bootstrap interval, steepness,
+    /// midpoint, RMSE.
+    fn runs_table(&self) -> String {
+        let mut table = Table::new(["run", "points", "R0", "A [90%]", "beta", "C_mid", "rmse"]);
+        for f in &self.fits {
+            let run = &self.plan.runs[f.index];
+            match (&f.fit, &f.bootstrap) {
+                (Some(s), Some(b)) => table.row([
+                    run.run_id.clone(),
+                    f.points.len().to_string(),
+                    format!("{:.3}", f.base),
+                    format!(
+                        "{:.3} [{:.3}, {:.3}]",
+                        s.params.ceiling, b.params[0].0, b.params[0].1
+                    ),
+                    format!("{:.2}", s.params.steepness),
+                    number(s.params.midpoint),
+                    format!("{:.4}", s.rmse),
+                ]),
+                _ => table.row([
+                    run.run_id.clone(),
+                    f.points.len().to_string(),
+                    format!("{:.3}", f.base),
+                    "no fit".into(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                ]),
+            }
+        }
+        table.render()
+    }
+}

@@ -1,0 +1,205 @@
+//! `plan`: choose IsoFLOP pilot runs of a grid and write, together, the plan table that `fit`
+//! reads back (`plan.csv`, `plan.json`), one launch script per run for veRL or TRL, and a Slurm
+//! array that runs them.
+
+use std::path::{Path, PathBuf};
+
+use crate::config::Budget;
+use crate::error::{Error, Result};
+use crate::format::{Table, money, percent};
+use crate::pilot::launch::{Framework, LaunchContext, slurm_array, trl_script, verl_script};
+use crate::pilot::plan::{PlanRequest, choose, run_ledger};
+use crate::pilot::{Plan, PlanInfo, plan_csv, run_indices};
+use crate::report::Staged;
+use crate::spec::Grid;
+
+/// What `plan` is asked to do.
+#[derive(Debug, Clone)]
+pub struct PilotPlanSettings {
+    /// The grid file as the user named it (recorded in `plan.json`).
+    pub grid_file: PathBuf,
+    /// The budget every pilot spends.
+    pub budget: Budget,
+    /// Most pilot runs.
+    pub max_pilots: usize,
+    /// Most dollars for all pilots together.
+    pub max_total_usd: Option<f64>,
+    /// Launch scripts for this framework.
+    pub framework: Framework,
+    /// Output folder.
+    pub out: PathBuf,
+    /// Replace another grid's plan in the output folder.
+    pub force: bool,
+}
+
+/// A plan written to disk.
+pub struct PilotPlan {
+    /// The plan.
+    pub plan: Plan,
+    /// Files written.
+    pub written: Vec<PathBuf>,
+    grid_name: String,
+    budget: Budget,
+    framework: Framework,
+    out: PathBuf,
+}
+
+/// Refuses to overwrite another grid's plan unless forced.
+fn check_out_dir(dir: &Path, grid_name: &str, force: bool) -> Result<()> {
+    crate::report::create_output_dir(dir)?;
+    let existing = dir.join("plan.json");
+    if !force
+        && let Ok(text) = std::fs::read_to_string(&existing)
+        && let Ok(info) = serde_json::from_str::<PlanInfo>(&text)
+        && info.grid_name != grid_name
+    {
+        return Err(Error::in_file(
+            &existing,
+            None,
+            "grid_name",
+            format!(
+                "{} holds a plan for grid `{}`; choose another --out or pass --force",
+                dir.display(),
+                info.grid_name
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Plans the pilots and writes the files.
+/// Chooses the pilots and writes the plan, launch scripts and Slurm array.
+pub fn plan_pilots(grid: &Grid, settings: &PilotPlanSettings) -> Result<PilotPlan> {
+    if settings.max_pilots == 0 {
+        return Err(Error::in_setting("max_pilots", "must be at least 1"));
+    }
+    if let Some(x) = settings.max_total_usd
+        && !(x.is_finite() && x > 0.0)
+    {
+        return Err(Error::in_setting(
+            "pilot_usd",
+            format!("{x} must be a positive number of dollars"),
+        ));
+    }
+    let (budget, framework) = (settings.budget, settings.framework);
+    let runs = choose(
+        grid,
+        &PlanRequest {
+            budget,
+            max_pilots: settings.max_pilots,
+            max_total_usd: settings.max_total_usd,
+        },
+    )?;
+    let plan = Plan {
+        info: PlanInfo {
+            tool: "rlfrontier".to_string(),
+            tool_version: crate::VERSION.to_string(),
+            grid_name: grid.name.clone(),
+            grid_file: settings.grid_file.display().to_string(),
+            grid_sha256: grid.sha256.clone(),
+            pilot_budget: budget.amount,
+            budget_unit: budget.unit.as_str().to_string(),
+            framework: framework.as_str().to_string(),
+            runs: runs.len(),
+        },
+        runs,
+    };
+    check_out_dir(&settings.out, &grid.name, settings.force)?;
+    let launch_dir = settings.out.join("launch");
+    std::fs::create_dir_all(&launch_dir).map_err(|e| Error::io(&launch_dir, e))?;
+    let mut staged = Staged::default();
+    staged.add(&settings.out.join("plan.csv"), &plan_csv(&plan))?;
+    let mut json = serde_json::to_string_pretty(&plan.info).expect("json");
+    json.push('\n');
+    staged.add(&settings.out.join("plan.json"), json.as_bytes())?;
+    let plan_path = settings.out.join("plan.csv");
+    for (k, run) in plan.runs.iter().enumerate() {
+        let indices = run_indices(grid, run, &plan_path, k + 2)?;
+        let ledger = run_ledger(grid, &indices, budget);
+        let context = LaunchContext {
+            grid,
+            run,
+            policy: &grid.axes.model[indices.model],
+            finetune: grid.axes.finetune[indices.finetune],
+            reward: &grid.axes.reward[indices.reward],
+            ledger: &ledger,
+        };
+        let script = match framework {
+            Framework::Verl => verl_script(&context),
+            Framework::Trl => trl_script(&context),
+        };
+        staged.add(
+            &launch_dir.join(format!("{}.sh", run.run_id)),
+            script.as_bytes(),
+        )?;
+    }
+    staged.add(
+        &settings.out.join("slurm_array.sh"),
+        slurm_array(grid, &plan.runs).as_bytes(),
+    )?;
+    let written = staged.commit()?;
+    Ok(PilotPlan {
+        plan,
+        written,
+        grid_name: grid.name.clone(),
+        budget,
+        framework,
+        out: settings.out.clone(),
+    })
+}
+
+impl PilotPlan {
+    /// The summary `plan` prints: one row per pilot, the totals, and what was written.
+    pub fn to_text(&self) -> String {
+        let (plan, written, budget, framework) =
+            (&self.plan, &self.written, self.budget, self.framework);
+        let mut table = Table::new([
+            "run",
+            "model",
+            "finetune",
+            "reward",
+            "G",
+            "cap",
+            "epochs",
+            "prompts",
+            "steps",
+            "update fraction",
+            "USD",
+            "GPU-h",
+        ]);
+        for r in &plan.runs {
+            table.row([
+                r.run_id.clone(),
+                r.model.clone(),
+                r.finetune.clone(),
+                r.reward.clone(),
+                r.group_size.to_string(),
+                r.max_response_len.to_string(),
+                r.update_epochs.to_string(),
+                r.prompts_per_step.to_string(),
+                r.steps.to_string(),
+                percent(r.update_fraction),
+                money(r.expected_usd),
+                money(r.expected_gpu_hours),
+            ]);
+        }
+        let total_usd: f64 = plan.runs.iter().map(|r| r.expected_usd).sum();
+        let total_gpu_hours: f64 = plan.runs.iter().map(|r| r.expected_gpu_hours).sum();
+        let mut text = format!(
+            "{} pilots of grid `{}` at {} each ({} framework): ${} and {} GPU-hours in all\n",
+            plan.runs.len(),
+            self.grid_name,
+            budget,
+            framework.as_str(),
+            money(total_usd),
+            money(total_gpu_hours)
+        );
+        text.push_str(&table.render());
+        text.push_str(&format!(
+            "wrote {} files under {} (launch/*.sh, slurm_array.sh, plan.csv, plan.json)\n",
+            written.len(),
+            self.out.display()
+        ));
+        text
+    }
+}

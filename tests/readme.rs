@@ -1,0 +1,181 @@
+//! The README's command outputs are real: every example whose output the README shows is run
+//! here and must print exactly what the README says.
+//!
+//! Two shapes are recognised:
+//! - a block whose first line is `$ cargo run --release -- ARGS` (continued with `\`), followed
+//!   by the output in the same block;
+//! - a ```` ```sh ```` block holding one `cargo run --release -- ARGS` command, followed directly
+//!   by a plain ```` ``` ```` block holding its output.
+//!
+//! Commands that elide arguments (`...`) are skipped. Commands run from a temporary folder, with
+//! `grids/` and `results/` paths pointing into the repository, so an example that writes a file
+//! (`calibrate-hw --out h100-mine.toml`) leaves the checkout clean.
+
+use std::path::Path;
+
+mod common;
+
+/// A README example: the argument text after `cargo run --release --`, and the expected output.
+struct Example {
+    line: usize,
+    args: String,
+    expected: String,
+}
+
+/// Fenced blocks as (1-based line of the opening fence, info string, body lines).
+fn fenced_blocks(text: &str) -> Vec<(usize, String, Vec<String>)> {
+    let mut blocks = Vec::new();
+    let mut current: Option<(usize, String, Vec<String>)> = None;
+    for (number, line) in text.lines().enumerate() {
+        if let Some(info) = line.strip_prefix("```") {
+            match current.take() {
+                Some(block) => blocks.push(block),
+                None => current = Some((number + 1, info.trim().to_string(), Vec::new())),
+            }
+        } else if let Some(block) = current.as_mut() {
+            block.2.push(line.to_string());
+        }
+    }
+    blocks
+}
+
+/// Joins a command and its `\` continuation lines; returns the joined text and the lines used.
+fn command_at(lines: &[String]) -> (String, usize) {
+    let mut joined = String::new();
+    for (used, line) in lines.iter().enumerate() {
+        let line = line.trim();
+        match line.strip_suffix('\\') {
+            Some(head) => {
+                joined.push_str(head.trim());
+                joined.push(' ');
+            }
+            None => {
+                joined.push_str(line);
+                return (joined, used + 1);
+            }
+        }
+    }
+    (joined, lines.len())
+}
+
+fn examples(readme: &str) -> Vec<Example> {
+    const PREFIX: &str = "cargo run --release -- ";
+    let blocks = fenced_blocks(readme);
+    let mut found = Vec::new();
+    for (k, (line, info, body)) in blocks.iter().enumerate() {
+        if let Some(first) = body.first()
+            && first.starts_with("$ ")
+        {
+            let (command, used) = command_at(body);
+            let command = command.trim_start_matches("$ ");
+            if let Some(args) = command.strip_prefix(PREFIX) {
+                found.push(Example {
+                    line: *line,
+                    args: args.to_string(),
+                    expected: body[used..].join("\n") + "\n",
+                });
+            }
+        } else if info == "sh"
+            && let Some(first) = body.first()
+            && first.starts_with(PREFIX)
+            && let Some((_, next_info, output)) = blocks.get(k + 1)
+        {
+            let (command, used) = command_at(body);
+            if used == body.len() && next_info.is_empty() {
+                found.push(Example {
+                    line: *line,
+                    args: command[PREFIX.len()..].to_string(),
+                    expected: output.join("\n") + "\n",
+                });
+            }
+        }
+    }
+    found
+}
+
+/// Splits shell words, honouring double quotes (enough for the README's commands).
+fn shell_words(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut quoted = false;
+    let mut any = false;
+    for c in text.chars() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                any = true;
+            }
+            c if c.is_whitespace() && !quoted => {
+                if any {
+                    words.push(std::mem::take(&mut word));
+                    any = false;
+                }
+            }
+            c => {
+                word.push(c);
+                any = true;
+            }
+        }
+    }
+    if any {
+        words.push(word);
+    }
+    words
+}
+
+#[test]
+fn every_readme_example_prints_what_the_readme_shows() {
+    let readme = std::fs::read_to_string(common::repo("README.md")).unwrap();
+    let examples = examples(&readme);
+    assert!(
+        examples.len() >= 3,
+        "the README's examples were not found; did their format change?"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut checked = 0;
+    for example in &examples {
+        if example.args.contains("...") {
+            continue;
+        }
+        let args: Vec<String> = shell_words(&example.args)
+            .into_iter()
+            .map(|w| {
+                if w.starts_with("grids/") || w.starts_with("results/") {
+                    repo.join(w).display().to_string()
+                } else {
+                    w
+                }
+            })
+            .collect();
+        let output = common::bin()
+            .current_dir(dir.path())
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "README line {}: `{}` failed: {}",
+            example.line,
+            example.args,
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let actual = String::from_utf8(output.stdout).unwrap();
+        let actual = actual.replace(&dir.path().display().to_string(), ".");
+        assert_eq!(
+            actual, example.expected,
+            "README line {}: `{}` prints something else than the README shows",
+            example.line, example.args
+        );
+        checked += 1;
+    }
+    assert!(checked >= 3, "only {checked} README examples were checked");
+}
+
+#[test]
+fn shell_words_honour_quotes() {
+    assert_eq!(
+        shell_words(r#"a --b "c d" e"#),
+        vec!["a", "--b", "c d", "e"]
+    );
+}
