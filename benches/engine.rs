@@ -12,7 +12,7 @@ use ndarray::Array2;
 use rlfrontier::analysis::pareto::{Sense, front_2d, nondominated_ranks};
 use rlfrontier::catalog::Catalog;
 use rlfrontier::fit::sigmoid::{SigmoidParams, bootstrap, fit};
-use rlfrontier::ledger::{RunConfig, evaluate};
+use rlfrontier::ledger::evaluate;
 use rlfrontier::rng::SplitMix64;
 use rlfrontier::spec;
 
@@ -27,7 +27,7 @@ fn engine(c: &mut Criterion) {
     let g = grid("ten-million");
     let cell = g.cell(4_321_987).unwrap();
     c.bench_function("ledger of one cell", |b| {
-        b.iter(|| evaluate(black_box(&RunConfig::from_cell(&g, &cell))))
+        b.iter(|| evaluate(black_box(&cell.run_config(&g))))
     });
     c.bench_function("decode a cell index", |b| {
         b.iter(|| g.cell(black_box(7_654_321)))

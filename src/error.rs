@@ -3,7 +3,8 @@
 //! Every error a user can fix (a bad grid, an unknown model, a flag out of range) is an
 //! [`Error::Input`]: one line naming where the problem is, what is wrong and how to fix it, and
 //! exit code 2 at the binary's edge. Failures of the environment (a folder that cannot be
-//! written) are [`Error::Io`] and exit with code 1.
+//! written) are [`Error::Io`] and exit with code 1. The exit codes themselves are decided in one
+//! place, the binary's `app::main`.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -166,13 +167,9 @@ impl Error {
         }
     }
 
-    /// The process exit code for this error: 2 for bad input, 130 for an interruption, 1 otherwise.
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            Error::Input(_) => 2,
-            Error::Interrupted => 130,
-            Error::Io { .. } => 1,
-        }
+    /// Whether the user's input is at fault (the binary exits with code 2 for these).
+    pub fn is_input(&self) -> bool {
+        matches!(self, Error::Input(_))
     }
 }
 
@@ -283,6 +280,6 @@ mod tests {
             "0 is not allowed",
         );
         assert_eq!(e.to_string(), "g.toml:3: axes.group_size: 0 is not allowed");
-        assert_eq!(e.exit_code(), 2);
+        assert!(e.is_input());
     }
 }

@@ -1,7 +1,7 @@
 //! One cell evaluated: its ledger and its predicted score, and the quantities derived from both
 //! that every table shares (cost in the grid's budget unit, dollars per point).
 
-use crate::ledger::{Ledger, RunConfig, evaluate};
+use crate::ledger::{Ledger, evaluate};
 use crate::outcome::{CellSignal, Prediction, predict};
 use crate::spec::{BudgetAxis, Cell, Grid};
 
@@ -19,7 +19,7 @@ pub struct Evaluated<'g> {
 /// Evaluates the cell with this id (None when the constraints prune it).
 pub fn evaluate_cell(grid: &Grid, id: u64) -> Option<Evaluated<'_>> {
     let cell = grid.cell(id)?;
-    let config = RunConfig::from_cell(grid, &cell);
+    let config = cell.run_config(grid);
     let ledger = evaluate(&config);
     let signal = CellSignal::of(&config, &ledger);
     let prediction = predict(&grid.outcome, &signal);

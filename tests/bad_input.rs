@@ -1,17 +1,10 @@
 //! The bad-input suite: every case must exit with code 2, print one line on stderr that names
 //! the file (and line) or the flag, the field, and how to fix it, and write nothing.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use assert_cmd::Command;
-
-fn bin() -> Command {
-    Command::cargo_bin("rlfrontier").unwrap()
-}
-
-fn repo(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
-}
+mod common;
+use common::{bin, repo};
 
 const GRID: &str = include_str!("../grids/race-pilot.toml");
 

@@ -1,19 +1,11 @@
 //! End-to-end tests: the real binary on the bundled grids.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 
-fn bin() -> Command {
-    Command::cargo_bin("rlfrontier").unwrap()
-}
-
-fn grid(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("grids")
-        .join(format!("{name}.toml"))
-}
+mod common;
+use common::{bin, grid, read_csv};
 
 /// The cells.csv contract from the README, spelled out here on purpose rather than taken from
 /// `rlfrontier::report::cells::CELL_COLUMNS`: a column dropped or renamed in the code must fail this test.
@@ -59,21 +51,6 @@ fn quiet_sweep(name: &str, out: &Path) -> assert_cmd::assert::Assert {
         .args(["sweep", grid(name).to_str().unwrap(), "-q", "--out"])
         .arg(out)
         .assert()
-}
-
-fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
-    let mut reader = csv::Reader::from_path(path).unwrap();
-    let headers = reader
-        .headers()
-        .unwrap()
-        .iter()
-        .map(str::to_string)
-        .collect();
-    let rows = reader
-        .records()
-        .map(|r| r.unwrap().iter().map(str::to_string).collect())
-        .collect();
-    (headers, rows)
 }
 
 #[test]

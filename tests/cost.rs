@@ -1,12 +1,10 @@
 //! The cost calculator with the real binary: the README's worked example, every stage, the waste
 //! lines, cost per point, buy versus build, the stage comparison and the hardware calibration.
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 
-fn bin() -> Command {
-    Command::cargo_bin("rlfrontier").unwrap()
-}
+mod common;
+use common::bin;
 
 fn json(args: &[&str]) -> serde_json::Value {
     let a = bin().args(args).arg("--json").assert().success();

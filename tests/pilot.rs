@@ -3,23 +3,17 @@
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 
-fn bin() -> Command {
-    Command::cargo_bin("rlfrontier").unwrap()
-}
-
-fn grid() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("grids/race-pilot.toml")
-}
+mod common;
+use common::{bin, grid};
 
 fn plan(dir: &Path, framework: &str) -> PathBuf {
     let out = dir.join(format!("plan-{framework}"));
     bin()
         .args([
             "plan",
-            grid().to_str().unwrap(),
+            grid("race-pilot").to_str().unwrap(),
             "--pilot-budget",
             "3e17 flops",
             "--max-pilots",
@@ -123,7 +117,7 @@ fn plan_rejects_impossible_requests() {
     let out = dir.path().join("p");
     let run = |extra: &[&str]| {
         let mut c = bin();
-        c.args(["plan", grid().to_str().unwrap(), "--out"])
+        c.args(["plan", grid("race-pilot").to_str().unwrap(), "--out"])
             .arg(&out)
             .args(extra);
         c.assert().code(2)
@@ -205,7 +199,12 @@ fn the_race_loop_recovers_the_truth_and_the_shortlist_finds_the_true_best() {
     // Calibrated sweep versus a sweep under the true parameters: the same best regime per budget.
     let calibrated = dir.path().join("calibrated");
     bin()
-        .args(["sweep", grid().to_str().unwrap(), "-q", "--calibration"])
+        .args([
+            "sweep",
+            grid("race-pilot").to_str().unwrap(),
+            "-q",
+            "--calibration",
+        ])
         .arg(fit_dir.join("calibration.json"))
         .arg("--out")
         .arg(&calibrated)
@@ -215,7 +214,7 @@ fn the_race_loop_recovers_the_truth_and_the_shortlist_finds_the_true_best() {
             "calibrated on 24 runs, cross-validated RMSE",
         ));
     let truth_grid = dir.path().join("truth.toml");
-    let text = std::fs::read_to_string(grid())
+    let text = std::fs::read_to_string(grid("race-pilot"))
         .unwrap()
         .replace("name = \"race-pilot\"", "name = \"race-pilot-truth\"");
     std::fs::write(&truth_grid, format!("{text}{TRUTH}")).unwrap();

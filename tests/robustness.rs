@@ -8,9 +8,8 @@ use assert_cmd::cargo::CommandCargoExt;
 use proptest::prelude::*;
 use rlfrontier::catalog::Catalog;
 
-fn repo(path: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
-}
+mod common;
+use common::repo;
 
 #[test]
 fn ctrl_c_stops_promptly_leaves_no_partial_file_and_exits_130() {
@@ -157,7 +156,7 @@ proptest! {
         if let Ok(text) = String::from_utf8(bytes) {
             let result = rlfrontier::spec::parse(&text, Path::new("fuzz.toml"), &catalog);
             if let Err(e) = result {
-                prop_assert_eq!(e.exit_code(), 2);
+                prop_assert!(e.is_input());
                 prop_assert!(!e.to_string().contains('\n'));
             }
         }
@@ -170,26 +169,80 @@ proptest! {
         let path = dir.path().join("c.toml");
         let base = b"[[gpu]]\nid = \"h100-sxm\"\ndecode_bandwidth_efficiency = 0.55\n\n[[model]]\nid = \"tiny\"\nname = \"t\"\nlayers = 2\nhidden = 64\nheads = 4\nkv_heads = 4\nhead_dim = 16\nintermediate = 128\nvocab = 1000\ntied_embeddings = true\npublished_params = 0\nsource = \"s\"\ndate = \"d\"\n";
         std::fs::write(&path, mutate(base, &edits)).unwrap();
-        if let Err(e) = Catalog::load(Some(&path)) {
-            prop_assert!(matches!(e.exit_code(), 1 | 2));
+        match Catalog::load(Some(&path)) {
+            // A bad catalog file is the user's input: one line, exit code 2 at the edge.
+            Err(e) => {
+                prop_assert!(e.is_input(), "not an input error: {e}");
+                prop_assert!(!e.to_string().contains('\n'), "more than one line: {e}");
+            }
+            // A file that still parses merges over the embedded catalog without losing it.
+            Ok(catalog) => {
+                prop_assert!(catalog.models.len() >= Catalog::embedded().models.len());
+                prop_assert!(catalog.gpu("h100-sxm").is_ok());
+            }
         }
     }
 
-    /// The pilot-results reader never panics on arbitrary text.
+    /// The pilot-results reader never panics, on arbitrary text and on rows that name the plan's
+    /// runs (so step and value parsing are reached), and every refusal is one input-error line.
     #[test]
-    fn results_reader_never_panics(text in "[ -~\\n,]{0,400}") {
+    fn results_reader_never_panics(
+        noise in "[ -~\n,]{0,200}",
+        rows in prop::collection::vec(("(p001|p002|p00|zz)", "[-0-9a-z.]{0,5}", "(score|loss|)", "[-0-9.eEa-z ]{0,7}"), 0..12),
+        skip_bad_rows in any::<bool>(),
+    ) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.csv");
-        std::fs::write(&path, format!("run_id,step,metric,value\n{text}")).unwrap();
+        let mut text = String::from("run_id,step,metric,value\n");
+        for (run, step, metric, value) in &rows {
+            text.push_str(&format!("{run},{step},{metric},{value}\n"));
+        }
+        text.push_str(&noise);
+        std::fs::write(&path, &text).unwrap();
         let plan = rlfrontier::pilot::Plan {
             info: rlfrontier::pilot::PlanInfo {
                 tool: "rlfrontier".into(), tool_version: "0".into(), grid_name: "g".into(), grid_file: "g.toml".into(),
-                grid_sha256: "0".repeat(64), pilot_budget: 1.0, budget_unit: "flops".into(), framework: "verl".into(), runs: 1,
+                grid_sha256: "0".repeat(64), pilot_budget: 1e17, budget_unit: "flops".into(), framework: "verl".into(), runs: 2,
             },
-            runs: vec![],
+            runs: vec![pilot_run("p001"), pilot_run("p002")],
         };
-        let options = rlfrontier::pilot::ingest::IngestOptions { metric: "score".into(), skip_bad_rows: false, allow_train_metric: false };
-        let _ = rlfrontier::pilot::ingest::read_results(&path, &plan, &options);
+        let options = rlfrontier::pilot::ingest::IngestOptions { metric: "score".into(), skip_bad_rows, allow_train_metric: false };
+        match rlfrontier::pilot::ingest::read_results(&path, &plan, &options) {
+            Err(e) => {
+                prop_assert!(e.is_input(), "not an input error: {e}");
+                prop_assert!(!e.to_string().contains('\n'), "more than one line: {e}");
+            }
+            Ok(ingested) => {
+                for (run, points) in &ingested.runs {
+                    prop_assert!(run == "p001" || run == "p002");
+                    prop_assert!(points.iter().all(|c| c.value.is_finite()));
+                }
+            }
+        }
+    }
+}
+
+/// A pilot run of the test plan.
+fn pilot_run(id: &str) -> rlfrontier::pilot::PilotRun {
+    rlfrontier::pilot::PilotRun {
+        run_id: id.into(),
+        model: "qwen2.5-1.5b".into(),
+        finetune: "full".into(),
+        reward: "rule".into(),
+        group_size: 4,
+        max_response_len: 1024,
+        update_epochs: 1,
+        prompts_per_step: 16,
+        pilot_budget: 1e17,
+        budget_unit: "flops".into(),
+        steps: 10,
+        eval_every_steps: 2,
+        update_fraction: 0.5,
+        cost_per_step: 1e16,
+        expected_usd: 1.0,
+        expected_gpu_hours: 1.0,
+        expected_wall_hours: 1.0,
+        prior_score: 0.5,
     }
 }
 
@@ -197,6 +250,7 @@ proptest! {
 fn fuzzer_regressions_give_one_line_errors() {
     // Inputs the fuzzers found (tests/fuzz/corpus/*/regression-*), kept as regression tests.
     let catalog = Catalog::embedded();
+    let mut checked = 0;
     for entry in std::fs::read_dir(repo("tests/fuzz/corpus/grid_spec")).unwrap() {
         let path = entry.unwrap().path();
         if !path
@@ -208,9 +262,15 @@ fn fuzzer_regressions_give_one_line_errors() {
             continue;
         }
         let text = std::fs::read_to_string(&path).unwrap();
-        if let Err(e) = rlfrontier::spec::parse(&text, &path, &catalog) {
-            assert_eq!(e.exit_code(), 2);
-            assert!(!e.to_string().contains('\n'), "{}: {e}", path.display());
-        }
+        // Every regression input is a bad grid: it must be refused, with one line.
+        let e = rlfrontier::spec::parse(&text, &path, &catalog)
+            .expect_err(&format!("{} was accepted", path.display()));
+        assert!(e.is_input());
+        assert!(!e.to_string().contains('\n'), "{}: {e}", path.display());
+        checked += 1;
     }
+    assert!(
+        checked >= 1,
+        "no regression input found under tests/fuzz/corpus/grid_spec"
+    );
 }

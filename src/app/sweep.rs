@@ -148,7 +148,7 @@ pub fn run(args: &SweepArgs, interrupted: &AtomicBool, out: &mut dyn Write) -> R
     let catalog = args.catalog.load()?;
     let mut grid = spec::load(&args.grid, &catalog)?;
     if let Some(path) = &args.calibration {
-        rlfrontier::outcome::calibration_file::apply(&mut grid, path)?;
+        rlfrontier::engine::calibration_file::apply(&mut grid, path)?;
     }
     let options = SweepOptions {
         out_dir: args.out.clone().unwrap_or_else(|| default_out_dir(&grid)),

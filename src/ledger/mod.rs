@@ -21,7 +21,6 @@ use crate::config::{
     Algorithm, BudgetUnit, Finetune, Hardware, OldLogprob, Reward, RewardKind, RunSettings,
     Schedule, Stop, Task,
 };
-use crate::spec::{Cell, Grid};
 use flops::TokenSums;
 
 /// Where compute goes (RACE's three-way split).
@@ -238,25 +237,6 @@ pub struct RunConfig<'a> {
     pub task: &'a Task,
     /// Run settings.
     pub run: &'a RunSettings,
-}
-
-impl<'a> RunConfig<'a> {
-    /// The run a grid cell describes.
-    pub fn from_cell(grid: &'a Grid, cell: &Cell<'a>) -> Self {
-        RunConfig {
-            policy: cell.model,
-            finetune: cell.finetune,
-            reward: cell.reward,
-            group_size: cell.group_size,
-            max_response_len: cell.max_response_len,
-            update_epochs: cell.update_epochs,
-            prompts_per_step: cell.prompts_per_step,
-            stop: cell.stop,
-            hardware: &grid.hardware,
-            task: &grid.task,
-            run: &grid.run,
-        }
-    }
 }
 
 /// Token statistics of one iteration.

@@ -30,9 +30,6 @@ use crate::ledger::{Ledger, RunConfig};
 use params::{LORA_REFERENCE_PARAMS, REFERENCE_PARAMS, REFERENCE_ROLLOUTS};
 pub use params::{OutcomeParams, PARAM_NAMES, Param};
 
-/// Readers and writers of `calibration.json`.
-pub mod calibration_file;
-
 /// Whether predictions come from the documented prior or from a calibration on pilot runs.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub enum OutcomeState {

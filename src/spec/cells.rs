@@ -8,6 +8,7 @@
 use super::{BudgetAxis, Grid};
 use crate::catalog::ModelSpec;
 use crate::config::{Budget, Finetune, Reward, Stop};
+use crate::ledger::RunConfig;
 
 /// Per-axis indices of a cell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -186,5 +187,24 @@ impl Grid {
             prompts_per_step,
             stop,
         })
+    }
+}
+
+impl<'g> Cell<'g> {
+    /// The run this cell describes, with the grid's cluster, task and run settings.
+    pub fn run_config(&self, grid: &'g Grid) -> RunConfig<'g> {
+        RunConfig {
+            policy: self.model,
+            finetune: self.finetune,
+            reward: self.reward,
+            group_size: self.group_size,
+            max_response_len: self.max_response_len,
+            update_epochs: self.update_epochs,
+            prompts_per_step: self.prompts_per_step,
+            stop: self.stop,
+            hardware: &grid.hardware,
+            task: &grid.task,
+            run: &grid.run,
+        }
     }
 }

@@ -11,13 +11,13 @@ use std::path::{Path, PathBuf};
 use runs::{RunFit, RunFitSettings, fit_run};
 
 use crate::catalog::Catalog;
+use crate::engine::calibration_file::{CalibrationFile, entries};
 use crate::error::{Error, Result};
 use crate::fit::calibrate::{
     CalibrationResult as Calibration, Observation, calibrate, default_free,
 };
 use crate::format::{Table, number};
 use crate::outcome::PARAM_NAMES;
-use crate::outcome::calibration_file::{CalibrationFile, entries};
 use crate::pilot::ingest::{IngestOptions, Ingested, read_results};
 use crate::pilot::{Plan, plan_grid, read_plan, run_indices};
 use crate::report::Staged;

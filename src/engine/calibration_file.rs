@@ -7,8 +7,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::{OutcomeParams, OutcomeState, PARAM_NAMES, Param};
 use crate::error::{Error, Result};
+use crate::outcome::{OutcomeParams, OutcomeState, PARAM_NAMES, Param};
 use crate::spec::Grid;
 
 /// A parameter's value and interval in the file.
