@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::analysis::pareto::{Sense, front_2d};
-use crate::ledger::{Bucket, Ledger};
+use crate::ledger::{Bucket, InfeasibleKind, Ledger};
 use crate::outcome::Prediction;
 use crate::spec::{AxisIndices, Cell};
 
@@ -90,7 +90,7 @@ pub struct Aggregate {
     pub pruned: u64,
     /// Feasible cells.
     pub feasible: u64,
-    /// Infeasible cells per reason code, in [`INFEASIBLE_CODES`] order.
+    /// Infeasible cells per reason, in [`InfeasibleKind::ALL`] order.
     pub infeasible: [u64; 4],
     /// Sum of search dollar shares over feasible cells, in units of 1e-15 (integer addition is
     /// associative, so the mean does not depend on how cells were split into chunks or shards).
@@ -113,14 +113,6 @@ pub struct Aggregate {
 fn fixed(x: f64) -> i128 {
     (x * 1e15).round() as i128
 }
-
-/// Reason codes of infeasible cells, in a fixed order.
-pub const INFEASIBLE_CODES: [&str; 4] = [
-    "rollout_memory",
-    "training_memory",
-    "dynamic_sampling_starves",
-    "budget_below_one_iteration",
-];
 
 impl Aggregate {
     /// Adds one feasible cell.
@@ -157,12 +149,13 @@ impl Aggregate {
     }
 
     /// Adds one infeasible cell.
-    pub fn add_infeasible(&mut self, code: &str) {
-        let i = INFEASIBLE_CODES
-            .iter()
-            .position(|&c| c == code)
-            .expect("known code");
-        self.infeasible[i] += 1;
+    pub fn add_infeasible(&mut self, kind: InfeasibleKind) {
+        self.infeasible[kind.index()] += 1;
+    }
+
+    /// Infeasible cells per reason, in [`InfeasibleKind::ALL`] order.
+    pub fn infeasible_counts(&self) -> impl Iterator<Item = (InfeasibleKind, u64)> + '_ {
+        InfeasibleKind::ALL.into_iter().zip(self.infeasible)
     }
 
     /// Reduces the front candidates to the union of the two fronts (bounded memory).

@@ -11,7 +11,7 @@
 //!   axis), prior only (uncalibrated), infeasible neighbours (the regime is close to a wall).
 
 use crate::analysis::frontier::{Aggregate, Point};
-use crate::spec::{AxisIndices, Grid};
+use crate::spec::{Axis, AxisIndices, Grid};
 
 /// Entries kept per budget.
 pub const MAX_PER_BUDGET: usize = 5;
@@ -53,42 +53,28 @@ fn near_duplicate(grid: &Grid, a: &AxisIndices, b: &AxisIndices) -> bool {
         && close(a.prompts_per_step, b.prompts_per_step)
 }
 
-/// The numeric axes: name, values, the cell's index on it, and the smallest value the axis
-/// allows (no "add smaller values" advice below it).
-fn numeric_axes(grid: &Grid, i: &AxisIndices) -> Vec<(&'static str, Vec<u64>, usize, u64)> {
-    let a = &grid.axes;
+/// The numeric axes: the axis, its values, the cell's index on it, and the smallest value the
+/// axis allows (no "add smaller values" advice below it).
+fn numeric_axes<'g>(grid: &'g Grid, i: &AxisIndices) -> Vec<(Axis, &'g [u64], usize, u64)> {
     let min_group = if grid.run.algorithm == crate::config::Algorithm::Grpo {
         2
     } else {
         1
     };
-    vec![
-        ("group_size", a.group_size.clone(), i.group_size, min_group),
-        (
-            "max_response_len",
-            a.max_response_len.clone(),
-            i.max_response_len,
-            1,
-        ),
-        ("update_epochs", a.update_epochs.clone(), i.update_epochs, 1),
-        (
-            "prompts_per_step",
-            a.prompts_per_step.clone(),
-            i.prompts_per_step,
-            1,
-        ),
-    ]
-}
-
-fn with_axis(i: &AxisIndices, axis: &str, value: usize) -> AxisIndices {
-    let mut j = *i;
-    match axis {
-        "group_size" => j.group_size = value,
-        "max_response_len" => j.max_response_len = value,
-        "update_epochs" => j.update_epochs = value,
-        _ => j.prompts_per_step = value,
-    }
-    j
+    Axis::NUMERIC
+        .iter()
+        .map(|&axis| {
+            let values = axis
+                .numeric_values(&grid.axes)
+                .expect("NUMERIC axes have numeric values");
+            let minimum = if axis == Axis::GroupSize {
+                min_group
+            } else {
+                1
+            };
+            (axis, values, i.get(axis), minimum)
+        })
+        .collect()
 }
 
 fn flags(grid: &Grid, point: &Point) -> Vec<String> {
@@ -117,7 +103,7 @@ fn flags(grid: &Grid, point: &Point) -> Vec<String> {
             if neighbour >= values.len() {
                 continue;
             }
-            let id = grid.encode(&with_axis(&point.indices, axis, neighbour));
+            let id = grid.encode(&point.indices.with(axis, neighbour));
             if let Some(e) = crate::evaluate::evaluate_cell(grid, id)
                 && let Some(reason) = e.ledger.infeasible
             {

@@ -11,7 +11,7 @@ use super::{
     CellsMode, DEFAULT_CELLS_LIMIT, Manifest, Progress, SweepOptions, SweepSummary, chunks_of,
     shard_range,
 };
-use crate::analysis::frontier::{Aggregate, CostBasis, INFEASIBLE_CODES, PLOT_SAMPLE, Point};
+use crate::analysis::frontier::{Aggregate, CostBasis, PLOT_SAMPLE, Point};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::evaluate::{cost_in_budget_unit, evaluate_cell};
@@ -40,7 +40,7 @@ pub fn aggregate_chunk(grid: &Grid, ids: std::ops::Range<u64>, sample_stride: u6
                     sample_stride,
                 );
             }
-            Some(reason) => agg.add_infeasible(reason.code()),
+            Some(reason) => agg.add_infeasible(reason.kind()),
         }
     }
     agg.compact();
@@ -206,28 +206,16 @@ pub fn run_sweep(
 /// The error for a grid none of whose cells can run: how many fail for each reason, and what to
 /// change for the most common one. Nothing is written.
 fn all_infeasible(grid: &Grid, aggregate: &Aggregate) -> Error {
-    let reasons: Vec<String> = INFEASIBLE_CODES
-        .iter()
-        .zip(aggregate.infeasible)
+    let reasons: Vec<String> = aggregate
+        .infeasible_counts()
         .filter(|(_, n)| *n > 0)
-        .map(|(c, n)| format!("{c}: {}", crate::format::thousands(n as f64)))
+        .map(|(kind, n)| format!("{}: {}", kind.code(), crate::format::thousands(n as f64)))
         .collect();
-    let most = INFEASIBLE_CODES
-        .iter()
-        .zip(aggregate.infeasible)
+    let fix = aggregate
+        .infeasible_counts()
         .max_by_key(|(_, n)| *n)
-        .map(|(c, _)| *c)
-        .unwrap_or("");
-    let fix = match most {
-        "budget_below_one_iteration" => {
-            "raise the budgets, or shrink a step (fewer prompts per step, smaller G, shorter cap)"
-        }
-        "training_memory" => "add GPUs, use LoRA, a smaller model or a smaller max_tokens_per_gpu",
-        "rollout_memory" => {
-            "add GPUs, shorten max_response_len or raise rollout_gpu_memory_utilization"
-        }
-        _ => "raise group_size so that some groups carry signal",
-    };
+        .map(|(kind, _)| kind.fix())
+        .unwrap_or_default();
     Error::in_file(
         &grid.path,
         None,
@@ -279,10 +267,9 @@ pub(super) fn finish(
         cells_pruned: aggregate.pruned,
         cells_evaluated: aggregate.evaluated,
         cells_feasible: aggregate.feasible,
-        infeasible_by_code: INFEASIBLE_CODES
-            .iter()
-            .zip(aggregate.infeasible)
-            .map(|(c, n)| (c.to_string(), n))
+        infeasible_by_code: aggregate
+            .infeasible_counts()
+            .map(|(kind, n)| (kind.code().to_string(), n))
             .collect(),
         mean_usd_share_search: aggregate.mean_usd_share_search(),
         mean_flops_share_search: aggregate.mean_flops_share_search(),

@@ -201,13 +201,74 @@ impl fmt::Display for Infeasible {
 }
 
 impl Infeasible {
-    /// A short machine-readable code for CSV filtering.
-    pub fn code(&self) -> &'static str {
+    /// The kind of reason, without its numbers.
+    pub fn kind(&self) -> InfeasibleKind {
         match self {
-            Infeasible::RolloutMemory { .. } => "rollout_memory",
-            Infeasible::TrainingMemory { .. } => "training_memory",
-            Infeasible::DynamicSamplingStarves => "dynamic_sampling_starves",
-            Infeasible::BudgetBelowOneIteration { .. } => "budget_below_one_iteration",
+            Infeasible::RolloutMemory { .. } => InfeasibleKind::RolloutMemory,
+            Infeasible::TrainingMemory { .. } => InfeasibleKind::TrainingMemory,
+            Infeasible::DynamicSamplingStarves => InfeasibleKind::DynamicSamplingStarves,
+            Infeasible::BudgetBelowOneIteration { .. } => InfeasibleKind::BudgetBelowOneIteration,
+        }
+    }
+
+    /// A short machine-readable code for CSV filtering (`infeasible_code` in `cells.csv`).
+    pub fn code(&self) -> &'static str {
+        self.kind().code()
+    }
+}
+
+/// The kinds of [`Infeasible`], for counting cells per reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum InfeasibleKind {
+    /// See [`Infeasible::RolloutMemory`].
+    RolloutMemory,
+    /// See [`Infeasible::TrainingMemory`].
+    TrainingMemory,
+    /// See [`Infeasible::DynamicSamplingStarves`].
+    DynamicSamplingStarves,
+    /// See [`Infeasible::BudgetBelowOneIteration`].
+    BudgetBelowOneIteration,
+}
+
+impl InfeasibleKind {
+    /// Every kind, in the fixed order counts are kept and reported in.
+    pub const ALL: [InfeasibleKind; 4] = [
+        InfeasibleKind::RolloutMemory,
+        InfeasibleKind::TrainingMemory,
+        InfeasibleKind::DynamicSamplingStarves,
+        InfeasibleKind::BudgetBelowOneIteration,
+    ];
+
+    /// The machine-readable code.
+    pub fn code(self) -> &'static str {
+        match self {
+            InfeasibleKind::RolloutMemory => "rollout_memory",
+            InfeasibleKind::TrainingMemory => "training_memory",
+            InfeasibleKind::DynamicSamplingStarves => "dynamic_sampling_starves",
+            InfeasibleKind::BudgetBelowOneIteration => "budget_below_one_iteration",
+        }
+    }
+
+    /// Position in [`InfeasibleKind::ALL`] (the index of its count).
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// What to change when most cells of a grid fail for this reason.
+    pub fn fix(self) -> &'static str {
+        match self {
+            InfeasibleKind::BudgetBelowOneIteration => {
+                "raise the budgets, or shrink a step (fewer prompts per step, smaller G, shorter cap)"
+            }
+            InfeasibleKind::TrainingMemory => {
+                "add GPUs, use LoRA, a smaller model or a smaller max_tokens_per_gpu"
+            }
+            InfeasibleKind::RolloutMemory => {
+                "add GPUs, shorten max_response_len or raise rollout_gpu_memory_utilization"
+            }
+            InfeasibleKind::DynamicSamplingStarves => {
+                "raise group_size so that some groups carry signal"
+            }
         }
     }
 }

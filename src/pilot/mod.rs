@@ -19,7 +19,7 @@ use crate::catalog::Catalog;
 use crate::config::{Budget, BudgetUnit, Stop};
 use crate::error::{Error, Result};
 use crate::ledger::{Ledger, RunConfig, evaluate};
-use crate::spec::{AxisIndices, Grid};
+use crate::spec::{Axis, AxisIndices, Grid};
 
 /// One pilot run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -111,41 +111,41 @@ pub fn run_indices(grid: &Grid, run: &PilotRun, path: &Path, line: usize) -> Res
     };
     Ok(AxisIndices {
         model: find(
-            "model",
+            Axis::Model.name(),
             a.model.iter().position(|m| m.id == run.model),
             run.model.clone(),
         )?,
         finetune: find(
-            "finetune",
+            Axis::Finetune.name(),
             a.finetune
                 .iter()
                 .position(|f| f.to_string() == run.finetune),
             run.finetune.clone(),
         )?,
         reward: find(
-            "reward",
+            Axis::Reward.name(),
             a.reward.iter().position(|r| r.to_string() == run.reward),
             run.reward.clone(),
         )?,
         group_size: find(
-            "group_size",
+            Axis::GroupSize.name(),
             a.group_size.iter().position(|&g| g == run.group_size),
             run.group_size.to_string(),
         )?,
         max_response_len: find(
-            "max_response_len",
+            Axis::MaxResponseLen.name(),
             a.max_response_len
                 .iter()
                 .position(|&l| l == run.max_response_len),
             run.max_response_len.to_string(),
         )?,
         update_epochs: find(
-            "update_epochs",
+            Axis::UpdateEpochs.name(),
             a.update_epochs.iter().position(|&e| e == run.update_epochs),
             run.update_epochs.to_string(),
         )?,
         prompts_per_step: find(
-            "prompts_per_step",
+            Axis::PromptsPerStep.name(),
             a.prompts_per_step
                 .iter()
                 .position(|&b| b == run.prompts_per_step),

@@ -11,7 +11,7 @@ use crate::config::{Budget, Finetune, Reward, Stop};
 use crate::ledger::RunConfig;
 
 /// Per-axis indices of a cell.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct AxisIndices {
     /// Index into `axes.model`.
     pub model: usize,
@@ -127,16 +127,7 @@ impl Grid {
             digits[axis] = (rest % r[axis]) as usize;
             rest /= r[axis];
         }
-        AxisIndices {
-            model: digits[0],
-            finetune: digits[1],
-            reward: digits[2],
-            group_size: digits[3],
-            max_response_len: digits[4],
-            update_epochs: digits[5],
-            prompts_per_step: digits[6],
-            budget: digits[7],
-        }
+        AxisIndices::from_digits(digits)
     }
 
     /// Encodes per-axis indices back into a cell id (the inverse of [`Grid::decode`]).

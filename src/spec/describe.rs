@@ -1,7 +1,7 @@
 //! A grid's summary in words: hardware, task, every axis with its values, and the cell count
 //! (`rlfrontier check`, and the report's "Grid" section).
 
-use super::{BudgetAxis, Grid};
+use super::{Axis, BudgetAxis, Grid};
 use crate::config::Schedule;
 use crate::format::{money, thousands};
 
@@ -34,28 +34,26 @@ pub fn describe(grid: &Grid) -> String {
     let mut table = crate::format::Table::new(["axis", "values", "count"]);
     let join = |v: Vec<String>| v.join(", ");
     table.row([
-        "model".to_string(),
+        Axis::Model.name().to_string(),
         join(a.model.iter().map(|m| m.id.clone()).collect()),
         a.model.len().to_string(),
     ]);
     table.row([
-        "finetune".to_string(),
+        Axis::Finetune.name().to_string(),
         join(a.finetune.iter().map(|f| f.to_string()).collect()),
         a.finetune.len().to_string(),
     ]);
     table.row([
-        "reward".to_string(),
+        Axis::Reward.name().to_string(),
         join(a.reward.iter().map(|r| r.to_string()).collect()),
         a.reward.len().to_string(),
     ]);
-    for (name, values) in [
-        ("group_size", &a.group_size),
-        ("max_response_len", &a.max_response_len),
-        ("update_epochs", &a.update_epochs),
-        ("prompts_per_step", &a.prompts_per_step),
-    ] {
+    for axis in Axis::NUMERIC {
+        let values = axis
+            .numeric_values(a)
+            .expect("NUMERIC axes have numeric values");
         table.row([
-            name.to_string(),
+            axis.name().to_string(),
             join(values.iter().map(|v| v.to_string()).collect()),
             values.len().to_string(),
         ]);

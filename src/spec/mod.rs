@@ -4,6 +4,7 @@
 //! The file format is documented in the README ("Grid spec"); `grids/race-pilot.toml` is the
 //! annotated example.
 
+mod axis;
 mod cells;
 mod describe;
 
@@ -22,6 +23,7 @@ use crate::error::{Error, Result, suggestion};
 use crate::outcome::{OutcomeParams, PARAM_NAMES, Param};
 use crate::toml_text::{line_of_offset, locate_key, toml_error};
 
+pub use axis::Axis;
 pub use cells::{AxisIndices, Cell};
 pub use describe::describe;
 

@@ -1,0 +1,138 @@
+//! The axes of a grid, named once: the order cells are decoded in, the key each has in a grid
+//! file and in every table, and typed access to a cell's index on each.
+
+use std::fmt;
+
+use super::{Axes, AxisIndices};
+
+/// One axis of a grid, in decoding order (slowest first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Axis {
+    /// Policy model.
+    Model,
+    /// Fine-tuning mode.
+    Finetune,
+    /// Reward mechanism.
+    Reward,
+    /// Responses per prompt, G.
+    GroupSize,
+    /// Response cap, tokens.
+    MaxResponseLen,
+    /// Update epochs per rollout batch.
+    UpdateEpochs,
+    /// Prompts per step, B.
+    PromptsPerStep,
+    /// Budget (or iterations).
+    Budget,
+}
+
+impl Axis {
+    /// Every axis, in decoding order (the last varies fastest along cell ids).
+    pub const ALL: [Axis; 8] = [
+        Axis::Model,
+        Axis::Finetune,
+        Axis::Reward,
+        Axis::GroupSize,
+        Axis::MaxResponseLen,
+        Axis::UpdateEpochs,
+        Axis::PromptsPerStep,
+        Axis::Budget,
+    ];
+
+    /// The integer levers: the axes with ordered numeric values, whose edges the shortlist
+    /// flags.
+    pub const NUMERIC: [Axis; 4] = [
+        Axis::GroupSize,
+        Axis::MaxResponseLen,
+        Axis::UpdateEpochs,
+        Axis::PromptsPerStep,
+    ];
+
+    /// The key in grid files and the column name in tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Axis::Model => "model",
+            Axis::Finetune => "finetune",
+            Axis::Reward => "reward",
+            Axis::GroupSize => "group_size",
+            Axis::MaxResponseLen => "max_response_len",
+            Axis::UpdateEpochs => "update_epochs",
+            Axis::PromptsPerStep => "prompts_per_step",
+            Axis::Budget => "budget",
+        }
+    }
+
+    /// The axis's values when it is numeric ([`Axis::NUMERIC`]); None otherwise.
+    pub fn numeric_values(self, axes: &Axes) -> Option<&[u64]> {
+        match self {
+            Axis::GroupSize => Some(&axes.group_size),
+            Axis::MaxResponseLen => Some(&axes.max_response_len),
+            Axis::UpdateEpochs => Some(&axes.update_epochs),
+            Axis::PromptsPerStep => Some(&axes.prompts_per_step),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Axis {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl AxisIndices {
+    /// The index on `axis`.
+    pub fn get(&self, axis: Axis) -> usize {
+        match axis {
+            Axis::Model => self.model,
+            Axis::Finetune => self.finetune,
+            Axis::Reward => self.reward,
+            Axis::GroupSize => self.group_size,
+            Axis::MaxResponseLen => self.max_response_len,
+            Axis::UpdateEpochs => self.update_epochs,
+            Axis::PromptsPerStep => self.prompts_per_step,
+            Axis::Budget => self.budget,
+        }
+    }
+
+    /// The same indices with `axis` moved to `index`.
+    pub fn with(mut self, axis: Axis, index: usize) -> Self {
+        let slot = match axis {
+            Axis::Model => &mut self.model,
+            Axis::Finetune => &mut self.finetune,
+            Axis::Reward => &mut self.reward,
+            Axis::GroupSize => &mut self.group_size,
+            Axis::MaxResponseLen => &mut self.max_response_len,
+            Axis::UpdateEpochs => &mut self.update_epochs,
+            Axis::PromptsPerStep => &mut self.prompts_per_step,
+            Axis::Budget => &mut self.budget,
+        };
+        *slot = index;
+        self
+    }
+
+    /// Indices from digits in [`Axis::ALL`] order.
+    pub fn from_digits(digits: [usize; 8]) -> Self {
+        Axis::ALL
+            .iter()
+            .zip(digits)
+            .fold(AxisIndices::default(), |indices, (&axis, digit)| {
+                indices.with(axis, digit)
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn indices_round_trip_through_every_axis() {
+        let digits = [1, 2, 3, 4, 5, 6, 7, 8];
+        let indices = AxisIndices::from_digits(digits);
+        for (k, axis) in Axis::ALL.iter().enumerate() {
+            assert_eq!(indices.get(*axis), digits[k], "{axis}");
+        }
+        assert_eq!(indices.with(Axis::Reward, 9).get(Axis::Reward), 9);
+    }
+}
