@@ -42,7 +42,7 @@ pub struct OutcomeParams {
     /// Default 0.45 (Qwen2.5-7B-class models on MATH-500-like held-out sets score 0.4-0.6 before
     /// RL); set it to your measured base score.
     pub base_score_at_7b: Param,
-    /// Change of R0 per decade of parameters. Default 0.03: kept small on purpose, so that
+    /// Change of R0 per decade of parameters. Default 0: kept at zero on purpose, so that
     /// larger models win through their ceiling and sample efficiency, not a head start
     /// (hypothesis; measure your base models).
     pub base_score_per_decade: Param,
@@ -54,7 +54,7 @@ pub struct OutcomeParams {
     /// reach higher asymptotes; the 17Bx16 MoE reaches 0.71 against 0.61 for 8B).
     pub ceiling_per_decade: Param,
     /// K_mid at 7.6e9 parameters, in effective updates (iterations × reuse × (useful rollouts /
-    /// 1024)^κ): half of the headroom is reached here. Default 60, so that the bundled grids'
+    /// 1024)^κ): half of the headroom is reached here. Default 10, so that the bundled grids'
     /// budgets span the rising part of the curve (hypothesis).
     pub k_mid_at_7b: Param,
     /// How fast K_mid falls with parameters: K_mid ∝ N^(−e). Default 0.5 (larger models are more
@@ -100,162 +100,381 @@ pub struct OutcomeParams {
     pub lora_half_rank_size_exponent: Param,
 }
 
-impl Default for OutcomeParams {
-    fn default() -> Self {
-        OutcomeParams {
-            base_score_at_7b: Param::new(0.45, 0.40, 0.50),
-            base_score_per_decade: Param::new(0.0, 0.0, 0.06),
-            ceiling_at_7b: Param::new(0.70, 0.62, 0.78),
-            ceiling_per_decade: Param::new(0.12, 0.06, 0.18),
-            k_mid_at_7b: Param::new(10.0, 5.0, 20.0),
-            k_mid_size_exponent: Param::new(0.5, 0.3, 0.7),
-            steepness: Param::new(1.2, 0.8, 1.8),
-            batch_exponent: Param::new(0.5, 0.35, 0.7),
-            epoch_reuse: Param::new(0.5, 0.3, 0.7),
-            coverage_exponent: Param::new(1.0, 0.6, 1.4),
-            length_ceiling_exponent: Param::new(1.0, 0.5, 1.5),
-            prm_signal: Param::new(1.5, 1.1, 2.0),
-            prm_ceiling: Param::new(0.9, 0.8, 1.0),
-            orm_signal: Param::new(0.85, 0.6, 1.0),
-            orm_ceiling: Param::new(0.9, 0.8, 1.0),
-            judge_signal: Param::new(0.9, 0.7, 1.1),
-            judge_ceiling: Param::new(0.92, 0.8, 1.0),
-            lora_half_rank_at_0_5b: Param::new(3.6, 2.0, 6.0),
-            lora_half_rank_size_exponent: Param::new(0.33, 0.2, 0.45),
-        }
+/// Which values a parameter may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Domain {
+    /// A score or a multiplier of one: [0, 1].
+    UnitInterval,
+    /// Strictly positive.
+    Positive,
+    /// Zero or more.
+    NonNegative,
+    /// A reuse factor: [0, 1).
+    BelowOne,
+    /// Any finite number.
+    Real,
+}
+
+/// One parameter of the prior: its name (the key in `[outcome]`), default value and range, the
+/// values it may take, and the evidence behind the default.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ParamSpec {
+    /// Which parameter.
+    pub id: ParamId,
+    /// The key in `[outcome]` and in `calibration.json`.
+    pub name: &'static str,
+    /// Default value and plausible range.
+    pub default: Param,
+    /// Allowed values.
+    pub domain: Domain,
+    /// One line of evidence for reports.
+    pub evidence: &'static str,
+}
+
+/// The prior's parameters by identity, in declaration order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[allow(missing_docs)] // each variant is the field of `OutcomeParams` of the same name
+pub enum ParamId {
+    BaseScoreAt7b,
+    BaseScorePerDecade,
+    CeilingAt7b,
+    CeilingPerDecade,
+    KMidAt7b,
+    KMidSizeExponent,
+    Steepness,
+    BatchExponent,
+    EpochReuse,
+    CoverageExponent,
+    LengthCeilingExponent,
+    PrmSignal,
+    PrmCeiling,
+    OrmSignal,
+    OrmCeiling,
+    JudgeSignal,
+    JudgeCeiling,
+    LoraHalfRankAt05b,
+    LoraHalfRankSizeExponent,
+}
+
+const fn spec(
+    id: ParamId,
+    name: &'static str,
+    default: Param,
+    domain: Domain,
+    evidence: &'static str,
+) -> ParamSpec {
+    ParamSpec {
+        id,
+        name,
+        default,
+        domain,
+        evidence,
     }
 }
 
+/// Every parameter of the prior, in [`ParamId`] order: the single table of names, defaults,
+/// ranges, domains and evidence (the field docs of [`OutcomeParams`] say what each one means).
+pub const PARAMS: [ParamSpec; 19] = {
+    use Domain::*;
+    use ParamId::*;
+    [
+        spec(
+            BaseScoreAt7b,
+            "base_score_at_7b",
+            Param::new(0.45, 0.40, 0.50),
+            UnitInterval,
+            "base policy score before RL; set it to your measured value",
+        ),
+        spec(
+            BaseScorePerDecade,
+            "base_score_per_decade",
+            Param::new(0.0, 0.0, 0.06),
+            Real,
+            "kept small: larger models win by ceiling and sample efficiency, not a head start (hypothesis)",
+        ),
+        spec(
+            CeilingAt7b,
+            "ceiling_at_7b",
+            Param::new(0.70, 0.62, 0.78),
+            UnitInterval,
+            "ScaleRL (arXiv 2510.13786) Table 1: A = 0.61 for an 8B dense model",
+        ),
+        spec(
+            CeilingPerDecade,
+            "ceiling_per_decade",
+            Param::new(0.12, 0.06, 0.18),
+            Real,
+            "ScaleRL: larger models reach higher asymptotes",
+        ),
+        spec(
+            KMidAt7b,
+            "k_mid_at_7b",
+            Param::new(10.0, 5.0, 20.0),
+            Positive,
+            "chosen so the bundled grids span the rising part of the curve (hypothesis)",
+        ),
+        spec(
+            KMidSizeExponent,
+            "k_mid_size_exponent",
+            Param::new(0.5, 0.3, 0.7),
+            NonNegative,
+            "larger models are more sample-efficient in RL post-training (hypothesis on the exponent)",
+        ),
+        spec(
+            Steepness,
+            "steepness",
+            Param::new(1.2, 0.8, 1.8),
+            Positive,
+            "ScaleRL fits steepness between about 1 and 2.5",
+        ),
+        spec(
+            BatchExponent,
+            "batch_exponent",
+            Param::new(0.5, 0.35, 0.7),
+            NonNegative,
+            "gradient-noise argument; kappa = 1 would contradict IsoCompute (arXiv 2603.12151)",
+        ),
+        spec(
+            EpochReuse,
+            "epoch_reuse",
+            Param::new(0.5, 0.3, 0.7),
+            BelowOne,
+            "diminishing returns of reusing one rollout batch (PPO clipping)",
+        ),
+        spec(
+            CoverageExponent,
+            "coverage_exponent",
+            Param::new(1.0, 0.6, 1.4),
+            NonNegative,
+            "coverage 1 - E[(1-p)^G] grows with G and saturates (IsoCompute)",
+        ),
+        spec(
+            LengthCeilingExponent,
+            "length_ceiling_exponent",
+            Param::new(1.0, 0.5, 1.5),
+            NonNegative,
+            "ScaleRL: longer generation budgets raise the asymptote",
+        ),
+        spec(
+            PrmSignal,
+            "prm_signal",
+            Param::new(1.5, 1.1, 2.0),
+            Positive,
+            "denser per-step credit from a PRM",
+        ),
+        spec(
+            PrmCeiling,
+            "prm_ceiling",
+            Param::new(0.9, 0.8, 1.0),
+            UnitInterval,
+            "PRMs can be gamed (reward hacking)",
+        ),
+        spec(
+            OrmSignal,
+            "orm_signal",
+            Param::new(0.85, 0.6, 1.0),
+            Positive,
+            "label noise of outcome reward models",
+        ),
+        spec(
+            OrmCeiling,
+            "orm_ceiling",
+            Param::new(0.9, 0.8, 1.0),
+            UnitInterval,
+            "outcome reward models can be gamed",
+        ),
+        spec(
+            JudgeSignal,
+            "judge_signal",
+            Param::new(0.9, 0.7, 1.1),
+            Positive,
+            "LLM judges: noisier than rules",
+        ),
+        spec(
+            JudgeCeiling,
+            "judge_ceiling",
+            Param::new(0.92, 0.8, 1.0),
+            UnitInterval,
+            "LLM judges can be gamed",
+        ),
+        spec(
+            LoraHalfRankAt05b,
+            "lora_half_rank_at_0_5b",
+            Param::new(3.6, 2.0, 6.0),
+            Positive,
+            "veRL LoRA guide: rank 32 nearly matches full fine-tuning at 0.5B",
+        ),
+        spec(
+            LoraHalfRankSizeExponent,
+            "lora_half_rank_size_exponent",
+            Param::new(0.33, 0.2, 0.45),
+            Real,
+            "veRL LoRA guide: rank 128 nearly matches full fine-tuning at 32B",
+        ),
+    ]
+};
+
 /// Names of every parameter, in declaration order (the keys of `[outcome]`).
-pub const PARAM_NAMES: [&str; 19] = [
-    "base_score_at_7b",
-    "base_score_per_decade",
-    "ceiling_at_7b",
-    "ceiling_per_decade",
-    "k_mid_at_7b",
-    "k_mid_size_exponent",
-    "steepness",
-    "batch_exponent",
-    "epoch_reuse",
-    "coverage_exponent",
-    "length_ceiling_exponent",
-    "prm_signal",
-    "prm_ceiling",
-    "orm_signal",
-    "orm_ceiling",
-    "judge_signal",
-    "judge_ceiling",
-    "lora_half_rank_at_0_5b",
-    "lora_half_rank_size_exponent",
-];
+pub const PARAM_NAMES: [&str; 19] = {
+    let mut names = [""; 19];
+    let mut i = 0;
+    while i < PARAMS.len() {
+        names[i] = PARAMS[i].name;
+        i += 1;
+    }
+    names
+};
 
-/// One line of evidence per parameter, in [`PARAM_NAMES`] order, for reports.
-pub const PARAM_EVIDENCE: [&str; 19] = [
-    "base policy score before RL; set it to your measured value",
-    "kept small: larger models win by ceiling and sample efficiency, not a head start (hypothesis)",
-    "ScaleRL (arXiv 2510.13786) Table 1: A = 0.61 for an 8B dense model",
-    "ScaleRL: larger models reach higher asymptotes",
-    "chosen so the bundled grids span the rising part of the curve (hypothesis)",
-    "larger models are more sample-efficient in RL post-training (hypothesis on the exponent)",
-    "ScaleRL fits steepness between about 1 and 2.5",
-    "gradient-noise argument; kappa = 1 would contradict IsoCompute (arXiv 2603.12151)",
-    "diminishing returns of reusing one rollout batch (PPO clipping)",
-    "coverage 1 - E[(1-p)^G] grows with G and saturates (IsoCompute)",
-    "ScaleRL: longer generation budgets raise the asymptote",
-    "denser per-step credit from a PRM",
-    "PRMs can be gamed (reward hacking)",
-    "label noise of outcome reward models",
-    "outcome reward models can be gamed",
-    "LLM judges: noisier than rules",
-    "LLM judges can be gamed",
-    "veRL LoRA guide: rank 32 nearly matches full fine-tuning at 0.5B",
-    "veRL LoRA guide: rank 128 nearly matches full fine-tuning at 32B",
-];
+impl ParamId {
+    /// Every parameter, in declaration order.
+    pub const ALL: [ParamId; 19] = {
+        let mut ids = [ParamId::BaseScoreAt7b; 19];
+        let mut i = 0;
+        while i < PARAMS.len() {
+            ids[i] = PARAMS[i].id;
+            i += 1;
+        }
+        ids
+    };
 
-impl OutcomeParams {
-    /// The parameter of this name.
-    pub fn get_mut(&mut self, name: &str) -> Option<&mut Param> {
-        Some(match name {
-            "base_score_at_7b" => &mut self.base_score_at_7b,
-            "base_score_per_decade" => &mut self.base_score_per_decade,
-            "ceiling_at_7b" => &mut self.ceiling_at_7b,
-            "ceiling_per_decade" => &mut self.ceiling_per_decade,
-            "k_mid_at_7b" => &mut self.k_mid_at_7b,
-            "k_mid_size_exponent" => &mut self.k_mid_size_exponent,
-            "steepness" => &mut self.steepness,
-            "batch_exponent" => &mut self.batch_exponent,
-            "epoch_reuse" => &mut self.epoch_reuse,
-            "coverage_exponent" => &mut self.coverage_exponent,
-            "length_ceiling_exponent" => &mut self.length_ceiling_exponent,
-            "prm_signal" => &mut self.prm_signal,
-            "prm_ceiling" => &mut self.prm_ceiling,
-            "orm_signal" => &mut self.orm_signal,
-            "orm_ceiling" => &mut self.orm_ceiling,
-            "judge_signal" => &mut self.judge_signal,
-            "judge_ceiling" => &mut self.judge_ceiling,
-            "lora_half_rank_at_0_5b" => &mut self.lora_half_rank_at_0_5b,
-            "lora_half_rank_size_exponent" => &mut self.lora_half_rank_size_exponent,
-            _ => return None,
-        })
+    /// The parameter's row of [`PARAMS`].
+    pub fn spec(self) -> &'static ParamSpec {
+        &PARAMS[self as usize]
     }
 
-    /// Every parameter in [`PARAM_NAMES`] order.
+    /// The key in `[outcome]`.
+    pub fn name(self) -> &'static str {
+        self.spec().name
+    }
+
+    /// The parameter with this key.
+    pub fn from_name(name: &str) -> Option<ParamId> {
+        PARAMS.iter().find(|p| p.name == name).map(|p| p.id)
+    }
+}
+
+impl Default for OutcomeParams {
+    /// Every parameter at its default in [`PARAMS`].
+    fn default() -> Self {
+        let mut params = OutcomeParams {
+            base_score_at_7b: Param::new(0.0, 0.0, 0.0),
+            base_score_per_decade: Param::new(0.0, 0.0, 0.0),
+            ceiling_at_7b: Param::new(0.0, 0.0, 0.0),
+            ceiling_per_decade: Param::new(0.0, 0.0, 0.0),
+            k_mid_at_7b: Param::new(0.0, 0.0, 0.0),
+            k_mid_size_exponent: Param::new(0.0, 0.0, 0.0),
+            steepness: Param::new(0.0, 0.0, 0.0),
+            batch_exponent: Param::new(0.0, 0.0, 0.0),
+            epoch_reuse: Param::new(0.0, 0.0, 0.0),
+            coverage_exponent: Param::new(0.0, 0.0, 0.0),
+            length_ceiling_exponent: Param::new(0.0, 0.0, 0.0),
+            prm_signal: Param::new(0.0, 0.0, 0.0),
+            prm_ceiling: Param::new(0.0, 0.0, 0.0),
+            orm_signal: Param::new(0.0, 0.0, 0.0),
+            orm_ceiling: Param::new(0.0, 0.0, 0.0),
+            judge_signal: Param::new(0.0, 0.0, 0.0),
+            judge_ceiling: Param::new(0.0, 0.0, 0.0),
+            lora_half_rank_at_0_5b: Param::new(0.0, 0.0, 0.0),
+            lora_half_rank_size_exponent: Param::new(0.0, 0.0, 0.0),
+        };
+        for spec in &PARAMS {
+            *params.param_mut(spec.id) = spec.default;
+        }
+        params
+    }
+}
+
+impl OutcomeParams {
+    /// The parameter `id`.
+    pub fn param(&self, id: ParamId) -> Param {
+        *self.param_ref(id)
+    }
+
+    fn param_ref(&self, id: ParamId) -> &Param {
+        use ParamId::*;
+        match id {
+            BaseScoreAt7b => &self.base_score_at_7b,
+            BaseScorePerDecade => &self.base_score_per_decade,
+            CeilingAt7b => &self.ceiling_at_7b,
+            CeilingPerDecade => &self.ceiling_per_decade,
+            KMidAt7b => &self.k_mid_at_7b,
+            KMidSizeExponent => &self.k_mid_size_exponent,
+            Steepness => &self.steepness,
+            BatchExponent => &self.batch_exponent,
+            EpochReuse => &self.epoch_reuse,
+            CoverageExponent => &self.coverage_exponent,
+            LengthCeilingExponent => &self.length_ceiling_exponent,
+            PrmSignal => &self.prm_signal,
+            PrmCeiling => &self.prm_ceiling,
+            OrmSignal => &self.orm_signal,
+            OrmCeiling => &self.orm_ceiling,
+            JudgeSignal => &self.judge_signal,
+            JudgeCeiling => &self.judge_ceiling,
+            LoraHalfRankAt05b => &self.lora_half_rank_at_0_5b,
+            LoraHalfRankSizeExponent => &self.lora_half_rank_size_exponent,
+        }
+    }
+
+    /// The parameter `id`, to change it.
+    pub fn param_mut(&mut self, id: ParamId) -> &mut Param {
+        use ParamId::*;
+        match id {
+            BaseScoreAt7b => &mut self.base_score_at_7b,
+            BaseScorePerDecade => &mut self.base_score_per_decade,
+            CeilingAt7b => &mut self.ceiling_at_7b,
+            CeilingPerDecade => &mut self.ceiling_per_decade,
+            KMidAt7b => &mut self.k_mid_at_7b,
+            KMidSizeExponent => &mut self.k_mid_size_exponent,
+            Steepness => &mut self.steepness,
+            BatchExponent => &mut self.batch_exponent,
+            EpochReuse => &mut self.epoch_reuse,
+            CoverageExponent => &mut self.coverage_exponent,
+            LengthCeilingExponent => &mut self.length_ceiling_exponent,
+            PrmSignal => &mut self.prm_signal,
+            PrmCeiling => &mut self.prm_ceiling,
+            OrmSignal => &mut self.orm_signal,
+            OrmCeiling => &mut self.orm_ceiling,
+            JudgeSignal => &mut self.judge_signal,
+            JudgeCeiling => &mut self.judge_ceiling,
+            LoraHalfRankAt05b => &mut self.lora_half_rank_at_0_5b,
+            LoraHalfRankSizeExponent => &mut self.lora_half_rank_size_exponent,
+        }
+    }
+
+    /// The parameter of this name, to change it.
+    pub fn get_mut(&mut self, name: &str) -> Option<&mut Param> {
+        ParamId::from_name(name).map(|id| self.param_mut(id))
+    }
+
+    /// Every parameter in [`PARAMS`] order.
     pub fn as_array(&self) -> [Param; 19] {
-        [
-            self.base_score_at_7b,
-            self.base_score_per_decade,
-            self.ceiling_at_7b,
-            self.ceiling_per_decade,
-            self.k_mid_at_7b,
-            self.k_mid_size_exponent,
-            self.steepness,
-            self.batch_exponent,
-            self.epoch_reuse,
-            self.coverage_exponent,
-            self.length_ceiling_exponent,
-            self.prm_signal,
-            self.prm_ceiling,
-            self.orm_signal,
-            self.orm_ceiling,
-            self.judge_signal,
-            self.judge_ceiling,
-            self.lora_half_rank_at_0_5b,
-            self.lora_half_rank_size_exponent,
-        ]
+        ParamId::ALL.map(|id| self.param(id))
     }
 
     /// The parameter of this name (read-only).
     pub fn get(&self, name: &str) -> Option<Param> {
-        PARAM_NAMES
-            .iter()
-            .position(|n| *n == name)
-            .map(|i| self.as_array()[i])
+        ParamId::from_name(name).map(|id| self.param(id))
     }
 
     /// Keeps a scaled range inside the parameter's domain (a number override scales the default
     /// range, which can push a score-like range past 1 or the reuse factor to 1).
     pub fn clamp_scaled_range(name: &str, param: &mut Param) {
-        if [
-            "base_score_at_7b",
-            "ceiling_at_7b",
-            "prm_ceiling",
-            "orm_ceiling",
-            "judge_ceiling",
-        ]
-        .contains(&name)
-        {
-            param.low = param.low.clamp(0.0, 1.0).min(param.value);
-            param.high = param.high.clamp(0.0, 1.0).max(param.value);
-        }
-        if name == "epoch_reuse" {
-            param.high = param.high.min(0.99).max(param.value);
+        match ParamId::from_name(name).map(|id| id.spec().domain) {
+            Some(Domain::UnitInterval) => {
+                param.low = param.low.clamp(0.0, 1.0).min(param.value);
+                param.high = param.high.clamp(0.0, 1.0).max(param.value);
+            }
+            Some(Domain::BelowOne) => {
+                param.high = param.high.min(0.99).max(param.value);
+            }
+            _ => {}
         }
     }
 
     /// Checks the values are usable: finite, low ≤ value ≤ high, and each within its domain.
     pub fn validate(&self) -> Result<(), String> {
-        for name in PARAM_NAMES {
-            let p = self.get(name).expect("listed");
+        for spec in &PARAMS {
+            let (name, p) = (spec.name, self.param(spec.id));
             if !(p.value.is_finite() && p.low.is_finite() && p.high.is_finite()) {
                 return Err(format!("{name}: values must be finite"));
             }
@@ -265,40 +484,20 @@ impl OutcomeParams {
                     p.low, p.value, p.high
                 ));
             }
-            let unit_interval = [
-                "base_score_at_7b",
-                "ceiling_at_7b",
-                "prm_ceiling",
-                "orm_ceiling",
-                "judge_ceiling",
-            ];
-            let positive = [
-                "k_mid_at_7b",
-                "steepness",
-                "prm_signal",
-                "orm_signal",
-                "judge_signal",
-                "lora_half_rank_at_0_5b",
-            ];
-            if unit_interval.contains(&name) && !(p.low >= 0.0 && p.high <= 1.0) {
-                return Err(format!("{name}: must lie in [0, 1]"));
-            }
-            if positive.contains(&name) && p.low <= 0.0 {
-                return Err(format!("{name}: must be greater than 0"));
-            }
-            if name == "epoch_reuse" && !(p.low >= 0.0 && p.high < 1.0) {
-                return Err(format!("{name}: must lie in [0, 1)"));
-            }
-            if [
-                "batch_exponent",
-                "coverage_exponent",
-                "length_ceiling_exponent",
-                "k_mid_size_exponent",
-            ]
-            .contains(&name)
-                && p.low < 0.0
-            {
-                return Err(format!("{name}: must be 0 or more"));
+            match spec.domain {
+                Domain::UnitInterval if !(p.low >= 0.0 && p.high <= 1.0) => {
+                    return Err(format!("{name}: must lie in [0, 1]"));
+                }
+                Domain::Positive if p.low <= 0.0 => {
+                    return Err(format!("{name}: must be greater than 0"));
+                }
+                Domain::BelowOne if !(p.low >= 0.0 && p.high < 1.0) => {
+                    return Err(format!("{name}: must lie in [0, 1)"));
+                }
+                Domain::NonNegative if p.low < 0.0 => {
+                    return Err(format!("{name}: must be 0 or more"));
+                }
+                _ => {}
             }
         }
         Ok(())

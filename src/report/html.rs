@@ -5,8 +5,7 @@
 use crate::analysis::frontier::{Aggregate, CostBasis};
 use crate::analysis::shortlist::Entry;
 use crate::format::{money, percent, thousands};
-use crate::outcome::PARAM_NAMES;
-use crate::outcome::params::PARAM_EVIDENCE;
+use crate::outcome::params::PARAMS;
 use crate::spec::Grid;
 
 use super::tables::{budget_label, cell_fields};
@@ -193,8 +192,9 @@ pub fn render(
     ));
     h.push_str("<h3>Outcome prior (ScaleRL sigmoid, arXiv 2510.13786)</h3>\n<p>R = R0 + (A &minus; R0) / (1 + (K_mid / K)<sup>&beta;</sup>); K = iterations &times; reuse(epochs) &times; (useful rollouts / 1024)<sup>&kappa;</sup> &times; reward signal &times; LoRA efficiency. The interval moves every parameter over its range in the direction that lowers (raises) the score. These defaults are a hypothesis consistent with published findings, not a measurement.</p>\n");
     h.push_str("<table><tr><th>parameter</th><th>value</th><th>range</th><th>evidence</th></tr>\n");
-    for (name, evidence) in PARAM_NAMES.iter().zip(PARAM_EVIDENCE) {
-        let p = grid.outcome.get(name).expect("listed");
+    for spec in &PARAMS {
+        let (name, evidence) = (spec.name, spec.evidence);
+        let p = grid.outcome.param(spec.id);
         h.push_str(&format!(
             "<tr><td><code>{name}</code></td><td class=\"n\">{}</td><td class=\"n\">[{}, {}]</td><td>{}</td></tr>\n",
             crate::format::number(p.value),
