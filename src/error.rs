@@ -218,21 +218,9 @@ where
     }
 }
 
-/// Levenshtein distance between two strings (byte-wise; names here are ASCII).
+/// Levenshtein distance between two strings, in characters (the `strsim` crate's).
 pub fn edit_distance(a: &str, b: &str) -> usize {
-    let a = a.as_bytes();
-    let b = b.as_bytes();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    let mut current = vec![0; b.len() + 1];
-    for (i, &ca) in a.iter().enumerate() {
-        current[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != cb);
-            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
-        }
-        std::mem::swap(&mut previous, &mut current);
-    }
-    previous[b.len()]
+    strsim::levenshtein(a, b)
 }
 
 #[cfg(test)]

@@ -270,8 +270,17 @@ pub struct GpuSpec {
     pub decode_bandwidth_efficiency: f64,
     /// Fixed seconds per decode step (scheduling, sampling, launches).
     pub decode_step_overhead_seconds: f64,
+    /// GPUs that share one NVLink domain: the largest tensor-parallel degree the rollout engine
+    /// uses (8 in an HGX/DGX server; 72 in a GB200 NVL72 rack). Default 8.
+    #[serde(default = "default_nvlink_domain_gpus")]
+    pub nvlink_domain_gpus: u64,
     /// Spec-sheet source.
     pub source: String,
+}
+
+/// An HGX/DGX server's eight GPUs on one NVLink switch.
+fn default_nvlink_domain_gpus() -> u64 {
+    8
 }
 
 impl GpuSpec {
@@ -291,7 +300,7 @@ impl GpuSpec {
     }
 
     fn validate(&self, origin: &Path) -> Result<()> {
-        let checks: [(&str, f64, bool); 9] = [
+        let checks: [(&str, f64, bool); 10] = [
             ("bf16_dense_tflops", self.bf16_dense_tflops, false),
             ("memory_gb", self.memory_gb, false),
             ("bandwidth_tbps", self.bandwidth_tbps, false),
@@ -309,6 +318,7 @@ impl GpuSpec {
                 self.decode_step_overhead_seconds,
                 true,
             ),
+            ("nvlink_domain_gpus", self.nvlink_domain_gpus as f64, false),
         ];
         for (field, value, zero_ok) in checks {
             if !value.is_finite() || value < 0.0 || (!zero_ok && value == 0.0) {

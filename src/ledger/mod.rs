@@ -19,7 +19,7 @@ use serde::Serialize;
 use crate::catalog::{BF16_BYTES, ModelSpec};
 use crate::config::{
     Algorithm, BudgetUnit, Finetune, Hardware, OldLogprob, Reward, RewardKind, RunSettings,
-    Schedule, Stop, Task,
+    SECONDS_PER_HOUR, Schedule, Stop, Task,
 };
 use flops::TokenSums;
 
@@ -404,12 +404,12 @@ impl Ledger {
             .filter(|p| p.bucket() == bucket)
             .map(|&p| self.phase(p).gpu_seconds)
             .sum::<f64>()
-            / 3600.0
+            / SECONDS_PER_HOUR
     }
 
     /// GPU-hours of one iteration (step seconds × GPUs).
     pub fn total_gpu_hours_per_step(&self) -> f64 {
-        self.phases.iter().map(|p| p.gpu_seconds).sum::<f64>() / 3600.0
+        self.phases.iter().map(|p| p.gpu_seconds).sum::<f64>() / SECONDS_PER_HOUR
     }
 
     /// Dollars of one iteration.
@@ -449,7 +449,7 @@ impl Ledger {
 
     /// Wall-clock hours of the run.
     pub fn wall_hours(&self) -> f64 {
-        self.step_seconds * self.iterations as f64 / 3600.0
+        self.step_seconds * self.iterations as f64 / SECONDS_PER_HOUR
     }
 
     /// Share of FLOPs in a bucket (per step, so defined even for zero iterations). The learning
@@ -838,7 +838,7 @@ pub fn evaluate(cfg: &RunConfig) -> Ledger {
     // Waste over the run.
     let iterations = ledger.iterations as f64;
     let price = hw.usd_per_gpu_hour;
-    let usd_of = |ph: Phase| ledger.phase(ph).gpu_seconds / 3600.0 * price * iterations;
+    let usd_of = |ph: Phase| ledger.phase(ph).gpu_seconds / SECONDS_PER_HOUR * price * iterations;
     let search_feedback: f64 = [Phase::Prefill, Phase::Decode, Phase::Reward]
         .iter()
         .map(|&ph| usd_of(ph))
@@ -857,7 +857,8 @@ pub fn evaluate(cfg: &RunConfig) -> Ledger {
     };
     // During the tail the generation pool waits (under the colocated schedule that is the whole
     // cluster; under async the trainer's idle time is already charged to its phases).
-    let straggler_idle_gpu_hours = decode.tail_seconds * gen_gpus as f64 * iterations / 3600.0;
+    let straggler_idle_gpu_hours =
+        decode.tail_seconds * gen_gpus as f64 * iterations / SECONDS_PER_HOUR;
     ledger.waste = Waste {
         zero_signal_usd,
         truncated_usd: lengths.truncated_token_share * (search_feedback + learning),

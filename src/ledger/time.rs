@@ -91,7 +91,10 @@ pub fn decode_time(input: &DecodeInput) -> Result<DecodeTime, DecodeDoesNotFit> 
     let model = input.model;
     let kv_per_token = model.kv_cache_bytes_per_token();
     let per_gpu = input.gpu.memory_bytes() * input.memory_utilization;
-    let max_tp = input.pool_gpus.clamp(1, 8);
+    // Tensor parallelism stays inside one NVLink domain (8 GPUs per HGX server, 72 per NVL72).
+    let max_tp = input
+        .pool_gpus
+        .clamp(1, input.gpu.nvlink_domain_gpus.max(1));
     let mut tp = 1;
     loop {
         let needed = model.weight_bytes() + input.max_context_tokens * kv_per_token;
@@ -203,5 +206,37 @@ mod tests {
         };
         let err = decode_time(&one_gpu).unwrap_err();
         assert!(err.needed_bytes > err.available_bytes);
+    }
+
+    #[test]
+    fn tensor_parallelism_stops_at_the_nvlink_domain() {
+        // Qwen2.5-72B's 145.4 GB of weights on 10 GB GPUs at 60% utilisation (6 GB each) needs
+        // tensor parallelism 32 (24.2 GPUs' worth). In an 8-GPU NVLink domain that is impossible;
+        // in a 72-GPU NVL72 domain it fits.
+        let c = Catalog::embedded();
+        let big = c.model("qwen2.5-72b").unwrap();
+        let mut small_gpu = c.gpu("gb200").unwrap().clone();
+        assert_eq!(small_gpu.nvlink_domain_gpus, 72);
+        small_gpu.memory_gb = 10.0;
+        let input = DecodeInput {
+            model: big,
+            gpu: &small_gpu,
+            pool_gpus: 64,
+            sequences: 64.0,
+            prompt_tokens: 256.0,
+            mean_response_tokens: 256.0,
+            straggler_response_tokens: 512.0,
+            max_context_tokens: 768.0,
+            memory_utilization: 0.6,
+            max_num_seqs: 256,
+        };
+        assert_eq!(decode_time(&input).unwrap().tensor_parallel, 32);
+        let mut hgx_gpu = small_gpu.clone();
+        hgx_gpu.nvlink_domain_gpus = 8;
+        let hgx = DecodeInput {
+            gpu: &hgx_gpu,
+            ..input
+        };
+        assert_eq!(decode_time(&hgx).unwrap_err().tensor_parallel, 8);
     }
 }
