@@ -8,7 +8,7 @@ mod common;
 use common::{bin, grid, read_csv};
 
 /// The cells.csv contract from the README, spelled out here on purpose rather than taken from
-/// `rlfrontier::report::cells::CELL_COLUMNS`: a column dropped or renamed in the code must fail this test.
+/// `rlfrontier::report::cells::cell_columns()`: a column dropped or renamed in the code must fail this test.
 const REQUIRED_COLUMNS: &[&str] = &[
     "cell_id",
     "model",

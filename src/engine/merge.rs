@@ -10,7 +10,7 @@ use super::{CellsMode, Manifest, SweepOptions, SweepSummary};
 use crate::analysis::frontier::{Aggregate, CostBasis};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
-use crate::report::cells::cells_header;
+use crate::report::cells::{cell_columns, cells_header};
 use crate::report::{AtomicFile, prepare_output_dir};
 
 /// Combines shard outputs (`sweep --shard I/N` for every I) into exactly what an unsharded sweep
@@ -119,30 +119,9 @@ pub fn merge(
             .map_err(|e| Error::io(&temp, e))?;
         for s in &shards {
             let path = s.dir.join("cells.csv");
-            let mut reader = csv::Reader::from_path(&path)
-                .map_err(|e| Error::in_file(&path, None, "", e.to_string()))?;
-            let mut writer = csv::WriterBuilder::new()
-                .has_headers(false)
-                .from_writer(Vec::new());
-            for record in reader.records() {
-                let record = record.map_err(|e| Error::in_file(&path, None, "", e.to_string()))?;
-                let id: u64 = record
-                    .get(0)
-                    .and_then(|v| v.parse().ok())
-                    .unwrap_or(u64::MAX);
-                let on = frontier_ids.contains(&id);
-                if mode == CellsMode::Frontier && !on {
-                    continue;
-                }
-                let mut fields: Vec<&str> = record.iter().collect();
-                let flag = on.to_string();
-                if let Some(last) = fields.last_mut() {
-                    *last = &flag;
-                }
-                writer.write_record(&fields).expect("memory");
-            }
+            let bytes = shard_cells(&path, &frontier_ids, mode)?;
             file.writer()
-                .write_all(&writer.into_inner().expect("memory"))
+                .write_all(&bytes)
                 .map_err(|e| Error::io(&temp, e))?;
         }
         cells_file = Some(file);
@@ -161,4 +140,56 @@ pub fn merge(
     finish(
         &grid, catalog, &options, mode, aggregate, cells_file, total, total, 1, started,
     )
+}
+
+/// One shard's `cells.csv` rows, with `on_frontier` recomputed over the whole grid (and only
+/// frontier rows kept in frontier mode). Columns are found by name; a shard written with other
+/// columns (another tool version) is refused.
+fn shard_cells(path: &Path, frontier_ids: &BTreeSet<u64>, mode: CellsMode) -> Result<Vec<u8>> {
+    let mut reader =
+        csv::Reader::from_path(path).map_err(|e| Error::in_file(path, None, "", e.to_string()))?;
+    let header = reader
+        .headers()
+        .map_err(|e| Error::in_file(path, Some(1), "", e.to_string()))?
+        .clone();
+    if header.iter().collect::<Vec<_>>() != cell_columns() {
+        return Err(Error::in_file(
+            path,
+            Some(1),
+            "",
+            "these are not the columns this version writes; sweep the shard again",
+        ));
+    }
+    let column = |name: &str| header.iter().position(|h| h == name).expect("checked");
+    let (id_column, frontier_column) = (column("cell_id"), column("on_frontier"));
+    let mut writer = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(Vec::new());
+    for (k, record) in reader.records().enumerate() {
+        let record = record.map_err(|e| Error::in_file(path, Some(k + 2), "", e.to_string()))?;
+        let id: u64 = record
+            .get(id_column)
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| Error::in_file(path, Some(k + 2), "cell_id", "not a cell id"))?;
+        let on = frontier_ids.contains(&id);
+        if mode == CellsMode::Frontier && !on {
+            continue;
+        }
+        let flag = on.to_string();
+        let fields: Vec<&str> = record
+            .iter()
+            .enumerate()
+            .map(|(j, field)| {
+                if j == frontier_column {
+                    flag.as_str()
+                } else {
+                    field
+                }
+            })
+            .collect();
+        writer
+            .write_record(&fields)
+            .expect("writing to memory cannot fail");
+    }
+    Ok(writer.into_inner().expect("flushing memory cannot fail"))
 }

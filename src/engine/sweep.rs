@@ -15,7 +15,7 @@ use crate::analysis::frontier::{Aggregate, CostBasis, PLOT_SAMPLE, Point};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::evaluate::{cost_in_budget_unit, evaluate_cell};
-use crate::report::cells::{cell_row, cells_header};
+use crate::report::cells::{CellRow, cells_header};
 use crate::report::{AtomicFile, prepare_output_dir};
 use crate::spec::Grid;
 
@@ -65,7 +65,7 @@ fn write_chunk(
             if mode == CellsMode::Feasible && !e.ledger.feasible() {
                 continue;
             }
-            csv.write_record(cell_row(&e, frontier.contains(&id)))
+            csv.serialize(CellRow::of(&e, frontier.contains(&id)))
                 .expect("writing to memory cannot fail");
         }
     }

@@ -1,153 +1,214 @@
-//! `cells.csv`: one row per evaluated cell.
+//! `cells.csv`: one row per evaluated cell. The row is a struct ([`CellRow`]); its field names
+//! are the CSV header, so a column cannot be added to the rows without reaching the header.
+
+use serde::{Serialize, Serializer};
 
 use crate::config::Stop;
 use crate::evaluate::{Evaluated, usd_per_point};
 use crate::format::number;
 use crate::ledger::Bucket;
 
-/// The columns of `cells.csv`, in order.
-pub const CELL_COLUMNS: &[&str] = &[
-    "cell_id",
-    "model",
-    "finetune",
-    "reward",
-    "group_size",
-    "max_response_len",
-    "update_epochs",
-    "prompts_per_step",
-    "budget",
-    "budget_unit",
-    "iterations",
-    "rollouts",
-    "mean_response_tokens",
-    "truncation_rate",
-    "zero_signal_rate",
-    "flops_search",
-    "flops_learning",
-    "flops_feedback",
-    "flops_total",
-    "flops_share_search",
-    "flops_share_learning",
-    "flops_share_feedback",
-    "gpu_hours_search",
-    "gpu_hours_learning",
-    "gpu_hours_feedback",
-    "gpu_hours",
-    "usd",
-    "usd_share_search",
-    "usd_share_learning",
-    "usd_share_feedback",
-    "wall_hours",
-    "feasible",
-    "infeasible_reason",
-    "infeasible_code",
-    "step_seconds",
-    "usd_per_step",
-    "generated_tokens",
-    "straggler_response_tokens",
-    "tensor_parallel",
-    "sequences_in_flight",
-    "training_memory_gb_per_gpu",
-    "waste_zero_signal_usd",
-    "waste_truncated_usd",
-    "waste_straggler_gpu_hours",
-    "predicted_score",
-    "score_low",
-    "score_high",
-    "base_score",
-    "usd_per_point",
-    "gpu_hours_per_point",
-    "on_frontier",
-];
+/// A number as the tables write it (`crate::format::number`: about seven significant digits,
+/// trailing zeros trimmed; empty when not finite).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Num(pub f64);
 
-/// One `cells.csv` row for an evaluated cell.
-pub fn cell_row(e: &Evaluated, on_frontier: bool) -> Vec<String> {
-    let (cell, ledger, prediction) = (&e.cell, &e.ledger, &e.prediction);
-    let (budget, unit) = match cell.stop {
-        Stop::Budget(b) => (number(b.amount), b.unit.as_str().to_string()),
-        Stop::Iterations(n) => (n.to_string(), "iterations".to_string()),
-    };
-    let reason = ledger.infeasible.map(|r| r.to_string()).unwrap_or_default();
-    let code = ledger
-        .infeasible
-        .map(|r| r.code().to_string())
-        .unwrap_or_default();
-    let feasible = ledger.feasible();
-    let predicted = |x: f64| if feasible { number(x) } else { String::new() };
-    vec![
-        cell.id.to_string(),
-        cell.model.id.clone(),
-        cell.finetune.to_string(),
-        cell.reward.to_string(),
-        cell.group_size.to_string(),
-        cell.max_response_len.to_string(),
-        cell.update_epochs.to_string(),
-        cell.prompts_per_step.to_string(),
-        budget,
-        unit,
-        ledger.iterations.to_string(),
-        number(ledger.tokens.rollouts_per_step * ledger.iterations as f64),
-        number(ledger.tokens.mean_response_tokens),
-        number(ledger.tokens.truncation_rate),
-        number(ledger.tokens.zero_signal_rate),
-        number(ledger.flops(Bucket::Search)),
-        number(ledger.flops(Bucket::Learning)),
-        number(ledger.flops(Bucket::Feedback)),
-        number(ledger.total_flops()),
-        number(ledger.flops_share(Bucket::Search)),
-        number(ledger.flops_share(Bucket::Learning)),
-        number(ledger.flops_share(Bucket::Feedback)),
-        number(ledger.gpu_hours(Bucket::Search)),
-        number(ledger.gpu_hours(Bucket::Learning)),
-        number(ledger.gpu_hours(Bucket::Feedback)),
-        number(ledger.total_gpu_hours()),
-        number(ledger.total_usd()),
-        number(ledger.usd_share(Bucket::Search)),
-        number(ledger.usd_share(Bucket::Learning)),
-        number(ledger.usd_share(Bucket::Feedback)),
-        number(ledger.wall_hours()),
-        feasible.to_string(),
-        reason,
-        code,
-        number(ledger.step_seconds),
-        number(ledger.total_usd_per_step()),
-        number(ledger.tokens.generated_tokens_per_step * ledger.iterations as f64),
-        number(ledger.tokens.straggler_response_tokens),
-        ledger.decode.tensor_parallel.to_string(),
-        number(ledger.decode.sequences_in_flight),
-        number(ledger.training_memory_gb_per_gpu),
-        number(ledger.waste.zero_signal_usd),
-        number(ledger.waste.truncated_usd),
-        number(ledger.waste.straggler_idle_gpu_hours),
-        predicted(prediction.score),
-        predicted(prediction.score_low),
-        predicted(prediction.score_high),
-        number(prediction.base_score),
-        if feasible {
-            usd_per_point(ledger.total_usd(), prediction.score, prediction.base_score)
-                .map(number)
-                .unwrap_or_default()
-        } else {
-            String::new()
-        },
-        if feasible {
-            usd_per_point(
-                ledger.total_gpu_hours(),
-                prediction.score,
-                prediction.base_score,
-            )
-            .map(number)
-            .unwrap_or_default()
-        } else {
-            String::new()
-        },
-        on_frontier.to_string(),
-    ]
+impl Serialize for Num {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&number(self.0))
+    }
 }
 
-/// The header line of `cells.csv`.
+/// One row of `cells.csv`. Field order is column order; the README's "Outputs" section
+/// documents each column. Prediction columns are empty for infeasible cells.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[allow(missing_docs)] // the column contract is documented in the README
+pub struct CellRow {
+    pub cell_id: u64,
+    pub model: String,
+    pub finetune: String,
+    pub reward: String,
+    pub group_size: u64,
+    pub max_response_len: u64,
+    pub update_epochs: u64,
+    pub prompts_per_step: u64,
+    /// Budget amount, or iterations for fixed-iterations grids.
+    pub budget: String,
+    pub budget_unit: String,
+    pub iterations: u64,
+    pub rollouts: Num,
+    pub mean_response_tokens: Num,
+    pub truncation_rate: Num,
+    pub zero_signal_rate: Num,
+    pub flops_search: Num,
+    pub flops_learning: Num,
+    pub flops_feedback: Num,
+    pub flops_total: Num,
+    pub flops_share_search: Num,
+    pub flops_share_learning: Num,
+    pub flops_share_feedback: Num,
+    pub gpu_hours_search: Num,
+    pub gpu_hours_learning: Num,
+    pub gpu_hours_feedback: Num,
+    pub gpu_hours: Num,
+    pub usd: Num,
+    pub usd_share_search: Num,
+    pub usd_share_learning: Num,
+    pub usd_share_feedback: Num,
+    pub wall_hours: Num,
+    pub feasible: bool,
+    pub infeasible_reason: String,
+    pub infeasible_code: String,
+    pub step_seconds: Num,
+    pub usd_per_step: Num,
+    pub generated_tokens: Num,
+    pub straggler_response_tokens: Num,
+    pub tensor_parallel: u64,
+    pub sequences_in_flight: Num,
+    pub training_memory_gb_per_gpu: Num,
+    pub waste_zero_signal_usd: Num,
+    pub waste_truncated_usd: Num,
+    pub waste_straggler_gpu_hours: Num,
+    pub predicted_score: Option<Num>,
+    pub score_low: Option<Num>,
+    pub score_high: Option<Num>,
+    pub base_score: Num,
+    pub usd_per_point: Option<Num>,
+    pub gpu_hours_per_point: Option<Num>,
+    pub on_frontier: bool,
+}
+
+impl CellRow {
+    /// The row of an evaluated cell.
+    pub fn of(e: &Evaluated, on_frontier: bool) -> Self {
+        let (cell, ledger, prediction) = (&e.cell, &e.ledger, &e.prediction);
+        let (budget, budget_unit) = match cell.stop {
+            Stop::Budget(b) => (number(b.amount), b.unit.as_str().to_string()),
+            Stop::Iterations(n) => (n.to_string(), "iterations".to_string()),
+        };
+        let feasible = ledger.feasible();
+        let iterations = ledger.iterations as f64;
+        let predicted = |x: f64| feasible.then_some(Num(x));
+        let per_point = |spend: f64| {
+            feasible
+                .then(|| usd_per_point(spend, prediction.score, prediction.base_score))
+                .flatten()
+                .map(Num)
+        };
+        CellRow {
+            cell_id: cell.id,
+            model: cell.model.id.clone(),
+            finetune: cell.finetune.to_string(),
+            reward: cell.reward.to_string(),
+            group_size: cell.group_size,
+            max_response_len: cell.max_response_len,
+            update_epochs: cell.update_epochs,
+            prompts_per_step: cell.prompts_per_step,
+            budget,
+            budget_unit,
+            iterations: ledger.iterations,
+            rollouts: Num(ledger.tokens.rollouts_per_step * iterations),
+            mean_response_tokens: Num(ledger.tokens.mean_response_tokens),
+            truncation_rate: Num(ledger.tokens.truncation_rate),
+            zero_signal_rate: Num(ledger.tokens.zero_signal_rate),
+            flops_search: Num(ledger.flops(Bucket::Search)),
+            flops_learning: Num(ledger.flops(Bucket::Learning)),
+            flops_feedback: Num(ledger.flops(Bucket::Feedback)),
+            flops_total: Num(ledger.total_flops()),
+            flops_share_search: Num(ledger.flops_share(Bucket::Search)),
+            flops_share_learning: Num(ledger.flops_share(Bucket::Learning)),
+            flops_share_feedback: Num(ledger.flops_share(Bucket::Feedback)),
+            gpu_hours_search: Num(ledger.gpu_hours(Bucket::Search)),
+            gpu_hours_learning: Num(ledger.gpu_hours(Bucket::Learning)),
+            gpu_hours_feedback: Num(ledger.gpu_hours(Bucket::Feedback)),
+            gpu_hours: Num(ledger.total_gpu_hours()),
+            usd: Num(ledger.total_usd()),
+            usd_share_search: Num(ledger.usd_share(Bucket::Search)),
+            usd_share_learning: Num(ledger.usd_share(Bucket::Learning)),
+            usd_share_feedback: Num(ledger.usd_share(Bucket::Feedback)),
+            wall_hours: Num(ledger.wall_hours()),
+            feasible,
+            infeasible_reason: ledger.infeasible.map(|r| r.to_string()).unwrap_or_default(),
+            infeasible_code: ledger
+                .infeasible
+                .map(|r| r.code().to_string())
+                .unwrap_or_default(),
+            step_seconds: Num(ledger.step_seconds),
+            usd_per_step: Num(ledger.total_usd_per_step()),
+            generated_tokens: Num(ledger.tokens.generated_tokens_per_step * iterations),
+            straggler_response_tokens: Num(ledger.tokens.straggler_response_tokens),
+            tensor_parallel: ledger.decode.tensor_parallel,
+            sequences_in_flight: Num(ledger.decode.sequences_in_flight),
+            training_memory_gb_per_gpu: Num(ledger.training_memory_gb_per_gpu),
+            waste_zero_signal_usd: Num(ledger.waste.zero_signal_usd),
+            waste_truncated_usd: Num(ledger.waste.truncated_usd),
+            waste_straggler_gpu_hours: Num(ledger.waste.straggler_idle_gpu_hours),
+            predicted_score: predicted(prediction.score),
+            score_low: predicted(prediction.score_low),
+            score_high: predicted(prediction.score_high),
+            base_score: Num(prediction.base_score),
+            usd_per_point: per_point(ledger.total_usd()),
+            gpu_hours_per_point: per_point(ledger.total_gpu_hours()),
+            on_frontier,
+        }
+    }
+}
+
+/// The header line of `cells.csv`, taken from [`CellRow`]'s field names (the csv crate writes
+/// them before the first serialised struct; the row itself is dropped).
 pub fn cells_header() -> Vec<u8> {
-    let mut header = csv::Writer::from_writer(Vec::new());
-    header.write_record(CELL_COLUMNS).expect("memory");
-    header.into_inner().expect("memory")
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer
+        .serialize(CellRow::default())
+        .expect("writing to memory cannot fail");
+    let bytes = writer.into_inner().expect("flushing memory cannot fail");
+    let end = bytes
+        .iter()
+        .position(|&b| b == b'\n')
+        .expect("a header line")
+        + 1;
+    bytes[..end].to_vec()
+}
+
+/// The column names of `cells.csv`, in order.
+pub fn cell_columns() -> Vec<String> {
+    csv::Reader::from_reader(cells_header().as_slice())
+        .headers()
+        .expect("the header parses")
+        .iter()
+        .map(str::to_string)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_header_is_the_rows_field_list() {
+        let columns = cell_columns();
+        assert_eq!(columns.len(), 51);
+        assert_eq!(columns.first().map(String::as_str), Some("cell_id"));
+        assert_eq!(columns.last().map(String::as_str), Some("on_frontier"));
+        assert_eq!(
+            String::from_utf8(cells_header()).unwrap().trim_end(),
+            columns.join(",")
+        );
+    }
+
+    #[test]
+    fn numbers_are_written_as_the_tables_write_them() {
+        let mut w = csv::WriterBuilder::new()
+            .has_headers(false)
+            .from_writer(Vec::new());
+        w.serialize((
+            Num(0.1234567),
+            Some(Num(2.5e20)),
+            None::<Num>,
+            Num(f64::NAN),
+        ))
+        .unwrap();
+        let text = String::from_utf8(w.into_inner().unwrap()).unwrap();
+        assert_eq!(text, "0.1234567,2.5e20,,\n");
+    }
 }
