@@ -1,4 +1,4 @@
-//! The shortlist: per budget, the regimes worth a real validation run (design.md section 8).
+//! The shortlist: per budget, the regimes worth a real validation run (docs/design.md §8).
 //!
 //! - The best cell is the one with the highest predicted score. Another cell is a candidate only
 //!   if its interval overlaps the best's (its high end reaches the best's low end): within the

@@ -282,7 +282,7 @@ pub const SUPERVISED_DEFAULTS: SupervisedDefaults = SupervisedDefaults {
 };
 
 /// See [`SUPERVISED_DEFAULTS`]: 300 tokens per SFT demonstration and 200 per preference
-/// sequence, the sizes of the second seed document's back-of-envelope.
+/// sequence, the sizes of the budgeting note `compare` starts from (docs/design.md §11).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SupervisedDefaults {
     /// Tokens per SFT demonstration (prompt + answer).

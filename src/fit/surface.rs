@@ -1,6 +1,6 @@
 //! RACE response surfaces: at one IsoFLOP slice (model, reward, budget), the pilot score against
 //! the update fraction p, fitted with four candidate forms by ordinary least squares and chosen by
-//! leave-one-out error (design.md section 7):
+//! leave-one-out error (docs/design.md §7):
 //!
 //! - constant: y = a;
 //! - linear: y = a + b·p;

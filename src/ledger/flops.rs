@@ -1,6 +1,6 @@
 //! FLOPs of the passes an RL step is made of, two FLOPs per multiply-accumulate.
 //!
-//! Notation (design.md section 5): N = matmul parameters a token passes through (non-embedding
+//! Notation (docs/design.md §5): N = matmul parameters a token passes through (non-embedding
 //! linear weights plus the output head; active experts for MoE, see
 //! [`ModelSpec::matmul_params`]); A = layers × heads × head_dim. Over a batch of sequences with
 //! token sum T = Σs and square sum Q = Σs²:

@@ -240,7 +240,7 @@ fn compute_beta_moment(alpha: f64, beta: f64, n: u64) -> f64 {
 
 /// Share of groups of G responses whose answers all agree (all pass or all fail), so their
 /// group-relative advantages are zero and they carry no learning signal:
-/// E[p^G] + E[(1−p)^G] over the Beta profile (design.md section 5; DAPO, arXiv 2503.14476,
+/// E[p^G] + E[(1−p)^G] over the Beta profile (docs/design.md §5; DAPO, arXiv 2503.14476,
 /// motivates dynamic sampling by the same effect).
 pub fn zero_signal_rate(pass_rate_mean: f64, concentration: f64, group_size: u64) -> f64 {
     let (a, b) = beta_parameters(pass_rate_mean, concentration);

@@ -93,7 +93,7 @@ fn close(a: f64, b: f64, rel: f64) -> bool {
 #[test]
 fn hand_computed_cell() {
     // Qwen2.5-0.5B, one prompt of 100 tokens, G = 2 responses of 500 tokens (cv → 0, no cap),
-    // full fine-tuning, one epoch, KL reference on, prefix caching on. By hand (design.md §5):
+    // full fine-tuning, one epoch, KL reference on, prefix caching on. By hand (docs/design.md §5):
     //   N = 493,961,216, output head 136,134,656, A = 21,504.
     //   prefill  = 2·357,826,560·100 + 2·136,134,656 + 2·21,504·100²          =    72,267,661,312
     //   decode   = 2 × [2·N·500 + 4·A·(100·500 + 500²/2)]                      = 1,018,028,032,000
@@ -265,7 +265,7 @@ fn budget_below_one_iteration_is_infeasible_with_the_cost_of_one() {
 #[test]
 fn generation_costs_more_in_dollars_than_in_flops() {
     // The realistic run: GRPO on Qwen2.5-7B, 1024 prompts × 8, 8k cap, 16 H100s.
-    // Decode is memory-bound, so its dollar share exceeds its FLOP share (design.md §2).
+    // Decode is memory-bound, so its dollar share exceeds its FLOP share (docs/design.md §2).
     let mut f = Fixture::new("qwen2.5-7b");
     f.task = task(2000.0, 0.6);
     f.hardware = hardware("h100-sxm", 16, Schedule::Colocated);

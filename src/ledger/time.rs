@@ -1,6 +1,6 @@
 //! Seconds: compute-bound phases at peak × efficiency, and decode as a memory-bound loop.
 //!
-//! Decode model (design.md section 5; the roofline argument of Kwon et al. 2023, "Efficient Memory
+//! Decode model (docs/design.md §5; the roofline argument of Kwon et al. 2023, "Efficient Memory
 //! Management for Large Language Model Serving with PagedAttention", and of the vLLM and SGLang
 //! throughput benchmarks): a rollout replica of tensor-parallel degree t runs decode steps; each
 //! step reads the weights once and the KV cache of every sequence in flight, and does 2·N + 4·A·c

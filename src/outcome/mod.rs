@@ -6,7 +6,7 @@
 //! R = R0 + (A − R0) / (1 + (K_mid / K)^β)
 //!
 //! where K measures the learning signal the budget buys, so that frontiers have interior optima
-//! for the right reasons (design.md section 6):
+//! for the right reasons (docs/design.md §6):
 //!
 //! - K = M × reuse(μ) × (U / 1024)^κ × signal(reward) × efficiency(LoRA rank), with M the
 //!   iterations, reuse(μ) = (1 − ρ^μ)/(1 − ρ) for μ update epochs, U = B·G × (1 − zero-signal
@@ -28,7 +28,7 @@ use crate::config::{Finetune, RewardKind};
 use crate::ledger::lengths::{beta_moment, beta_parameters};
 use crate::ledger::{Ledger, RunConfig};
 use params::{LORA_REFERENCE_PARAMS, REFERENCE_PARAMS, REFERENCE_ROLLOUTS};
-pub use params::{OutcomeParams, PARAM_NAMES, Param};
+pub use params::{OutcomeParams, PARAM_NAMES, Param, ParamId};
 
 /// Whether predictions come from the documented prior or from a calibration on pilot runs.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -143,26 +143,26 @@ impl Values {
     }
 }
 
-// Indices into Values, in PARAM_NAMES order.
-const BASE: usize = 0;
-const BASE_SLOPE: usize = 1;
-const CEILING: usize = 2;
-const CEILING_SLOPE: usize = 3;
-const K_MID: usize = 4;
-const K_MID_EXP: usize = 5;
-const STEEPNESS: usize = 6;
-const KAPPA: usize = 7;
-const RHO: usize = 8;
-const COVERAGE_EXP: usize = 9;
-const LENGTH_EXP: usize = 10;
-const PRM_SIGNAL: usize = 11;
-const PRM_CEILING: usize = 12;
-const ORM_SIGNAL: usize = 13;
-const ORM_CEILING: usize = 14;
-const JUDGE_SIGNAL: usize = 15;
-const JUDGE_CEILING: usize = 16;
-const LORA_HALF: usize = 17;
-const LORA_EXP: usize = 18;
+// Indices into Values: the parameters' positions in `params::PARAMS`.
+const BASE: usize = ParamId::BaseScoreAt7b as usize;
+const BASE_SLOPE: usize = ParamId::BaseScorePerDecade as usize;
+const CEILING: usize = ParamId::CeilingAt7b as usize;
+const CEILING_SLOPE: usize = ParamId::CeilingPerDecade as usize;
+const K_MID: usize = ParamId::KMidAt7b as usize;
+const K_MID_EXP: usize = ParamId::KMidSizeExponent as usize;
+const STEEPNESS: usize = ParamId::Steepness as usize;
+const KAPPA: usize = ParamId::BatchExponent as usize;
+const RHO: usize = ParamId::EpochReuse as usize;
+const COVERAGE_EXP: usize = ParamId::CoverageExponent as usize;
+const LENGTH_EXP: usize = ParamId::LengthCeilingExponent as usize;
+const PRM_SIGNAL: usize = ParamId::PrmSignal as usize;
+const PRM_CEILING: usize = ParamId::PrmCeiling as usize;
+const ORM_SIGNAL: usize = ParamId::OrmSignal as usize;
+const ORM_CEILING: usize = ParamId::OrmCeiling as usize;
+const JUDGE_SIGNAL: usize = ParamId::JudgeSignal as usize;
+const JUDGE_CEILING: usize = ParamId::JudgeCeiling as usize;
+const LORA_HALF: usize = ParamId::LoraHalfRankAt05b as usize;
+const LORA_EXP: usize = ParamId::LoraHalfRankSizeExponent as usize;
 
 /// The parts of a prediction, for reports and tests.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

@@ -446,9 +446,30 @@ impl OutcomeParams {
         ParamId::from_name(name).map(|id| self.param_mut(id))
     }
 
-    /// Every parameter in [`PARAMS`] order.
+    /// Every parameter in [`PARAMS`] order. Written out field by field because the prior
+    /// calls it for every cell of a sweep; a test checks it against [`OutcomeParams::param`].
     pub fn as_array(&self) -> [Param; 19] {
-        ParamId::ALL.map(|id| self.param(id))
+        [
+            self.base_score_at_7b,
+            self.base_score_per_decade,
+            self.ceiling_at_7b,
+            self.ceiling_per_decade,
+            self.k_mid_at_7b,
+            self.k_mid_size_exponent,
+            self.steepness,
+            self.batch_exponent,
+            self.epoch_reuse,
+            self.coverage_exponent,
+            self.length_ceiling_exponent,
+            self.prm_signal,
+            self.prm_ceiling,
+            self.orm_signal,
+            self.orm_ceiling,
+            self.judge_signal,
+            self.judge_ceiling,
+            self.lora_half_rank_at_0_5b,
+            self.lora_half_rank_size_exponent,
+        ]
     }
 
     /// The parameter of this name (read-only).
@@ -501,5 +522,25 @@ impl OutcomeParams {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_array_the_table_and_the_fields_agree() {
+        let mut params = OutcomeParams::default();
+        for (k, id) in ParamId::ALL.iter().enumerate() {
+            assert_eq!(*id as usize, k);
+            assert_eq!(PARAMS[k].id, *id);
+            assert_eq!(ParamId::from_name(id.name()), Some(*id));
+            params.param_mut(*id).value = k as f64 + 0.5;
+        }
+        for (k, p) in params.as_array().iter().enumerate() {
+            assert_eq!(p.value, k as f64 + 0.5, "{}", PARAMS[k].name);
+        }
+        assert_eq!(OutcomeParams::default().validate(), Ok(()));
     }
 }

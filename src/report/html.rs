@@ -228,7 +228,7 @@ pub const LEDGER_ASSUMPTIONS: [(&str, &str, &str); 8] = [
     (
         "zero-signal groups",
         "E[p^G] + E[(1-p)^G] over a Beta pass-rate profile",
-        "design.md §5; DAPO (arXiv 2503.14476)",
+        "docs/design.md §5; DAPO (arXiv 2503.14476)",
     ),
     (
         "decode time",

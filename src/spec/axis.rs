@@ -113,12 +113,27 @@ impl AxisIndices {
 
     /// Indices from digits in [`Axis::ALL`] order.
     pub fn from_digits(digits: [usize; 8]) -> Self {
-        Axis::ALL
-            .iter()
-            .zip(digits)
-            .fold(AxisIndices::default(), |indices, (&axis, digit)| {
-                indices.with(axis, digit)
-            })
+        // Written out (not folded over `with`): this runs once per cell in a sweep.
+        let [
+            model,
+            finetune,
+            reward,
+            group_size,
+            max_response_len,
+            update_epochs,
+            prompts_per_step,
+            budget,
+        ] = digits;
+        AxisIndices {
+            model,
+            finetune,
+            reward,
+            group_size,
+            max_response_len,
+            update_epochs,
+            prompts_per_step,
+            budget,
+        }
     }
 }
 
