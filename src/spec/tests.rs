@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::config::Stop;
+use crate::toml_text::locate_key;
 
 const GOOD: &str = r#"
 name = "t"

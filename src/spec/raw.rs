@@ -1,0 +1,262 @@
+//! The grid file's raw, serde-facing structure: only key names and table shapes are checked
+//! here (unknown keys are refused with the nearest valid key); every value is kept as a TOML
+//! value so that validation can say exactly what is wrong with it.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::error::{Error, suggestion};
+use crate::toml_text::{line_of_offset, toml_error};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawGrid {
+    pub(super) name: Option<toml::Value>,
+    pub(super) description: Option<toml::Value>,
+    pub(super) seed: Option<toml::Value>,
+    pub(super) hardware: Option<RawHardware>,
+    #[serde(default)]
+    pub(super) task: RawTask,
+    pub(super) axes: Option<RawAxes>,
+    #[serde(default)]
+    pub(super) run: RawRun,
+    #[serde(default)]
+    pub(super) constraints: RawConstraints,
+    #[serde(default)]
+    pub(super) outcome: toml::Table,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawHardware {
+    pub(super) gpu: Option<toml::Value>,
+    pub(super) gpus: Option<toml::Value>,
+    pub(super) usd_per_gpu_hour: Option<toml::Value>,
+    pub(super) schedule: Option<toml::Value>,
+    pub(super) async_rollout_fraction: Option<toml::Value>,
+    pub(super) rollout_gpu_memory_utilization: Option<toml::Value>,
+    pub(super) max_num_seqs: Option<toml::Value>,
+    pub(super) usable_memory_fraction: Option<toml::Value>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawTask {
+    pub(super) prompt_tokens: Option<toml::Value>,
+    pub(super) mean_response_tokens: Option<toml::Value>,
+    pub(super) response_length_cv: Option<toml::Value>,
+    pub(super) pass_rate: Option<RawPassRate>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawPassRate {
+    pub(super) mean: Option<toml::Value>,
+    pub(super) concentration: Option<toml::Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawAxes {
+    pub(super) model: Option<toml::Value>,
+    pub(super) finetune: Option<toml::Value>,
+    pub(super) reward: Option<toml::Value>,
+    pub(super) group_size: Option<toml::Value>,
+    pub(super) max_response_len: Option<toml::Value>,
+    pub(super) update_epochs: Option<toml::Value>,
+    pub(super) prompts_per_step: Option<toml::Value>,
+    pub(super) budget: Option<toml::Value>,
+    pub(super) iterations: Option<toml::Value>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRun {
+    pub(super) algorithm: Option<toml::Value>,
+    pub(super) kl_reference: Option<toml::Value>,
+    pub(super) kl_coef: Option<toml::Value>,
+    pub(super) prefix_cache: Option<toml::Value>,
+    pub(super) dynamic_sampling: Option<toml::Value>,
+    pub(super) old_logprob: Option<toml::Value>,
+    pub(super) gradient_checkpointing: Option<toml::Value>,
+    pub(super) step_overhead_seconds: Option<toml::Value>,
+    pub(super) max_tokens_per_gpu: Option<toml::Value>,
+    pub(super) judge_rubric_tokens: Option<toml::Value>,
+    pub(super) judge_verdict_tokens: Option<toml::Value>,
+    pub(super) critic: Option<toml::Value>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawConstraints {
+    pub(super) max_rollouts_per_step: Option<toml::Value>,
+    pub(super) min_rollouts_per_step: Option<toml::Value>,
+}
+
+/// Valid keys per table, for "did you mean" suggestions.
+const KEYS: &[(&str, &[&str])] = &[
+    (
+        "",
+        &[
+            "name",
+            "description",
+            "seed",
+            "hardware",
+            "task",
+            "axes",
+            "run",
+            "constraints",
+            "outcome",
+        ],
+    ),
+    (
+        "hardware",
+        &[
+            "gpu",
+            "gpus",
+            "usd_per_gpu_hour",
+            "schedule",
+            "async_rollout_fraction",
+            "rollout_gpu_memory_utilization",
+            "max_num_seqs",
+            "usable_memory_fraction",
+        ],
+    ),
+    (
+        "task",
+        &[
+            "prompt_tokens",
+            "mean_response_tokens",
+            "response_length_cv",
+            "pass_rate",
+        ],
+    ),
+    ("task.pass_rate", &["mean", "concentration"]),
+    (
+        "axes",
+        &[
+            "model",
+            "finetune",
+            "reward",
+            "group_size",
+            "max_response_len",
+            "update_epochs",
+            "prompts_per_step",
+            "budget",
+            "iterations",
+        ],
+    ),
+    (
+        "run",
+        &[
+            "algorithm",
+            "kl_reference",
+            "kl_coef",
+            "prefix_cache",
+            "dynamic_sampling",
+            "old_logprob",
+            "gradient_checkpointing",
+            "step_overhead_seconds",
+            "max_tokens_per_gpu",
+            "judge_rubric_tokens",
+            "judge_verdict_tokens",
+            "critic",
+        ],
+    ),
+    (
+        "constraints",
+        &["max_rollouts_per_step", "min_rollouts_per_step"],
+    ),
+    ("outcome", &["metric"]),
+];
+
+/// Turns serde's "unknown field" into "unknown key, did you mean"; other errors keep their text.
+pub(super) fn unknown_key_error(path: &Path, text: &str, error: &toml::de::Error) -> Error {
+    let message = error.message();
+    if let Some(rest) = message.strip_prefix("unknown field `")
+        && let Some((key, _)) = rest.split_once('`')
+    {
+        let line = error.span().map(|s| line_of_offset(text, s.start));
+        let section = line
+            .and_then(|l| section_at_line(text, l))
+            .unwrap_or_default();
+        let valid = KEYS
+            .iter()
+            .find(|(s, _)| *s == section)
+            .map(|(_, k)| *k)
+            .unwrap_or(&[]);
+        let place = if section.is_empty() {
+            "at the top level".to_string()
+        } else {
+            format!("in [{section}]")
+        };
+        let field = if section.is_empty() {
+            key.to_string()
+        } else {
+            format!("{section}.{key}")
+        };
+        return Error::in_file(
+            path,
+            line,
+            &field,
+            format!(
+                "unknown key {place}; {}",
+                suggestion(key, valid.iter().copied())
+            ),
+        );
+    }
+    if let Some(rest) = message.strip_prefix("missing field `")
+        && let Some((key, _)) = rest.split_once('`')
+    {
+        let line = error.span().map(|s| line_of_offset(text, s.start));
+        return Error::in_file(path, line, key, "is required but missing");
+    }
+    toml_error(path, text, error)
+}
+
+/// The `[section]` a line belongs to ("" for the top level); inline tables on the line itself
+/// (`pass_rate = { ... }`) are reported as `section.key`.
+fn section_at_line(text: &str, line: usize) -> Option<String> {
+    let mut current = String::new();
+    for (i, l) in text.lines().enumerate() {
+        let t = l.trim();
+        if i + 1 == line {
+            if t.starts_with('[') {
+                // The unknown key is the table header itself: it belongs to the parent table.
+                let name = t
+                    .trim_start_matches('[')
+                    .split(']')
+                    .next()
+                    .unwrap_or("")
+                    .trim();
+                return Some(
+                    name.rsplit_once('.')
+                        .map(|(parent, _)| parent.to_string())
+                        .unwrap_or_default(),
+                );
+            }
+            if let Some((key, rest)) = t.split_once('=')
+                && rest.trim_start().starts_with('{')
+            {
+                let key = key.trim();
+                return Some(if current.is_empty() {
+                    key.to_string()
+                } else {
+                    format!("{current}.{key}")
+                });
+            }
+            return Some(current);
+        }
+        if t.starts_with('[') {
+            current = t
+                .trim_start_matches('[')
+                .split(']')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string();
+        }
+    }
+    Some(current)
+}

@@ -1,0 +1,443 @@
+//! One function per table of a grid file: each turns the raw TOML values of its table into
+//! validated settings, with one-line errors that name the file, line and field.
+
+use super::raw::{RawAxes, RawConstraints, RawGrid, RawHardware, RawRun, RawTask};
+use super::validator::Validator;
+use super::{Axes, BudgetAxis, Constraints};
+use crate::catalog::Catalog;
+use crate::config::{
+    Algorithm, Budget, Finetune, HARDWARE_DEFAULTS, Hardware, MAX_LEVER, OldLogprob, Reward,
+    RunSettings, Schedule, Task,
+};
+use crate::error::{Result, suggestion};
+
+/// The top-level keys: `name`, `description`, `seed`.
+pub(super) fn header(raw: &RawGrid, v: &Validator) -> Result<(String, String, u64)> {
+    let name = match &raw.name {
+        Some(value) => v.string(value, None, "name")?,
+        None => {
+            return Err(v.missing(
+                None,
+                "name",
+                "add `name = \"my-grid\"` at the top (it names the output folder)",
+            ));
+        }
+    };
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    {
+        return Err(v.err(None, "name", format!("`{name}` must be non-empty and use only letters, digits, `-`, `_` or `.` (it names the output folder)")));
+    }
+    let description = match &raw.description {
+        Some(value) => v.string(value, None, "description")?,
+        None => String::new(),
+    };
+    let seed = match &raw.seed {
+        Some(value) => v.integer(value, None, "seed", 0, i64::MAX)? as u64,
+        None => 0,
+    };
+    Ok((name, description, seed))
+}
+
+/// `[hardware]`: the cluster and its rollout engine.
+pub(super) fn hardware(
+    raw: Option<RawHardware>,
+    v: &Validator,
+    catalog: &Catalog,
+) -> Result<Hardware> {
+    let Some(rh) = raw else {
+        return Err(v.missing(
+            None,
+            "hardware",
+            "add a [hardware] table with `gpu` and `gpus`",
+        ));
+    };
+    let hw = "hardware";
+    let gpu_id = match &rh.gpu {
+        Some(value) => v.string(value, Some(hw), "gpu")?,
+        None => {
+            return Err(v.missing(
+                Some(hw),
+                "gpu",
+                "add `gpu = \"h100-sxm\"` (see `rlfrontier catalog gpus`)",
+            ));
+        }
+    };
+    let gpu = catalog
+        .gpu(&gpu_id)
+        .map_err(|m| v.err(Some(hw), "gpu", m))?
+        .clone();
+    let gpus = match &rh.gpus {
+        Some(value) => v.integer(value, Some(hw), "gpus", 1, MAX_LEVER)? as u64,
+        None => {
+            return Err(v.missing(
+                Some(hw),
+                "gpus",
+                "add `gpus = 8` (the number of GPUs in the cluster)",
+            ));
+        }
+    };
+    let usd_per_gpu_hour = match &rh.usd_per_gpu_hour {
+        Some(value) => v.positive(value, Some(hw), "usd_per_gpu_hour")?,
+        None => gpu.usd_per_gpu_hour,
+    };
+    let schedule = match &rh.schedule {
+        None => HARDWARE_DEFAULTS.schedule,
+        Some(value) => match v.string(value, Some(hw), "schedule")?.as_str() {
+            "colocated" => Schedule::Colocated,
+            "async" => Schedule::Async,
+            other => {
+                return Err(v.err(
+                    Some(hw),
+                    "schedule",
+                    format!(
+                        "`{other}` is not a schedule; {}",
+                        suggestion(other, ["colocated", "async"])
+                    ),
+                ));
+            }
+        },
+    };
+    let async_rollout_fraction = v.fraction_or(
+        &rh.async_rollout_fraction,
+        Some(hw),
+        "async_rollout_fraction",
+        HARDWARE_DEFAULTS.async_rollout_fraction,
+        false,
+    )?;
+    if schedule == Schedule::Async && gpus < 2 {
+        return Err(v.err(Some(hw), "gpus", "the async schedule needs at least 2 GPUs (one pool generates, one trains); use schedule = \"colocated\""));
+    }
+    let rollout_gpu_memory_utilization = v.fraction_or(
+        &rh.rollout_gpu_memory_utilization,
+        Some(hw),
+        "rollout_gpu_memory_utilization",
+        HARDWARE_DEFAULTS.rollout_gpu_memory_utilization,
+        true,
+    )?;
+    let max_num_seqs = match &rh.max_num_seqs {
+        Some(value) => v.integer(value, Some(hw), "max_num_seqs", 1, MAX_LEVER)? as u64,
+        None => HARDWARE_DEFAULTS.max_num_seqs,
+    };
+    let usable_memory_fraction = v.fraction_or(
+        &rh.usable_memory_fraction,
+        Some(hw),
+        "usable_memory_fraction",
+        HARDWARE_DEFAULTS.usable_memory_fraction,
+        true,
+    )?;
+    let hardware = Hardware {
+        gpu,
+        gpus,
+        usd_per_gpu_hour,
+        schedule,
+        async_rollout_fraction,
+        rollout_gpu_memory_utilization,
+        max_num_seqs,
+        usable_memory_fraction,
+    };
+    Ok(hardware)
+}
+
+/// `[task]`: prompt and response lengths, the pass-rate profile.
+pub(super) fn task(rt: &RawTask, v: &Validator) -> Result<Task> {
+    let ts = Some("task");
+    let task_defaults = Task::default();
+    let prompt_tokens = match &rt.prompt_tokens {
+        Some(value) => v.integer(value, ts, "prompt_tokens", 1, MAX_LEVER)? as f64,
+        None => task_defaults.prompt_tokens,
+    };
+    let mean_response_tokens = match &rt.mean_response_tokens {
+        Some(value) => v.positive(value, ts, "mean_response_tokens")?,
+        None => task_defaults.mean_response_tokens,
+    };
+    let response_length_cv = match &rt.response_length_cv {
+        Some(value) => v.positive(value, ts, "response_length_cv")?,
+        None => task_defaults.response_length_cv,
+    };
+    let (pass_rate_mean, pass_rate_concentration) = match &rt.pass_rate {
+        None => (
+            task_defaults.pass_rate_mean,
+            task_defaults.pass_rate_concentration,
+        ),
+        Some(p) => {
+            let mean = match &p.mean {
+                Some(value) => v.float(value, ts, "pass_rate.mean")?,
+                None => task_defaults.pass_rate_mean,
+            };
+            if !(mean > 0.0 && mean < 1.0) {
+                return Err(v.err(ts, "pass_rate.mean", format!("{mean} must lie strictly between 0 and 1 (the base policy's mean per-prompt pass rate)")));
+            }
+            let concentration = match &p.concentration {
+                Some(value) => v.positive(value, ts, "pass_rate.concentration")?,
+                None => task_defaults.pass_rate_concentration,
+            };
+            (mean, concentration)
+        }
+    };
+    let task = Task {
+        prompt_tokens,
+        mean_response_tokens,
+        response_length_cv,
+        pass_rate_mean,
+        pass_rate_concentration,
+    };
+    Ok(task)
+}
+
+/// `[run]`: algorithm, KL, caching, sampling and the other run settings.
+pub(super) fn run(rr: &RawRun, v: &Validator, catalog: &Catalog) -> Result<RunSettings> {
+    let rs = Some("run");
+    let run_defaults = RunSettings::default();
+    let algorithm = match &rr.algorithm {
+        None => run_defaults.algorithm,
+        Some(value) => match v.string(value, rs, "algorithm")?.as_str() {
+            "grpo" => Algorithm::Grpo,
+            "ppo" => Algorithm::Ppo,
+            other => {
+                return Err(v.err(
+                    rs,
+                    "algorithm",
+                    format!(
+                        "`{other}` is not supported in grids; {}",
+                        suggestion(other, ["grpo", "ppo"])
+                    ),
+                ));
+            }
+        },
+    };
+    let old_logprob = match &rr.old_logprob {
+        None => run_defaults.old_logprob,
+        Some(value) => match v.string(value, rs, "old_logprob")?.as_str() {
+            "auto" => OldLogprob::Auto,
+            "always" => OldLogprob::Always,
+            "never" => OldLogprob::Never,
+            other => {
+                return Err(v.err(
+                    rs,
+                    "old_logprob",
+                    format!(
+                        "`{other}` is not valid; {}",
+                        suggestion(other, ["auto", "always", "never"])
+                    ),
+                ));
+            }
+        },
+    };
+    let critic = match &rr.critic {
+        None => None,
+        Some(value) => {
+            let id = v.string(value, rs, "critic")?;
+            Some(
+                catalog
+                    .model(&id)
+                    .map_err(|m| v.err(rs, "critic", m))?
+                    .clone(),
+            )
+        }
+    };
+    let run = RunSettings {
+        algorithm,
+        kl_reference: v.bool_or(
+            &rr.kl_reference,
+            rs,
+            "kl_reference",
+            run_defaults.kl_reference,
+        )?,
+        kl_coef: match &rr.kl_coef {
+            Some(value) => v.non_negative(value, rs, "kl_coef")?,
+            None => run_defaults.kl_coef,
+        },
+        prefix_cache: v.bool_or(
+            &rr.prefix_cache,
+            rs,
+            "prefix_cache",
+            run_defaults.prefix_cache,
+        )?,
+        dynamic_sampling: v.bool_or(
+            &rr.dynamic_sampling,
+            rs,
+            "dynamic_sampling",
+            run_defaults.dynamic_sampling,
+        )?,
+        old_logprob,
+        gradient_checkpointing: v.bool_or(
+            &rr.gradient_checkpointing,
+            rs,
+            "gradient_checkpointing",
+            run_defaults.gradient_checkpointing,
+        )?,
+        step_overhead_seconds: match &rr.step_overhead_seconds {
+            Some(value) => v.non_negative(value, rs, "step_overhead_seconds")?,
+            None => run_defaults.step_overhead_seconds,
+        },
+        max_tokens_per_gpu: match &rr.max_tokens_per_gpu {
+            Some(value) => v.integer(value, rs, "max_tokens_per_gpu", 1, MAX_LEVER)? as f64,
+            None => run_defaults.max_tokens_per_gpu,
+        },
+        judge_rubric_tokens: match &rr.judge_rubric_tokens {
+            Some(value) => v.integer(value, rs, "judge_rubric_tokens", 0, MAX_LEVER)? as f64,
+            None => run_defaults.judge_rubric_tokens,
+        },
+        judge_verdict_tokens: match &rr.judge_verdict_tokens {
+            Some(value) => v.integer(value, rs, "judge_verdict_tokens", 1, MAX_LEVER)? as f64,
+            None => run_defaults.judge_verdict_tokens,
+        },
+        critic,
+    };
+    Ok(run)
+}
+
+/// `[axes]`: every axis's values, checked for duplicates and for what the algorithm needs.
+pub(super) fn axes(
+    raw: Option<RawAxes>,
+    v: &Validator,
+    catalog: &Catalog,
+    algorithm: Algorithm,
+) -> Result<Axes> {
+    let Some(ra) = raw else {
+        return Err(v.missing(
+            None,
+            "axes",
+            "add an [axes] table listing model, group_size, max_response_len, ... and budget",
+        ));
+    };
+    let ax = Some("axes");
+    let model_ids = v.string_list(&ra.model, ax, "model", "model = [\"qwen2.5-7b\"]")?;
+    let mut model = Vec::new();
+    for id in &model_ids {
+        let m = catalog.model(id).map_err(|msg| v.err(ax, "model", msg))?;
+        if !m.lm_head {
+            return Err(v.err(ax, "model", format!("`{id}` is a reward model (no LM head) and cannot be the policy; use it as `reward = [\"prm:{id}\"]`")));
+        }
+        model.push(m.clone());
+    }
+    let finetune = v
+        .string_list_or(&ra.finetune, ax, "finetune", "full")?
+        .iter()
+        .map(|s| Finetune::parse(s).map_err(|m| v.err(ax, "finetune", m)))
+        .collect::<Result<Vec<_>>>()?;
+    let reward = v
+        .string_list_or(&ra.reward, ax, "reward", "rule")?
+        .iter()
+        .map(|s| Reward::parse(s, catalog).map_err(|m| v.err(ax, "reward", m)))
+        .collect::<Result<Vec<_>>>()?;
+    let min_group = if algorithm == Algorithm::Grpo { 2 } else { 1 };
+    let group_size = v.int_list(
+        &ra.group_size,
+        ax,
+        "group_size",
+        min_group,
+        "group_size = [4, 8, 16]",
+    )?;
+    let max_response_len = v.int_list(
+        &ra.max_response_len,
+        ax,
+        "max_response_len",
+        1,
+        "max_response_len = [2048, 4096]",
+    )?;
+    let update_epochs = match &ra.update_epochs {
+        Some(_) => v.int_list(
+            &ra.update_epochs,
+            ax,
+            "update_epochs",
+            1,
+            "update_epochs = [1, 2, 4]",
+        )?,
+        None => vec![1],
+    };
+    let prompts_per_step = v.int_list(
+        &ra.prompts_per_step,
+        ax,
+        "prompts_per_step",
+        1,
+        "prompts_per_step = [256]",
+    )?;
+    let budget = match (&ra.budget, &ra.iterations) {
+        (Some(_), Some(_)) => {
+            return Err(v.err(ax, "iterations", "give either `budget` or `iterations`, not both: a budget fixes the spend and derives the steps, iterations fix the steps"));
+        }
+        (None, None) => {
+            return Err(v.missing(ax, "budget", "add `budget = [\"1e17 flops\"]` (or \"500 gpu-h\", \"2000 usd\"), or a fixed `iterations = [100]`"));
+        }
+        (None, Some(_)) => BudgetAxis::Iterations(v.int_list(
+            &ra.iterations,
+            ax,
+            "iterations",
+            1,
+            "iterations = [100, 200]",
+        )?),
+        (Some(_), None) => {
+            let texts = v.string_list(&ra.budget, ax, "budget", "budget = [\"1e17 flops\"]")?;
+            let mut unit = None;
+            let mut amounts = Vec::new();
+            for t in &texts {
+                let b = Budget::parse(t).map_err(|m| v.err(ax, "budget", m))?;
+                match unit {
+                    None => unit = Some(b.unit),
+                    Some(u) if u != b.unit => {
+                        return Err(v.err(ax, "budget", format!(
+                            "mixes units (`{}` and `{}`); use one unit per grid so that cells compare on one cost axis",
+                            u.as_str(),
+                            b.unit.as_str()
+                        )));
+                    }
+                    _ => {}
+                }
+                if amounts.contains(&b.amount) {
+                    return Err(v.err(
+                        ax,
+                        "budget",
+                        format!("`{t}` is listed twice; remove the duplicate"),
+                    ));
+                }
+                amounts.push(b.amount);
+            }
+            BudgetAxis::Budgets {
+                unit: unit.expect("non-empty list"),
+                amounts,
+            }
+        }
+    };
+    v.no_duplicates(ax, "model", &model_ids)?;
+    v.no_duplicates(
+        ax,
+        "finetune",
+        &finetune.iter().map(|f| f.to_string()).collect::<Vec<_>>(),
+    )?;
+    v.no_duplicates(
+        ax,
+        "reward",
+        &reward.iter().map(|r| r.to_string()).collect::<Vec<_>>(),
+    )?;
+    let axes = Axes {
+        model,
+        finetune,
+        reward,
+        group_size,
+        max_response_len,
+        update_epochs,
+        prompts_per_step,
+        budget,
+    };
+    Ok(axes)
+}
+
+/// `[constraints]`: bounds on rollouts per step.
+pub(super) fn constraints(rc: &RawConstraints, v: &Validator) -> Result<Constraints> {
+    let cs = Some("constraints");
+    let constraints = Constraints {
+        max_rollouts_per_step: match &rc.max_rollouts_per_step {
+            Some(value) => Some(v.integer(value, cs, "max_rollouts_per_step", 1, i64::MAX)? as u64),
+            None => None,
+        },
+        min_rollouts_per_step: match &rc.min_rollouts_per_step {
+            Some(value) => Some(v.integer(value, cs, "min_rollouts_per_step", 1, i64::MAX)? as u64),
+            None => None,
+        },
+    };
+    Ok(constraints)
+}

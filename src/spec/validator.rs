@@ -1,0 +1,304 @@
+//! Value checks with one-line errors that point at the key's line.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use crate::config::MAX_LEVER;
+use crate::error::{Error, Result};
+use crate::toml_text::locate_key;
+
+/// Value checks with one-line errors that point at the key's line.
+pub(super) struct Validator<'a> {
+    pub(super) text: &'a str,
+    pub(super) path: &'a Path,
+}
+
+impl Validator<'_> {
+    pub(super) fn field_name(section: Option<&str>, key: &str) -> String {
+        match (section, key) {
+            (Some(s), "") => s.to_string(),
+            (Some(s), k) => format!("{s}.{k}"),
+            (None, k) => k.to_string(),
+        }
+    }
+
+    pub(super) fn err(
+        &self,
+        section: Option<&str>,
+        key: &str,
+        message: impl Into<String>,
+    ) -> Error {
+        let lookup = key.split('.').next().unwrap_or(key);
+        let line = if key.is_empty() {
+            section.and_then(|s| {
+                self.text
+                    .lines()
+                    .position(|l| l.trim() == format!("[{s}]"))
+                    .map(|p| p + 1)
+            })
+        } else {
+            locate_key(self.text, section, lookup)
+        };
+        Error::in_file(self.path, line, &Self::field_name(section, key), message)
+    }
+
+    pub(super) fn missing(&self, section: Option<&str>, key: &str, how: &str) -> Error {
+        let line = section.and_then(|s| {
+            self.text
+                .lines()
+                .position(|l| l.trim() == format!("[{s}]"))
+                .map(|p| p + 1)
+        });
+        Error::in_file(
+            self.path,
+            line,
+            &Self::field_name(section, key),
+            format!("is required but missing; {how}"),
+        )
+    }
+
+    pub(super) fn type_name(value: &toml::Value) -> &'static str {
+        value.type_str()
+    }
+
+    pub(super) fn string(
+        &self,
+        value: &toml::Value,
+        section: Option<&str>,
+        key: &str,
+    ) -> Result<String> {
+        value.as_str().map(str::to_string).ok_or_else(|| {
+            self.err(
+                section,
+                key,
+                format!(
+                    "expected a string in quotes, found a {}",
+                    Self::type_name(value)
+                ),
+            )
+        })
+    }
+
+    pub(super) fn float(
+        &self,
+        value: &toml::Value,
+        section: Option<&str>,
+        key: &str,
+    ) -> Result<f64> {
+        let x = match value {
+            toml::Value::Float(f) => *f,
+            toml::Value::Integer(i) => *i as f64,
+            other => {
+                return Err(self.err(
+                    section,
+                    key,
+                    format!("expected a number, found a {}", Self::type_name(other)),
+                ));
+            }
+        };
+        if !x.is_finite() {
+            return Err(self.err(section, key, format!("{x} is not a finite number")));
+        }
+        Ok(x)
+    }
+
+    pub(super) fn positive(
+        &self,
+        value: &toml::Value,
+        section: Option<&str>,
+        key: &str,
+    ) -> Result<f64> {
+        let x = self.float(value, section, key)?;
+        if x <= 0.0 {
+            return Err(self.err(section, key, format!("{x} must be greater than 0")));
+        }
+        Ok(x)
+    }
+
+    pub(super) fn non_negative(
+        &self,
+        value: &toml::Value,
+        section: Option<&str>,
+        key: &str,
+    ) -> Result<f64> {
+        let x = self.float(value, section, key)?;
+        if x < 0.0 {
+            return Err(self.err(section, key, format!("{x} must be 0 or more")));
+        }
+        Ok(x)
+    }
+
+    pub(super) fn fraction_or(
+        &self,
+        value: &Option<toml::Value>,
+        section: Option<&str>,
+        key: &str,
+        default: f64,
+        one_allowed: bool,
+    ) -> Result<f64> {
+        let Some(value) = value else {
+            return Ok(default);
+        };
+        let x = self.float(value, section, key)?;
+        let ok = x > 0.0 && (x < 1.0 || (one_allowed && x == 1.0));
+        if !ok {
+            let range = if one_allowed {
+                "in (0, 1]"
+            } else {
+                "strictly between 0 and 1"
+            };
+            return Err(self.err(section, key, format!("{x} must be a fraction {range}")));
+        }
+        Ok(x)
+    }
+
+    pub(super) fn integer(
+        &self,
+        value: &toml::Value,
+        section: Option<&str>,
+        key: &str,
+        min: i64,
+        max: i64,
+    ) -> Result<i64> {
+        let i = match value {
+            toml::Value::Integer(i) => *i,
+            toml::Value::Float(f) if f.is_finite() && f.fract() == 0.0 && f.abs() < 9.0e15 => {
+                *f as i64
+            }
+            other => {
+                return Err(self.err(
+                    section,
+                    key,
+                    format!("expected a whole number, found {}", describe_value(other)),
+                ));
+            }
+        };
+        if i < min {
+            return Err(self.err(
+                section,
+                key,
+                format!("{i} is too small; use a whole number of at least {min}"),
+            ));
+        }
+        if i > max {
+            return Err(self.err(section, key, format!("{i} is too large; use at most {max}")));
+        }
+        Ok(i)
+    }
+
+    pub(super) fn bool_or(
+        &self,
+        value: &Option<toml::Value>,
+        section: Option<&str>,
+        key: &str,
+        default: bool,
+    ) -> Result<bool> {
+        match value {
+            None => Ok(default),
+            Some(toml::Value::Boolean(b)) => Ok(*b),
+            Some(other) => Err(self.err(
+                section,
+                key,
+                format!("expected true or false, found {}", describe_value(other)),
+            )),
+        }
+    }
+
+    /// A list (or a single value meaning a one-element list) of non-empty values.
+    pub(super) fn list<'v>(
+        &self,
+        value: &'v Option<toml::Value>,
+        section: Option<&str>,
+        key: &str,
+        example: &str,
+    ) -> Result<Vec<&'v toml::Value>> {
+        match value {
+            None => Err(self.missing(section, key, &format!("add `{example}`"))),
+            Some(toml::Value::Array(items)) if items.is_empty() => Err(self.err(
+                section,
+                key,
+                format!("is an empty list; give at least one value, as in `{example}`"),
+            )),
+            Some(toml::Value::Array(items)) => Ok(items.iter().collect()),
+            Some(single) => Ok(vec![single]),
+        }
+    }
+
+    pub(super) fn string_list(
+        &self,
+        value: &Option<toml::Value>,
+        section: Option<&str>,
+        key: &str,
+        example: &str,
+    ) -> Result<Vec<String>> {
+        self.list(value, section, key, example)?
+            .into_iter()
+            .map(|item| self.string(item, section, key))
+            .collect()
+    }
+
+    pub(super) fn string_list_or(
+        &self,
+        value: &Option<toml::Value>,
+        section: Option<&str>,
+        key: &str,
+        default: &str,
+    ) -> Result<Vec<String>> {
+        if value.is_none() {
+            return Ok(vec![default.to_string()]);
+        }
+        self.string_list(value, section, key, &format!("{key} = [\"{default}\"]"))
+    }
+
+    pub(super) fn int_list(
+        &self,
+        value: &Option<toml::Value>,
+        section: Option<&str>,
+        key: &str,
+        min: i64,
+        example: &str,
+    ) -> Result<Vec<u64>> {
+        let items = self.list(value, section, key, example)?;
+        let mut out = Vec::with_capacity(items.len());
+        let mut seen = BTreeSet::new();
+        for item in items {
+            let i = self.integer(item, section, key, min, MAX_LEVER)? as u64;
+            if !seen.insert(i) {
+                return Err(self.err(
+                    section,
+                    key,
+                    format!("{i} is listed twice; remove the duplicate"),
+                ));
+            }
+            out.push(i);
+        }
+        Ok(out)
+    }
+
+    pub(super) fn no_duplicates(
+        &self,
+        section: Option<&str>,
+        key: &str,
+        names: &[String],
+    ) -> Result<()> {
+        let mut seen = BTreeSet::new();
+        for n in names {
+            if !seen.insert(n) {
+                return Err(self.err(
+                    section,
+                    key,
+                    format!("`{n}` is listed twice; remove the duplicate"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn describe_value(value: &toml::Value) -> String {
+    match value {
+        toml::Value::Float(f) => format!("{f} (a number with a fraction or not finite)"),
+        toml::Value::String(s) => format!("the string \"{s}\" (remove the quotes)"),
+        other => format!("a {}", other.type_str()),
+    }
+}
