@@ -2,9 +2,12 @@
 
 use proptest::prelude::*;
 
+use super::flops::TokenSums;
 use super::*;
 use crate::catalog::Catalog;
-use crate::config::{Budget, Hardware, RunSettings, Task};
+use crate::config::{
+    Algorithm, Budget, Hardware, OldLogprob, RewardKind, RunSettings, Schedule, Task,
+};
 
 fn hardware(gpu: &str, gpus: u64, schedule: Schedule) -> Hardware {
     let gpu = Catalog::embedded().gpu(gpu).unwrap().clone();

@@ -1,0 +1,477 @@
+//! One RL run priced: [`evaluate`] walks an iteration phase by phase (rollouts, search, feedback,
+//! learning), turns phase seconds into GPU-seconds under the schedule, checks memory, derives the
+//! iterations a budget affords and the waste. Each step is one function below; the formulas they
+//! call live in [`super::lengths`], [`super::flops`], [`super::time`] and [`super::memory`]
+//! (docs/design.md §5).
+
+use super::flops::{self, TokenSums};
+use super::{
+    Bucket, Infeasible, Ledger, Phase, PhaseCost, RunConfig, TokenStats, Waste,
+    affordable_iterations, lengths, memory, time,
+};
+use crate::catalog::{BF16_BYTES, ModelSpec};
+use crate::config::{
+    Algorithm, Finetune, OldLogprob, RewardKind, SECONDS_PER_HOUR, Schedule, Stop,
+};
+
+/// The GPUs each side of a step holds: all of them for both under the colocated schedule; a
+/// split under async (generation gets `async_rollout_fraction`, at least one GPU each side).
+#[derive(Debug, Clone, Copy)]
+struct Pools {
+    generation: u64,
+    training: u64,
+}
+
+impl Pools {
+    fn of(cfg: &RunConfig) -> Self {
+        let hw = cfg.hardware;
+        match hw.schedule {
+            Schedule::Colocated => Pools {
+                generation: hw.gpus,
+                training: hw.gpus,
+            },
+            Schedule::Async => {
+                let generation = ((hw.gpus as f64 * hw.async_rollout_fraction).round() as u64)
+                    .clamp(1, hw.gpus.saturating_sub(1).max(1));
+                Pools {
+                    generation,
+                    training: hw.gpus - generation,
+                }
+            }
+        }
+    }
+}
+
+/// What one step generates: rollouts kept and generated (more under dynamic sampling), their
+/// length statistics and the straggler.
+#[derive(Debug, Clone, Copy)]
+struct Rollouts {
+    kept: f64,
+    generated: f64,
+    zero_signal: f64,
+    lengths: lengths::ResponseLengths,
+    straggler: f64,
+    starves: bool,
+}
+
+impl Rollouts {
+    fn of(cfg: &RunConfig) -> Self {
+        let task = cfg.task;
+        let cap = cfg.max_response_len as f64;
+        let lengths =
+            lengths::response_lengths(task.mean_response_tokens, task.response_length_cv, cap);
+        let zero_signal = lengths::zero_signal_rate(
+            task.pass_rate_mean,
+            task.pass_rate_concentration,
+            cfg.group_size,
+        );
+        let kept = cfg.prompts_per_step as f64 * cfg.group_size as f64;
+        // Dynamic sampling (DAPO) re-samples until the kept groups carry signal: it generates
+        // kept / (1 − zero-signal rate) rollouts, and never fills a batch when every group agrees.
+        let starves = cfg.run.dynamic_sampling && zero_signal >= 1.0 - 1e-12;
+        let generated = if cfg.run.dynamic_sampling && !starves {
+            kept / (1.0 - zero_signal)
+        } else {
+            kept
+        };
+        let straggler = lengths::straggler_tokens(
+            task.mean_response_tokens,
+            task.response_length_cv,
+            cap,
+            generated,
+        );
+        Rollouts {
+            kept,
+            generated,
+            zero_signal,
+            lengths,
+            straggler,
+            starves,
+        }
+    }
+}
+
+/// Phase costs before GPU-seconds are charged.
+type Phases = [PhaseCost; 9];
+
+fn set(phases: &mut Phases, phase: Phase, flops: f64, seconds: f64) {
+    phases[phase.index()] = PhaseCost {
+        flops,
+        seconds,
+        gpu_seconds: 0.0,
+    };
+}
+
+/// The rollout engine does not fit: the reason, in GB.
+fn rollout_memory(e: time::DecodeDoesNotFit) -> Infeasible {
+    Infeasible::RolloutMemory {
+        needed_gb: e.needed_bytes / 1e9,
+        available_gb: e.available_bytes / 1e9,
+        tensor_parallel: e.tensor_parallel,
+    }
+}
+
+/// Search: prefill (once per group with prefix caching) and decode. Returns the decode model's
+/// result, the prompts prefilled, and the reason when the engine does not fit.
+fn search(
+    cfg: &RunConfig,
+    pools: Pools,
+    r: &Rollouts,
+    phases: &mut Phases,
+) -> (time::DecodeTime, f64, Option<Infeasible>) {
+    let (gpu, policy, p) = (&cfg.hardware.gpu, cfg.policy, cfg.task.prompt_tokens);
+    let (r1, r2) = (r.lengths.mean_tokens, r.lengths.second_moment_tokens);
+    let g = cfg.group_size as f64;
+    let prefilled_prompts = if cfg.run.prefix_cache {
+        r.generated / g
+    } else {
+        r.generated
+    };
+    let prefill = prefilled_prompts * flops::prefill_flops_per_prompt(policy, p);
+    let prefill_seconds = time::compute_seconds(
+        prefill,
+        pools.generation as f64,
+        gpu,
+        gpu.prefill_efficiency,
+    );
+    set(phases, Phase::Prefill, prefill, prefill_seconds);
+    let decode_flops = r.generated * flops::decode_flops_per_response(policy, p, r1, r2);
+    let decode = time::decode_time(&time::DecodeInput {
+        model: policy,
+        gpu,
+        pool_gpus: pools.generation,
+        sequences: r.generated,
+        prompt_tokens: p,
+        mean_response_tokens: r1,
+        straggler_response_tokens: r.straggler,
+        max_context_tokens: p + cfg.max_response_len as f64,
+        memory_utilization: cfg.hardware.rollout_gpu_memory_utilization,
+        max_num_seqs: cfg.hardware.max_num_seqs,
+    });
+    let (decode, infeasible) = match decode {
+        Ok(d) => (d, None),
+        Err(e) => {
+            // Price it as if one sequence ran at the largest degree of the NVLink domain, so
+            // the row stays informative.
+            let degree = gpu.nvlink_domain_gpus.max(1) as f64;
+            let seconds = r.generated
+                * r1
+                * time::decode_step_seconds(policy, gpu, degree, 1.0, p + r1 / 2.0)
+                / degree;
+            let priced = time::DecodeTime {
+                seconds,
+                tail_seconds: 0.0,
+                tensor_parallel: e.tensor_parallel,
+                replicas: 1,
+                sequences_in_flight: 1.0,
+            };
+            (priced, Some(rollout_memory(e)))
+        }
+    };
+    set(phases, Phase::Decode, decode_flops, decode.seconds);
+    (decode, prefilled_prompts, infeasible)
+}
+
+/// Feedback: a reward model's forward pass over every generated sequence, or a judge's prefill
+/// of sequence plus rubric and its decode of the verdict. Rules cost no GPU time.
+fn feedback(
+    cfg: &RunConfig,
+    pools: Pools,
+    r: &Rollouts,
+    phases: &mut Phases,
+) -> Option<Infeasible> {
+    let (hw, run, p) = (cfg.hardware, cfg.run, cfg.task.prompt_tokens);
+    let gpu = &hw.gpu;
+    let (r1, r2) = (r.lengths.mean_tokens, r.lengths.second_moment_tokens);
+    let train_pool = pools.training as f64;
+    match (cfg.reward.kind, &cfg.reward.model) {
+        (RewardKind::Rule, _) | (_, None) => None,
+        (RewardKind::Orm | RewardKind::Prm, Some(rm)) => {
+            let f = flops::forward_flops(rm, TokenSums::of_sequences(r.generated, p, r1, r2));
+            let seconds = time::compute_seconds(f, train_pool, gpu, gpu.forward_efficiency);
+            set(phases, Phase::Reward, f, seconds);
+            None
+        }
+        (RewardKind::Judge, Some(judge)) => {
+            let read = TokenSums::of_sequences(r.generated, p + run.judge_rubric_tokens, r1, r2);
+            let head = judge.output_head_matmul_params() as f64;
+            // The judge reads without predicting each read token: no LM head over the input.
+            let prefill =
+                flops::forward_flops(judge, read) - 2.0 * head * (read.tokens - r.generated);
+            let verdict = run.judge_verdict_tokens;
+            let context = p + run.judge_rubric_tokens + r1;
+            let verdict_flops = r.generated
+                * flops::decode_flops_per_response(judge, context, verdict, verdict * verdict);
+            let (verdict_seconds, infeasible) = match time::decode_time(&time::DecodeInput {
+                model: judge,
+                gpu,
+                pool_gpus: pools.training,
+                sequences: r.generated,
+                prompt_tokens: context,
+                mean_response_tokens: verdict,
+                straggler_response_tokens: verdict,
+                max_context_tokens: context + verdict,
+                memory_utilization: hw.rollout_gpu_memory_utilization,
+                max_num_seqs: hw.max_num_seqs,
+            }) {
+                Ok(d) => (d.seconds, None),
+                Err(e) => (0.0, Some(rollout_memory(e))),
+            };
+            let seconds = time::compute_seconds(prefill, train_pool, gpu, gpu.prefill_efficiency)
+                + verdict_seconds;
+            set(phases, Phase::Reward, prefill + verdict_flops, seconds);
+            infeasible
+        }
+    }
+}
+
+/// Forward FLOPs of the policy, including its LoRA adapters (2 per adapter parameter per token).
+fn policy_forward_flops(policy: &ModelSpec, finetune: Finetune, batch: TokenSums) -> f64 {
+    let adapters = match finetune {
+        Finetune::Full => 0.0,
+        Finetune::Lora(r) => 2.0 * policy.lora_params(r, false) * batch.tokens,
+    };
+    flops::forward_flops(policy, batch) + adapters
+}
+
+/// Whether old-policy log-probs are recomputed this step.
+fn needs_old_logprobs(cfg: &RunConfig) -> bool {
+    match cfg.run.old_logprob {
+        OldLogprob::Always => true,
+        OldLogprob::Never => false,
+        OldLogprob::Auto => cfg.update_epochs > 1,
+    }
+}
+
+/// Learning, over the kept rollouts: old-policy and reference log-probs, the update epochs
+/// (plus one forward per epoch with gradient checkpointing, in time only), the PPO critic, and
+/// the fixed per-step sync.
+fn learning(cfg: &RunConfig, pools: Pools, batch: TokenSums, phases: &mut Phases) {
+    let (run, policy, gpu) = (cfg.run, cfg.policy, &cfg.hardware.gpu);
+    let train_pool = pools.training as f64;
+    let epochs = cfg.update_epochs as f64;
+    let forward = policy_forward_flops(policy, cfg.finetune, batch);
+    let forward_seconds =
+        |f: f64| time::compute_seconds(f, train_pool, gpu, gpu.forward_efficiency);
+    if needs_old_logprobs(cfg) {
+        set(phases, Phase::OldLogprob, forward, forward_seconds(forward));
+    }
+    if run.kl_reference {
+        let f = flops::forward_flops(policy, batch);
+        set(phases, Phase::RefLogprob, f, forward_seconds(f));
+    }
+    let checkpointing = if run.gradient_checkpointing { 1.0 } else { 0.0 };
+    let update = epochs * flops::train_flops(policy, cfg.finetune, batch);
+    let recompute = checkpointing * epochs * forward;
+    let update_seconds = time::compute_seconds(update + recompute, train_pool, gpu, gpu.train_mfu);
+    set(phases, Phase::Update, update, update_seconds);
+    if run.algorithm == Algorithm::Ppo {
+        let critic = run.critic.as_ref().unwrap_or(policy);
+        let values = flops::forward_flops(critic, batch);
+        set(phases, Phase::CriticValues, values, forward_seconds(values));
+        let critic_update = epochs * flops::train_flops(critic, Finetune::Full, batch);
+        let critic_recompute = checkpointing * epochs * values;
+        let seconds = time::compute_seconds(
+            critic_update + critic_recompute,
+            train_pool,
+            gpu,
+            gpu.train_mfu,
+        );
+        set(phases, Phase::CriticUpdate, critic_update, seconds);
+    }
+    set(phases, Phase::Sync, 0.0, run.step_overhead_seconds);
+}
+
+fn pool_share(seconds: f64, busy: f64, held: f64) -> f64 {
+    if busy > 0.0 {
+        seconds / busy * held
+    } else {
+        0.0
+    }
+}
+
+/// The step's wall seconds and each phase's GPU-seconds. Colocated: phases run one after
+/// another on every GPU. Async: the step is the slower pool; each pool is held for the whole
+/// step, its idle time charged to its phases in proportion to their busy time.
+fn charge_gpu_seconds(cfg: &RunConfig, pools: Pools, phases: &mut Phases) -> f64 {
+    let hw = cfg.hardware;
+    let is_generation = |ph: Phase| matches!(ph, Phase::Prefill | Phase::Decode);
+    let gen_busy: f64 = [Phase::Prefill, Phase::Decode]
+        .iter()
+        .map(|&ph| phases[ph.index()].seconds)
+        .sum();
+    let train_busy: f64 = Phase::ALL
+        .iter()
+        .filter(|&&ph| !is_generation(ph) && ph != Phase::Sync)
+        .map(|&ph| phases[ph.index()].seconds)
+        .sum();
+    let sync = cfg.run.step_overhead_seconds;
+    let step_seconds = match hw.schedule {
+        Schedule::Colocated => gen_busy + train_busy + sync,
+        Schedule::Async => gen_busy.max(train_busy) + sync,
+    };
+    for &ph in &Phase::ALL {
+        let i = ph.index();
+        let seconds = phases[i].seconds;
+        phases[i].gpu_seconds = match (hw.schedule, ph) {
+            (_, Phase::Sync) | (Schedule::Colocated, _) => seconds * hw.gpus as f64,
+            (Schedule::Async, ph) if is_generation(ph) => {
+                pool_share(seconds, gen_busy, step_seconds - sync) * pools.generation as f64
+            }
+            (Schedule::Async, _) => {
+                pool_share(seconds, train_busy, step_seconds - sync) * pools.training as f64
+            }
+        };
+    }
+    step_seconds
+}
+
+/// Training memory per GPU: the sharded policy state (plus a full reference copy, the critic's
+/// state and the reward model's weights) and one micro-batch's activations; the reason when it
+/// exceeds the usable memory.
+fn training_memory(cfg: &RunConfig, pools: Pools) -> (f64, Option<Infeasible>) {
+    let (hw, run, policy) = (cfg.hardware, cfg.run, cfg.policy);
+    let mut state = memory::policy_state_bytes(policy, cfg.finetune);
+    if run.kl_reference && cfg.finetune == Finetune::Full {
+        state += BF16_BYTES * policy.total_params() as f64;
+    }
+    if run.algorithm == Algorithm::Ppo {
+        let critic = run.critic.as_ref().unwrap_or(policy);
+        state += memory::policy_state_bytes(critic, Finetune::Full);
+    }
+    if let Some(rm) = &cfg.reward.model {
+        state += BF16_BYTES * rm.total_params() as f64;
+    }
+    let micro_tokens = run
+        .max_tokens_per_gpu
+        .max(cfg.task.prompt_tokens + cfg.max_response_len as f64);
+    let bytes = state / pools.training as f64
+        + memory::activation_bytes(policy, micro_tokens, run.gradient_checkpointing);
+    let usable = hw.gpu.memory_bytes() * hw.usable_memory_fraction;
+    let infeasible = (bytes > usable).then_some(Infeasible::TrainingMemory {
+        needed_gb: bytes / 1e9,
+        available_gb: usable / 1e9,
+    });
+    (bytes, infeasible)
+}
+
+/// The run's iterations: given, or the most the budget affords (none is infeasible).
+fn iterations(ledger: &Ledger, stop: Stop) -> (u64, Option<Infeasible>) {
+    match stop {
+        Stop::Iterations(n) => (n, None),
+        Stop::Budget(budget) => {
+            let per = ledger.per_iteration(budget.unit);
+            let m = affordable_iterations(budget.amount, per);
+            let infeasible = (m == 0).then_some(Infeasible::BudgetBelowOneIteration {
+                per_iteration: per,
+                budget: budget.amount,
+                unit: budget.unit,
+            });
+            (m, infeasible)
+        }
+    }
+}
+
+/// Waste over the run, in dollars (and GPU-hours for stragglers); the categories overlap.
+fn waste(cfg: &RunConfig, pools: Pools, r: &Rollouts, ledger: &Ledger) -> Waste {
+    let (hw, run) = (cfg.hardware, cfg.run);
+    let iterations = ledger.iterations as f64;
+    let price = hw.usd_per_gpu_hour;
+    let usd_of = |ph: Phase| ledger.phase(ph).gpu_seconds / SECONDS_PER_HOUR * price * iterations;
+    let search_feedback: f64 = [Phase::Prefill, Phase::Decode, Phase::Reward]
+        .iter()
+        .map(|&ph| usd_of(ph))
+        .sum();
+    let learning: f64 = Phase::ALL
+        .iter()
+        .filter(|&&ph| ph.bucket() == Bucket::Learning && ph != Phase::Sync)
+        .map(|&ph| usd_of(ph))
+        .sum();
+    // Zero-signal groups reach learning only without dynamic sampling; with it, they are
+    // generated and scored, then discarded (over-sampling).
+    let (zero_signal_usd, oversampling_usd) = if run.dynamic_sampling {
+        (0.0, r.zero_signal * search_feedback)
+    } else {
+        (r.zero_signal * (search_feedback + learning), 0.0)
+    };
+    // During the tail the generation pool waits (under the colocated schedule that is the whole
+    // cluster; under async the trainer's idle time is already charged to its phases).
+    let straggler_idle_gpu_hours =
+        ledger.decode.tail_seconds * pools.generation as f64 * iterations / SECONDS_PER_HOUR;
+    let g = cfg.group_size as f64;
+    Waste {
+        zero_signal_usd,
+        truncated_usd: r.lengths.truncated_token_share * (search_feedback + learning),
+        straggler_idle_gpu_hours,
+        straggler_idle_usd: straggler_idle_gpu_hours * price,
+        reference_without_kl_usd: if run.kl_reference && run.kl_coef == 0.0 {
+            usd_of(Phase::RefLogprob)
+        } else {
+            0.0
+        },
+        oversampling_usd,
+        uncached_prefill_usd: if run.prefix_cache {
+            0.0
+        } else {
+            usd_of(Phase::Prefill) * (g - 1.0) / g
+        },
+    }
+}
+
+/// Evaluates one run: the ledger of its iterations. The first reason a run cannot go ahead is
+/// kept (dynamic sampling, rollout memory, judge memory, training memory, budget, in that order).
+pub fn evaluate(cfg: &RunConfig) -> Ledger {
+    let pools = Pools::of(cfg);
+    let rollouts = Rollouts::of(cfg);
+    let mut phases: Phases = [PhaseCost::default(); 9];
+    let (decode, prefilled_prompts, rollout_infeasible) =
+        search(cfg, pools, &rollouts, &mut phases);
+    let judge_infeasible = feedback(cfg, pools, &rollouts, &mut phases);
+    let (p, r1, r2) = (
+        cfg.task.prompt_tokens,
+        rollouts.lengths.mean_tokens,
+        rollouts.lengths.second_moment_tokens,
+    );
+    let batch = TokenSums::of_sequences(rollouts.kept, p, r1, r2);
+    learning(cfg, pools, batch, &mut phases);
+    let step_seconds = charge_gpu_seconds(cfg, pools, &mut phases);
+    let (training_bytes, memory_infeasible) = training_memory(cfg, pools);
+    let infeasible = rollouts
+        .starves
+        .then_some(Infeasible::DynamicSamplingStarves)
+        .or(rollout_infeasible)
+        .or(judge_infeasible)
+        .or(memory_infeasible);
+    let forward_passes = u8::from(needs_old_logprobs(cfg)) + u8::from(cfg.run.kl_reference);
+    let mut ledger = Ledger {
+        phases,
+        step_seconds,
+        iterations: 0,
+        gpus: cfg.hardware.gpus,
+        usd_per_gpu_hour: cfg.hardware.usd_per_gpu_hour,
+        tokens: TokenStats {
+            rollouts_per_step: rollouts.kept,
+            generated_rollouts_per_step: rollouts.generated,
+            mean_response_tokens: r1,
+            generated_tokens_per_step: rollouts.generated * r1,
+            prompt_tokens_per_step: rollouts.generated * p,
+            truncation_rate: rollouts.lengths.truncation_rate,
+            truncated_token_share: rollouts.lengths.truncated_token_share,
+            zero_signal_rate: rollouts.zero_signal,
+            straggler_response_tokens: rollouts.straggler,
+            prefill_tokens_per_step: prefilled_prompts * p,
+            group_size: cfg.group_size as f64,
+            forward_tokens_per_step: batch.tokens * f64::from(forward_passes),
+            train_tokens_per_step: batch.tokens * cfg.update_epochs as f64,
+        },
+        decode,
+        training_memory_gb_per_gpu: training_bytes / 1e9,
+        infeasible,
+        waste: Waste::default(),
+    };
+    let (iterations, budget_infeasible) = iterations(&ledger, cfg.stop);
+    ledger.iterations = iterations;
+    ledger.infeasible = ledger.infeasible.or(budget_infeasible);
+    ledger.waste = waste(cfg, pools, &rollouts, &ledger);
+    ledger
+}
