@@ -129,13 +129,13 @@ pub fn json(report: &CostReport, request: &RunRequest) -> serde_json::Value {
     })
 }
 
-/// Renders the human report.
-pub fn text(report: &CostReport, request: &RunRequest) -> String {
+/// The opening lines: what runs where, the step's shape, and the totals.
+fn headline(report: &CostReport, request: &RunRequest) -> String {
     let ledger = &report.ledger;
     let t = &ledger.tokens;
     let h = &request.hardware;
     let iterations = ledger.iterations as f64;
-    let mut text = match request.stage {
+    match request.stage {
         PricedStage::Rl(_) => {
             let mut s = format!(
                 "{} run: {} ({}), {} reward, {} x {} at ${}/GPU-hour, {}\n",
@@ -194,11 +194,13 @@ pub fn text(report: &CostReport, request: &RunRequest) -> String {
             money(ledger.total_gpu_hours()),
             money(ledger.total_usd())
         ),
-    };
-    if let Some(reason) = ledger.infeasible {
-        text.push_str(&format!("INFEASIBLE: {reason}\n"));
     }
-    text.push('\n');
+}
+
+/// One row per phase that costs anything: FLOPs and seconds per step, GPU-hours and dollars over
+/// the run, share of dollars.
+fn phases_table(ledger: &Ledger) -> String {
+    let iterations = ledger.iterations as f64;
     let total_gpu_seconds: f64 = ledger.phases.iter().map(|p| p.gpu_seconds).sum();
     let mut phases = Table::new([
         "phase",
@@ -228,8 +230,11 @@ pub fn text(report: &CostReport, request: &RunRequest) -> String {
             }),
         ]);
     }
-    text.push_str(&phases.render());
-    text.push('\n');
+    phases.render()
+}
+
+/// One row per bucket and the total: FLOPs, GPU-hours and dollars with their shares.
+fn buckets_table(ledger: &Ledger) -> String {
     let mut buckets = Table::new([
         "bucket",
         "FLOPs",
@@ -256,8 +261,13 @@ pub fn text(report: &CostReport, request: &RunRequest) -> String {
         money(ledger.total_usd()),
         percent(1.0),
     ]);
-    text.push_str(&buckets.render());
-    let total = ledger.total_usd();
+    buckets.render()
+}
+
+/// The waste lines (RL only), with each line's share of the run.
+fn waste_table(report: &CostReport) -> String {
+    let total = report.ledger.total_usd();
+    let mut text = String::new();
     if !report.waste.is_empty() {
         text.push_str("\nwaste (categories overlap):\n");
         let mut waste = Table::new(["where", "USD", "share of run", "what", "lever"]);
@@ -272,6 +282,13 @@ pub fn text(report: &CostReport, request: &RunRequest) -> String {
         }
         text.push_str(&waste.render());
     }
+    text
+}
+
+/// Cost per point of improvement, when a gain is known.
+fn gain_lines(report: &CostReport) -> String {
+    let (ledger, total) = (&report.ledger, report.ledger.total_usd());
+    let mut text = String::new();
     if let Some(ExpectedGain {
         points: gain,
         basis,
@@ -291,7 +308,11 @@ pub fn text(report: &CostReport, request: &RunRequest) -> String {
             ));
         }
     }
-    text.push_str("\nwhere to run it:\n");
+    text
+}
+
+/// Where to run it: one row per payment option.
+fn options_table(report: &CostReport) -> String {
     let mut table = Table::new(["option", "USD", "basis"]);
     for o in &report.options {
         table.row([
@@ -300,7 +321,23 @@ pub fn text(report: &CostReport, request: &RunRequest) -> String {
             o.basis.clone(),
         ]);
     }
-    text.push_str(&table.render());
+    table.render()
+}
+
+/// Renders the human report.
+pub fn text(report: &CostReport, request: &RunRequest) -> String {
+    let mut text = headline(report, request);
+    if let Some(reason) = report.ledger.infeasible {
+        text.push_str(&format!("INFEASIBLE: {reason}\n"));
+    }
+    text.push('\n');
+    text.push_str(&phases_table(&report.ledger));
+    text.push('\n');
+    text.push_str(&buckets_table(&report.ledger));
+    text.push_str(&waste_table(report));
+    text.push_str(&gain_lines(report));
+    text.push_str("\nwhere to run it:\n");
+    text.push_str(&options_table(report));
     if let Some(b) = &report.break_even {
         text.push_str(&format!("break-even: {b}\n"));
     }

@@ -7,20 +7,57 @@ use crate::evaluate::cost_unit;
 use crate::format::{money, number, percent};
 use crate::spec::{BudgetAxis, Grid};
 
-/// The cell's axis values as text: model, finetune, reward, G, cap, epochs, prompts, budget.
-pub fn cell_fields(grid: &Grid, p: &Point) -> [String; 8] {
+/// A cell's axis values as text, by name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellFields {
+    /// Policy model id.
+    pub model: String,
+    /// `full` or `lora:R`.
+    pub finetune: String,
+    /// `rule`, `prm:MODEL`, ...
+    pub reward: String,
+    /// G.
+    pub group_size: String,
+    /// Response cap.
+    pub max_response_len: String,
+    /// Update epochs.
+    pub update_epochs: String,
+    /// Prompts per step.
+    pub prompts_per_step: String,
+    /// The budget as written in the grid.
+    pub budget: String,
+}
+
+impl CellFields {
+    /// The fields in [`CELL_HEADER`] order.
+    pub fn into_row(self) -> [String; 8] {
+        [
+            self.model,
+            self.finetune,
+            self.reward,
+            self.group_size,
+            self.max_response_len,
+            self.update_epochs,
+            self.prompts_per_step,
+            self.budget,
+        ]
+    }
+}
+
+/// The cell's axis values as text.
+pub fn cell_fields(grid: &Grid, p: &Point) -> CellFields {
     let a = &grid.axes;
     let i = &p.indices;
-    [
-        a.model[i.model].id.clone(),
-        a.finetune[i.finetune].to_string(),
-        a.reward[i.reward].to_string(),
-        a.group_size[i.group_size].to_string(),
-        a.max_response_len[i.max_response_len].to_string(),
-        a.update_epochs[i.update_epochs].to_string(),
-        a.prompts_per_step[i.prompts_per_step].to_string(),
-        budget_label(grid, i.budget),
-    ]
+    CellFields {
+        model: a.model[i.model].id.clone(),
+        finetune: a.finetune[i.finetune].to_string(),
+        reward: a.reward[i.reward].to_string(),
+        group_size: a.group_size[i.group_size].to_string(),
+        max_response_len: a.max_response_len[i.max_response_len].to_string(),
+        update_epochs: a.update_epochs[i.update_epochs].to_string(),
+        prompts_per_step: a.prompts_per_step[i.prompts_per_step].to_string(),
+        budget: budget_label(grid, i.budget),
+    }
 }
 
 /// A budget as written in the grid (`1e17 flops`, `100 iterations`).
@@ -33,6 +70,7 @@ pub fn budget_label(grid: &Grid, index: usize) -> String {
     }
 }
 
+/// Column names of [`CellFields`], in order.
 const CELL_HEADER: [&str; 8] = [
     "model",
     "finetune",
@@ -91,7 +129,7 @@ pub fn frontier_csv(grid: &Grid, aggregate: &Aggregate) -> Vec<u8> {
     for &(basis, label) in bases {
         for p in aggregate.front(basis) {
             let mut row = vec![label.to_string(), p.id.to_string()];
-            row.extend(cell_fields(grid, &p));
+            row.extend(cell_fields(grid, &p).into_row());
             row.extend(
                 [
                     p.cost,
@@ -145,9 +183,9 @@ pub fn allocation_csv(grid: &Grid, aggregate: &Aggregate) -> Vec<u8> {
     for (&(_, _, _, bin), p) in &aggregate.allocation {
         let f = cell_fields(grid, p);
         rows.push(vec![
-            f[0].clone(),
-            f[2].clone(),
-            f[7].clone(),
+            f.model.clone(),
+            f.reward.clone(),
+            f.budget.clone(),
             number(bin as f64 * UPDATE_FRACTION_BIN),
             number((bin + 1) as f64 * UPDATE_FRACTION_BIN),
             p.id.to_string(),
@@ -156,11 +194,11 @@ pub fn allocation_csv(grid: &Grid, aggregate: &Aggregate) -> Vec<u8> {
             number(p.score_low),
             number(p.score_high),
             number(p.usd),
-            f[1].clone(),
-            f[3].clone(),
-            f[4].clone(),
-            f[5].clone(),
-            f[6].clone(),
+            f.finetune.clone(),
+            f.group_size.clone(),
+            f.max_response_len.clone(),
+            f.update_epochs.clone(),
+            f.prompts_per_step.clone(),
         ]);
     }
     to_bytes(header, rows)
@@ -199,7 +237,7 @@ pub fn shortlist_csv(grid: &Grid, entries: &[Entry]) -> Vec<u8> {
                 e.rank.to_string(),
                 p.id.to_string(),
             ];
-            row.extend(cell_fields(grid, p));
+            row.extend(cell_fields(grid, p).into_row());
             row.extend(
                 [
                     p.score,
@@ -250,13 +288,13 @@ pub fn shortlist_markdown(grid: &Grid, entries: &[Entry]) -> String {
             md.push_str(&format!(
                 "| {} | {} | {} | {} | {} | {} | {} | {} | {:.3} [{:.3}, {:.3}] | {} | ${} ({} GPU-h, {} h) | {} |\n",
                 e.rank,
-                f[0],
-                f[1],
-                f[2],
-                f[3],
-                f[4],
-                f[5],
-                f[6],
+                f.model,
+                f.finetune,
+                f.reward,
+                f.group_size,
+                f.max_response_len,
+                f.update_epochs,
+                f.prompts_per_step,
                 p.score,
                 p.score_low,
                 p.score_high,
