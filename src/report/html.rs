@@ -33,13 +33,8 @@ th{background:#f4f4f4}td.n{text-align:right;font-variant-numeric:tabular-nums}pr
 figure{margin:1rem 0}figure svg{max-width:100%;height:auto;border:1px solid #eee}figcaption{font-size:.85rem;color:#555}\
 .kpi{display:flex;gap:1rem;flex-wrap:wrap}.kpi div{background:#f4f7fb;border:1px solid #dce4ef;border-radius:6px;padding:.5rem .9rem}.kpi b{display:block;font-size:1.2rem}";
 
-/// Renders the page.
-pub fn render(
-    grid: &Grid,
-    aggregate: &Aggregate,
-    shortlist: &[Entry],
-    svgs: &[(String, String)],
-) -> String {
+/// The document head, the title and the state of the predictions.
+fn page_head(grid: &Grid) -> String {
     let mut h = String::new();
     h.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
     h.push_str(&format!(
@@ -70,6 +65,12 @@ pub fn render(
         escape(&grid.outcome_state.label())
     ));
 
+    h
+}
+
+/// The key figures: cells, feasibility, the front, generation's share, the best score.
+fn key_figures(aggregate: &Aggregate) -> String {
+    let mut h = String::new();
     let front = aggregate.front(CostBasis::Usd);
     let best = front.last();
     h.push_str("<div class=\"kpi\">");
@@ -101,10 +102,22 @@ pub fn render(
     }
     h.push_str("</div>\n");
 
+    h
+}
+
+/// The grid's summary, as `check` prints it.
+fn grid_section(grid: &Grid) -> String {
+    let mut h = String::new();
     h.push_str("<h2>Grid</h2>\n<pre>");
     h.push_str(&escape(&crate::spec::describe(grid)));
     h.push_str("</pre>\n");
 
+    h
+}
+
+/// The plots, inline, with their captions.
+fn plots_section(svgs: &[(String, String)]) -> String {
+    let mut h = String::new();
     h.push_str("<h2>Plots</h2>\n");
     let captions = [
         (
@@ -138,6 +151,12 @@ pub fn render(
         ));
     }
 
+    h
+}
+
+/// The shortlist table.
+fn shortlist_section(grid: &Grid, shortlist: &[Entry]) -> String {
+    let mut h = String::new();
     h.push_str("<h2>Shortlist</h2>\n<p>Per budget, the regimes whose predicted-score interval overlaps the best's, without near-duplicates; each with the cost of a full validation run and the dollars per point of predicted improvement over the base score.</p>\n");
     if shortlist.is_empty() {
         h.push_str("<p>No feasible cell.</p>\n");
@@ -170,6 +189,12 @@ pub fn render(
         h.push_str("</table>\n");
     }
 
+    h
+}
+
+/// The ledger's assumptions and the hardware price.
+fn assumptions_section(grid: &Grid) -> String {
+    let mut h = String::new();
     h.push_str(
         "<h2>Assumptions</h2>\n<table><tr><th>what</th><th>model</th><th>source</th></tr>\n",
     );
@@ -190,6 +215,12 @@ pub fn render(
         escape(&grid.hardware.gpu.price_provider),
         escape(&grid.hardware.gpu.price_date)
     ));
+    h
+}
+
+/// The outcome prior: its formula and every parameter with its range and evidence.
+fn prior_section(grid: &Grid) -> String {
+    let mut h = String::new();
     h.push_str("<h3>Outcome prior (ScaleRL sigmoid, arXiv 2510.13786)</h3>\n<p>R = R0 + (A &minus; R0) / (1 + (K_mid / K)<sup>&beta;</sup>); K = iterations &times; reuse(epochs) &times; (useful rollouts / 1024)<sup>&kappa;</sup> &times; reward signal &times; LoRA efficiency. The interval moves every parameter over its range in the direction that lowers (raises) the score. These defaults are a hypothesis consistent with published findings, not a measurement.</p>\n");
     h.push_str("<table><tr><th>parameter</th><th>value</th><th>range</th><th>evidence</th></tr>\n");
     for spec in &PARAMS {
@@ -204,6 +235,23 @@ pub fn render(
         ));
     }
     h.push_str("</table>\n");
+    h
+}
+
+/// Renders the page.
+pub fn render(
+    grid: &Grid,
+    aggregate: &Aggregate,
+    shortlist: &[Entry],
+    svgs: &[(String, String)],
+) -> String {
+    let mut h = page_head(grid);
+    h.push_str(&key_figures(aggregate));
+    h.push_str(&grid_section(grid));
+    h.push_str(&plots_section(svgs));
+    h.push_str(&shortlist_section(grid, shortlist));
+    h.push_str(&assumptions_section(grid));
+    h.push_str(&prior_section(grid));
     h.push_str(&format!(
         "<p style=\"color:#777;font-size:.8rem\">rlfrontier {} &middot; grid sha256 {} &middot; seed {}</p>\n</body></html>\n",
         crate::VERSION,
