@@ -99,6 +99,170 @@ pub fn read_results(path: &Path, plan: &Plan, options: &IngestOptions) -> Result
     read_results_from(std::io::BufReader::new(file), path, plan, options)
 }
 
+/// Positions of the four required columns.
+struct Columns {
+    run: usize,
+    step: usize,
+    metric: usize,
+    value: usize,
+}
+
+impl Columns {
+    /// Finds `run_id`, `step`, `metric` and `value` in the header (any order, extra columns
+    /// ignored).
+    fn of(headers: &csv::StringRecord, path: &Path) -> Result<Self> {
+        if !headers.iter().any(|c| !c.trim().is_empty()) {
+            return Err(Error::in_file(
+                path,
+                Some(1),
+                "",
+                "empty file; expected a header run_id,step,metric,value",
+            ));
+        }
+        let column = |name: &str| -> Result<usize> {
+            headers.iter().position(|h| h.trim() == name).ok_or_else(|| {
+                Error::in_file(
+                    path,
+                    Some(1),
+                    name,
+                    format!("missing column; the header must include run_id,step,metric,value (found: {})", headers.iter().collect::<Vec<_>>().join(",")),
+                )
+            })
+        };
+        Ok(Columns {
+            run: column("run_id")?,
+            step: column("step")?,
+            metric: column("metric")?,
+            value: column("value")?,
+        })
+    }
+}
+
+/// What has been read so far.
+struct RowReader<'a> {
+    columns: Columns,
+    options: &'a IngestOptions,
+    known: BTreeSet<&'a str>,
+    seen_metrics: BTreeSet<String>,
+    seen_steps: BTreeSet<(String, u64)>,
+    out: Ingested,
+}
+
+impl RowReader<'_> {
+    /// Takes one row: a checkpoint of the fitted metric, a row of another metric (counted), or
+    /// the problem with it.
+    fn take(&mut self, record: &csv::StringRecord) -> Option<String> {
+        if record.as_slice().len() > MAX_RECORD_BYTES {
+            return Some(format!(
+                "row longer than {MAX_RECORD_BYTES} bytes; is this a metrics CSV?"
+            ));
+        }
+        let get = |k: usize| record.get(k).map(str::trim).unwrap_or("");
+        let metric = get(self.columns.metric);
+        if metric.is_empty() {
+            return Some("empty metric name".to_string());
+        }
+        self.seen_metrics.insert(metric.to_string());
+        if metric != self.options.metric {
+            self.out.other_metric_rows += 1;
+            return None;
+        }
+        let run = get(self.columns.run);
+        if !self.known.contains(run) {
+            return Some(format!(
+                "unknown run_id `{run}` (not in the plan); {}",
+                suggestion(run, self.known.iter().copied())
+            ));
+        }
+        let step_text = get(self.columns.step);
+        let step: u64 = match step_text.parse::<f64>() {
+            Ok(s) if s.is_finite() && s >= 0.0 && s.fract() == 0.0 && s < 9.0e15 => s as u64,
+            _ => {
+                return Some(format!(
+                    "step `{step_text}` is not a whole number of iterations"
+                ));
+            }
+        };
+        let value_text = get(self.columns.value);
+        let value: f64 = match value_text.parse::<f64>() {
+            Ok(v) if v.is_finite() => v,
+            Ok(_) => return Some(format!("value `{value_text}` is not finite")),
+            Err(_) => return Some(format!("value `{value_text}` is not a number")),
+        };
+        if !self.seen_steps.insert((run.to_string(), step)) {
+            return Some(format!(
+                "run `{run}` step {step} appears twice for metric `{metric}`"
+            ));
+        }
+        self.out
+            .runs
+            .entry(run.to_string())
+            .or_default()
+            .push(Checkpoint { step, value });
+        None
+    }
+
+    /// Records a bad row: an error, or (with `skip_bad_rows`) a count and an example.
+    fn reject(&mut self, path: &Path, line: usize, message: String) -> Result<()> {
+        if !self.options.skip_bad_rows {
+            return Err(Error::in_file(
+                path,
+                Some(line),
+                "",
+                format!("{message} (or pass --skip-bad-rows to skip such rows)"),
+            ));
+        }
+        self.out.skipped_rows += 1;
+        if self.out.skipped_examples.len() < 5 {
+            self.out
+                .skipped_examples
+                .push(format!("line {line}: {message}"));
+        }
+        Ok(())
+    }
+
+    /// Checks every run has data (unless skipping) and sorts each run's checkpoints.
+    fn finish(mut self, path: &Path, plan: &Plan) -> Result<Ingested> {
+        let (out, options) = (&mut self.out, self.options);
+        if out.runs.is_empty() {
+            let hint = if self.seen_metrics.is_empty() {
+                "the file has no data rows".to_string()
+            } else {
+                format!(
+                    "no row has metric `{}`; {}",
+                    options.metric,
+                    suggestion(
+                        &options.metric,
+                        self.seen_metrics.iter().map(String::as_str)
+                    )
+                )
+            };
+            return Err(Error::in_file(path, None, "metric", hint));
+        }
+        for r in &plan.runs {
+            if !out.runs.contains_key(&r.run_id) {
+                out.missing_runs.push(r.run_id.clone());
+            }
+        }
+        if !out.missing_runs.is_empty() && !options.skip_bad_rows {
+            return Err(Error::in_file(
+                path,
+                None,
+                "run_id",
+                format!(
+                    "no `{}` rows for run(s) {} of the plan; add them, or pass --skip-bad-rows to fit without them",
+                    options.metric,
+                    out.missing_runs.join(", ")
+                ),
+            ));
+        }
+        for points in out.runs.values_mut() {
+            points.sort_by_key(|c| c.step);
+        }
+        Ok(self.out)
+    }
+}
+
 /// Reads results from any reader (`path` names it in messages): what [`read_results`] does after
 /// opening the file; the fuzz target drives this directly.
 pub fn read_results_from<R: std::io::Read>(
@@ -108,45 +272,18 @@ pub fn read_results_from<R: std::io::Read>(
     options: &IngestOptions,
 ) -> Result<Ingested> {
     let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(source);
-    let headers = match reader.headers() {
-        Ok(h) if h.iter().any(|c| !c.trim().is_empty()) => h.clone(),
-        Ok(_) => {
-            return Err(Error::in_file(
-                path,
-                Some(1),
-                "",
-                "empty file; expected a header run_id,step,metric,value",
-            ));
-        }
-        Err(e) => {
-            return Err(Error::in_file(
-                path,
-                Some(1),
-                "",
-                format!("unreadable header: {e}"),
-            ));
-        }
+    let headers = reader
+        .headers()
+        .map_err(|e| Error::in_file(path, Some(1), "", format!("unreadable header: {e}")))?
+        .clone();
+    let mut rows = RowReader {
+        columns: Columns::of(&headers, path)?,
+        options,
+        known: plan.runs.iter().map(|r| r.run_id.as_str()).collect(),
+        seen_metrics: BTreeSet::new(),
+        seen_steps: BTreeSet::new(),
+        out: Ingested::default(),
     };
-    let column = |name: &str| -> Result<usize> {
-        headers.iter().position(|h| h.trim() == name).ok_or_else(|| {
-            Error::in_file(
-                path,
-                Some(1),
-                name,
-                format!("missing column; the header must include run_id,step,metric,value (found: {})", headers.iter().collect::<Vec<_>>().join(",")),
-            )
-        })
-    };
-    let (c_run, c_step, c_metric, c_value) = (
-        column("run_id")?,
-        column("step")?,
-        column("metric")?,
-        column("value")?,
-    );
-    let known: BTreeSet<&str> = plan.runs.iter().map(|r| r.run_id.as_str()).collect();
-    let mut out = Ingested::default();
-    let mut seen_metrics: BTreeSet<String> = BTreeSet::new();
-    let mut seen_steps: BTreeSet<(String, u64)> = BTreeSet::new();
     let mut record = csv::StringRecord::new();
     loop {
         let line_of_next = reader.position().line() as usize;
@@ -170,102 +307,11 @@ pub fn read_results_from<R: std::io::Read>(
             .position()
             .map(|p| p.line() as usize)
             .unwrap_or(line_of_next);
-        let problem: Option<String> = (|| {
-            if record.as_slice().len() > MAX_RECORD_BYTES {
-                return Some(format!(
-                    "row longer than {MAX_RECORD_BYTES} bytes; is this a metrics CSV?"
-                ));
-            }
-            let get = |k: usize| record.get(k).map(str::trim).unwrap_or("");
-            let metric = get(c_metric);
-            if metric.is_empty() {
-                return Some("empty metric name".to_string());
-            }
-            seen_metrics.insert(metric.to_string());
-            if metric != options.metric {
-                out.other_metric_rows += 1;
-                return None;
-            }
-            let run = get(c_run);
-            if !known.contains(run) {
-                return Some(format!(
-                    "unknown run_id `{run}` (not in the plan); {}",
-                    suggestion(run, known.iter().copied())
-                ));
-            }
-            let step: u64 = match get(c_step).parse::<f64>() {
-                Ok(s) if s.is_finite() && s >= 0.0 && s.fract() == 0.0 && s < 9.0e15 => s as u64,
-                _ => {
-                    return Some(format!(
-                        "step `{}` is not a whole number of iterations",
-                        get(c_step)
-                    ));
-                }
-            };
-            let value: f64 = match get(c_value).parse::<f64>() {
-                Ok(v) if v.is_finite() => v,
-                Ok(_) => return Some(format!("value `{}` is not finite", get(c_value))),
-                Err(_) => return Some(format!("value `{}` is not a number", get(c_value))),
-            };
-            if !seen_steps.insert((run.to_string(), step)) {
-                return Some(format!(
-                    "run `{run}` step {step} appears twice for metric `{metric}`"
-                ));
-            }
-            out.runs
-                .entry(run.to_string())
-                .or_default()
-                .push(Checkpoint { step, value });
-            None
-        })();
-        if let Some(message) = problem {
-            if !options.skip_bad_rows {
-                return Err(Error::in_file(
-                    path,
-                    Some(line),
-                    "",
-                    format!("{message} (or pass --skip-bad-rows to skip such rows)"),
-                ));
-            }
-            out.skipped_rows += 1;
-            if out.skipped_examples.len() < 5 {
-                out.skipped_examples.push(format!("line {line}: {message}"));
-            }
+        if let Some(message) = rows.take(&record) {
+            rows.reject(path, line, message)?;
         }
     }
-    if out.runs.is_empty() {
-        let hint = if seen_metrics.is_empty() {
-            "the file has no data rows".to_string()
-        } else {
-            format!(
-                "no row has metric `{}`; {}",
-                options.metric,
-                suggestion(&options.metric, seen_metrics.iter().map(String::as_str))
-            )
-        };
-        return Err(Error::in_file(path, None, "metric", hint));
-    }
-    for r in &plan.runs {
-        if !out.runs.contains_key(&r.run_id) {
-            out.missing_runs.push(r.run_id.clone());
-        }
-    }
-    if !out.missing_runs.is_empty() && !options.skip_bad_rows {
-        return Err(Error::in_file(
-            path,
-            None,
-            "run_id",
-            format!(
-                "no `{}` rows for run(s) {} of the plan; add them, or pass --skip-bad-rows to fit without them",
-                options.metric,
-                out.missing_runs.join(", ")
-            ),
-        ));
-    }
-    for points in out.runs.values_mut() {
-        points.sort_by_key(|c| c.step);
-    }
-    Ok(out)
+    rows.finish(path, plan)
 }
 
 #[cfg(test)]
