@@ -293,95 +293,169 @@ pub fn calibrate(
         .map(|n| to_free(transform_of(n), prior.get(n).expect("valid").value))
         .collect();
     let (theta, fitted, noise) = fit_free(prior, free, all.clone(), &start, None)?;
-    let runs: Vec<usize> = {
-        let mut r: Vec<usize> = observations.iter().map(|o| o.run).collect();
+    let map = MapFit {
+        prior,
+        free,
+        observations,
+        theta,
+        noise,
+    };
+    let runs = map.runs();
+    let samples = map.run_bootstrap(&runs, bootstrap, seed);
+    let params = map.intervals(fitted, &samples, map.laplace_sd().as_deref());
+    let loro = map.held_out_rmse(runs.iter().map(|&r| vec![r]).collect());
+    let lomso = map.held_out_rmse(map.runs_by_model_size(&runs));
+    Some(CalibrationResult {
+        prior_rmse: weighted_rmse(prior, &all),
+        fit_rmse: weighted_rmse(&params, &all),
+        params,
+        free: free.iter().map(|s| s.to_string()).collect(),
+        runs: runs.len(),
+        checkpoints: observations.len(),
+        bootstrap_replicates: samples.len(),
+        loro_rmse: loro,
+        lomso_rmse: lomso,
+    })
+}
+
+/// The MAP fit and what its uncertainty and cross-validation need.
+struct MapFit<'a> {
+    prior: &'a OutcomeParams,
+    free: &'a [&'a str],
+    observations: &'a [Observation],
+    /// The fitted free parameters, unconstrained.
+    theta: Vec<f64>,
+    /// The fitted noise scale.
+    noise: f64,
+}
+
+impl MapFit<'_> {
+    /// The distinct run ids, sorted.
+    fn runs(&self) -> Vec<usize> {
+        let mut r: Vec<usize> = self.observations.iter().map(|o| o.run).collect();
         r.sort_unstable();
         r.dedup();
         r
-    };
-    // Bootstrap over runs.
-    let mut samples: Vec<Vec<f64>> = Vec::new();
-    for b in 0..bootstrap {
-        let mut rng = SplitMix64::new(seed, 0xB007 + b as u64);
-        let picks: Vec<usize> = (0..runs.len())
-            .map(|_| runs[rng.below(runs.len())])
-            .collect();
-        let mut resampled: Vec<Observation> = Vec::new();
-        for (copy, run) in picks.iter().enumerate() {
-            for o in observations.iter().filter(|o| o.run == *run) {
-                resampled.push(Observation { run: copy, ..*o });
+    }
+
+    /// Refits on `replicates` resamples of whole runs (the checkpoints of one run are one unit);
+    /// each sample is the free parameters in their natural space.
+    fn run_bootstrap(&self, runs: &[usize], replicates: usize, seed: u64) -> Vec<Vec<f64>> {
+        let mut samples = Vec::new();
+        for b in 0..replicates {
+            let mut rng = SplitMix64::new(seed, 0xB007 + b as u64);
+            let picks: Vec<usize> = (0..runs.len())
+                .map(|_| runs[rng.below(runs.len())])
+                .collect();
+            let mut resampled: Vec<Observation> = Vec::new();
+            for (copy, run) in picks.iter().enumerate() {
+                for o in self.observations.iter().filter(|o| o.run == *run) {
+                    resampled.push(Observation { run: copy, ..*o });
+                }
+            }
+            let refit = fit_free(
+                self.prior,
+                self.free,
+                resampled.iter().collect(),
+                &self.theta,
+                Some(self.noise),
+            );
+            if let Some((t, _, _)) = refit {
+                samples.push(
+                    t.iter()
+                        .zip(self.free)
+                        .map(|(u, n)| from_free(transform_of(n), *u))
+                        .collect(),
+                );
             }
         }
-        if let Some((t, _, _)) =
-            fit_free(prior, free, resampled.iter().collect(), &theta, Some(noise))
-        {
-            samples.push(
-                t.iter()
-                    .zip(free)
-                    .map(|(u, n)| from_free(transform_of(n), *u))
-                    .collect(),
-            );
-        }
+        samples
     }
-    // Laplace approximation at the MAP: covariance (JᵀJ)⁻¹ of the penalised, noise-scaled
-    // residuals, in the unconstrained space.
-    let laplace: Option<Vec<f64>> = {
-        let mut problem = Calibration::new(prior, free, all.clone());
-        problem.penalty = Some(prior_penalty(prior, free));
-        problem.noise = noise;
-        problem.jacobian(&theta).and_then(|j| {
-            let n = free.len();
+
+    /// Laplace approximation at the MAP: standard deviations from the covariance (JᵀJ)⁻¹ of the
+    /// penalised, noise-scaled residuals, in the unconstrained space.
+    fn laplace_sd(&self) -> Option<Vec<f64>> {
+        let mut problem =
+            Calibration::new(self.prior, self.free, self.observations.iter().collect());
+        problem.penalty = Some(prior_penalty(self.prior, self.free));
+        problem.noise = self.noise;
+        problem.jacobian(&self.theta).and_then(|j| {
+            let n = self.free.len();
             let m = j.len() / n;
             let (jtj, _) = super::lm::normal_equations(&j, &vec![0.0; m], n);
             super::lm::inverse(&jtj, n)
                 .map(|cov| (0..n).map(|k| cov[k * n + k].max(0.0).sqrt()).collect())
         })
-    };
-    // The interval is the union of the run-bootstrap's 5-95% range (between-run variability) and
-    // the Laplace 90% interval (within-run noise and the prior): conservative on purpose.
-    let mut params = fitted;
-    for (k, name) in free.iter().enumerate() {
-        let mut v: Vec<f64> = samples.iter().map(|s| s[k]).collect();
-        v.sort_by(f64::total_cmp);
-        let value = params.get(name).expect("valid").value;
-        let (mut low, mut high) = if v.len() >= 10 {
-            (quantile(&v, 0.05).min(value), quantile(&v, 0.95).max(value))
-        } else {
-            (value, value)
-        };
-        if let Some(sd) = &laplace {
-            let t = transform_of(name);
-            let (a, b) = (
-                from_free(t, theta[k] - 1.645 * sd[k]),
-                from_free(t, theta[k] + 1.645 * sd[k]),
-            );
-            if a.is_finite() && b.is_finite() {
-                low = low.min(a.min(b));
-                high = high.max(a.max(b));
-            }
-        }
-        *params.get_mut(name).expect("valid") = Param { value, low, high };
     }
-    // Cross-validation.
-    let held_out_rmse = |groups: Vec<Vec<usize>>| -> Option<f64> {
+
+    /// Each free parameter's interval: the union of the run bootstrap's 5-95% range
+    /// (between-run variability) and the Laplace 90% interval (within-run noise and the prior),
+    /// conservative on purpose.
+    fn intervals(
+        &self,
+        mut params: OutcomeParams,
+        samples: &[Vec<f64>],
+        laplace: Option<&[f64]>,
+    ) -> OutcomeParams {
+        for (k, name) in self.free.iter().enumerate() {
+            let mut v: Vec<f64> = samples.iter().map(|s| s[k]).collect();
+            v.sort_by(f64::total_cmp);
+            let value = params.get(name).expect("valid").value;
+            let (mut low, mut high) = if v.len() >= 10 {
+                (quantile(&v, 0.05).min(value), quantile(&v, 0.95).max(value))
+            } else {
+                (value, value)
+            };
+            if let Some(sd) = laplace {
+                let t = transform_of(name);
+                let (a, b) = (
+                    from_free(t, self.theta[k] - 1.645 * sd[k]),
+                    from_free(t, self.theta[k] + 1.645 * sd[k]),
+                );
+                if a.is_finite() && b.is_finite() {
+                    low = low.min(a.min(b));
+                    high = high.max(a.max(b));
+                }
+            }
+            *params.get_mut(name).expect("valid") = Param { value, low, high };
+        }
+        params
+    }
+
+    /// Runs grouped by policy size, for leave-one-model-size-out.
+    fn runs_by_model_size(&self, runs: &[usize]) -> Vec<Vec<usize>> {
+        let mut sizes: std::collections::BTreeMap<u64, Vec<usize>> =
+            std::collections::BTreeMap::new();
+        for &r in runs {
+            let size = self
+                .observations
+                .iter()
+                .find(|o| o.run == r)
+                .expect("run has observations")
+                .signal
+                .policy_params as u64;
+            sizes.entry(size).or_default().push(r);
+        }
+        sizes.into_values().collect()
+    }
+
+    /// Cross-validated RMSE: refit without each group of runs and score the held-out runs (the
+    /// mean of per-run mean squared errors, then the root). None with fewer than two groups.
+    fn held_out_rmse(&self, groups: Vec<Vec<usize>>) -> Option<f64> {
         if groups.len() < 2 {
             return None;
         }
         let mut sum = 0.0;
         let mut runs_counted = 0usize;
         for group in groups {
-            let train: Vec<&Observation> = observations
+            let (train, test): (Vec<&Observation>, Vec<&Observation>) = self
+                .observations
                 .iter()
-                .filter(|o| !group.contains(&o.run))
-                .collect();
-            let test: Vec<&Observation> = observations
-                .iter()
-                .filter(|o| group.contains(&o.run))
-                .collect();
+                .partition(|o| !group.contains(&o.run));
             if train.is_empty() || test.is_empty() {
                 continue;
             }
-            let (_, p, _) = fit_free(prior, free, train, &theta, Some(noise))?;
+            let (_, p, _) = fit_free(self.prior, self.free, train, &self.theta, Some(self.noise))?;
             for run in &group {
                 let points: Vec<&&Observation> = test.iter().filter(|o| o.run == *run).collect();
                 if points.is_empty() {
@@ -397,33 +471,7 @@ pub fn calibrate(
             }
         }
         (runs_counted > 0).then(|| (sum / runs_counted as f64).sqrt())
-    };
-    let loro = held_out_rmse(runs.iter().map(|&r| vec![r]).collect());
-    let sizes: std::collections::BTreeMap<u64, Vec<usize>> = {
-        let mut m: std::collections::BTreeMap<u64, Vec<usize>> = std::collections::BTreeMap::new();
-        for &r in &runs {
-            let size = observations
-                .iter()
-                .find(|o| o.run == r)
-                .expect("run has observations")
-                .signal
-                .policy_params as u64;
-            m.entry(size).or_default().push(r);
-        }
-        m
-    };
-    let lomso = held_out_rmse(sizes.into_values().collect());
-    Some(CalibrationResult {
-        prior_rmse: weighted_rmse(prior, &all),
-        fit_rmse: weighted_rmse(&params, &all),
-        params,
-        free: free.iter().map(|s| s.to_string()).collect(),
-        runs: runs.len(),
-        checkpoints: observations.len(),
-        bootstrap_replicates: samples.len(),
-        loro_rmse: loro,
-        lomso_rmse: lomso,
-    })
+    }
 }
 
 #[cfg(test)]
