@@ -356,7 +356,51 @@ pub(super) fn axes(
         1,
         "prompts_per_step = [256]",
     )?;
-    let budget = match (&ra.budget, &ra.iterations) {
+    let budget = budget_axis(&ra, v)?;
+    v.no_duplicates(ax, "model", &model_ids)?;
+    v.no_duplicates(
+        ax,
+        "finetune",
+        &finetune.iter().map(|f| f.to_string()).collect::<Vec<_>>(),
+    )?;
+    v.no_duplicates(
+        ax,
+        "reward",
+        &reward.iter().map(|r| r.to_string()).collect::<Vec<_>>(),
+    )?;
+    let axes = Axes {
+        model,
+        finetune,
+        reward,
+        group_size,
+        max_response_len,
+        update_epochs,
+        prompts_per_step,
+        budget,
+    };
+    Ok(axes)
+}
+
+/// `[constraints]`: bounds on rollouts per step.
+pub(super) fn constraints(rc: &RawConstraints, v: &Validator) -> Result<Constraints> {
+    let cs = Some("constraints");
+    let constraints = Constraints {
+        max_rollouts_per_step: match &rc.max_rollouts_per_step {
+            Some(value) => Some(v.integer(value, cs, "max_rollouts_per_step", 1, i64::MAX)? as u64),
+            None => None,
+        },
+        min_rollouts_per_step: match &rc.min_rollouts_per_step {
+            Some(value) => Some(v.integer(value, cs, "min_rollouts_per_step", 1, i64::MAX)? as u64),
+            None => None,
+        },
+    };
+    Ok(constraints)
+}
+
+/// The budget axis: budgets in one unit (no duplicates), or a fixed number of iterations.
+fn budget_axis(ra: &RawAxes, v: &Validator) -> Result<BudgetAxis> {
+    let ax = Some("axes");
+    Ok(match (&ra.budget, &ra.iterations) {
         (Some(_), Some(_)) => {
             return Err(v.err(ax, "iterations", "give either `budget` or `iterations`, not both: a budget fixes the spend and derives the steps, iterations fix the steps"));
         }
@@ -401,43 +445,5 @@ pub(super) fn axes(
                 amounts,
             }
         }
-    };
-    v.no_duplicates(ax, "model", &model_ids)?;
-    v.no_duplicates(
-        ax,
-        "finetune",
-        &finetune.iter().map(|f| f.to_string()).collect::<Vec<_>>(),
-    )?;
-    v.no_duplicates(
-        ax,
-        "reward",
-        &reward.iter().map(|r| r.to_string()).collect::<Vec<_>>(),
-    )?;
-    let axes = Axes {
-        model,
-        finetune,
-        reward,
-        group_size,
-        max_response_len,
-        update_epochs,
-        prompts_per_step,
-        budget,
-    };
-    Ok(axes)
-}
-
-/// `[constraints]`: bounds on rollouts per step.
-pub(super) fn constraints(rc: &RawConstraints, v: &Validator) -> Result<Constraints> {
-    let cs = Some("constraints");
-    let constraints = Constraints {
-        max_rollouts_per_step: match &rc.max_rollouts_per_step {
-            Some(value) => Some(v.integer(value, cs, "max_rollouts_per_step", 1, i64::MAX)? as u64),
-            None => None,
-        },
-        min_rollouts_per_step: match &rc.min_rollouts_per_step {
-            Some(value) => Some(v.integer(value, cs, "min_rollouts_per_step", 1, i64::MAX)? as u64),
-            None => None,
-        },
-    };
-    Ok(constraints)
+    })
 }
