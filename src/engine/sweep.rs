@@ -99,101 +99,34 @@ pub fn run_sweep(
             ),
         ));
     }
-    let mode = match options.cells {
-        Some(m) => m,
-        None if grid.valid_cell_count() <= DEFAULT_CELLS_LIMIT => CellsMode::All,
-        None => {
-            return Err(Error::in_setting(
-                "cells",
-                format!(
-                    "the grid has {} cells: cells.csv would hold about {} GB; choose --cells frontier, feasible or none (frontiers, shortlist and report are written either way), or --cells all to write every row",
-                    crate::format::thousands(grid.valid_cell_count() as f64),
-                    (grid.valid_cell_count() as f64 * 420.0 / 1e9).ceil()
-                ),
-            ));
-        }
-    };
+    let mode = cells_mode(grid, options)?;
     let range = match options.shard {
         Some((index, count)) => shard_range(total, index, count),
         None => 0..total,
     };
     prepare_output_dir(&options.out_dir, &grid.name, options.force)?;
-    let pool = {
-        let mut builder = rayon::ThreadPoolBuilder::new();
-        if let Some(n) = options.threads {
-            builder = builder.num_threads(n);
-        }
-        builder
-            .build()
-            .map_err(|e| Error::in_setting("threads", format!("cannot start {e}")))?
-    };
+    let pool = thread_pool(options)?;
     let threads = pool.current_num_threads();
     let slice = range.end - range.start;
     let passes = if mode == CellsMode::None { 1 } else { 2 };
     progress.start(passes * slice);
-    let chunks = chunks_of(range);
-    let window = (threads * 8).max(1);
-    let sample_stride = (grid.valid_cell_count() / PLOT_SAMPLE).max(1);
-
-    // Pass 1: aggregate.
-    progress.phase("frontiers");
-    let mut aggregate = Aggregate::default();
-    for group in chunks.chunks(window) {
-        if interrupted.load(Ordering::SeqCst) {
-            progress.abandon();
-            return Err(Error::Interrupted);
-        }
-        let parts: Vec<Aggregate> = pool.install(|| {
-            group
-                .par_iter()
-                .map(|ids| aggregate_chunk(grid, ids.clone(), sample_stride))
-                .collect()
-        });
-        for part in parts {
-            aggregate.merge(part);
-        }
-        progress.advance(group.iter().map(|r| r.end - r.start).sum());
-    }
+    let run = Passes {
+        grid,
+        pool: &pool,
+        chunks: chunks_of(range),
+        window: (threads * 8).max(1),
+        progress,
+        interrupted,
+    };
+    let aggregate = run.aggregate()?;
     if options.shard.is_none() && aggregate.evaluated > 0 && aggregate.feasible == 0 {
         return Err(all_infeasible(grid, &aggregate));
     }
     crate::report::create_output_dir(&options.out_dir)?;
-    let frontier_ids: BTreeSet<u64> = aggregate
-        .front(CostBasis::BudgetUnit)
-        .iter()
-        .map(|p| p.id)
-        .collect();
-
-    // Pass 2: cells.csv in cell order.
-    let mut cells_file = None;
-    if mode != CellsMode::None {
-        progress.phase("cells.csv");
-        let cells_path = options.out_dir.join("cells.csv");
-        let mut file = AtomicFile::create(&cells_path)?;
-        let temp = file.temp_path().to_path_buf();
-        file.writer()
-            .write_all(&cells_header())
-            .map_err(|e| Error::io(&temp, e))?;
-        for group in chunks.chunks(window) {
-            if interrupted.load(Ordering::SeqCst) {
-                progress.abandon();
-                return Err(Error::Interrupted);
-            }
-            let parts: Vec<Vec<u8>> = pool.install(|| {
-                group
-                    .par_iter()
-                    .map(|ids| write_chunk(grid, ids.clone(), &frontier_ids, mode))
-                    .collect()
-            });
-            for bytes in &parts {
-                file.writer()
-                    .write_all(bytes)
-                    .map_err(|e| Error::io(&temp, e))?;
-            }
-            progress.advance(group.iter().map(|r| r.end - r.start).sum());
-        }
-        cells_file = Some(file);
-    }
+    let cells_file = match mode {
+        CellsMode::None => None,
+        _ => Some(run.cells_csv(&options.out_dir, &aggregate, mode)?),
+    };
     progress.finish();
     if interrupted.load(Ordering::SeqCst) {
         return Err(Error::Interrupted);
@@ -201,6 +134,117 @@ pub fn run_sweep(
     finish(
         grid, catalog, options, mode, aggregate, cells_file, total, slice, threads, started,
     )
+}
+
+/// Which rows `cells.csv` gets: as asked, or every row up to [`DEFAULT_CELLS_LIMIT`] cells (an
+/// explicit choice is required above it).
+fn cells_mode(grid: &Grid, options: &SweepOptions) -> Result<CellsMode> {
+    match options.cells {
+        Some(m) => Ok(m),
+        None if grid.valid_cell_count() <= DEFAULT_CELLS_LIMIT => Ok(CellsMode::All),
+        None => Err(Error::in_setting(
+            "cells",
+            format!(
+                "the grid has {} cells: cells.csv would hold about {} GB; choose --cells frontier, feasible or none (frontiers, shortlist and report are written either way), or --cells all to write every row",
+                crate::format::thousands(grid.valid_cell_count() as f64),
+                (grid.valid_cell_count() as f64 * 420.0 / 1e9).ceil()
+            ),
+        )),
+    }
+}
+
+/// A local pool with the requested threads (a global pool can be built only once).
+fn thread_pool(options: &SweepOptions) -> Result<rayon::ThreadPool> {
+    let mut builder = rayon::ThreadPoolBuilder::new();
+    if let Some(n) = options.threads {
+        builder = builder.num_threads(n);
+    }
+    builder
+        .build()
+        .map_err(|e| Error::in_setting("threads", format!("cannot start {e}")))
+}
+
+/// The two passes over the grid's chunks: windows of chunks run in parallel, results are
+/// combined in chunk order (so outputs do not depend on the thread count), and Ctrl-C is
+/// checked between windows.
+struct Passes<'a> {
+    grid: &'a Grid,
+    pool: &'a rayon::ThreadPool,
+    chunks: Vec<std::ops::Range<u64>>,
+    window: usize,
+    progress: &'a dyn Progress,
+    interrupted: &'a AtomicBool,
+}
+
+impl Passes<'_> {
+    /// Stops when interrupted.
+    fn check_interrupt(&self) -> Result<()> {
+        if self.interrupted.load(Ordering::SeqCst) {
+            self.progress.abandon();
+            return Err(Error::Interrupted);
+        }
+        Ok(())
+    }
+
+    /// Pass 1: evaluate every cell and aggregate the frontiers, the shortlist pool and a plot
+    /// sample.
+    fn aggregate(&self) -> Result<Aggregate> {
+        let sample_stride = (self.grid.valid_cell_count() / PLOT_SAMPLE).max(1);
+        self.progress.phase("frontiers");
+        let mut aggregate = Aggregate::default();
+        for group in self.chunks.chunks(self.window) {
+            self.check_interrupt()?;
+            let parts: Vec<Aggregate> = self.pool.install(|| {
+                group
+                    .par_iter()
+                    .map(|ids| aggregate_chunk(self.grid, ids.clone(), sample_stride))
+                    .collect()
+            });
+            for part in parts {
+                aggregate.merge(part);
+            }
+            self.progress
+                .advance(group.iter().map(|r| r.end - r.start).sum());
+        }
+        Ok(aggregate)
+    }
+
+    /// Pass 2: evaluate again and stream `cells.csv` in cell order, with `on_frontier`.
+    fn cells_csv(
+        &self,
+        out_dir: &std::path::Path,
+        aggregate: &Aggregate,
+        mode: CellsMode,
+    ) -> Result<AtomicFile> {
+        let frontier_ids: BTreeSet<u64> = aggregate
+            .front(CostBasis::BudgetUnit)
+            .iter()
+            .map(|p| p.id)
+            .collect();
+        self.progress.phase("cells.csv");
+        let mut file = AtomicFile::create(&out_dir.join("cells.csv"))?;
+        let temp = file.temp_path().to_path_buf();
+        file.writer()
+            .write_all(&cells_header())
+            .map_err(|e| Error::io(&temp, e))?;
+        for group in self.chunks.chunks(self.window) {
+            self.check_interrupt()?;
+            let parts: Vec<Vec<u8>> = self.pool.install(|| {
+                group
+                    .par_iter()
+                    .map(|ids| write_chunk(self.grid, ids.clone(), &frontier_ids, mode))
+                    .collect()
+            });
+            for bytes in &parts {
+                file.writer()
+                    .write_all(bytes)
+                    .map_err(|e| Error::io(&temp, e))?;
+            }
+            self.progress
+                .advance(group.iter().map(|r| r.end - r.start).sum());
+        }
+        Ok(file)
+    }
 }
 
 /// The error for a grid none of whose cells can run: how many fail for each reason, and what to
