@@ -23,14 +23,60 @@ pub fn merge(
     force: bool,
 ) -> Result<SweepSummary> {
     let started = Instant::now();
-    struct Shard {
-        dir: PathBuf,
-        index: u64,
-        count: u64,
-        sha: String,
-        file: String,
-        mode: CellsMode,
+    let shards = read_shards(shard_dirs)?;
+    let (first_file, first_sha, mode) = (&shards[0].file, &shards[0].sha, shards[0].mode);
+    let grid = crate::spec::load(Path::new(first_file), catalog)?;
+    if grid.sha256 != *first_sha {
+        return Err(Error::in_file(
+            Path::new(first_file),
+            None,
+            "",
+            "the grid file changed since the shards were swept; sweep again",
+        ));
     }
+    let mut aggregate = Aggregate::default();
+    for s in &shards {
+        let path = s.dir.join("aggregate.json");
+        let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+        let part: Aggregate = serde_json::from_str(&text)
+            .map_err(|e| Error::in_file(&path, Some(e.line()), "", e.to_string()))?;
+        aggregate.merge(part);
+    }
+    prepare_output_dir(out_dir, &grid.name, force)?;
+    crate::report::create_output_dir(out_dir)?;
+    let cells_file = match mode {
+        CellsMode::None => None,
+        _ => Some(merged_cells(&shards, out_dir, &aggregate, mode)?),
+    };
+    let options = SweepOptions {
+        out_dir: out_dir.to_path_buf(),
+        threads: None,
+        shard: None,
+        max_cells: u64::MAX,
+        force,
+        cells: Some(mode),
+    };
+    let total = grid
+        .cell_count()
+        .map_err(|m| Error::in_file(&grid.path, None, "axes", m))?;
+    finish(
+        &grid, catalog, &options, mode, aggregate, cells_file, total, total, 1, started,
+    )
+}
+
+/// One shard's output folder, as its manifest describes it.
+struct Shard {
+    dir: PathBuf,
+    index: u64,
+    count: u64,
+    sha: String,
+    file: String,
+    mode: CellsMode,
+}
+
+/// Reads every shard's manifest and checks they are shards 0..N of one grid file with one
+/// `--cells` mode, each given once; sorted by index.
+fn read_shards(shard_dirs: &[PathBuf]) -> Result<Vec<Shard>> {
     let mut shards = Vec::new();
     for dir in shard_dirs {
         let path = dir.join("manifest.json");
@@ -85,61 +131,34 @@ pub fn merge(
             ),
         ));
     }
-    let grid = crate::spec::load(Path::new(&shards[0].file), catalog)?;
-    if grid.sha256 != shards[0].sha {
-        return Err(Error::in_file(
-            Path::new(&shards[0].file),
-            None,
-            "",
-            "the grid file changed since the shards were swept; sweep again",
-        ));
-    }
-    let mode = shards[0].mode;
-    let mut aggregate = Aggregate::default();
-    for s in &shards {
-        let path = s.dir.join("aggregate.json");
-        let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
-        let part: Aggregate = serde_json::from_str(&text)
-            .map_err(|e| Error::in_file(&path, Some(e.line()), "", e.to_string()))?;
-        aggregate.merge(part);
-    }
-    prepare_output_dir(out_dir, &grid.name, force)?;
-    crate::report::create_output_dir(out_dir)?;
+    Ok(shards)
+}
+
+/// The shards' `cells.csv` rows concatenated in shard order (that is, cell order), with
+/// `on_frontier` recomputed over the merged front.
+fn merged_cells(
+    shards: &[Shard],
+    out_dir: &Path,
+    aggregate: &Aggregate,
+    mode: CellsMode,
+) -> Result<AtomicFile> {
     let frontier_ids: BTreeSet<u64> = aggregate
         .front(CostBasis::BudgetUnit)
         .iter()
         .map(|p| p.id)
         .collect();
-    let mut cells_file = None;
-    if mode != CellsMode::None {
-        let mut file = AtomicFile::create(&out_dir.join("cells.csv"))?;
-        let temp = file.temp_path().to_path_buf();
+    let mut file = AtomicFile::create(&out_dir.join("cells.csv"))?;
+    let temp = file.temp_path().to_path_buf();
+    file.writer()
+        .write_all(&cells_header())
+        .map_err(|e| Error::io(&temp, e))?;
+    for s in shards {
+        let bytes = shard_cells(&s.dir.join("cells.csv"), &frontier_ids, mode)?;
         file.writer()
-            .write_all(&cells_header())
+            .write_all(&bytes)
             .map_err(|e| Error::io(&temp, e))?;
-        for s in &shards {
-            let path = s.dir.join("cells.csv");
-            let bytes = shard_cells(&path, &frontier_ids, mode)?;
-            file.writer()
-                .write_all(&bytes)
-                .map_err(|e| Error::io(&temp, e))?;
-        }
-        cells_file = Some(file);
     }
-    let options = SweepOptions {
-        out_dir: out_dir.to_path_buf(),
-        threads: None,
-        shard: None,
-        max_cells: u64::MAX,
-        force,
-        cells: Some(mode),
-    };
-    let total = grid
-        .cell_count()
-        .map_err(|m| Error::in_file(&grid.path, None, "axes", m))?;
-    finish(
-        &grid, catalog, &options, mode, aggregate, cells_file, total, total, 1, started,
-    )
+    Ok(file)
 }
 
 /// One shard's `cells.csv` rows, with `on_frontier` recomputed over the whole grid (and only
