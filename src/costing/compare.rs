@@ -224,6 +224,54 @@ fn validate(p: &Project, path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// SFT, reward-model and DPO ledgers of the project, on the same cluster and settings.
+fn supervised_ledgers(
+    p: &Project,
+    policy: &ModelSpec,
+    rm_model: &ModelSpec,
+    finetune: Finetune,
+    hardware: &Hardware,
+) -> [Ledger; 3] {
+    let run = RunSettings::default();
+    let supervised = |stage, model: &ModelSpec, examples, tokens, epochs| {
+        evaluate_supervised(&SupervisedRun {
+            stage,
+            model,
+            finetune,
+            examples,
+            tokens_per_sequence: tokens,
+            epochs,
+            hardware,
+            run: &run,
+        })
+    };
+    [
+        supervised(
+            Stage::Sft,
+            policy,
+            p.sft.examples,
+            p.sft.tokens_per_example,
+            p.sft.epochs,
+        ),
+        supervised(
+            Stage::RewardModel,
+            rm_model,
+            p.reward_model.pairs,
+            p.reward_model.tokens_per_pair,
+            p.reward_model.epochs,
+        ),
+        supervised(
+            Stage::Dpo {
+                precomputed_reference: p.dpo.precomputed_reference,
+            },
+            policy,
+            p.dpo.pairs,
+            p.dpo.tokens_per_pair,
+            p.dpo.epochs,
+        ),
+    ]
+}
+
 /// The shape of one RL stage of a project.
 struct RlShape<'a> {
     algorithm: Algorithm,
@@ -290,43 +338,8 @@ pub fn price(text: &str, path: &Path, catalog: &Catalog) -> Result<ProjectCost> 
     if let Some(x) = p.usd_per_gpu_hour {
         hardware.usd_per_gpu_hour = check_positive(path, "usd_per_gpu_hour", x)?;
     }
-    let supervised_settings = RunSettings::default();
-    let supervised = |stage, model: &ModelSpec, examples, tokens, epochs| {
-        evaluate_supervised(&SupervisedRun {
-            stage,
-            model,
-            finetune,
-            examples,
-            tokens_per_sequence: tokens,
-            epochs,
-            hardware: &hardware,
-            run: &supervised_settings,
-        })
-    };
     let rm_model = reward_model_like(&policy);
-    let sft = supervised(
-        Stage::Sft,
-        &policy,
-        p.sft.examples,
-        p.sft.tokens_per_example,
-        p.sft.epochs,
-    );
-    let rm = supervised(
-        Stage::RewardModel,
-        &rm_model,
-        p.reward_model.pairs,
-        p.reward_model.tokens_per_pair,
-        p.reward_model.epochs,
-    );
-    let dpo = supervised(
-        Stage::Dpo {
-            precomputed_reference: p.dpo.precomputed_reference,
-        },
-        &policy,
-        p.dpo.pairs,
-        p.dpo.tokens_per_pair,
-        p.dpo.epochs,
-    );
+    let [sft, rm, dpo] = supervised_ledgers(&p, &policy, &rm_model, finetune, &hardware);
     let orm = Reward {
         kind: RewardKind::Orm,
         model: Some(rm_model.clone()),
