@@ -1,0 +1,124 @@
+//! GPU profiles: peak numbers, price, NVLink domain and roofline efficiencies.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// A GPU's peak numbers, default price and roofline efficiencies.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GpuSpec {
+    /// Stable lowercase id (`h100-sxm`).
+    pub id: String,
+    /// Marketing name.
+    pub name: String,
+    /// Dense BF16 tensor throughput, TFLOP/s.
+    pub bf16_dense_tflops: f64,
+    /// HBM capacity, GB (1e9 bytes).
+    pub memory_gb: f64,
+    /// HBM bandwidth, TB/s (1e12 bytes per second).
+    pub bandwidth_tbps: f64,
+    /// Default on-demand price, US$ per GPU-hour.
+    pub usd_per_gpu_hour: f64,
+    /// Where the price comes from.
+    pub price_provider: String,
+    /// When the price was read.
+    pub price_date: String,
+    /// Model-FLOPs utilisation of a training pass, before recomputation.
+    pub train_mfu: f64,
+    /// Fraction of peak reached by prefill.
+    pub prefill_efficiency: f64,
+    /// Fraction of peak reached by training-side forward passes.
+    pub forward_efficiency: f64,
+    /// Fraction of peak bandwidth reached by decode.
+    pub decode_bandwidth_efficiency: f64,
+    /// Fixed seconds per decode step (scheduling, sampling, launches).
+    pub decode_step_overhead_seconds: f64,
+    /// GPUs that share one NVLink domain: the largest tensor-parallel degree the rollout engine
+    /// uses (8 in an HGX/DGX server; 72 in a GB200 NVL72 rack). Default 8.
+    #[serde(default = "default_nvlink_domain_gpus")]
+    pub nvlink_domain_gpus: u64,
+    /// Spec-sheet source.
+    pub source: String,
+}
+
+/// An HGX/DGX server's eight GPUs on one NVLink switch.
+fn default_nvlink_domain_gpus() -> u64 {
+    8
+}
+
+impl GpuSpec {
+    /// Peak dense BF16 FLOP/s.
+    pub fn peak_flops_per_second(&self) -> f64 {
+        self.bf16_dense_tflops * 1e12
+    }
+
+    /// Memory in bytes.
+    pub fn memory_bytes(&self) -> f64 {
+        self.memory_gb * 1e9
+    }
+
+    /// Bandwidth in bytes per second.
+    pub fn bandwidth_bytes_per_second(&self) -> f64 {
+        self.bandwidth_tbps * 1e12
+    }
+
+    /// Checks every number is finite and positive (price and overhead may be 0) and every
+    /// efficiency is at most 1.
+    pub fn validate(&self, origin: &Path) -> Result<()> {
+        let checks: [(&str, f64, bool); 10] = [
+            ("bf16_dense_tflops", self.bf16_dense_tflops, false),
+            ("memory_gb", self.memory_gb, false),
+            ("bandwidth_tbps", self.bandwidth_tbps, false),
+            ("usd_per_gpu_hour", self.usd_per_gpu_hour, true),
+            ("train_mfu", self.train_mfu, false),
+            ("prefill_efficiency", self.prefill_efficiency, false),
+            ("forward_efficiency", self.forward_efficiency, false),
+            (
+                "decode_bandwidth_efficiency",
+                self.decode_bandwidth_efficiency,
+                false,
+            ),
+            (
+                "decode_step_overhead_seconds",
+                self.decode_step_overhead_seconds,
+                true,
+            ),
+            ("nvlink_domain_gpus", self.nvlink_domain_gpus as f64, false),
+        ];
+        for (field, value, zero_ok) in checks {
+            if !value.is_finite() || value < 0.0 || (!zero_ok && value == 0.0) {
+                return Err(Error::in_file(
+                    origin,
+                    None,
+                    &format!("gpu `{}`.{field}", self.id),
+                    format!(
+                        "{value} is not valid; use a finite number {}",
+                        if zero_ok { ">= 0" } else { "> 0" }
+                    ),
+                ));
+            }
+        }
+        for (field, value) in [
+            ("train_mfu", self.train_mfu),
+            ("prefill_efficiency", self.prefill_efficiency),
+            ("forward_efficiency", self.forward_efficiency),
+            (
+                "decode_bandwidth_efficiency",
+                self.decode_bandwidth_efficiency,
+            ),
+        ] {
+            if value > 1.0 {
+                return Err(Error::in_file(
+                    origin,
+                    None,
+                    &format!("gpu `{}`.{field}", self.id),
+                    format!("{value} is above 1; efficiencies are fractions of peak in (0, 1]"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}

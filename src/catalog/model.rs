@@ -1,0 +1,238 @@
+//! Model architectures: the shape of a dense or MoE decoder, and the parameter counts and
+//! per-token quantities every formula uses.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// Bytes per parameter or activation element in BF16.
+pub const BF16_BYTES: f64 = 2.0;
+
+/// A transformer decoder's shape, enough to count its parameters, FLOPs and KV-cache bytes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSpec {
+    /// Stable lowercase id used in grids and on the command line (`qwen2.5-7b`).
+    pub id: String,
+    /// The publisher's name (Hugging Face repository).
+    pub name: String,
+    /// Number of transformer blocks.
+    pub layers: u64,
+    /// Residual stream width.
+    pub hidden: u64,
+    /// Query heads.
+    pub heads: u64,
+    /// Key/value heads (grouped-query attention).
+    pub kv_heads: u64,
+    /// Width of one attention head.
+    pub head_dim: u64,
+    /// Dense MLP width (0 for mixture-of-experts models).
+    pub intermediate: u64,
+    /// Vocabulary size.
+    pub vocab: u64,
+    /// Whether the LM head shares the embedding matrix.
+    pub tied_embeddings: bool,
+    /// Biases on the q, k and v projections (Qwen2 and Qwen2.5).
+    #[serde(default)]
+    pub qkv_bias: bool,
+    /// Per-head RMS norm on q and k (Qwen3).
+    #[serde(default)]
+    pub qk_norm: bool,
+    /// Whether the model has an LM head (reward models replace it by a score head).
+    #[serde(default = "default_true")]
+    pub lm_head: bool,
+    /// Parameters of a reward model's score head.
+    #[serde(default)]
+    pub score_head_params: u64,
+    /// Routed experts per layer (mixture of experts); 0 for dense models.
+    #[serde(default)]
+    pub experts: u64,
+    /// Experts each token is routed to.
+    #[serde(default)]
+    pub active_experts: u64,
+    /// MLP width of one expert.
+    #[serde(default)]
+    pub expert_intermediate: u64,
+    /// Total parameters as published.
+    pub published_params: u64,
+    /// Half a unit of the last digit the publisher prints (0 when the exact count is published).
+    #[serde(default)]
+    pub published_params_tolerance: u64,
+    /// Where the shape comes from.
+    pub source: String,
+    /// Release date of the model (or of the source).
+    pub date: String,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+impl ModelSpec {
+    /// Whether the model routes tokens to experts.
+    pub fn is_moe(&self) -> bool {
+        self.experts > 0
+    }
+
+    /// Parameters of one block's attention projections (q, k, v, o, with biases when present).
+    fn attention_params_per_layer(&self) -> u64 {
+        let q = self.heads * self.head_dim;
+        let kv = self.kv_heads * self.head_dim;
+        let weights = self.hidden * q + 2 * self.hidden * kv + q * self.hidden;
+        let biases = if self.qkv_bias { q + 2 * kv } else { 0 };
+        weights + biases
+    }
+
+    /// MLP parameters of one block that a token passes through (SwiGLU: gate, up and down), and
+    /// all that are stored. They differ only for mixture-of-experts models.
+    fn mlp_params_per_layer(&self) -> (u64, u64) {
+        if self.is_moe() {
+            let expert = 3 * self.hidden * self.expert_intermediate;
+            let router = self.hidden * self.experts;
+            (
+                expert * self.active_experts + router,
+                expert * self.experts + router,
+            )
+        } else {
+            let dense = 3 * self.hidden * self.intermediate;
+            (dense, dense)
+        }
+    }
+
+    /// Norm parameters of one block (two RMS norms, plus q/k norms in Qwen3).
+    fn norm_params_per_layer(&self) -> u64 {
+        2 * self.hidden + if self.qk_norm { 2 * self.head_dim } else { 0 }
+    }
+
+    /// Embedding matrix parameters.
+    pub fn embedding_params(&self) -> u64 {
+        self.vocab * self.hidden
+    }
+
+    /// Parameters of the output projection a token passes through: the LM head (counted even
+    /// when tied, since the matmul is done) or a reward model's score head.
+    pub fn output_head_matmul_params(&self) -> u64 {
+        if self.lm_head {
+            self.vocab * self.hidden
+        } else {
+            self.score_head_params
+        }
+    }
+
+    /// Total stored parameters, computed from the shape (what memory must hold).
+    pub fn total_params(&self) -> u64 {
+        let per_layer = self.attention_params_per_layer()
+            + self.mlp_params_per_layer().1
+            + self.norm_params_per_layer();
+        let untied_head = if self.lm_head && !self.tied_embeddings {
+            self.vocab * self.hidden
+        } else {
+            0
+        };
+        self.layers * per_layer
+            + self.hidden
+            + self.embedding_params()
+            + untied_head
+            + self.score_head_params
+    }
+
+    /// Parameters a token activates (equal to the total for dense models).
+    pub fn active_params(&self) -> u64 {
+        let (active, stored) = self.mlp_params_per_layer();
+        self.total_params() - self.layers * (stored - active)
+    }
+
+    /// N in the design's notation: the matmul parameters one token passes through, i.e. the
+    /// non-embedding linear weights of every block (active experts and router for MoE) plus the
+    /// output head. Embedding lookups and norms do no matmul. Source: Kaplan et al. 2020
+    /// ("Scaling Laws for Neural Language Models", C_forward ≈ 2N), with N excluding embeddings.
+    pub fn matmul_params(&self) -> f64 {
+        let q = self.heads * self.head_dim;
+        let kv = self.kv_heads * self.head_dim;
+        let attention = self.hidden * q + 2 * self.hidden * kv + q * self.hidden;
+        let mlp = self.mlp_params_per_layer().0;
+        (self.layers * (attention + mlp) + self.output_head_matmul_params()) as f64
+    }
+
+    /// A in the design's notation: layers × heads × head_dim, the coefficient of the quadratic
+    /// attention term (causal attention over s tokens costs 2·A·s² FLOPs forward).
+    pub fn attention_coefficient(&self) -> f64 {
+        (self.layers * self.heads * self.head_dim) as f64
+    }
+
+    /// KV-cache bytes per token in BF16: 2 (K and V) × layers × kv_heads × head_dim × 2 bytes.
+    /// Source: vLLM's cache sizing (PagedAttention, Kwon et al. 2023).
+    pub fn kv_cache_bytes_per_token(&self) -> f64 {
+        2.0 * (self.layers * self.kv_heads * self.head_dim) as f64 * BF16_BYTES
+    }
+
+    /// Bytes of the weights in BF16 (all experts stored for MoE).
+    pub fn weight_bytes(&self) -> f64 {
+        self.total_params() as f64 * BF16_BYTES
+    }
+
+    /// Trainable parameters of LoRA adapters of rank `rank` on every linear layer of every block
+    /// (veRL's `target_modules: all-linear`): r·(d_in + d_out) per adapted matrix (Hu et al. 2021,
+    /// "LoRA", section 4). For MoE, the adapters of the active experts are the ones a token uses;
+    /// `stored` selects all experts instead (for memory).
+    pub fn lora_params(&self, rank: u64, stored: bool) -> f64 {
+        let h = self.hidden;
+        let q = self.heads * self.head_dim;
+        let kv = self.kv_heads * self.head_dim;
+        let attention = (h + q) + 2 * (h + kv) + (q + h);
+        let mlp = if self.is_moe() {
+            let experts = if stored {
+                self.experts
+            } else {
+                self.active_experts
+            };
+            experts * 3 * (h + self.expert_intermediate)
+        } else {
+            3 * (h + self.intermediate)
+        };
+        (rank * self.layers * (attention + mlp)) as f64
+    }
+}
+
+impl ModelSpec {
+    /// Checks the shape is usable: positive sizes, and MoE fields that agree.
+    pub fn validate(&self, origin: &Path) -> Result<()> {
+        let model = self;
+        for (field, value) in [
+            ("layers", model.layers),
+            ("hidden", model.hidden),
+            ("heads", model.heads),
+            ("kv_heads", model.kv_heads),
+            ("head_dim", model.head_dim),
+            ("vocab", model.vocab),
+        ] {
+            if value == 0 {
+                return Err(Error::in_file(
+                    &origin,
+                    None,
+                    &format!("model `{}`.{field}", model.id),
+                    "must be at least 1",
+                ));
+            }
+        }
+        if !model.is_moe() && model.intermediate == 0 {
+            return Err(Error::in_file(
+                &origin,
+                None,
+                &format!("model `{}`.intermediate", model.id),
+                "a dense model needs intermediate >= 1 (or set experts, active_experts and expert_intermediate)",
+            ));
+        }
+        if model.is_moe() && (model.active_experts == 0 || model.active_experts > model.experts) {
+            return Err(Error::in_file(
+                &origin,
+                None,
+                &format!("model `{}`.active_experts", model.id),
+                "must be between 1 and experts",
+            ));
+        }
+        Ok(())
+    }
+}
