@@ -210,7 +210,7 @@ impl ModelSpec {
         ] {
             if value == 0 {
                 return Err(Error::in_file(
-                    &origin,
+                    origin,
                     None,
                     &format!("model `{}`.{field}", model.id),
                     "must be at least 1",
@@ -219,7 +219,7 @@ impl ModelSpec {
         }
         if !model.is_moe() && model.intermediate == 0 {
             return Err(Error::in_file(
-                &origin,
+                origin,
                 None,
                 &format!("model `{}`.intermediate", model.id),
                 "a dense model needs intermediate >= 1 (or set experts, active_experts and expert_intermediate)",
@@ -227,7 +227,7 @@ impl ModelSpec {
         }
         if model.is_moe() && (model.active_experts == 0 || model.active_experts > model.experts) {
             return Err(Error::in_file(
-                &origin,
+                origin,
                 None,
                 &format!("model `{}`.active_experts", model.id),
                 "must be between 1 and experts",

@@ -50,7 +50,7 @@ impl ServiceSpec {
             || !["per_million_tokens", "per_training_hour"].contains(&service.billing.as_str())
         {
             return Err(Error::in_file(
-                &origin,
+                origin,
                 None,
                 &format!("service `{}`", service.id),
                 "prices must be finite and non-negative, billing `per_million_tokens` or `per_training_hour`",
