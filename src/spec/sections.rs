@@ -6,10 +6,10 @@ use super::validator::Validator;
 use super::{Axes, BudgetAxis, Constraints};
 use crate::catalog::Catalog;
 use crate::config::{
-    Algorithm, Budget, Finetune, HARDWARE_DEFAULTS, Hardware, MAX_LEVER, OldLogprob, Reward,
-    RunSettings, Schedule, Task,
+    Algorithm, Budget, Finetune, HARDWARE_DEFAULTS, Hardware, MAX_LEVER, Reward, RunSettings,
+    Schedule, Task,
 };
-use crate::error::{Result, suggestion};
+use crate::error::Result;
 
 /// The top-level keys: `name`, `description`, `seed`.
 pub(super) fn header(raw: &RawGrid, v: &Validator) -> Result<(String, String, u64)> {
@@ -83,23 +83,12 @@ pub(super) fn hardware(
         Some(value) => v.positive(value, Some(hw), "usd_per_gpu_hour")?,
         None => gpu.usd_per_gpu_hour,
     };
-    let schedule = match &rh.schedule {
-        None => HARDWARE_DEFAULTS.schedule,
-        Some(value) => match v.string(value, Some(hw), "schedule")?.as_str() {
-            "colocated" => Schedule::Colocated,
-            "async" => Schedule::Async,
-            other => {
-                return Err(v.err(
-                    Some(hw),
-                    "schedule",
-                    format!(
-                        "`{other}` is not a schedule; {}",
-                        suggestion(other, ["colocated", "async"])
-                    ),
-                ));
-            }
-        },
-    };
+    let schedule = v.named_or(
+        &rh.schedule,
+        Some(hw),
+        "schedule",
+        HARDWARE_DEFAULTS.schedule,
+    )?;
     let async_rollout_fraction = v.fraction_or(
         &rh.async_rollout_fraction,
         Some(hw),
@@ -117,10 +106,13 @@ pub(super) fn hardware(
         HARDWARE_DEFAULTS.rollout_gpu_memory_utilization,
         true,
     )?;
-    let max_num_seqs = match &rh.max_num_seqs {
-        Some(value) => v.integer(value, Some(hw), "max_num_seqs", 1, MAX_LEVER)? as u64,
-        None => HARDWARE_DEFAULTS.max_num_seqs,
-    };
+    let max_num_seqs = v.count_or(
+        &rh.max_num_seqs,
+        Some(hw),
+        "max_num_seqs",
+        (1, MAX_LEVER),
+        HARDWARE_DEFAULTS.max_num_seqs,
+    )?;
     let usable_memory_fraction = v.fraction_or(
         &rh.usable_memory_fraction,
         Some(hw),
@@ -190,42 +182,7 @@ pub(super) fn task(rt: &RawTask, v: &Validator) -> Result<Task> {
 /// `[run]`: algorithm, KL, caching, sampling and the other run settings.
 pub(super) fn run(rr: &RawRun, v: &Validator, catalog: &Catalog) -> Result<RunSettings> {
     let rs = Some("run");
-    let run_defaults = RunSettings::default();
-    let algorithm = match &rr.algorithm {
-        None => run_defaults.algorithm,
-        Some(value) => match v.string(value, rs, "algorithm")?.as_str() {
-            "grpo" => Algorithm::Grpo,
-            "ppo" => Algorithm::Ppo,
-            other => {
-                return Err(v.err(
-                    rs,
-                    "algorithm",
-                    format!(
-                        "`{other}` is not supported in grids; {}",
-                        suggestion(other, ["grpo", "ppo"])
-                    ),
-                ));
-            }
-        },
-    };
-    let old_logprob = match &rr.old_logprob {
-        None => run_defaults.old_logprob,
-        Some(value) => match v.string(value, rs, "old_logprob")?.as_str() {
-            "auto" => OldLogprob::Auto,
-            "always" => OldLogprob::Always,
-            "never" => OldLogprob::Never,
-            other => {
-                return Err(v.err(
-                    rs,
-                    "old_logprob",
-                    format!(
-                        "`{other}` is not valid; {}",
-                        suggestion(other, ["auto", "always", "never"])
-                    ),
-                ));
-            }
-        },
-    };
+    let d = RunSettings::default();
     let critic = match &rr.critic {
         None => None,
         Some(value) => {
@@ -238,56 +195,54 @@ pub(super) fn run(rr: &RawRun, v: &Validator, catalog: &Catalog) -> Result<RunSe
             )
         }
     };
-    let run = RunSettings {
-        algorithm,
-        kl_reference: v.bool_or(
-            &rr.kl_reference,
-            rs,
-            "kl_reference",
-            run_defaults.kl_reference,
-        )?,
-        kl_coef: match &rr.kl_coef {
-            Some(value) => v.non_negative(value, rs, "kl_coef")?,
-            None => run_defaults.kl_coef,
-        },
-        prefix_cache: v.bool_or(
-            &rr.prefix_cache,
-            rs,
-            "prefix_cache",
-            run_defaults.prefix_cache,
-        )?,
+    let tokens = |value: &Option<toml::Value>, key: &str, min: i64, default: f64| {
+        v.count_or(value, rs, key, (min, MAX_LEVER), default as u64)
+            .map(|n| n as f64)
+    };
+    Ok(RunSettings {
+        algorithm: v.named_or(&rr.algorithm, rs, "algorithm", d.algorithm)?,
+        kl_reference: v.bool_or(&rr.kl_reference, rs, "kl_reference", d.kl_reference)?,
+        kl_coef: v.non_negative_or(&rr.kl_coef, rs, "kl_coef", d.kl_coef)?,
+        prefix_cache: v.bool_or(&rr.prefix_cache, rs, "prefix_cache", d.prefix_cache)?,
         dynamic_sampling: v.bool_or(
             &rr.dynamic_sampling,
             rs,
             "dynamic_sampling",
-            run_defaults.dynamic_sampling,
+            d.dynamic_sampling,
         )?,
-        old_logprob,
+        old_logprob: v.named_or(&rr.old_logprob, rs, "old_logprob", d.old_logprob)?,
         gradient_checkpointing: v.bool_or(
             &rr.gradient_checkpointing,
             rs,
             "gradient_checkpointing",
-            run_defaults.gradient_checkpointing,
+            d.gradient_checkpointing,
         )?,
-        step_overhead_seconds: match &rr.step_overhead_seconds {
-            Some(value) => v.non_negative(value, rs, "step_overhead_seconds")?,
-            None => run_defaults.step_overhead_seconds,
-        },
-        max_tokens_per_gpu: match &rr.max_tokens_per_gpu {
-            Some(value) => v.integer(value, rs, "max_tokens_per_gpu", 1, MAX_LEVER)? as f64,
-            None => run_defaults.max_tokens_per_gpu,
-        },
-        judge_rubric_tokens: match &rr.judge_rubric_tokens {
-            Some(value) => v.integer(value, rs, "judge_rubric_tokens", 0, MAX_LEVER)? as f64,
-            None => run_defaults.judge_rubric_tokens,
-        },
-        judge_verdict_tokens: match &rr.judge_verdict_tokens {
-            Some(value) => v.integer(value, rs, "judge_verdict_tokens", 1, MAX_LEVER)? as f64,
-            None => run_defaults.judge_verdict_tokens,
-        },
+        step_overhead_seconds: v.non_negative_or(
+            &rr.step_overhead_seconds,
+            rs,
+            "step_overhead_seconds",
+            d.step_overhead_seconds,
+        )?,
+        max_tokens_per_gpu: tokens(
+            &rr.max_tokens_per_gpu,
+            "max_tokens_per_gpu",
+            1,
+            d.max_tokens_per_gpu,
+        )?,
+        judge_rubric_tokens: tokens(
+            &rr.judge_rubric_tokens,
+            "judge_rubric_tokens",
+            0,
+            d.judge_rubric_tokens,
+        )?,
+        judge_verdict_tokens: tokens(
+            &rr.judge_verdict_tokens,
+            "judge_verdict_tokens",
+            1,
+            d.judge_verdict_tokens,
+        )?,
         critic,
-    };
-    Ok(run)
+    })
 }
 
 /// `[axes]`: every axis's values, checked for duplicates and for what the algorithm needs.

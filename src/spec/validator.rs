@@ -186,6 +186,53 @@ impl Validator<'_> {
         Ok(i)
     }
 
+    /// An optional whole number in [min, max], or the default.
+    pub(super) fn count_or(
+        &self,
+        value: &Option<toml::Value>,
+        section: Option<&str>,
+        key: &str,
+        (min, max): (i64, i64),
+        default: u64,
+    ) -> Result<u64> {
+        match value {
+            Some(value) => Ok(self.integer(value, section, key, min, max)? as u64),
+            None => Ok(default),
+        }
+    }
+
+    /// An optional number of 0 or more, or the default.
+    pub(super) fn non_negative_or(
+        &self,
+        value: &Option<toml::Value>,
+        section: Option<&str>,
+        key: &str,
+        default: f64,
+    ) -> Result<f64> {
+        match value {
+            Some(value) => self.non_negative(value, section, key),
+            None => Ok(default),
+        }
+    }
+
+    /// An optional name of a typed value (`schedule = "async"`), or the default; the error
+    /// suggests the nearest valid name.
+    pub(super) fn named_or<T: std::str::FromStr<Err = String>>(
+        &self,
+        value: &Option<toml::Value>,
+        section: Option<&str>,
+        key: &str,
+        default: T,
+    ) -> Result<T> {
+        match value {
+            Some(value) => self
+                .string(value, section, key)?
+                .parse()
+                .map_err(|m: String| self.err(section, key, m)),
+            None => Ok(default),
+        }
+    }
+
     pub(super) fn bool_or(
         &self,
         value: &Option<toml::Value>,
