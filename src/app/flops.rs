@@ -11,7 +11,7 @@ use super::{CatalogFlag, emit, json_text};
 use rlfrontier::config::Finetune;
 use rlfrontier::error::{Error, Result};
 use rlfrontier::format::{Table, flops as fmt_flops, thousands};
-use rlfrontier::ledger::flops::{TokenSums, forward_flops, train_flops, verl_train_flops};
+use rlfrontier::ledger::flops::{ConventionCounts, convention_counts};
 
 /// Forward-only or training pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -66,41 +66,15 @@ pub struct FlopsArgs {
     pub catalog: CatalogFlag,
 }
 
-/// Prints the FLOPs of the pass.
-pub fn run(args: &FlopsArgs, out: &mut dyn Write) -> Result<()> {
-    let catalog = args.catalog.load()?;
-    let model = catalog
-        .model(&args.model)
-        .map_err(|m| Error::in_flag("--model", m))?;
-    let finetune = args.finetune;
-    let batch = TokenSums::of_lengths(&args.seqlens);
-    let ours = match args.pass_kind {
-        PassKind::Train => train_flops(model, finetune, batch),
-        PassKind::Forward => forward_flops(model, batch),
-    };
-    // veRL's counter is a training (6·N) count; its forward-only equivalent is one third.
-    let verl_train = verl_train_flops(model, &args.seqlens);
-    let verl = match args.pass_kind {
-        PassKind::Train => verl_train as f64,
-        PassKind::Forward => verl_train as f64 / 3.0,
-    };
-    let chosen = match args.convention {
-        Convention::Rlfrontier => ours,
-        Convention::Verl => verl,
-    };
-    let mut notes = Vec::new();
-    if args.convention == Convention::Verl && finetune != Finetune::Full {
-        notes.push(
-            "veRL's counter ignores LoRA: it counts a full 6·N training pass whatever the adapters"
-                .to_string(),
-        );
-    }
-    if args.convention == Convention::Verl && args.pass_kind == PassKind::Forward {
-        notes.push("veRL counts training passes only; forward = its number / 3".to_string());
-    }
-    let achieved = match args.seconds {
+/// Achieved TFLOP/s and MFU when the pass's seconds (and GPU) are given.
+fn achieved(
+    args: &FlopsArgs,
+    catalog: &rlfrontier::catalog::Catalog,
+    flops: f64,
+) -> Result<(Option<f64>, Option<f64>)> {
+    let rate = match args.seconds {
         None => None,
-        Some(s) if s.is_finite() && s > 0.0 => Some(chosen / s),
+        Some(s) if s.is_finite() && s > 0.0 => Some(flops / s),
         Some(s) => {
             return Err(Error::in_flag(
                 "--seconds",
@@ -108,7 +82,7 @@ pub fn run(args: &FlopsArgs, out: &mut dyn Write) -> Result<()> {
             ));
         }
     };
-    let mfu = match (&args.gpu, achieved) {
+    let mfu = match (&args.gpu, rate) {
         (Some(id), Some(rate)) => {
             let gpu = catalog.gpu(id).map_err(|m| Error::in_flag("--gpu", m))?;
             Some(rate / (args.gpus as f64 * gpu.peak_flops_per_second()))
@@ -116,33 +90,29 @@ pub fn run(args: &FlopsArgs, out: &mut dyn Write) -> Result<()> {
         (Some(_), None) => return Err(Error::in_flag("--gpu", "MFU needs --seconds too")),
         _ => None,
     };
-    if args.json {
-        let value = json!({
-            "model": model.id,
-            "seqlens": args.seqlens,
-            "pass": match args.pass_kind { PassKind::Train => "train", PassKind::Forward => "forward" },
-            "finetune": finetune.to_string(),
-            "convention": match args.convention { Convention::Rlfrontier => "rlfrontier", Convention::Verl => "verl" },
-            "flops": chosen,
-            "flops_rlfrontier": ours,
-            "flops_verl": verl,
-            "tokens": batch.tokens,
-            "achieved_tflops_per_second": achieved.map(|r| r / 1e12),
-            "mfu": mfu,
-            "notes": notes,
-        });
-        return emit(out, &json_text(&value));
-    }
+    Ok((rate, mfu))
+}
+
+/// The table and lines `flops` prints.
+fn text(
+    args: &FlopsArgs,
+    model_id: &str,
+    counts: &ConventionCounts,
+    chosen: f64,
+    (rate, mfu): (Option<f64>, Option<f64>),
+    notes: &[String],
+) -> String {
+    let (ours, verl) = (counts.rlfrontier, counts.verl);
     let mut text = format!(
         "{} pass of {} ({}) over {} sequences, {} tokens\n",
         match args.pass_kind {
             PassKind::Train => "training",
             PassKind::Forward => "forward",
         },
-        model.id,
-        finetune,
+        model_id,
+        args.finetune,
         args.seqlens.len(),
-        thousands(batch.tokens)
+        thousands(counts.tokens)
     );
     let mut table = Table::new(["convention", "FLOPs", "TFLOPs"]);
     table.row([
@@ -163,12 +133,12 @@ pub fn run(args: &FlopsArgs, out: &mut dyn Write) -> Result<()> {
             Convention::Verl => "verl",
         },
         if args.convention == Convention::Verl && args.pass_kind == PassKind::Train {
-            verl_train.to_string()
+            counts.verl_train_exact.to_string()
         } else {
             format!("{chosen:.0}")
         }
     ));
-    if let Some(rate) = achieved {
+    if let Some(rate) = rate {
         text.push_str(&format!("achieved: {:.1} TFLOP/s", rate / 1e12));
         if let Some(m) = mfu {
             text.push_str(&format!(" = MFU {:.3} on {} GPU(s)", m, args.gpus));
@@ -178,5 +148,55 @@ pub fn run(args: &FlopsArgs, out: &mut dyn Write) -> Result<()> {
     for note in notes {
         text.push_str(&format!("note: {note}\n"));
     }
-    emit(out, &text)
+    text
+}
+
+/// Counts the pass and prints it (table or JSON).
+pub fn run(args: &FlopsArgs, out: &mut dyn Write) -> Result<()> {
+    let catalog = args.catalog.load()?;
+    let model = catalog
+        .model(&args.model)
+        .map_err(|m| Error::in_flag("--model", m))?;
+    let counts = convention_counts(
+        model,
+        args.finetune,
+        &args.seqlens,
+        args.pass_kind == PassKind::Forward,
+    );
+    let chosen = match args.convention {
+        Convention::Rlfrontier => counts.rlfrontier,
+        Convention::Verl => counts.verl,
+    };
+    let mut notes = Vec::new();
+    if args.convention == Convention::Verl && args.finetune != Finetune::Full {
+        notes.push(
+            "veRL's counter ignores LoRA: it counts a full 6·N training pass whatever the adapters"
+                .to_string(),
+        );
+    }
+    if args.convention == Convention::Verl && args.pass_kind == PassKind::Forward {
+        notes.push("veRL counts training passes only; forward = its number / 3".to_string());
+    }
+    let (rate, mfu) = achieved(args, &catalog, chosen)?;
+    if args.json {
+        let value = json!({
+            "model": model.id,
+            "seqlens": args.seqlens,
+            "pass": match args.pass_kind { PassKind::Train => "train", PassKind::Forward => "forward" },
+            "finetune": args.finetune.to_string(),
+            "convention": match args.convention { Convention::Rlfrontier => "rlfrontier", Convention::Verl => "verl" },
+            "flops": chosen,
+            "flops_rlfrontier": counts.rlfrontier,
+            "flops_verl": counts.verl,
+            "tokens": counts.tokens,
+            "achieved_tflops_per_second": rate.map(|r| r / 1e12),
+            "mfu": mfu,
+            "notes": notes,
+        });
+        return emit(out, &json_text(&value));
+    }
+    emit(
+        out,
+        &text(args, &model.id, &counts, chosen, (rate, mfu), &notes),
+    )
 }

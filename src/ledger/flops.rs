@@ -124,6 +124,46 @@ pub fn verl_train_flops(model: &ModelSpec, seqlens: &[u64]) -> u128 {
         + 6 * squares * model.head_dim as u128 * model.heads as u128 * model.layers as u128
 }
 
+/// One pass over a batch counted both ways: rlfrontier's convention and veRL's
+/// `flops_counter.py` (for reconciling with the `perf/mfu/actor` veRL logs).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ConventionCounts {
+    /// rlfrontier's count (LoRA-aware, no embedding matmul).
+    pub rlfrontier: f64,
+    /// veRL's count: its training count, or a third of it for a forward-only pass (veRL counts
+    /// training passes only).
+    pub verl: f64,
+    /// veRL's exact integer training count.
+    pub verl_train_exact: u128,
+    /// Tokens in the batch.
+    pub tokens: f64,
+}
+
+/// Counts a training (or forward-only) pass of `model` over sequences of these lengths.
+pub fn convention_counts(
+    model: &ModelSpec,
+    finetune: Finetune,
+    seqlens: &[u64],
+    forward_only: bool,
+) -> ConventionCounts {
+    let batch = TokenSums::of_lengths(seqlens);
+    let verl_train_exact = verl_train_flops(model, seqlens);
+    ConventionCounts {
+        rlfrontier: if forward_only {
+            forward_flops(model, batch)
+        } else {
+            train_flops(model, finetune, batch)
+        },
+        verl: if forward_only {
+            verl_train_exact as f64 / 3.0
+        } else {
+            verl_train_exact as f64
+        },
+        verl_train_exact,
+        tokens: batch.tokens,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
