@@ -154,12 +154,17 @@ impl CellRow {
     }
 }
 
-/// The header line of `cells.csv`, taken from [`CellRow`]'s field names (the csv crate writes
-/// them before the first serialised struct; the row itself is dropped).
+/// The header line of `cells.csv`, taken from [`CellRow`]'s field names.
 pub fn cells_header() -> Vec<u8> {
+    header_of::<CellRow>()
+}
+
+/// The CSV header line of a row struct: its field names (the csv crate writes them before the
+/// first serialised struct; the row itself is dropped).
+pub fn header_of<T: Serialize + Default>() -> Vec<u8> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     writer
-        .serialize(CellRow::default())
+        .serialize(T::default())
         .expect("writing to memory cannot fail");
     let bytes = writer.into_inner().expect("flushing memory cannot fail");
     let end = bytes
@@ -168,6 +173,21 @@ pub fn cells_header() -> Vec<u8> {
         .expect("a header line")
         + 1;
     bytes[..end].to_vec()
+}
+
+/// A whole CSV table from row structs: the header (even with no rows), then the rows.
+pub fn csv_table<T: Serialize + Default>(rows: &[T]) -> Vec<u8> {
+    let mut bytes = header_of::<T>();
+    let mut writer = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(Vec::new());
+    for row in rows {
+        writer
+            .serialize(row)
+            .expect("writing to memory cannot fail");
+    }
+    bytes.extend(writer.into_inner().expect("flushing memory cannot fail"));
+    bytes
 }
 
 /// The column names of `cells.csv`, in order.

@@ -10,124 +10,111 @@ use crate::format::number;
 use crate::outcome::{OutcomeParams, predict};
 use crate::pilot::Plan;
 use crate::report::Staged;
+use crate::report::cells::{Num, csv_table};
 use crate::report::plots::{FitPlot, calibration_plot, fit_plot};
 use crate::spec::Grid;
+use serde::Serialize;
 
 fn opt(x: Option<f64>) -> String {
     x.map(number).unwrap_or_default()
 }
 
+/// One row of `fits.csv`: a run's levers and its fitted sigmoid, each parameter with its standard
+/// error and bootstrap interval (empty when the fit failed).
+#[derive(Debug, Default, Serialize)]
+struct FitRow {
+    run_id: String,
+    model: String,
+    finetune: String,
+    reward: String,
+    group_size: u64,
+    max_response_len: u64,
+    update_epochs: u64,
+    prompts_per_step: u64,
+    update_fraction: Num,
+    points: usize,
+    base_score: Num,
+    ceiling: Option<Num>,
+    ceiling_se: Option<Num>,
+    ceiling_low: Option<Num>,
+    ceiling_high: Option<Num>,
+    steepness: Option<Num>,
+    steepness_se: Option<Num>,
+    steepness_low: Option<Num>,
+    steepness_high: Option<Num>,
+    midpoint: Option<Num>,
+    midpoint_se: Option<Num>,
+    midpoint_low: Option<Num>,
+    midpoint_high: Option<Num>,
+    compute_unit: String,
+    rmse: Option<Num>,
+    converged: bool,
+    final_measured: Option<Num>,
+    final_fitted: Option<Num>,
+}
+
+/// One row of `extrapolations.csv`: a run's fitted curve at one of the grid's budgets.
+#[derive(Debug, Default, Serialize)]
+struct ExtrapolationRow {
+    run_id: String,
+    budget: String,
+    compute: Num,
+    predicted_score: Num,
+    score_low: Num,
+    score_high: Num,
+}
+
 /// `fits.csv` (one row per run: the fitted sigmoid with standard errors and bootstrap
 /// intervals) and `extrapolations.csv` (each run's prediction at each of the grid's budgets).
 pub(super) fn fits_tables(plan: &Plan, fits: &[RunFit]) -> (Vec<u8>, Vec<u8>) {
-    let unit = &plan.info.budget_unit;
-    let mut fw = csv::Writer::from_writer(Vec::new());
-    fw.write_record([
-        "run_id",
-        "model",
-        "finetune",
-        "reward",
-        "group_size",
-        "max_response_len",
-        "update_epochs",
-        "prompts_per_step",
-        "update_fraction",
-        "points",
-        "base_score",
-        "ceiling",
-        "ceiling_se",
-        "ceiling_low",
-        "ceiling_high",
-        "steepness",
-        "steepness_se",
-        "steepness_low",
-        "steepness_high",
-        "midpoint",
-        "midpoint_se",
-        "midpoint_low",
-        "midpoint_high",
-        "compute_unit",
-        "rmse",
-        "converged",
-        "final_measured",
-        "final_fitted",
-    ])
-    .expect("memory");
-    let mut ew = csv::Writer::from_writer(Vec::new());
-    ew.write_record([
-        "run_id",
-        "budget",
-        "compute",
-        "predicted_score",
-        "score_low",
-        "score_high",
-    ])
-    .expect("memory");
+    let mut fit_rows = Vec::new();
+    let mut extrapolations = Vec::new();
     for f in fits {
         let run = &plan.runs[f.index];
-        let last = f.points.last().map(|c| c.value);
-        let mut row = vec![
-            run.run_id.clone(),
-            run.model.clone(),
-            run.finetune.clone(),
-            run.reward.clone(),
-            run.group_size.to_string(),
-            run.max_response_len.to_string(),
-            run.update_epochs.to_string(),
-            run.prompts_per_step.to_string(),
-            number(run.update_fraction),
-            f.points.len().to_string(),
-            number(f.base),
-        ];
-        match (&f.fit, &f.bootstrap) {
-            (Some(s), Some(b)) => {
-                let p = s.params;
-                let se = s.standard_errors;
-                for (k, v) in [p.ceiling, p.steepness, p.midpoint].iter().enumerate() {
-                    row.extend([
-                        number(*v),
-                        opt(se.map(|e| e[k])),
-                        number(b.params[k].0),
-                        number(b.params[k].1),
-                    ]);
-                }
-                row.extend([
-                    unit.clone(),
-                    number(s.rmse),
-                    s.converged.to_string(),
-                    opt(last),
-                    number(p.predict(f.final_compute)),
-                ]);
-                for (t, (label, x)) in f.targets.iter().enumerate() {
-                    let (lo, hi) = b.predictions[t];
-                    ew.write_record([
-                        run.run_id.clone(),
-                        label.clone(),
-                        number(*x),
-                        number(p.predict(*x)),
-                        number(lo),
-                        number(hi),
-                    ])
-                    .expect("memory");
-                }
-            }
-            _ => {
-                row.extend(std::iter::repeat_n(String::new(), 12));
-                row.extend([
-                    unit.clone(),
-                    String::new(),
-                    "false".to_string(),
-                    opt(last),
-                    String::new(),
-                ]);
+        let mut row = FitRow {
+            run_id: run.run_id.clone(),
+            model: run.model.clone(),
+            finetune: run.finetune.clone(),
+            reward: run.reward.clone(),
+            group_size: run.group_size,
+            max_response_len: run.max_response_len,
+            update_epochs: run.update_epochs,
+            prompts_per_step: run.prompts_per_step,
+            update_fraction: Num(run.update_fraction),
+            points: f.points.len(),
+            base_score: Num(f.base),
+            compute_unit: plan.info.budget_unit.clone(),
+            final_measured: f.points.last().map(|c| Num(c.value)),
+            ..FitRow::default()
+        };
+        if let (Some(s), Some(b)) = (&f.fit, &f.bootstrap) {
+            let p = s.params;
+            let se = |k: usize| s.standard_errors.map(|e| Num(e[k]));
+            let interval = |k: usize| (Some(Num(b.params[k].0)), Some(Num(b.params[k].1)));
+            (row.ceiling, row.ceiling_se) = (Some(Num(p.ceiling)), se(0));
+            (row.ceiling_low, row.ceiling_high) = interval(0);
+            (row.steepness, row.steepness_se) = (Some(Num(p.steepness)), se(1));
+            (row.steepness_low, row.steepness_high) = interval(1);
+            (row.midpoint, row.midpoint_se) = (Some(Num(p.midpoint)), se(2));
+            (row.midpoint_low, row.midpoint_high) = interval(2);
+            row.rmse = Some(Num(s.rmse));
+            row.converged = s.converged;
+            row.final_fitted = Some(Num(p.predict(f.final_compute)));
+            for (t, (label, x)) in f.targets.iter().enumerate() {
+                let (low, high) = b.predictions[t];
+                extrapolations.push(ExtrapolationRow {
+                    run_id: run.run_id.clone(),
+                    budget: label.clone(),
+                    compute: Num(*x),
+                    predicted_score: Num(p.predict(*x)),
+                    score_low: Num(low),
+                    score_high: Num(high),
+                });
             }
         }
-        fw.write_record(&row).expect("memory");
+        fit_rows.push(row);
     }
-    (
-        fw.into_inner().expect("memory"),
-        ew.into_inner().expect("memory"),
-    )
+    (csv_table(&fit_rows), csv_table(&extrapolations))
 }
 
 /// `surfaces.csv` (one RACE surface per model and reward at the pilot budget) and one summary
