@@ -6,15 +6,16 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use super::validator::Spanned;
 use crate::error::{Error, suggestion};
 use crate::toml_text::{line_of_offset, toml_error};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawGrid {
-    pub(super) name: Option<toml::Value>,
-    pub(super) description: Option<toml::Value>,
-    pub(super) seed: Option<toml::Value>,
+    pub(super) name: Option<Spanned>,
+    pub(super) description: Option<Spanned>,
+    pub(super) seed: Option<Spanned>,
     pub(super) hardware: Option<RawHardware>,
     #[serde(default)]
     pub(super) task: RawTask,
@@ -30,68 +31,68 @@ pub(super) struct RawGrid {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawHardware {
-    pub(super) gpu: Option<toml::Value>,
-    pub(super) gpus: Option<toml::Value>,
-    pub(super) usd_per_gpu_hour: Option<toml::Value>,
-    pub(super) schedule: Option<toml::Value>,
-    pub(super) async_rollout_fraction: Option<toml::Value>,
-    pub(super) rollout_gpu_memory_utilization: Option<toml::Value>,
-    pub(super) max_num_seqs: Option<toml::Value>,
-    pub(super) usable_memory_fraction: Option<toml::Value>,
+    pub(super) gpu: Option<Spanned>,
+    pub(super) gpus: Option<Spanned>,
+    pub(super) usd_per_gpu_hour: Option<Spanned>,
+    pub(super) schedule: Option<Spanned>,
+    pub(super) async_rollout_fraction: Option<Spanned>,
+    pub(super) rollout_gpu_memory_utilization: Option<Spanned>,
+    pub(super) max_num_seqs: Option<Spanned>,
+    pub(super) usable_memory_fraction: Option<Spanned>,
 }
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawTask {
-    pub(super) prompt_tokens: Option<toml::Value>,
-    pub(super) mean_response_tokens: Option<toml::Value>,
-    pub(super) response_length_cv: Option<toml::Value>,
+    pub(super) prompt_tokens: Option<Spanned>,
+    pub(super) mean_response_tokens: Option<Spanned>,
+    pub(super) response_length_cv: Option<Spanned>,
     pub(super) pass_rate: Option<RawPassRate>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawPassRate {
-    pub(super) mean: Option<toml::Value>,
-    pub(super) concentration: Option<toml::Value>,
+    pub(super) mean: Option<Spanned>,
+    pub(super) concentration: Option<Spanned>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawAxes {
-    pub(super) model: Option<toml::Value>,
-    pub(super) finetune: Option<toml::Value>,
-    pub(super) reward: Option<toml::Value>,
-    pub(super) group_size: Option<toml::Value>,
-    pub(super) max_response_len: Option<toml::Value>,
-    pub(super) update_epochs: Option<toml::Value>,
-    pub(super) prompts_per_step: Option<toml::Value>,
-    pub(super) budget: Option<toml::Value>,
-    pub(super) iterations: Option<toml::Value>,
+    pub(super) model: Option<Spanned>,
+    pub(super) finetune: Option<Spanned>,
+    pub(super) reward: Option<Spanned>,
+    pub(super) group_size: Option<Spanned>,
+    pub(super) max_response_len: Option<Spanned>,
+    pub(super) update_epochs: Option<Spanned>,
+    pub(super) prompts_per_step: Option<Spanned>,
+    pub(super) budget: Option<Spanned>,
+    pub(super) iterations: Option<Spanned>,
 }
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawRun {
-    pub(super) algorithm: Option<toml::Value>,
-    pub(super) kl_reference: Option<toml::Value>,
-    pub(super) kl_coef: Option<toml::Value>,
-    pub(super) prefix_cache: Option<toml::Value>,
-    pub(super) dynamic_sampling: Option<toml::Value>,
-    pub(super) old_logprob: Option<toml::Value>,
-    pub(super) gradient_checkpointing: Option<toml::Value>,
-    pub(super) step_overhead_seconds: Option<toml::Value>,
-    pub(super) max_tokens_per_gpu: Option<toml::Value>,
-    pub(super) judge_rubric_tokens: Option<toml::Value>,
-    pub(super) judge_verdict_tokens: Option<toml::Value>,
-    pub(super) critic: Option<toml::Value>,
+    pub(super) algorithm: Option<Spanned>,
+    pub(super) kl_reference: Option<Spanned>,
+    pub(super) kl_coef: Option<Spanned>,
+    pub(super) prefix_cache: Option<Spanned>,
+    pub(super) dynamic_sampling: Option<Spanned>,
+    pub(super) old_logprob: Option<Spanned>,
+    pub(super) gradient_checkpointing: Option<Spanned>,
+    pub(super) step_overhead_seconds: Option<Spanned>,
+    pub(super) max_tokens_per_gpu: Option<Spanned>,
+    pub(super) judge_rubric_tokens: Option<Spanned>,
+    pub(super) judge_verdict_tokens: Option<Spanned>,
+    pub(super) critic: Option<Spanned>,
 }
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawConstraints {
-    pub(super) max_rollouts_per_step: Option<toml::Value>,
-    pub(super) min_rollouts_per_step: Option<toml::Value>,
+    pub(super) max_rollouts_per_step: Option<Spanned>,
+    pub(super) min_rollouts_per_step: Option<Spanned>,
 }
 
 /// Valid keys per table, for "did you mean" suggestions.

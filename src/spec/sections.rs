@@ -2,7 +2,7 @@
 //! validated settings, with one-line errors that name the file, line and field.
 
 use super::raw::{RawAxes, RawConstraints, RawGrid, RawHardware, RawRun, RawTask};
-use super::validator::Validator;
+use super::validator::{Spanned, Validator};
 use super::{Axes, BudgetAxis, Constraints};
 use crate::catalog::Catalog;
 use crate::config::{
@@ -195,7 +195,7 @@ pub(super) fn run(rr: &RawRun, v: &Validator, catalog: &Catalog) -> Result<RunSe
             )
         }
     };
-    let tokens = |value: &Option<toml::Value>, key: &str, min: i64, default: f64| {
+    let tokens = |value: &Option<Spanned>, key: &str, min: i64, default: f64| {
         v.count_or(value, rs, key, (min, MAX_LEVER), default as u64)
             .map(|n| n as f64)
     };

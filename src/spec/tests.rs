@@ -387,3 +387,21 @@ fn outcome_overrides_move_values_and_ranges() {
     ));
     assert!(m.contains("epoch_reuse"), "{m}");
 }
+
+#[test]
+fn value_errors_point_at_the_values_own_line_whatever_the_toml_spelling() {
+    // Dotted keys at the top level and quoted keys: a text scan for `gpus =` under
+    // `[hardware]` finds neither; the value's span does.
+    let dotted = GOOD
+        .replacen("[hardware]\ngpu = \"h100-sxm\"\ngpus = 8\n", "", 1)
+        .replacen(
+            "seed = 3\n",
+            "seed = 3\nhardware.gpu = \"h100-sxm\"\nhardware.gpus = 0\n",
+            1,
+        );
+    let m = error_of(&dotted);
+    assert!(m.starts_with("grid.toml:5: hardware.gpus:"), "{m}");
+    let quoted = replace("gpus = 8", "\"gpus\" = -3");
+    let m = error_of(&quoted);
+    assert!(m.starts_with("grid.toml:7: hardware.gpus:"), "{m}");
+}

@@ -1,11 +1,59 @@
 //! Value checks with one-line errors that point at the key's line.
+//!
+//! Values read from the grid file carry their byte span (`toml::Spanned`), so an error about a
+//! value names the exact line it is on. Errors about a key without a value at hand (a missing
+//! key, or a check across several keys) find the key's line by a light scan of the text.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
 use crate::config::MAX_LEVER;
 use crate::error::{Error, Result};
-use crate::toml_text::locate_key;
+use crate::toml_text::{line_of_offset, locate_key};
+
+/// A value of the grid file with its byte span.
+pub(super) type Spanned = toml::Spanned<toml::Value>;
+
+/// A TOML value and, when known, the line it sits on.
+pub(super) trait Located {
+    /// The value.
+    fn value(&self) -> &toml::Value;
+    /// Its 1-based line in `text`, when known.
+    fn line(&self, text: &str) -> Option<usize>;
+}
+
+impl Located for toml::Value {
+    fn value(&self) -> &toml::Value {
+        self
+    }
+    fn line(&self, _: &str) -> Option<usize> {
+        None
+    }
+}
+
+impl Located for Spanned {
+    fn value(&self) -> &toml::Value {
+        self.get_ref()
+    }
+    fn line(&self, text: &str) -> Option<usize> {
+        Some(line_of_offset(text, self.span().start))
+    }
+}
+
+/// An element of a list, located at the list's line.
+pub(super) struct Item<'v> {
+    value: &'v toml::Value,
+    line: Option<usize>,
+}
+
+impl Located for Item<'_> {
+    fn value(&self) -> &toml::Value {
+        self.value
+    }
+    fn line(&self, _: &str) -> Option<usize> {
+        self.line
+    }
+}
 
 /// Value checks with one-line errors that point at the key's line.
 pub(super) struct Validator<'a> {
@@ -42,6 +90,25 @@ impl Validator<'_> {
         Error::in_file(self.path, line, &Self::field_name(section, key), message)
     }
 
+    /// An error about this value, at its line (or the key's line when the value has none).
+    pub(super) fn err_at(
+        &self,
+        at: &impl Located,
+        section: Option<&str>,
+        key: &str,
+        message: impl Into<String>,
+    ) -> Error {
+        match at.line(self.text) {
+            Some(line) => Error::in_file(
+                self.path,
+                Some(line),
+                &Self::field_name(section, key),
+                message,
+            ),
+            None => self.err(section, key, message),
+        }
+    }
+
     pub(super) fn missing(&self, section: Option<&str>, key: &str, how: &str) -> Error {
         let line = section.and_then(|s| {
             self.text
@@ -57,80 +124,76 @@ impl Validator<'_> {
         )
     }
 
-    pub(super) fn type_name(value: &toml::Value) -> &'static str {
-        value.type_str()
-    }
-
     pub(super) fn string(
         &self,
-        value: &toml::Value,
+        value: &impl Located,
         section: Option<&str>,
         key: &str,
     ) -> Result<String> {
-        value.as_str().map(str::to_string).ok_or_else(|| {
-            self.err(
+        let v = value.value();
+        v.as_str().map(str::to_string).ok_or_else(|| {
+            self.err_at(
+                value,
                 section,
                 key,
-                format!(
-                    "expected a string in quotes, found a {}",
-                    Self::type_name(value)
-                ),
+                format!("expected a string in quotes, found a {}", v.type_str()),
             )
         })
     }
 
     pub(super) fn float(
         &self,
-        value: &toml::Value,
+        value: &impl Located,
         section: Option<&str>,
         key: &str,
     ) -> Result<f64> {
-        let x = match value {
+        let x = match value.value() {
             toml::Value::Float(f) => *f,
             toml::Value::Integer(i) => *i as f64,
             other => {
-                return Err(self.err(
+                return Err(self.err_at(
+                    value,
                     section,
                     key,
-                    format!("expected a number, found a {}", Self::type_name(other)),
+                    format!("expected a number, found a {}", other.type_str()),
                 ));
             }
         };
         if !x.is_finite() {
-            return Err(self.err(section, key, format!("{x} is not a finite number")));
+            return Err(self.err_at(value, section, key, format!("{x} is not a finite number")));
         }
         Ok(x)
     }
 
     pub(super) fn positive(
         &self,
-        value: &toml::Value,
+        value: &impl Located,
         section: Option<&str>,
         key: &str,
     ) -> Result<f64> {
         let x = self.float(value, section, key)?;
         if x <= 0.0 {
-            return Err(self.err(section, key, format!("{x} must be greater than 0")));
+            return Err(self.err_at(value, section, key, format!("{x} must be greater than 0")));
         }
         Ok(x)
     }
 
     pub(super) fn non_negative(
         &self,
-        value: &toml::Value,
+        value: &impl Located,
         section: Option<&str>,
         key: &str,
     ) -> Result<f64> {
         let x = self.float(value, section, key)?;
         if x < 0.0 {
-            return Err(self.err(section, key, format!("{x} must be 0 or more")));
+            return Err(self.err_at(value, section, key, format!("{x} must be 0 or more")));
         }
         Ok(x)
     }
 
     pub(super) fn fraction_or(
         &self,
-        value: &Option<toml::Value>,
+        value: &Option<impl Located>,
         section: Option<&str>,
         key: &str,
         default: f64,
@@ -147,26 +210,32 @@ impl Validator<'_> {
             } else {
                 "strictly between 0 and 1"
             };
-            return Err(self.err(section, key, format!("{x} must be a fraction {range}")));
+            return Err(self.err_at(
+                value,
+                section,
+                key,
+                format!("{x} must be a fraction {range}"),
+            ));
         }
         Ok(x)
     }
 
     pub(super) fn integer(
         &self,
-        value: &toml::Value,
+        value: &impl Located,
         section: Option<&str>,
         key: &str,
         min: i64,
         max: i64,
     ) -> Result<i64> {
-        let i = match value {
+        let i = match value.value() {
             toml::Value::Integer(i) => *i,
             toml::Value::Float(f) if f.is_finite() && f.fract() == 0.0 && f.abs() < 9.0e15 => {
                 *f as i64
             }
             other => {
-                return Err(self.err(
+                return Err(self.err_at(
+                    value,
                     section,
                     key,
                     format!("expected a whole number, found {}", describe_value(other)),
@@ -174,14 +243,20 @@ impl Validator<'_> {
             }
         };
         if i < min {
-            return Err(self.err(
+            return Err(self.err_at(
+                value,
                 section,
                 key,
                 format!("{i} is too small; use a whole number of at least {min}"),
             ));
         }
         if i > max {
-            return Err(self.err(section, key, format!("{i} is too large; use at most {max}")));
+            return Err(self.err_at(
+                value,
+                section,
+                key,
+                format!("{i} is too large; use at most {max}"),
+            ));
         }
         Ok(i)
     }
@@ -189,7 +264,7 @@ impl Validator<'_> {
     /// An optional whole number in [min, max], or the default.
     pub(super) fn count_or(
         &self,
-        value: &Option<toml::Value>,
+        value: &Option<impl Located>,
         section: Option<&str>,
         key: &str,
         (min, max): (i64, i64),
@@ -204,7 +279,7 @@ impl Validator<'_> {
     /// An optional number of 0 or more, or the default.
     pub(super) fn non_negative_or(
         &self,
-        value: &Option<toml::Value>,
+        value: &Option<impl Located>,
         section: Option<&str>,
         key: &str,
         default: f64,
@@ -219,7 +294,7 @@ impl Validator<'_> {
     /// suggests the nearest valid name.
     pub(super) fn named_or<T: std::str::FromStr<Err = String>>(
         &self,
-        value: &Option<toml::Value>,
+        value: &Option<impl Located>,
         section: Option<&str>,
         key: &str,
         default: T,
@@ -228,22 +303,25 @@ impl Validator<'_> {
             Some(value) => self
                 .string(value, section, key)?
                 .parse()
-                .map_err(|m: String| self.err(section, key, m)),
+                .map_err(|m: String| self.err_at(value, section, key, m)),
             None => Ok(default),
         }
     }
 
     pub(super) fn bool_or(
         &self,
-        value: &Option<toml::Value>,
+        value: &Option<impl Located>,
         section: Option<&str>,
         key: &str,
         default: bool,
     ) -> Result<bool> {
-        match value {
-            None => Ok(default),
-            Some(toml::Value::Boolean(b)) => Ok(*b),
-            Some(other) => Err(self.err(
+        let Some(value) = value else {
+            return Ok(default);
+        };
+        match value.value() {
+            toml::Value::Boolean(b) => Ok(*b),
+            other => Err(self.err_at(
+                value,
                 section,
                 key,
                 format!("expected true or false, found {}", describe_value(other)),
@@ -251,42 +329,52 @@ impl Validator<'_> {
         }
     }
 
-    /// A list (or a single value meaning a one-element list) of non-empty values.
+    /// A list (or a single value meaning a one-element list) of non-empty values, each located
+    /// at the list's line.
     pub(super) fn list<'v>(
         &self,
-        value: &'v Option<toml::Value>,
+        value: &'v Option<impl Located>,
         section: Option<&str>,
         key: &str,
         example: &str,
-    ) -> Result<Vec<&'v toml::Value>> {
-        match value {
-            None => Err(self.missing(section, key, &format!("add `{example}`"))),
-            Some(toml::Value::Array(items)) if items.is_empty() => Err(self.err(
+    ) -> Result<Vec<Item<'v>>> {
+        let Some(value) = value else {
+            return Err(self.missing(section, key, &format!("add `{example}`")));
+        };
+        let line = value.line(self.text);
+        match value.value() {
+            toml::Value::Array(items) if items.is_empty() => Err(self.err_at(
+                value,
                 section,
                 key,
                 format!("is an empty list; give at least one value, as in `{example}`"),
             )),
-            Some(toml::Value::Array(items)) => Ok(items.iter().collect()),
-            Some(single) => Ok(vec![single]),
+            toml::Value::Array(items) => {
+                Ok(items.iter().map(|value| Item { value, line }).collect())
+            }
+            single => Ok(vec![Item {
+                value: single,
+                line,
+            }]),
         }
     }
 
     pub(super) fn string_list(
         &self,
-        value: &Option<toml::Value>,
+        value: &Option<impl Located>,
         section: Option<&str>,
         key: &str,
         example: &str,
     ) -> Result<Vec<String>> {
         self.list(value, section, key, example)?
-            .into_iter()
+            .iter()
             .map(|item| self.string(item, section, key))
             .collect()
     }
 
     pub(super) fn string_list_or(
         &self,
-        value: &Option<toml::Value>,
+        value: &Option<impl Located>,
         section: Option<&str>,
         key: &str,
         default: &str,
@@ -299,7 +387,7 @@ impl Validator<'_> {
 
     pub(super) fn int_list(
         &self,
-        value: &Option<toml::Value>,
+        value: &Option<impl Located>,
         section: Option<&str>,
         key: &str,
         min: i64,
@@ -308,10 +396,11 @@ impl Validator<'_> {
         let items = self.list(value, section, key, example)?;
         let mut out = Vec::with_capacity(items.len());
         let mut seen = BTreeSet::new();
-        for item in items {
+        for item in &items {
             let i = self.integer(item, section, key, min, MAX_LEVER)? as u64;
             if !seen.insert(i) {
-                return Err(self.err(
+                return Err(self.err_at(
+                    item,
                     section,
                     key,
                     format!("{i} is listed twice; remove the duplicate"),
