@@ -25,6 +25,19 @@ pub enum Sense {
     Maximize,
 }
 
+impl std::str::FromStr for Sense {
+    type Err = String;
+
+    /// `min` or `max`.
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text.trim() {
+            "min" => Ok(Sense::Minimize),
+            "max" => Ok(Sense::Maximize),
+            other => Err(format!("`{other}` is not a sense; write min or max")),
+        }
+    }
+}
+
 impl Sense {
     fn oriented(self, x: f64) -> f64 {
         match self {

@@ -21,28 +21,17 @@ pub struct FrontArgs {
     /// A CSV with a header.
     pub points: PathBuf,
     /// Objective columns, comma-separated.
-    #[arg(long)]
-    pub columns: String,
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub columns: Vec<String>,
     /// One sense per column: min or max, comma-separated.
-    #[arg(long)]
-    pub senses: String,
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub senses: Vec<Sense>,
 }
 
 /// Computes and prints the front.
 pub fn run(args: &FrontArgs, out: &mut dyn Write) -> Result<()> {
-    let columns: Vec<&str> = args.columns.split(',').map(str::trim).collect();
-    let senses: Vec<Sense> = args
-        .senses
-        .split(',')
-        .map(|s| match s.trim() {
-            "min" => Ok(Sense::Minimize),
-            "max" => Ok(Sense::Maximize),
-            other => Err(Error::in_flag(
-                "--senses",
-                format!("`{other}` is not a sense; write min or max"),
-            )),
-        })
-        .collect::<Result<_>>()?;
+    let columns: Vec<&str> = args.columns.iter().map(|c| c.trim()).collect();
+    let senses = &args.senses;
     if columns.len() < 2 || senses.len() != columns.len() {
         return Err(Error::in_flag(
             "--senses",
