@@ -76,7 +76,7 @@ pub fn run(args: &FrontArgs, out: &mut dyn Write) -> Result<()> {
         let n = values[0].len();
         let m = columns.len();
         let matrix = Array2::from_shape_fn((n, m), |(i, j)| values[j][i]);
-        let ranks = nondominated_ranks(matrix.view(), &senses)
+        let ranks = nondominated_ranks(matrix.view(), senses)
             .map_err(|e| Error::in_file(&args.points, None, "", e.to_string()))?;
         (0..n).filter(|&i| ranks[i] == 0).collect()
     };
