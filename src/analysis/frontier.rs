@@ -148,6 +148,14 @@ impl Aggregate {
         }
     }
 
+    /// The ids of the cells on the cost-score front in the grid's budget unit (`on_frontier`).
+    pub fn front_ids(&self) -> std::collections::BTreeSet<u64> {
+        self.front(CostBasis::BudgetUnit)
+            .iter()
+            .map(|p| p.id)
+            .collect()
+    }
+
     /// Adds one infeasible cell.
     pub fn add_infeasible(&mut self, kind: InfeasibleKind) {
         self.infeasible[kind.index()] += 1;

@@ -7,10 +7,10 @@ use std::time::Instant;
 
 use super::sweep::finish;
 use super::{CellsMode, Manifest, SweepOptions, SweepSummary};
-use crate::analysis::frontier::{Aggregate, CostBasis};
+use crate::analysis::frontier::Aggregate;
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
-use crate::report::cells::{cell_columns, cells_header};
+use crate::report::cells::{cell_columns, start_cells_csv};
 use crate::report::{AtomicFile, prepare_output_dir};
 
 /// Combines shard outputs (`sweep --shard I/N` for every I) into exactly what an unsharded sweep
@@ -142,16 +142,8 @@ fn merged_cells(
     aggregate: &Aggregate,
     mode: CellsMode,
 ) -> Result<AtomicFile> {
-    let frontier_ids: BTreeSet<u64> = aggregate
-        .front(CostBasis::BudgetUnit)
-        .iter()
-        .map(|p| p.id)
-        .collect();
-    let mut file = AtomicFile::create(&out_dir.join("cells.csv"))?;
-    let temp = file.temp_path().to_path_buf();
-    file.writer()
-        .write_all(&cells_header())
-        .map_err(|e| Error::io(&temp, e))?;
+    let frontier_ids = aggregate.front_ids();
+    let (mut file, temp) = start_cells_csv(out_dir)?;
     for s in shards {
         let bytes = shard_cells(&s.dir.join("cells.csv"), &frontier_ids, mode)?;
         file.writer()

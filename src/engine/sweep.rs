@@ -11,11 +11,11 @@ use super::{
     CellsMode, DEFAULT_CELLS_LIMIT, Manifest, Progress, SweepOptions, SweepSummary, chunks_of,
     shard_range,
 };
-use crate::analysis::frontier::{Aggregate, CostBasis, PLOT_SAMPLE, Point};
+use crate::analysis::frontier::{Aggregate, PLOT_SAMPLE, Point};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::evaluate::{cost_in_budget_unit, evaluate_cell};
-use crate::report::cells::{CellRow, cells_header};
+use crate::report::cells::{CellRow, start_cells_csv};
 use crate::report::{AtomicFile, prepare_output_dir};
 use crate::spec::Grid;
 
@@ -216,17 +216,9 @@ impl Passes<'_> {
         aggregate: &Aggregate,
         mode: CellsMode,
     ) -> Result<AtomicFile> {
-        let frontier_ids: BTreeSet<u64> = aggregate
-            .front(CostBasis::BudgetUnit)
-            .iter()
-            .map(|p| p.id)
-            .collect();
+        let frontier_ids = aggregate.front_ids();
         self.progress.phase("cells.csv");
-        let mut file = AtomicFile::create(&out_dir.join("cells.csv"))?;
-        let temp = file.temp_path().to_path_buf();
-        file.writer()
-            .write_all(&cells_header())
-            .map_err(|e| Error::io(&temp, e))?;
+        let (mut file, temp) = start_cells_csv(out_dir)?;
         for group in self.chunks.chunks(self.window) {
             self.check_interrupt()?;
             let parts: Vec<Vec<u8>> = self.pool.install(|| {

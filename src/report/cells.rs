@@ -190,6 +190,20 @@ pub fn csv_table<T: Serialize + Default>(rows: &[T]) -> Vec<u8> {
     bytes
 }
 
+/// Starts `out_dir/cells.csv`: staged under a temporary name with its header written; returns
+/// the staged file and its temporary path (for error messages).
+pub fn start_cells_csv(
+    out_dir: &std::path::Path,
+) -> crate::error::Result<(super::AtomicFile, std::path::PathBuf)> {
+    use std::io::Write;
+    let mut file = super::AtomicFile::create(&out_dir.join("cells.csv"))?;
+    let temp = file.temp_path().to_path_buf();
+    file.writer()
+        .write_all(&cells_header())
+        .map_err(|e| crate::error::Error::io(&temp, e))?;
+    Ok((file, temp))
+}
+
 /// The column names of `cells.csv`, in order.
 pub fn cell_columns() -> Vec<String> {
     csv::Reader::from_reader(cells_header().as_slice())

@@ -5,7 +5,7 @@ use crate::analysis::frontier::{Aggregate, CostBasis, Point, UPDATE_FRACTION_BIN
 use crate::analysis::shortlist::Entry;
 use crate::evaluate::cost_unit;
 use crate::format::{money, number, percent};
-use crate::spec::{BudgetAxis, Grid};
+use crate::spec::{Axis, BudgetAxis, Grid};
 
 /// A cell's axis values as text, by name.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,17 +70,16 @@ pub fn budget_label(grid: &Grid, index: usize) -> String {
     }
 }
 
-/// Column names of [`CellFields`], in order.
-const CELL_HEADER: [&str; 8] = [
-    "model",
-    "finetune",
-    "reward",
-    "group_size",
-    "max_response_len",
-    "update_epochs",
-    "prompts_per_step",
-    "budget",
-];
+/// Column names of [`CellFields`], in order: the axes' names.
+const CELL_HEADER: [&str; 8] = {
+    let mut names = [""; 8];
+    let mut i = 0;
+    while i < Axis::ALL.len() {
+        names[i] = Axis::ALL[i].name();
+        i += 1;
+    }
+    names
+};
 
 fn to_bytes(header: Vec<String>, rows: Vec<Vec<String>>) -> Vec<u8> {
     let mut w = csv::Writer::from_writer(Vec::new());

@@ -49,7 +49,7 @@ impl Axis {
     ];
 
     /// The key in grid files and the column name in tables.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             Axis::Model => "model",
             Axis::Finetune => "finetune",
@@ -61,6 +61,18 @@ impl Axis {
             Axis::Budget => "budget",
         }
     }
+
+    /// The keys of a grid's `[axes]` table: every axis, and `iterations` (the alternative to
+    /// `budget`).
+    pub const GRID_KEYS: [&'static str; 9] = {
+        let mut keys = ["iterations"; 9];
+        let mut i = 0;
+        while i < Axis::ALL.len() {
+            keys[i] = Axis::ALL[i].name();
+            i += 1;
+        }
+        keys
+    };
 
     /// The axis's values when it is numeric ([`Axis::NUMERIC`]); None otherwise.
     pub fn numeric_values(self, axes: &Axes) -> Option<&[u64]> {

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use super::Axis;
 use super::validator::Spanned;
 use crate::error::{Error, suggestion};
 use crate::toml_text::{line_of_offset, toml_error};
@@ -134,20 +135,7 @@ const KEYS: &[(&str, &[&str])] = &[
         ],
     ),
     ("task.pass_rate", &["mean", "concentration"]),
-    (
-        "axes",
-        &[
-            "model",
-            "finetune",
-            "reward",
-            "group_size",
-            "max_response_len",
-            "update_epochs",
-            "prompts_per_step",
-            "budget",
-            "iterations",
-        ],
-    ),
+    ("axes", &Axis::GRID_KEYS),
     (
         "run",
         &[
