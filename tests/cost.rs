@@ -390,3 +390,47 @@ fn calibrate_hw_recovers_the_defaults_from_the_models_own_timings() {
         .code(2)
         .stderr(predicate::str::contains("no timings"));
 }
+
+#[test]
+fn a_measured_base_score_moves_the_predicted_gain_and_is_reported() {
+    let base = ["cost", "--model", "qwen2.5-7b", "--steps", "200"];
+    let prior = json(&base);
+    assert!(prior["config"]["base_score"].is_null());
+    let with: Vec<&str> = base
+        .iter()
+        .copied()
+        .chain(["--base-score", "0.55"])
+        .collect();
+    let measured = json(&with);
+    assert_eq!(measured["config"]["base_score"], 0.55);
+    let (g0, g1) = (
+        prior["cost_per_point"]["points"].as_f64().unwrap(),
+        measured["cost_per_point"]["points"].as_f64().unwrap(),
+    );
+    // A higher starting point leaves less headroom under the same ceiling: a smaller gain.
+    assert!(g1 < g0, "gain from the prior base {g0}, from 0.55 {g1}");
+    assert!(
+        measured["cost_per_point"]["basis"]
+            .as_str()
+            .unwrap()
+            .contains("measured base score")
+    );
+    // Costs do not depend on the prediction.
+    assert_eq!(prior["usd"]["total"], measured["usd"]["total"]);
+    // Percent is refused with the fix.
+    bin()
+        .args([
+            "cost",
+            "--model",
+            "qwen2.5-7b",
+            "--steps",
+            "1",
+            "--base-score",
+            "64.6",
+        ])
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("--base-score").and(predicate::str::contains("write 0.646")),
+        );
+}

@@ -367,3 +367,44 @@ fn fit_curve_recovers_a_known_sigmoid() {
     assert!((v["steepness"].as_f64().unwrap() - 1.4).abs() < 1e-5);
     assert!((v["midpoint"].as_f64().unwrap() / 2500.0 - 1.0).abs() < 1e-5);
 }
+
+#[test]
+fn percentages_are_refused_with_the_fix_or_read_with_scale_percent() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan_dir = plan(dir.path(), "verl");
+    let results = simulate(&plan_dir, "0.005");
+    // The same results written in percent, as papers' tables do.
+    let text = std::fs::read_to_string(&results).unwrap();
+    let mut percent = String::new();
+    for (k, line) in text.lines().enumerate() {
+        if k == 0 {
+            percent.push_str(line);
+        } else {
+            let (head, value) = line.rsplit_once(',').unwrap();
+            let value: f64 = value.parse().unwrap();
+            percent.push_str(&format!("{head},{:.4}", value * 100.0));
+        }
+        percent.push('\n');
+    }
+    let percent_file = dir.path().join("percent.csv");
+    std::fs::write(&percent_file, percent).unwrap();
+    let fit = |extra: &[&str], out: &str| {
+        bin()
+            .arg("fit")
+            .arg(&percent_file)
+            .arg("--plan")
+            .arg(plan_dir.join("plan.csv"))
+            .args(["--bootstrap", "20", "--out"])
+            .arg(dir.path().join(out))
+            .args(extra)
+            .assert()
+    };
+    fit(&[], "refused").code(2).stderr(
+        predicate::str::contains("looks like a percentage")
+            .and(predicate::str::contains("--scale percent")),
+    );
+    assert!(!dir.path().join("refused/calibration.json").exists());
+    fit(&["--scale", "percent"], "read")
+        .success()
+        .stdout(predicate::str::contains("fitted 24 runs"));
+}

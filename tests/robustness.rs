@@ -206,7 +206,7 @@ proptest! {
             },
             runs: vec![pilot_run("p001"), pilot_run("p002")],
         };
-        let options = rlfrontier::pilot::ingest::IngestOptions { metric: "score".into(), skip_bad_rows, allow_train_metric: false };
+        let options = rlfrontier::pilot::ingest::IngestOptions { metric: "score".into(), skip_bad_rows, allow_train_metric: false, scale: Default::default() };
         match rlfrontier::pilot::ingest::read_results(&path, &plan, &options) {
             Err(e) => {
                 prop_assert!(e.is_input(), "not an input error: {e}");

@@ -102,6 +102,10 @@ pub struct TaskFlags {
     /// Concentration of the Beta pass-rate profile.
     #[arg(long, default_value_t = Task::default().pass_rate_concentration)]
     pub pass_rate_concentration: f64,
+    /// The policy's measured score on the target benchmark before RL, 0-1 [default: the outcome
+    /// prior's size-dependent guess].
+    #[arg(long)]
+    pub base_score: Option<f64>,
 }
 
 /// SFT, reward-model and DPO stages.
@@ -361,6 +365,24 @@ impl CostArgs {
         Ok((stop, data))
     }
 
+    /// The measured base score, a fraction in [0, 1].
+    fn base_score(&self) -> Result<Option<f64>> {
+        match self.task.base_score {
+            Some(x) if !(0.0..=1.0).contains(&x) => Err(Error::in_flag(
+                "--base-score",
+                if (1.0..=100.0).contains(&x) {
+                    format!(
+                        "{x} must lie in [0, 1]; scores are fractions: write {}",
+                        rlfrontier::format::number(x / 100.0)
+                    )
+                } else {
+                    format!("{x} must lie in [0, 1] (the measured pass rate before RL)")
+                },
+            )),
+            other => Ok(other),
+        }
+    }
+
     /// Validates the flags into a priced request.
     pub fn request(&self) -> Result<RunRequest> {
         let catalog = self.catalog.load()?;
@@ -401,6 +423,7 @@ impl CostArgs {
                 opex_usd_per_gpu_hour: o.opex_usd_per_gpu_hour,
             },
             gain_points: self.gain,
+            base_score: self.base_score()?,
             catalog,
         })
     }

@@ -33,6 +33,9 @@ pub struct FitArgs {
     /// Accept a training signal (reward, loss) as the target.
     #[arg(long)]
     pub allow_train_metric: bool,
+    /// `fraction` (scores in 0-1, as veRL logs them) or `percent` (0-100).
+    #[arg(long, default_value = "fraction")]
+    pub scale: rlfrontier::pilot::ingest::ValueScale,
     /// Ignore checkpoints before this step in the curve fits (ScaleRL skips early compute).
     #[arg(long, default_value_t = 0)]
     pub warmup_steps: u64,
@@ -66,6 +69,7 @@ pub fn run(args: &FitArgs, out: &mut dyn Write) -> Result<()> {
         metric: args.metric.clone(),
         skip_bad_rows: args.skip_bad_rows,
         allow_train_metric: args.allow_train_metric,
+        scale: args.scale,
         warmup_steps: args.warmup_steps,
         bootstrap: args.bootstrap,
         seed: args.seed,

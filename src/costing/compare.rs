@@ -314,6 +314,7 @@ fn rl_ledger(policy: &ModelSpec, finetune: Finetune, hardware: &Hardware, s: &Rl
         hardware,
         task: &task,
         run: &run,
+        measured_base_score: None,
     })
 }
 

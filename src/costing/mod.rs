@@ -143,6 +143,8 @@ pub struct RunRequest {
     pub ownership: Ownership,
     /// Points of improvement given by the user, instead of the outcome prior's prediction.
     pub gain_points: Option<f64>,
+    /// The policy's measured score on the target metric before RL (0–1), when known.
+    pub base_score: Option<f64>,
     /// The catalog (for services).
     pub catalog: Catalog,
 }
@@ -174,6 +176,7 @@ impl RunRequest {
             hardware: &self.hardware,
             task: &self.task,
             run: &self.run,
+            measured_base_score: self.base_score,
         }
     }
 
@@ -245,7 +248,11 @@ pub fn expected_gain(request: &RunRequest, ledger: &Ledger) -> Option<ExpectedGa
     let p = predict(&OutcomeParams::default(), &CellSignal::of(&config, ledger));
     Some(ExpectedGain {
         points: 100.0 * (p.score - p.base_score),
-        basis: "predicted by the outcome prior (uncalibrated)",
+        basis: if request.base_score.is_some() {
+            "predicted by the outcome prior (uncalibrated) from the measured base score"
+        } else {
+            "predicted by the outcome prior (uncalibrated)"
+        },
     })
 }
 

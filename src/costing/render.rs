@@ -81,6 +81,7 @@ pub fn json(report: &CostReport, request: &RunRequest) -> serde_json::Value {
             "kl_coef": request.run.kl_coef,
             "prefix_cache": request.run.prefix_cache,
             "dynamic_sampling": request.run.dynamic_sampling,
+            "base_score": request.base_score,
         },
         "feasible": ledger.feasible(),
         "infeasible_reason": ledger.infeasible.map(|r| r.to_string()),

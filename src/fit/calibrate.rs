@@ -496,6 +496,7 @@ mod tests {
                         truncation_rate: 0.02,
                         reward: RewardKind::Rule,
                         lora_rank: None,
+                        measured_base_score: None,
                     };
                     let value = predict(truth, &signal).score + noise * rng.normal();
                     out.push(Observation { run, signal, value });

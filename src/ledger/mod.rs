@@ -299,6 +299,9 @@ pub struct RunConfig<'a> {
     pub task: &'a Task,
     /// Run settings.
     pub run: &'a RunSettings,
+    /// The policy's measured score on the target metric before RL (`[task] base_score`), when
+    /// the user gave it; the outcome prior then starts from it instead of its own default.
+    pub measured_base_score: Option<f64>,
 }
 
 /// Token statistics of one iteration.

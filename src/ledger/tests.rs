@@ -85,6 +85,7 @@ impl Fixture {
             hardware: &self.hardware,
             task: &self.task,
             run: &self.run,
+            measured_base_score: None,
         }
     }
 }
@@ -410,6 +411,7 @@ fn ledger_of(l: &Levers, stop: Stop) -> Ledger {
         hardware: &hw,
         task: &t,
         run: &run,
+        measured_base_score: None,
     })
 }
 

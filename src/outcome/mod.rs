@@ -100,6 +100,8 @@ pub struct CellSignal {
     pub reward: RewardKind,
     /// LoRA rank (None for full fine-tuning).
     pub lora_rank: Option<u64>,
+    /// The measured base score R0, when known (it is then not uncertain).
+    pub measured_base_score: Option<f64>,
 }
 
 impl CellSignal {
@@ -128,6 +130,7 @@ impl CellSignal {
                 Finetune::Full => None,
                 Finetune::Lora(r) => Some(r),
             },
+            measured_base_score: cfg.measured_base_score,
         }
     }
 }
@@ -228,7 +231,11 @@ fn pow_ln(ln_x: f64, y: f64) -> f64 {
 /// (R0, A, ln K, ln K_mid) under one set of values (ln K = −∞ when K = 0).
 fn parts(v: &Values, s: &CellSignal, l: &Logs) -> (f64, f64, f64, f64) {
     let v = &v.0;
-    let r0 = (v[BASE] + v[BASE_SLOPE] * l.decades).clamp(0.0, 1.0);
+    // A measured base score is known, not uncertain: every corner of the box starts from it.
+    let r0 = match s.measured_base_score {
+        Some(measured) => measured.clamp(0.0, 1.0),
+        None => (v[BASE] + v[BASE_SLOPE] * l.decades).clamp(0.0, 1.0),
+    };
     let a_max = (v[CEILING] + v[CEILING_SLOPE] * l.decades).clamp(r0, 1.0);
     let (signal, ceiling) = match s.reward {
         RewardKind::Rule => (1.0, 1.0),

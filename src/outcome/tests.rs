@@ -23,6 +23,7 @@ fn signal(
         truncation_rate: 0.0,
         reward,
         lora_rank,
+        measured_base_score: None,
     }
 }
 
@@ -205,5 +206,26 @@ fn larger_models_win_only_once_the_budget_is_large_enough() {
     assert_eq!(
         largest,
         g.axes.model.iter().map(|m| m.total_params()).max().unwrap()
+    );
+}
+
+#[test]
+fn a_measured_base_score_is_the_start_and_is_not_uncertain() {
+    // Source of the behaviour: issue 11 ("a measured base score is known, not uncertain").
+    let params = OutcomeParams::default();
+    let mut s = signal(0.0, 0.9, RewardKind::Rule, None);
+    s.measured_base_score = Some(0.3);
+    let p = predict(&params, &s);
+    // No training: the prediction is the measured base, with a zero-width interval.
+    assert_eq!(p.base_score, 0.3);
+    assert_eq!((p.score, p.score_low, p.score_high), (0.3, 0.3, 0.3));
+    // With training, every corner of the box starts from it: the interval never dips below it.
+    s.iterations = 200.0;
+    let p = predict(&params, &s);
+    assert!(p.score > 0.3 && p.score_low >= 0.3, "{p:?}");
+    let prior_base = predict(&params, &signal(0.0, 0.9, RewardKind::Rule, None)).base_score;
+    assert!(
+        (prior_base - 0.3).abs() > 0.05,
+        "the default would have been {prior_base}"
     );
 }

@@ -36,6 +36,33 @@ pub struct IngestOptions {
     pub skip_bad_rows: bool,
     /// Accept a training signal as the target.
     pub allow_train_metric: bool,
+    /// Whether the file's values are fractions (0-1) or percentages (0-100).
+    pub scale: ValueScale,
+}
+
+/// How a results file writes scores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ValueScale {
+    /// Fractions in [0, 1], as veRL logs `acc/mean@1`.
+    #[default]
+    Fraction,
+    /// Percentages in [0, 100], as many papers' tables: divided by 100 on reading.
+    Percent,
+}
+
+impl std::str::FromStr for ValueScale {
+    type Err = String;
+
+    /// `fraction` or `percent`.
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text {
+            "fraction" => Ok(ValueScale::Fraction),
+            "percent" => Ok(ValueScale::Percent),
+            other => Err(format!(
+                "`{other}` is not a scale; write fraction or percent"
+            )),
+        }
+    }
 }
 
 /// What was read.
@@ -189,6 +216,19 @@ impl RowReader<'_> {
             Ok(_) => return Some(format!("value `{value_text}` is not finite")),
             Err(_) => return Some(format!("value `{value_text}` is not a number")),
         };
+        let value = match self.options.scale {
+            ValueScale::Percent => value / 100.0,
+            ValueScale::Fraction => value,
+        };
+        // A held-out score is a fraction; a value above 1 is almost always a percentage.
+        if !self.options.allow_train_metric && !(0.0..=1.0).contains(&value) {
+            return Some(match self.options.scale {
+                ValueScale::Fraction if (1.0..=100.0).contains(&value) => format!(
+                    "value `{value_text}` looks like a percentage; scores are fractions in [0, 1]: divide by 100 or pass --scale percent"
+                ),
+                _ => format!("value `{value_text}` is outside the score range [0, 1]"),
+            });
+        }
         if !self.seen_steps.insert((run.to_string(), step)) {
             return Some(format!(
                 "run `{run}` step {step} appears twice for metric `{metric}`"

@@ -170,6 +170,7 @@ pub fn config_at<'g>(grid: &'g Grid, i: &AxisIndices, stop: Stop) -> RunConfig<'
         hardware: &grid.hardware,
         task: &grid.task,
         run: &grid.run,
+        measured_base_score: grid.measured_base_scores[i.model],
     }
 }
 

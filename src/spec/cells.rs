@@ -196,6 +196,7 @@ impl<'g> Cell<'g> {
             hardware: &grid.hardware,
             task: &grid.task,
             run: &grid.run,
+            measured_base_score: grid.measured_base_scores[self.indices.model],
         }
     }
 }

@@ -31,6 +31,7 @@ pub fn describe(grid: &Grid) -> String {
         "task: prompts of {} tokens, responses of {} tokens on average uncapped (cv {}), pass rate Beta(mean {}, concentration {})\n",
         t.prompt_tokens, t.mean_response_tokens, t.response_length_cv, t.pass_rate_mean, t.pass_rate_concentration
     ));
+    text.push_str(&base_scores_line(grid));
     let mut table = crate::format::Table::new(["axis", "values", "count"]);
     let join = |v: Vec<String>| v.join(", ");
     table.row([
@@ -80,4 +81,33 @@ pub fn describe(grid: &Grid) -> String {
         thousands((total - valid) as f64)
     ));
     text
+}
+
+/// Where each model's base score (R0) comes from: measured (`[task] base_score`) or the prior's
+/// size-dependent default.
+fn base_scores_line(grid: &Grid) -> String {
+    let models = &grid.axes.model;
+    let measured: Vec<String> = models
+        .iter()
+        .zip(&grid.measured_base_scores)
+        .filter_map(|(m, s)| s.map(|s| format!("{} {}", m.id, crate::format::number(s))))
+        .collect();
+    if measured.is_empty() {
+        return "base scores: the prior's size-dependent default (give your measured pre-RL scores as [task] base_score)\n".to_string();
+    }
+    let defaulted: Vec<&str> = models
+        .iter()
+        .zip(&grid.measured_base_scores)
+        .filter(|(_, s)| s.is_none())
+        .map(|(m, _)| m.id.as_str())
+        .collect();
+    let mut line = format!("base scores: measured {}", measured.join(", "));
+    if !defaulted.is_empty() {
+        line.push_str(&format!(
+            "; the prior's default for {}",
+            defaulted.join(", ")
+        ));
+    }
+    line.push('\n');
+    line
 }

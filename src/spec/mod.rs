@@ -117,6 +117,9 @@ pub struct Grid {
     pub outcome: OutcomeParams,
     /// Whether `outcome` is the prior or a calibration.
     pub outcome_state: crate::outcome::OutcomeState,
+    /// Measured pre-RL scores on the target metric (`[task] base_score`), one per entry of
+    /// `axes.model` (None where the prior's own default applies).
+    pub measured_base_scores: Vec<Option<f64>>,
 }
 
 /// Reads, parses and validates a grid file.
@@ -162,6 +165,7 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
     let axes = sections::axes(raw.axes, &v, catalog, run.algorithm)?;
     let constraints = sections::constraints(&raw.constraints, &v)?;
     let (metric, outcome) = parse_outcome(&raw.outcome, &v)?;
+    let measured_base_scores = sections::base_scores(&raw.task.base_score, &v, &axes)?;
     let grid = Grid {
         name,
         description,
@@ -176,6 +180,7 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
         metric,
         outcome,
         outcome_state: crate::outcome::OutcomeState::Prior,
+        measured_base_scores,
     };
     grid.cell_count().map_err(|m| v.err(Some("axes"), "", m))?;
     if grid.valid_cell_count() == 0 {

@@ -49,6 +49,7 @@ pub(super) struct RawTask {
     pub(super) mean_response_tokens: Option<Spanned>,
     pub(super) response_length_cv: Option<Spanned>,
     pub(super) pass_rate: Option<RawPassRate>,
+    pub(super) base_score: Option<Spanned>,
 }
 
 #[derive(Deserialize)]
@@ -132,6 +133,7 @@ const KEYS: &[(&str, &[&str])] = &[
             "mean_response_tokens",
             "response_length_cv",
             "pass_rate",
+            "base_score",
         ],
     ),
     ("task.pass_rate", &["mean", "concentration"]),

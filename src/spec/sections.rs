@@ -9,7 +9,7 @@ use crate::config::{
     Algorithm, Budget, Finetune, HARDWARE_DEFAULTS, Hardware, MAX_LEVER, Reward, RunSettings,
     Schedule, Task,
 };
-use crate::error::Result;
+use crate::error::{Result, suggestion};
 
 /// The top-level keys: `name`, `description`, `seed`.
 pub(super) fn header(raw: &RawGrid, v: &Validator) -> Result<(String, String, u64)> {
@@ -401,4 +401,69 @@ fn budget_axis(ra: &RawAxes, v: &Validator) -> Result<BudgetAxis> {
             }
         }
     })
+}
+
+/// `[task] base_score`: the measured pre-RL score on the target metric, as one number for every
+/// model or a table by model id (`base_score = { "qwen2.5-7b" = 0.646 }`); one entry per model
+/// of the axis, None where it is not given (the prior's own size-dependent default applies).
+pub(super) fn base_scores(
+    value: &Option<Spanned>,
+    v: &Validator,
+    axes: &Axes,
+) -> Result<Vec<Option<f64>>> {
+    let ts = Some("task");
+    let Some(spanned) = value else {
+        return Ok(vec![None; axes.model.len()]);
+    };
+    let score = |x: &toml::Value, key: &str| -> Result<f64> {
+        let s = v.float(x, ts, key)?;
+        if !(0.0..=1.0).contains(&s) {
+            let fix = if (1.0..=100.0).contains(&s) {
+                format!(
+                    "; scores are fractions: write {}",
+                    crate::format::number(s / 100.0)
+                )
+            } else {
+                String::new()
+            };
+            return Err(v.err_at(
+                spanned,
+                ts,
+                key,
+                format!("{s} must lie in [0, 1] (the measured pass rate before RL){fix}"),
+            ));
+        }
+        Ok(s)
+    };
+    match spanned.get_ref() {
+        toml::Value::Table(table) => {
+            let ids: Vec<&str> = axes.model.iter().map(|m| m.id.as_str()).collect();
+            for key in table.keys() {
+                if !ids.contains(&key.as_str()) {
+                    return Err(v.err_at(
+                        spanned,
+                        ts,
+                        "base_score",
+                        format!(
+                            "`{key}` is not on the model axis; {}",
+                            suggestion(key, ids.iter().copied())
+                        ),
+                    ));
+                }
+            }
+            axes.model
+                .iter()
+                .map(|m| {
+                    table
+                        .get(&m.id)
+                        .map(|x| score(x, &format!("base_score.{}", m.id)))
+                        .transpose()
+                })
+                .collect()
+        }
+        single => {
+            let s = score(single, "base_score")?;
+            Ok(vec![Some(s); axes.model.len()])
+        }
+    }
 }

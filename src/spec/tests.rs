@@ -405,3 +405,48 @@ fn value_errors_point_at_the_values_own_line_whatever_the_toml_spelling() {
     let m = error_of(&quoted);
     assert!(m.starts_with("grid.toml:7: hardware.gpus:"), "{m}");
 }
+
+#[test]
+fn base_score_is_one_number_or_a_table_by_model() {
+    let g = parse_text(&replace(
+        "mean_response_tokens = 800",
+        "mean_response_tokens = 800\nbase_score = 0.5",
+    ))
+    .unwrap();
+    assert_eq!(g.measured_base_scores, vec![Some(0.5), Some(0.5)]);
+    let g = parse_text(&replace(
+        "mean_response_tokens = 800",
+        "mean_response_tokens = 800\nbase_score = { \"qwen2.5-7b\" = 0.646 }",
+    ))
+    .unwrap();
+    assert_eq!(g.measured_base_scores, vec![None, Some(0.646)]);
+    let c = g.cell(0).unwrap();
+    assert_eq!(c.run_config(&g).measured_base_score, None);
+    assert!(
+        parse_text(GOOD)
+            .unwrap()
+            .measured_base_scores
+            .iter()
+            .all(Option::is_none)
+    );
+}
+
+#[test]
+fn bad_base_scores_name_the_fix() {
+    let m = error_of(&replace(
+        "mean_response_tokens = 800",
+        "mean_response_tokens = 800\nbase_score = 64.6",
+    ));
+    assert!(
+        m.contains("task.base_score") && m.contains("write 0.646"),
+        "{m}"
+    );
+    let m = error_of(&replace(
+        "mean_response_tokens = 800",
+        "mean_response_tokens = 800\nbase_score = { \"qwen2.5-8b\" = 0.5 }",
+    ));
+    assert!(
+        m.contains("not on the model axis") && m.contains("qwen2.5-7b"),
+        "{m}"
+    );
+}

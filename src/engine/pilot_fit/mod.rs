@@ -38,6 +38,8 @@ pub struct PilotFitSettings {
     pub skip_bad_rows: bool,
     /// Accept a training signal as the target.
     pub allow_train_metric: bool,
+    /// Whether the results are fractions or percentages.
+    pub scale: crate::pilot::ingest::ValueScale,
     /// Checkpoints before this step are left out of the curve fits.
     pub warmup_steps: u64,
     /// Bootstrap replicates.
@@ -121,6 +123,7 @@ pub fn fit_pilots(settings: &PilotFitSettings, catalog: &Catalog) -> Result<Pilo
             metric: metric.clone(),
             skip_bad_rows: settings.skip_bad_rows,
             allow_train_metric: settings.allow_train_metric,
+            scale: settings.scale,
         },
     )?;
     if let Some(names) = &settings.free {

@@ -47,7 +47,7 @@ fuzz_target!(|data: &[u8]| {
         runs: vec![run("p001"), run("p002")],
     };
     for skip in [false, true] {
-        let options = IngestOptions { metric: "score".into(), skip_bad_rows: skip, allow_train_metric: false };
+        let options = IngestOptions { metric: "score".into(), skip_bad_rows: skip, allow_train_metric: false, scale: Default::default() };
         if let Err(e) = read_results_from(data, Path::new("fuzz.csv"), &plan, &options) {
             assert!(!matches!(e, rlfrontier::error::Error::Interrupted));
         }
