@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use clap::Args;
 use rlfrontier::engine::pilot_fit::{PilotFitSettings, fit_pilots};
 use rlfrontier::error::{Error, Result};
-use rlfrontier::fit::sigmoid::fit;
+use rlfrontier::fit::sigmoid::{bootstrap, fit};
+use rlfrontier::pilot::ingest::ValueScale;
 use serde_json::json;
 
 use super::{CatalogFlag, emit, json_text};
@@ -98,6 +99,15 @@ pub struct FitCurveArgs {
     /// Fit this many times and report the mean time of one fit (for benchmarks).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub repeat: u64,
+    /// Residual-bootstrap replicates for the 90% intervals (0: none).
+    #[arg(long, default_value_t = 200)]
+    pub bootstrap: usize,
+    /// Seed of the bootstrap.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// `fraction` (scores in 0-1) or `percent` (0-100).
+    #[arg(long, default_value = "fraction")]
+    pub scale: rlfrontier::pilot::ingest::ValueScale,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -119,7 +129,25 @@ fn read_points(args: &FitCurveArgs) -> Result<(Vec<f64>, Vec<f64>)> {
                 .ok_or_else(|| Error::in_file(&args.data, Some(k + 2), name, "not a finite number"))
         };
         x.push(parse(0, "compute")?);
-        y.push(parse(1, "score")?);
+        let score = match args.scale {
+            ValueScale::Percent => parse(1, "score")? / 100.0,
+            ValueScale::Fraction => parse(1, "score")?,
+        };
+        if !(0.0..=1.0).contains(&score) {
+            return Err(Error::in_file(
+                &args.data,
+                Some(k + 2),
+                "score",
+                if args.scale == ValueScale::Fraction && (1.0..=100.0).contains(&score) {
+                    format!(
+                        "{score} looks like a percentage; scores are fractions in [0, 1]: divide by 100 or pass --scale percent"
+                    )
+                } else {
+                    format!("{score} is outside the score range [0, 1]")
+                },
+            ));
+        }
+        y.push(score);
     }
     Ok((x, y))
 }
@@ -131,35 +159,58 @@ pub fn run_fit_curve(args: &FitCurveArgs, out: &mut dyn Write) -> Result<()> {
     }
     let (x, y) = read_points(args)?;
     let started = std::time::Instant::now();
-    let mut result = None;
-    for _ in 0..args.repeat {
+    let mut result = fit(args.base_score, &x, &y);
+    for _ in 1..args.repeat {
         result = fit(args.base_score, &x, &y);
     }
     let fit_seconds = started.elapsed().as_secs_f64() / args.repeat as f64;
-    let f = result.ok_or_else(|| {
-        Error::in_file(
-            &args.data,
-            None,
-            "",
-            "no fit: need at least one point with compute > 0",
-        )
-    })?;
+    let f = result
+        .map_err(|reason| Error::in_file(&args.data, None, "", format!("no fit: {reason}")))?;
     let p = f.params;
+    let boot =
+        (args.bootstrap > 0).then(|| bootstrap(&f, &x, &y, &[], args.bootstrap, args.seed, 0));
+    let interval = |k: usize| boot.as_ref().map(|b| b.params[k]);
     if args.json {
         return emit(
             out,
             &json_text(&json!({
                 "base_score": p.base, "ceiling": p.ceiling, "steepness": p.steepness, "midpoint": p.midpoint,
                 "standard_errors": f.standard_errors, "rmse": f.rmse, "points": f.points, "converged": f.converged,
+                "identified": f.identified,
+                "intervals_90": {
+                    "ceiling": interval(0), "steepness": interval(1), "midpoint": interval(2),
+                    "bootstrap_replicates": boot.as_ref().map(|b| b.replicates),
+                },
                 "fit_seconds": fit_seconds,
             })),
         );
     }
+    let with_interval = |value: String, k: usize| match interval(k) {
+        Some((low, high)) => format!("{value} [{low:.4}, {high:.4}]"),
+        None => value,
+    };
+    let midpoint = match interval(2) {
+        Some((low, high)) => format!("{:.6e} [{low:.4e}, {high:.4e}]", p.midpoint),
+        None => format!("{:.9e}", p.midpoint),
+    };
     emit(
         out,
         &format!(
-            "R0 {:.6} (fixed), A {:.9}, beta {:.9}, C_mid {:.9e}, rmse {:.3e} over {} points\n",
-            p.base, p.ceiling, p.steepness, p.midpoint, f.rmse, f.points
+            "R0 {:.6} (fixed), A {}, beta {}, C_mid {midpoint}, rmse {:.3e} over {} points{}\n{}\n",
+            p.base,
+            with_interval(format!("{:.9}", p.ceiling), 0),
+            with_interval(format!("{:.9}", p.steepness), 1),
+            f.rmse,
+            f.points,
+            if boot.is_some() {
+                format!(
+                    " (90% residual-bootstrap intervals, {} replicates)",
+                    args.bootstrap
+                )
+            } else {
+                String::new()
+            },
+            f.identification_note()
         ),
     )
 }

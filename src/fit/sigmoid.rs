@@ -120,6 +120,21 @@ pub struct SigmoidFit {
     pub points: usize,
     /// Whether the optimiser converged.
     pub converged: bool,
+    /// Whether the data reach the fitted midpoint C_mid: before the knee, the asymptote A and
+    /// C_mid trade off against each other and are not separately identified (ScaleRL fits only
+    /// after enough compute for the same reason).
+    pub identified: bool,
+}
+
+impl SigmoidFit {
+    /// One line on what the fit can and cannot say.
+    pub fn identification_note(&self) -> &'static str {
+        if self.identified {
+            "the data reach the midpoint: A is identified"
+        } else {
+            "the data stop before the midpoint: A and C_mid are not separately identified, extrapolations lean on the curve's shape"
+        }
+    }
 }
 
 /// Starting points: asymptotes above the best score, midpoints across the observed compute,
@@ -157,13 +172,47 @@ fn starts(base: f64, x: &[f64], y: &[f64]) -> Vec<SigmoidParams> {
     out
 }
 
-/// Fits the sigmoid to (x, y) points with base score `base`. Needs at least one x > 0.
-pub fn fit(base: f64, x: &[f64], y: &[f64]) -> Option<SigmoidFit> {
-    if x.len() != y.len()
-        || !x.iter().chain(y).all(|v| v.is_finite())
-        || !(0.0..1.0).contains(&base)
-    {
-        return None;
+/// Why a curve could not be fitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NoFit {
+    /// Compute and score columns of different lengths.
+    #[error("the compute and score columns have different lengths")]
+    MismatchedLengths,
+    /// A value is NaN or infinite.
+    #[error("a compute or score value is not finite")]
+    NonFinite,
+    /// The base score is outside [0, 1).
+    #[error("the base score must lie in [0, 1)")]
+    BaseOutOfRange,
+    /// Fewer points with compute > 0 than free parameters.
+    #[error(
+        "{points} checkpoint(s) with compute > 0 after the warm-up; the sigmoid has 3 free parameters (A, beta, C_mid): give at least 3, and enough to reach the knee of the curve"
+    )]
+    TooFewPoints {
+        /// Points with compute > 0.
+        points: usize,
+    },
+    /// No starting point gave a finite cost, or the optimiser failed from every start.
+    #[error("the optimiser found no finite least-squares solution from any starting point")]
+    NoSolution,
+}
+
+/// Fits the sigmoid to (x, y) points with base score `base`. Needs at least three points with
+/// x > 0 (one per free parameter); fewer would give a curve through the points with intervals of
+/// zero width that mean nothing.
+pub fn fit(base: f64, x: &[f64], y: &[f64]) -> Result<SigmoidFit, NoFit> {
+    if x.len() != y.len() {
+        return Err(NoFit::MismatchedLengths);
+    }
+    if !x.iter().chain(y).all(|v| v.is_finite()) {
+        return Err(NoFit::NonFinite);
+    }
+    if !(0.0..1.0).contains(&base) {
+        return Err(NoFit::BaseOutOfRange);
+    }
+    let positive = x.iter().filter(|v| **v > 0.0).count();
+    if positive < 3 {
+        return Err(NoFit::TooFewPoints { points: positive });
     }
     let problem = Curve { base, x, y };
     // Rank the starting points by their initial cost and refine the best; only when that run does
@@ -189,15 +238,17 @@ pub fn fit(base: f64, x: &[f64], y: &[f64]) -> Option<SigmoidFit> {
             best = Some(s);
         }
     }
-    let best = best?;
+    let best = best.ok_or(NoFit::NoSolution)?;
     let params = SigmoidParams::from_unconstrained(base, &best.theta);
     let m = x.len();
-    Some(SigmoidFit {
+    let x_max = x.iter().copied().fold(0.0, f64::max);
+    Ok(SigmoidFit {
         params,
         standard_errors: standard_errors(&params, x, best.cost),
         rmse: (best.cost / m as f64).sqrt(),
         points: m,
         converged: best.converged,
+        identified: x_max >= params.midpoint,
     })
 }
 
@@ -363,6 +414,31 @@ mod tests {
         let y = [0.29, 0.28, 0.27, 0.28, 0.27];
         let f = fit(0.3, &x, &y).unwrap();
         assert!(f.params.ceiling >= 0.3 && f.params.steepness > 0.0 && f.params.midpoint > 0.0);
-        assert!(fit(0.3, &[1.0], &[f64::NAN]).is_none());
+        assert_eq!(fit(0.3, &[1.0], &[f64::NAN]), Err(NoFit::NonFinite));
+        assert_eq!(
+            fit(0.3, &[0.0, 1.0, 2.0], &[0.3, 0.4, 0.5]),
+            Err(NoFit::TooFewPoints { points: 2 })
+        );
+    }
+
+    #[test]
+    fn a_curve_stopped_before_its_knee_is_flagged_as_not_identified() {
+        // ScaleRL's point: before the midpoint, A and C_mid trade off. The same truth observed
+        // up to 0.3 x C_mid and up to 2.4 x C_mid.
+        let p = truth();
+        let early: Vec<f64> = (1..=15).map(|i| 50.0 * i as f64).collect();
+        let late: Vec<f64> = (1..=30).map(|i| 200.0 * i as f64).collect();
+        let f_early = fit(
+            0.3,
+            &early,
+            &early.iter().map(|&v| p.predict(v)).collect::<Vec<_>>(),
+        );
+        let f_late = fit(
+            0.3,
+            &late,
+            &late.iter().map(|&v| p.predict(v)).collect::<Vec<_>>(),
+        );
+        assert!(!f_early.unwrap().identified);
+        assert!(f_late.unwrap().identified);
     }
 }

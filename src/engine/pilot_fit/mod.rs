@@ -293,7 +293,16 @@ impl PilotFitReport {
     /// One row per run: points, R0, the ceiling with its bootstrap interval, steepness,
     /// midpoint, RMSE.
     fn runs_table(&self) -> String {
-        let mut table = Table::new(["run", "points", "R0", "A [90%]", "beta", "C_mid", "rmse"]);
+        let mut table = Table::new([
+            "run",
+            "points",
+            "R0",
+            "A [90%]",
+            "beta",
+            "C_mid",
+            "rmse",
+            "A identified",
+        ]);
         for f in &self.fits {
             let run = &self.plan.runs[f.index];
             match (&f.fit, &f.bootstrap) {
@@ -308,6 +317,12 @@ impl PilotFitReport {
                     format!("{:.2}", s.params.steepness),
                     number(s.params.midpoint),
                     format!("{:.4}", s.rmse),
+                    if s.identified {
+                        "yes"
+                    } else {
+                        "no: before the knee"
+                    }
+                    .to_string(),
                 ]),
                 _ => table.row([
                     run.run_id.clone(),
@@ -317,6 +332,7 @@ impl PilotFitReport {
                     String::new(),
                     String::new(),
                     String::new(),
+                    f.no_fit.map(|r| r.to_string()).unwrap_or_default(),
                 ]),
             }
         }

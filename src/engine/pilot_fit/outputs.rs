@@ -51,6 +51,10 @@ struct FitRow {
     converged: bool,
     final_measured: Option<Num>,
     final_fitted: Option<Num>,
+    /// Whether the data reach the fitted midpoint (empty without a fit).
+    identified: Option<bool>,
+    /// Why there is no fit, or what an unidentified fit cannot say.
+    note: String,
 }
 
 /// One row of `extrapolations.csv`: a run's fitted curve at one of the grid's budgets.
@@ -100,6 +104,10 @@ pub(super) fn fits_tables(plan: &Plan, fits: &[RunFit]) -> (Vec<u8>, Vec<u8>) {
             row.rmse = Some(Num(s.rmse));
             row.converged = s.converged;
             row.final_fitted = Some(Num(p.predict(f.final_compute)));
+            row.identified = Some(s.identified);
+            if !s.identified {
+                row.note = s.identification_note().to_string();
+            }
             for (t, (label, x)) in f.targets.iter().enumerate() {
                 let (low, high) = b.predictions[t];
                 extrapolations.push(ExtrapolationRow {
@@ -111,6 +119,9 @@ pub(super) fn fits_tables(plan: &Plan, fits: &[RunFit]) -> (Vec<u8>, Vec<u8>) {
                     score_high: Num(high),
                 });
             }
+        }
+        if let Some(reason) = f.no_fit {
+            row.note = format!("no fit: {reason}");
         }
         fit_rows.push(row);
     }
@@ -240,12 +251,18 @@ pub(super) fn stage_plots(
                 )
             })
             .collect();
+        let warning = match (&f.fit, f.no_fit) {
+            (Some(s), _) if !s.identified => Some("before the knee: A not identified"),
+            (None, Some(_)) => Some("no fit"),
+            _ => None,
+        };
         let svg = fit_plot(&FitPlot {
             run_id: &run.run_id,
             unit,
             points: &points,
             curve: &f.curve,
             extrapolation: &f.extrapolation,
+            warning,
         });
         staged.add(
             &plots_dir.join(format!("fit_{}.svg", run.run_id)),

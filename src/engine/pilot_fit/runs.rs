@@ -4,7 +4,7 @@
 
 use crate::config::Stop;
 use crate::fit::calibrate::Observation;
-use crate::fit::sigmoid::{Bootstrap, SigmoidFit, bootstrap, fit};
+use crate::fit::sigmoid::{Bootstrap, NoFit, SigmoidFit, bootstrap, fit};
 use crate::format::number;
 use crate::outcome::{CellSignal, predict};
 use crate::pilot::ingest::Checkpoint;
@@ -18,6 +18,8 @@ pub(super) struct RunFit {
     pub points: Vec<Checkpoint>,
     pub base: f64,
     pub fit: Option<SigmoidFit>,
+    /// Why there is no fit, when there is none.
+    pub no_fit: Option<NoFit>,
     pub bootstrap: Option<Bootstrap>,
     /// (grid budget label, compute in pilot units) extrapolation targets.
     pub targets: Vec<(String, f64)>,
@@ -101,10 +103,9 @@ pub(super) fn fit_run(
         .collect();
     let y: Vec<f64> = used.iter().map(|c| c.value).collect();
     let targets = targets_of(grid, |unit| ledger0.per_iteration(unit), run.cost_per_step);
-    let fitted = if x.is_empty() {
-        None
-    } else {
-        fit(base, &x, &y)
+    let (fitted, no_fit) = match fit(base, &x, &y) {
+        Ok(f) => (Some(f), None),
+        Err(reason) => (None, Some(reason)),
     };
     // One bootstrap serves the extrapolation targets and the plot's band: the fitted range
     // (41 points on a log grid) and, dashed, beyond it to the largest target.
@@ -165,6 +166,7 @@ pub(super) fn fit_run(
         points: points.to_vec(),
         base,
         fit: fitted,
+        no_fit,
         bootstrap: boot,
         targets,
         final_compute: run.steps as f64 * run.cost_per_step,

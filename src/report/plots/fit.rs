@@ -16,12 +16,18 @@ pub struct FitPlot<'a> {
     pub curve: &'a [(f64, f64, f64, f64)],
     /// Extrapolation beyond the observed range (compute, score, low, high).
     pub extrapolation: &'a [(f64, f64, f64, f64)],
+    /// What the title adds about the fit: why there is none, or that the asymptote is not
+    /// identified (None when the fit is sound).
+    pub warning: Option<&'a str>,
 }
 
 /// `plots/fit_<run>.svg`: measured points, fitted sigmoid, bootstrap band, dashed extrapolation.
 pub fn fit_plot(plot: &FitPlot) -> String {
     render(760, 480, |root| {
-        let title = format!("Pilot {}: score against compute", plot.run_id);
+        let title = match plot.warning {
+            None => format!("Pilot {}: score against compute", plot.run_id),
+            Some(w) => format!("Pilot {}: score against compute ({w})", plot.run_id),
+        };
         let xs = plot
             .points
             .iter()
