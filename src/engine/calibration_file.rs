@@ -55,6 +55,9 @@ pub struct CalibrationFile {
     pub bootstrap_replicates: usize,
     /// Seed of the bootstrap.
     pub seed: u64,
+    /// For each fitted parameter: "data" when the pilots decided it, "prior" when the prior did.
+    #[serde(default)]
+    pub decided_by: BTreeMap<String, String>,
 }
 
 impl CalibrationFile {

@@ -97,13 +97,20 @@ struct Calibration<'a> {
 }
 
 /// Centre and 90%-interval scale of each free parameter, in the unconstrained space.
+/// How much wider than the prior's stated range the calibration's prior is: the stated range
+/// becomes about ±0.33 standard deviations (instead of a 90% interval), so pilot data can move
+/// a parameter well outside it (a true K_mid of 100 or 400 against a range of 5-20), while a
+/// parameter the data do not constrain still stays near its default. Scales are penalised in log
+/// space and fractions in logit space, where "a factor of 3" is one distance whatever the value.
+pub const PRIOR_WIDTH_FACTOR: f64 = 5.0;
+
 fn prior_penalty(prior: &OutcomeParams, free: &[&str]) -> Vec<(f64, f64)> {
     free.iter()
         .map(|n| {
             let p = prior.get(n).expect("valid");
             let t = transform_of(n);
             let (lo, hi) = (to_free(t, p.low), to_free(t, p.high));
-            let scale = ((hi - lo).abs() / (2.0 * 1.645)).max(1e-3);
+            let scale = (PRIOR_WIDTH_FACTOR * (hi - lo).abs() / (2.0 * 1.645)).max(1e-3);
             (to_free(t, p.value), scale)
         })
         .collect()
@@ -244,6 +251,10 @@ pub struct CalibrationResult {
     pub loro_rmse: Option<f64>,
     /// Leave-one-model-size-out RMSE (None with a single model size).
     pub lomso_rmse: Option<f64>,
+    /// For each free parameter, whether the pilot data or the prior decided its value: "data"
+    /// when the posterior's spread is under half the prior's, "prior" otherwise (also "prior"
+    /// when the posterior spread could not be computed).
+    pub decided_by: Vec<(String, &'static str)>,
 }
 
 /// Which parameters to fit by default: those the pilots can identify.
@@ -302,7 +313,19 @@ pub fn calibrate(
     };
     let runs = map.runs();
     let samples = map.run_bootstrap(&runs, bootstrap, seed);
-    let params = map.intervals(fitted, &samples, map.laplace_sd().as_deref());
+    let laplace = map.laplace_sd();
+    let params = map.intervals(fitted, &samples, laplace.as_deref());
+    let decided_by = free
+        .iter()
+        .map(|name| {
+            let data = posterior_narrower_than_prior(
+                transform_of(name),
+                prior.get(name).expect("valid"),
+                params.get(name).expect("valid"),
+            );
+            (name.to_string(), if data { "data" } else { "prior" })
+        })
+        .collect();
     let loro = map.held_out_rmse(runs.iter().map(|&r| vec![r]).collect());
     let lomso = map.held_out_rmse(map.runs_by_model_size(&runs));
     Some(CalibrationResult {
@@ -315,7 +338,26 @@ pub fn calibrate(
         bootstrap_replicates: samples.len(),
         loro_rmse: loro,
         lomso_rmse: lomso,
+        decided_by,
     })
+}
+
+/// Whether the posterior's 90% interval is under half as wide as the calibration prior's: for
+/// fractions in natural units (the prior's 90% width is its stated range times
+/// [`PRIOR_WIDTH_FACTOR`], at most the whole of [0, 1]; logit widths explode near the bounds), for
+/// scales in log units and for slopes in their own units.
+fn posterior_narrower_than_prior(t: Transform, prior: Param, posterior: Param) -> bool {
+    let (prior_width, posterior_width) = match t {
+        Transform::Logit => (
+            (PRIOR_WIDTH_FACTOR * (prior.high - prior.low)).min(1.0),
+            posterior.high - posterior.low,
+        ),
+        Transform::Log | Transform::Identity => (
+            PRIOR_WIDTH_FACTOR * (to_free(t, prior.high) - to_free(t, prior.low)).abs(),
+            (to_free(t, posterior.high) - to_free(t, posterior.low)).abs(),
+        ),
+    };
+    posterior_width.is_finite() && posterior_width < 0.5 * prior_width
 }
 
 /// The MAP fit and what its uncertainty and cross-validation need.
@@ -542,5 +584,50 @@ mod tests {
         ] {
             assert!((from_free(t, to_free(t, x)) - x).abs() < 1e-12);
         }
+    }
+
+    #[test]
+    fn truths_far_outside_the_prior_range_are_reached_and_covered() {
+        // Issue 11: with a true K_mid of 100 or 400 (prior range 5-20) the calibration used to
+        // return about 20 with an interval excluding the truth.
+        for k_mid in [100.0, 400.0] {
+            let mut truth = OutcomeParams::default();
+            truth.k_mid_at_7b.value = k_mid;
+            let obs = observations(&truth, 0.004, 11);
+            let free = ["k_mid_at_7b", "ceiling_at_7b", "steepness"];
+            let result = calibrate(&OutcomeParams::default(), &obs, &free, 40, 2).unwrap();
+            let p = result.params.k_mid_at_7b;
+            assert!(
+                p.low <= k_mid && k_mid <= p.high,
+                "truth {k_mid} outside [{}, {}] (estimate {})",
+                p.low,
+                p.high,
+                p.value
+            );
+            assert!(p.value > 40.0, "estimate {} stays near the prior", p.value);
+        }
+    }
+
+    #[test]
+    fn data_or_prior_compares_widths_in_each_parameters_own_space() {
+        let range = |value, low, high| Param { value, low, high };
+        // k_mid: prior 5-20 (log width 1.39, times 5); a posterior of 10-14 was decided by data.
+        assert!(posterior_narrower_than_prior(
+            Transform::Log,
+            range(10.0, 5.0, 20.0),
+            range(12.0, 10.0, 14.0)
+        ));
+        assert!(!posterior_narrower_than_prior(
+            Transform::Log,
+            range(10.0, 5.0, 20.0),
+            range(20.0, 3.0, 300.0)
+        ));
+        // A ceiling multiplier whose posterior spans the whole unit interval was left to the
+        // prior, even though its logit width would be finite.
+        assert!(!posterior_narrower_than_prior(
+            Transform::Logit,
+            range(0.9, 0.8, 1.0),
+            range(0.9, 0.0001, 1.0)
+        ));
     }
 }

@@ -175,6 +175,11 @@ pub fn fit_pilots(settings: &PilotFitSettings, catalog: &Catalog) -> Result<Pilo
         lomso_rmse: calibration.lomso_rmse,
         bootstrap_replicates: calibration.bootstrap_replicates,
         seed,
+        decided_by: calibration
+            .decided_by
+            .iter()
+            .map(|(name, by)| (name.clone(), by.to_string()))
+            .collect(),
     };
     let (written, surface_lines) = write_outputs(
         settings,
@@ -279,6 +284,24 @@ impl PilotFitReport {
             calibration.fit_rmse,
             calibration.loro_rmse.map(|e| format!("{e:.4}")).unwrap_or_else(|| "n/a".into()),
             calibration.lomso_rmse.map(|e| format!("{e:.4}")).unwrap_or_else(|| "n/a (one model size)".into()),
+        ));
+        let by = |who: &str| -> String {
+            let names: Vec<&str> = calibration
+                .decided_by
+                .iter()
+                .filter(|(_, b)| *b == who)
+                .map(|(n, _)| n.as_str())
+                .collect();
+            if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            }
+        };
+        report.push_str(&format!(
+            "decided by the pilots: {}; left to the prior (the pilots do not constrain them): {}\n",
+            by("data"),
+            by("prior")
         ));
         report.push_str(&format!(
             "wrote {} files under {}; next: rlfrontier sweep {} --calibration {}\n",
