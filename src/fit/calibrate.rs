@@ -630,4 +630,44 @@ mod tests {
             range(0.9, 0.0001, 1.0)
         ));
     }
+
+    #[test]
+    fn simulation_based_calibration_the_90_percent_intervals_cover_about_90_percent() {
+        // Truths drawn from a wide distribution (K_mid log-uniform over 2-500, far beyond the
+        // prior's 5-20; ceiling 0.55-0.85; steepness 0.7-2.5), pilots simulated with noise, the
+        // three parameters calibrated. Fixed seed: the counts below are reproducible. On
+        // 2026-11-30: 48 of 48 intervals cover (over-conservative: the interval is the union of
+        // the run bootstrap and the Laplace interval); with the earlier prior (stated range = 90%
+        // interval) 37 of 48 (0.77), under-covering. A joint predictive interval is open work.
+        let mut rng = SplitMix64::new(2026, 11);
+        let (mut covered, mut total) = (0usize, 0usize);
+        for draw in 0..16 {
+            let mut truth = OutcomeParams::default();
+            truth.k_mid_at_7b.value = (2f64.ln() + rng.uniform() * (500f64.ln() - 2f64.ln())).exp();
+            truth.ceiling_at_7b.value = 0.55 + 0.30 * rng.uniform();
+            truth.steepness.value = 0.7 + 1.8 * rng.uniform();
+            let obs = observations(&truth, 0.004, 100 + draw);
+            let free = ["k_mid_at_7b", "ceiling_at_7b", "steepness"];
+            let Some(result) = calibrate(&OutcomeParams::default(), &obs, &free, 40, draw) else {
+                continue;
+            };
+            for name in free {
+                let (p, t) = (
+                    result.params.get(name).unwrap(),
+                    truth.get(name).unwrap().value,
+                );
+                covered += usize::from(p.low <= t && t <= p.high);
+                total += 1;
+            }
+        }
+        let coverage = covered as f64 / total as f64;
+        println!(
+            "simulation-based calibration: {covered} of {total} intervals cover the truth ({coverage:.2})"
+        );
+        assert!(total >= 42, "only {total} intervals");
+        assert!(
+            (0.80..=1.0).contains(&coverage),
+            "coverage {coverage:.2} ({covered} of {total})"
+        );
+    }
 }
