@@ -1,5 +1,6 @@
 //! `allocation.svg`: the RACE picture, best predicted score against the update fraction per budget.
 
+use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use crate::analysis::frontier::{Aggregate, Point};
@@ -38,102 +39,126 @@ pub fn allocation(grid: &Grid, aggregate: &Aggregate) -> String {
         let (charts, legend) = root.split_vertically(root.dim_in_pixel().1 - 24 * legend_rows - 16);
         let panels = charts.split_evenly((1, budgets.len()));
         for (panel, &b) in panels.iter().zip(&budgets) {
-            let in_budget: Vec<&Point> = aggregate
-                .allocation
-                .iter()
-                .filter(|((_, _, bb, _), _)| *bb == b)
-                .map(|(_, p)| p)
-                .collect();
-            let (y0, y1) = padded(
-                in_budget
-                    .iter()
-                    .map(|p| p.score)
-                    .fold(f64::INFINITY, f64::min),
-                in_budget
-                    .iter()
-                    .map(|p| p.score)
-                    .fold(f64::NEG_INFINITY, f64::max),
-                0.08,
-            );
-            let mut chart = ChartBuilder::on(panel)
-                .caption(
-                    format!("budget {}", budget_label(grid, b)),
-                    ("sans-serif", 16),
-                )
-                .margin(10)
-                .x_label_area_size(45)
-                .y_label_area_size(55)
-                .build_cartesian_2d(0.0..1.0, y0..y1)?;
-            chart
-                .configure_mesh()
-                .x_desc("update fraction (learning share of FLOPs)")
-                .y_desc("best predicted score")
-                .y_label_formatter(&|y| format!("{y:.3}"))
-                .light_line_style(WHITE.mix(0.0))
-                .draw()?;
-            let mut best: Option<Point> = None;
-            for &(m, r) in &series {
-                let mut points: Vec<Point> = aggregate
-                    .allocation
-                    .iter()
-                    .filter(|((mm, rr, bb, _), _)| *mm == m && *rr == r && *bb == b)
-                    .map(|(_, p)| *p)
-                    .collect();
-                if points.is_empty() {
-                    continue;
-                }
-                points.sort_by(|a, c| a.update_fraction.total_cmp(&c.update_fraction));
-                for p in &points {
-                    if best.is_none_or(|q| p.score > q.score) {
-                        best = Some(*p);
-                    }
-                }
-                let c = colour(m);
-                let rule = grid.axes.reward[r].kind == crate::config::RewardKind::Rule;
-                let style = if rule {
-                    c.stroke_width(2)
-                } else {
-                    c.mix(0.7).stroke_width(1)
-                };
-                chart.draw_series(LineSeries::new(
-                    points.iter().map(|p| (p.update_fraction, p.score)),
-                    style,
-                ))?;
-                if rule {
-                    chart.draw_series(
-                        points
-                            .iter()
-                            .map(|p| Circle::new((p.update_fraction, p.score), 3, c.filled())),
-                    )?;
-                } else {
-                    chart.draw_series(points.iter().map(|p| {
-                        TriangleMarker::new((p.update_fraction, p.score), 4, c.filled())
-                    }))?;
-                }
-            }
-            if let Some(p) = best {
-                chart.draw_series(std::iter::once(Circle::new(
-                    (p.update_fraction, p.score),
-                    9,
-                    BLACK.stroke_width(2),
-                )))?;
-            }
+            draw_panel(panel, grid, aggregate, b, &series)?;
         }
-        // Legend strip under the panels: one entry per model and reward.
-        let font = ("sans-serif", 13).into_font().color(&BLACK);
-        let column_width = (legend.dim_in_pixel().0 as i32 - 40) / 3;
-        for (k, &(m, r)) in series.iter().enumerate() {
-            let x = 30 + (k % 3) as i32 * column_width;
-            let y = 8 + (k / 3) as i32 * 24;
-            let c = colour(m);
-            if grid.axes.reward[r].kind == crate::config::RewardKind::Rule {
-                legend.draw(&Circle::new((x, y + 6), 5, c.filled()))?;
-            } else {
-                legend.draw(&TriangleMarker::new((x, y + 6), 6, c.filled()))?;
-            }
-            let label = format!("{} / {}", grid.axes.model[m].id, grid.axes.reward[r]);
-            legend.draw(&Text::new(label, (x + 12, y), font.clone()))?;
-        }
+        draw_legend(&legend, grid, &series)?;
         Ok(())
     })
+}
+
+/// One budget's panel: per model and reward, the best score in each update-fraction bin, and
+/// the budget's best ringed.
+fn draw_panel(
+    panel: &DrawingArea<SVGBackend, Shift>,
+    grid: &Grid,
+    aggregate: &Aggregate,
+    b: usize,
+    series: &[(usize, usize)],
+) -> PlotResult {
+    let in_budget: Vec<&Point> = aggregate
+        .allocation
+        .iter()
+        .filter(|((_, _, bb, _), _)| *bb == b)
+        .map(|(_, p)| p)
+        .collect();
+    let (y0, y1) = padded(
+        in_budget
+            .iter()
+            .map(|p| p.score)
+            .fold(f64::INFINITY, f64::min),
+        in_budget
+            .iter()
+            .map(|p| p.score)
+            .fold(f64::NEG_INFINITY, f64::max),
+        0.08,
+    );
+    let mut chart = ChartBuilder::on(panel)
+        .caption(
+            format!("budget {}", budget_label(grid, b)),
+            ("sans-serif", 16),
+        )
+        .margin(10)
+        .x_label_area_size(45)
+        .y_label_area_size(55)
+        .build_cartesian_2d(0.0..1.0, y0..y1)?;
+    chart
+        .configure_mesh()
+        .x_desc("update fraction (learning share of FLOPs)")
+        .y_desc("best predicted score")
+        .y_label_formatter(&|y| format!("{y:.3}"))
+        .light_line_style(WHITE.mix(0.0))
+        .draw()?;
+    let mut best: Option<Point> = None;
+    for &(m, r) in series {
+        let mut points: Vec<Point> = aggregate
+            .allocation
+            .iter()
+            .filter(|((mm, rr, bb, _), _)| *mm == m && *rr == r && *bb == b)
+            .map(|(_, p)| *p)
+            .collect();
+        if points.is_empty() {
+            continue;
+        }
+        points.sort_by(|a, c| a.update_fraction.total_cmp(&c.update_fraction));
+        for p in &points {
+            if best.is_none_or(|q| p.score > q.score) {
+                best = Some(*p);
+            }
+        }
+        let c = colour(m);
+        let rule = grid.axes.reward[r].kind == crate::config::RewardKind::Rule;
+        let style = if rule {
+            c.stroke_width(2)
+        } else {
+            c.mix(0.7).stroke_width(1)
+        };
+        chart.draw_series(LineSeries::new(
+            points.iter().map(|p| (p.update_fraction, p.score)),
+            style,
+        ))?;
+        if rule {
+            chart.draw_series(
+                points
+                    .iter()
+                    .map(|p| Circle::new((p.update_fraction, p.score), 3, c.filled())),
+            )?;
+        } else {
+            chart.draw_series(
+                points
+                    .iter()
+                    .map(|p| TriangleMarker::new((p.update_fraction, p.score), 4, c.filled())),
+            )?;
+        }
+    }
+    if let Some(p) = best {
+        chart.draw_series(std::iter::once(Circle::new(
+            (p.update_fraction, p.score),
+            9,
+            BLACK.stroke_width(2),
+        )))?;
+    }
+    Ok(())
+}
+
+/// The legend strip under the panels: one entry per model and reward.
+fn draw_legend(
+    legend: &DrawingArea<SVGBackend, Shift>,
+    grid: &Grid,
+    series: &[(usize, usize)],
+) -> PlotResult {
+    let font = ("sans-serif", 13).into_font().color(&BLACK);
+    let column_width = (legend.dim_in_pixel().0 as i32 - 40) / 3;
+    for (k, &(m, r)) in series.iter().enumerate() {
+        let x = 30 + (k % 3) as i32 * column_width;
+        let y = 8 + (k / 3) as i32 * 24;
+        let c = colour(m);
+        if grid.axes.reward[r].kind == crate::config::RewardKind::Rule {
+            legend.draw(&Circle::new((x, y + 6), 5, c.filled()))?;
+        } else {
+            legend.draw(&TriangleMarker::new((x, y + 6), 6, c.filled()))?;
+        }
+        let label = format!("{} / {}", grid.axes.model[m].id, grid.axes.reward[r]);
+        legend.draw(&Text::new(label, (x + 12, y), font.clone()))?;
+    }
+    Ok(())
 }
