@@ -21,6 +21,31 @@ pub struct FitPlot<'a> {
     pub warning: Option<&'a str>,
 }
 
+/// The fit plot's axes: compute on a log range over points, curve and extrapolation; score
+/// padded around every point and band edge.
+fn fit_plot_ranges(plot: &FitPlot) -> ((f64, f64), (f64, f64)) {
+    let xs = plot
+        .points
+        .iter()
+        .map(|p| p.0)
+        .chain(plot.curve.iter().map(|c| c.0))
+        .chain(plot.extrapolation.iter().map(|c| c.0));
+    let ys: Vec<f64> = plot
+        .points
+        .iter()
+        .map(|p| p.1)
+        .chain(plot.curve.iter().flat_map(|c| [c.2, c.3]))
+        .chain(plot.extrapolation.iter().flat_map(|c| [c.2, c.3]))
+        .filter(|v| v.is_finite())
+        .collect();
+    let y = padded(
+        ys.iter().copied().fold(f64::INFINITY, f64::min),
+        ys.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        0.08,
+    );
+    (log_range(xs), y)
+}
+
 /// `plots/fit_<run>.svg`: measured points, fitted sigmoid, bootstrap band, dashed extrapolation.
 pub fn fit_plot(plot: &FitPlot) -> String {
     render(760, 480, |root| {
@@ -28,26 +53,7 @@ pub fn fit_plot(plot: &FitPlot) -> String {
             None => format!("Pilot {}: score against compute", plot.run_id),
             Some(w) => format!("Pilot {}: score against compute ({w})", plot.run_id),
         };
-        let xs = plot
-            .points
-            .iter()
-            .map(|p| p.0)
-            .chain(plot.curve.iter().map(|c| c.0))
-            .chain(plot.extrapolation.iter().map(|c| c.0));
-        let (x0, x1) = log_range(xs);
-        let ys: Vec<f64> = plot
-            .points
-            .iter()
-            .map(|p| p.1)
-            .chain(plot.curve.iter().flat_map(|c| [c.2, c.3]))
-            .chain(plot.extrapolation.iter().flat_map(|c| [c.2, c.3]))
-            .filter(|v| v.is_finite())
-            .collect();
-        let (y0, y1) = padded(
-            ys.iter().copied().fold(f64::INFINITY, f64::min),
-            ys.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-            0.08,
-        );
+        let ((x0, x1), (y0, y1)) = fit_plot_ranges(plot);
         let mut chart = ChartBuilder::on(root)
             .caption(&title, ("sans-serif", 20))
             .margin(14)
