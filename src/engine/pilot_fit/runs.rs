@@ -74,6 +74,63 @@ pub(super) struct RunFitSettings {
     pub seed: u64,
 }
 
+/// A band along the curve: (compute, score, low, high) points.
+type Band = Vec<(f64, f64, f64, f64)>;
+
+/// One bootstrap serves the extrapolation targets and the plot's band: the fitted range (41
+/// points on a log grid) and, dashed, beyond it to the largest target. Returns the bootstrap and
+/// the two bands as (compute, score, low, high).
+fn bootstrap_bands(
+    f: &SigmoidFit,
+    (x, y): (&[f64], &[f64]),
+    points: &[Checkpoint],
+    run: &PilotRun,
+    targets: &[(String, f64)],
+    settings: &RunFitSettings,
+    k: usize,
+) -> (
+    Bootstrap,
+    Vec<(f64, f64, f64, f64)>,
+    Vec<(f64, f64, f64, f64)>,
+) {
+    let x_lo = points
+        .iter()
+        .filter(|c| c.step > 0)
+        .map(|c| c.step as f64 * run.cost_per_step)
+        .fold(f64::INFINITY, f64::min);
+    let x_hi = (run.steps as f64 * run.cost_per_step).max(x_lo);
+    let x_far = targets.iter().map(|t| t.1).fold(x_hi, f64::max);
+    let curve_x = log_grid(x_lo, x_hi);
+    let extra_x = if x_far > x_hi * 1.0001 {
+        log_grid(x_hi, x_far)
+    } else {
+        Vec::new()
+    };
+    let at: Vec<f64> = targets
+        .iter()
+        .map(|t| t.1)
+        .chain(curve_x.iter().copied())
+        .chain(extra_x.iter().copied())
+        .collect();
+    let b = bootstrap(f, x, y, &at, settings.bootstrap, settings.seed, k as u64);
+    let band = |xs: &[f64], offset: usize| -> Vec<(f64, f64, f64, f64)> {
+        xs.iter()
+            .enumerate()
+            .map(|(i, &xv)| {
+                (
+                    xv,
+                    f.params.predict(xv),
+                    b.predictions[offset + i].0,
+                    b.predictions[offset + i].1,
+                )
+            })
+            .collect()
+    };
+    let curve = band(&curve_x, targets.len());
+    let extrapolation = band(&extra_x, targets.len() + curve_x.len());
+    (b, curve, extrapolation)
+}
+
 /// Fits run `k` of the plan and appends its checkpoints to `observations`.
 pub(super) fn fit_run(
     grid: &Grid,
@@ -107,45 +164,10 @@ pub(super) fn fit_run(
         Ok(f) => (Some(f), None),
         Err(reason) => (None, Some(reason)),
     };
-    // One bootstrap serves the extrapolation targets and the plot's band: the fitted range
-    // (41 points on a log grid) and, dashed, beyond it to the largest target.
     let (mut curve, mut extrapolation) = (Vec::new(), Vec::new());
     let boot = fitted.as_ref().map(|f| {
-        let x_lo = points
-            .iter()
-            .filter(|c| c.step > 0)
-            .map(|c| c.step as f64 * run.cost_per_step)
-            .fold(f64::INFINITY, f64::min);
-        let x_hi = (run.steps as f64 * run.cost_per_step).max(x_lo);
-        let x_far = targets.iter().map(|t| t.1).fold(x_hi, f64::max);
-        let curve_x = log_grid(x_lo, x_hi);
-        let extra_x = if x_far > x_hi * 1.0001 {
-            log_grid(x_hi, x_far)
-        } else {
-            Vec::new()
-        };
-        let at: Vec<f64> = targets
-            .iter()
-            .map(|t| t.1)
-            .chain(curve_x.iter().copied())
-            .chain(extra_x.iter().copied())
-            .collect();
-        let b = bootstrap(f, &x, &y, &at, settings.bootstrap, settings.seed, k as u64);
-        let band = |xs: &[f64], offset: usize| -> Vec<(f64, f64, f64, f64)> {
-            xs.iter()
-                .enumerate()
-                .map(|(i, &xv)| {
-                    (
-                        xv,
-                        f.params.predict(xv),
-                        b.predictions[offset + i].0,
-                        b.predictions[offset + i].1,
-                    )
-                })
-                .collect()
-        };
-        curve = band(&curve_x, targets.len());
-        extrapolation = band(&extra_x, targets.len() + curve_x.len());
+        let (b, c, e) = bootstrap_bands(f, (&x, &y), points, run, &targets, settings, k);
+        (curve, extrapolation) = (c, e);
         b
     });
     for c in points
