@@ -88,11 +88,7 @@ fn bootstrap_bands(
     targets: &[(String, f64)],
     settings: &RunFitSettings,
     k: usize,
-) -> (
-    Bootstrap,
-    Vec<(f64, f64, f64, f64)>,
-    Vec<(f64, f64, f64, f64)>,
-) {
+) -> (Bootstrap, Band, Band) {
     let x_lo = points
         .iter()
         .filter(|c| c.step > 0)
@@ -113,7 +109,7 @@ fn bootstrap_bands(
         .chain(extra_x.iter().copied())
         .collect();
     let b = bootstrap(f, x, y, &at, settings.bootstrap, settings.seed, k as u64);
-    let band = |xs: &[f64], offset: usize| -> Vec<(f64, f64, f64, f64)> {
+    let band = |xs: &[f64], offset: usize| -> Band {
         xs.iter()
             .enumerate()
             .map(|(i, &xv)| {
