@@ -6,9 +6,26 @@
 //! GPU-hours and dollars, split into search, learning and feedback), and writes the result for
 //! the RACE protocol's next steps (arXiv 2607.13389).
 //!
-//! Module map: [`spec`] (grid files and cells), [`catalog`] (models and GPUs), [`ledger`] (the
-//! accounting and every formula), [`sweep`] (parallel evaluation and `cells.csv`), [`export`]
-//! (atomic files, manifest), [`commands`] (what each CLI subcommand does), [`cli`] (arguments).
+//! The modules form layers; each uses only those above it in this list (`tests/layers.rs`
+//! checks it, and `docs/design.md` §11 explains it):
+//!
+//! - [`error`], [`format`](mod@format), [`rng`], [`toml_text`]: typed errors, number formatting, seeded
+//!   randomness, lines in TOML text;
+//! - [`catalog`]: models, GPUs, services;
+//! - [`config`]: the settings every entry point shares, and the single source of their defaults;
+//! - [`ledger`]: tokens, FLOPs, seconds, memory, GPU-hours, dollars and waste of a run;
+//! - [`outcome`]: the outcome prior and its parameter table;
+//! - [`spec`]: grid files, axes and cells;
+//! - [`evaluate`]: one cell's ledger and prediction;
+//! - [`analysis`]: Pareto sets, frontiers, the shortlist;
+//! - [`fit`]: sigmoid curves, RACE surfaces, calibration;
+//! - [`pilot`]: pilot plans, launch scripts, results ingestion;
+//! - [`report`]: CSV rows and tables, plots, the HTML report, atomic staging;
+//! - [`engine`]: sweep, merge, manifest, planning and fitting end to end;
+//! - [`costing`]: one run priced (`cost`, `compare`, `calibrate-hw`).
+//!
+//! The `rlfrontier` binary (`src/main.rs`, `src/app/`) is the only code that knows about
+//! command-line flags.
 
 #![warn(missing_docs)]
 

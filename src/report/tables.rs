@@ -29,7 +29,7 @@ pub struct CellFields {
 }
 
 impl CellFields {
-    /// The fields in [`CELL_HEADER`] order.
+    /// The fields in column order (the axes in `spec::Axis::ALL` order).
     pub fn into_row(self) -> [String; 8] {
         [
             self.model,
