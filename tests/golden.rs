@@ -263,6 +263,10 @@ const CASES: &[Case] = &[
         ],
     },
     Case {
+        name: "backtest",
+        args: &["backtest", "--csv", "$OUT/backtest.csv"],
+    },
+    Case {
         name: "front-cells",
         args: &[
             "front",

@@ -8,8 +8,8 @@
 //!   by a plain ```` ``` ```` block holding its output.
 //!
 //! Commands that elide arguments (`...`) are skipped. Commands run from a temporary folder, with
-//! `grids/` and `results/` paths pointing into the repository, so an example that writes a file
-//! (`calibrate-hw --out h100-mine.toml`) leaves the checkout clean.
+//! `grids/` and `results/` paths pointing into the repository and `evidence/` linked, so an
+//! example that writes a file (`calibrate-hw --out h100-mine.toml`) leaves the checkout clean.
 
 use std::path::Path;
 
@@ -133,6 +133,9 @@ fn every_readme_example_prints_what_the_readme_shows() {
     );
     let dir = tempfile::tempdir().unwrap();
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // Commands that read a default path inside the repository (`backtest` reads
+    // evidence/published_results.csv) find it through a link.
+    std::os::unix::fs::symlink(repo.join("evidence"), dir.path().join("evidence")).unwrap();
     let mut checked = 0;
     for example in &examples {
         if example.args.contains("...") {

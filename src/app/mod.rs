@@ -2,6 +2,7 @@
 //! conversion into the library's settings, and what it prints), and the edge where errors become
 //! exit codes. Only this module knows about clap; the library never sees a flag.
 
+mod backtest;
 mod calibrate_hw;
 mod catalog;
 mod check;
@@ -64,6 +65,8 @@ enum Command {
     /// Fit the GPU profile's efficiencies to one measured step (veRL timings) and write a
     /// catalog override for --catalog.
     CalibrateHw(Box<calibrate_hw::CalibrateHwArgs>),
+    /// Score the outcome prior on published before/after RL results against naive baselines.
+    Backtest(backtest::BacktestArgs),
 }
 
 /// `--catalog FILE`, shared by every command that reads the catalog.
@@ -121,6 +124,7 @@ fn run(cli: Cli, interrupted: &AtomicBool) -> Result<()> {
         Command::Merge(args) => merge::run(&args, &mut out),
         Command::Front(args) => front::run(&args, &mut out),
         Command::CalibrateHw(args) => calibrate_hw::run(&args, &mut out),
+        Command::Backtest(args) => backtest::run(&args, &mut out),
     }
 }
 
