@@ -71,15 +71,7 @@ pub fn budget_label(grid: &Grid, index: usize) -> String {
 }
 
 /// Column names of [`CellFields`], in order: the axes' names.
-const CELL_HEADER: [&str; 8] = {
-    let mut names = [""; 8];
-    let mut i = 0;
-    while i < Axis::ALL.len() {
-        names[i] = Axis::ALL[i].name();
-        i += 1;
-    }
-    names
-};
+const CELL_HEADER: [&str; 8] = Axis::NAMES;
 
 fn to_bytes(header: Vec<String>, rows: Vec<Vec<String>>) -> Vec<u8> {
     let mut w = csv::Writer::from_writer(Vec::new());

@@ -62,13 +62,24 @@ impl Axis {
         }
     }
 
+    /// Every axis's name, in [`Axis::ALL`] order (the cell columns of the tables).
+    pub const NAMES: [&'static str; 8] = {
+        let mut names = [""; 8];
+        let mut i = 0;
+        while i < Axis::ALL.len() {
+            names[i] = Axis::ALL[i].name();
+            i += 1;
+        }
+        names
+    };
+
     /// The keys of a grid's `[axes]` table: every axis, and `iterations` (the alternative to
     /// `budget`).
     pub const GRID_KEYS: [&'static str; 9] = {
         let mut keys = ["iterations"; 9];
         let mut i = 0;
-        while i < Axis::ALL.len() {
-            keys[i] = Axis::ALL[i].name();
+        while i < Axis::NAMES.len() {
+            keys[i] = Axis::NAMES[i];
             i += 1;
         }
         keys
