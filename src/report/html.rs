@@ -8,7 +8,7 @@ use crate::format::{money, percent, thousands};
 use crate::outcome::params::PARAMS;
 use crate::spec::Grid;
 
-use super::tables::{budget_label, cell_fields};
+use super::tables::{budget_label, shortlist_cells};
 
 /// Escapes text for HTML.
 pub fn escape(text: &str) -> String {
@@ -163,10 +163,10 @@ fn shortlist_section(grid: &Grid, shortlist: &[Entry]) -> String {
     } else {
         h.push_str("<table><tr><th>budget</th><th>rank</th><th>model</th><th>finetune</th><th>reward</th><th>G</th><th>cap</th><th>epochs</th><th>prompts</th><th>score [low, high]</th><th>update fraction</th><th>validation run</th><th>$/point</th><th>flags</th></tr>\n");
         for e in shortlist {
-            let p = &e.point;
-            let f = cell_fields(grid, p);
+            let c = shortlist_cells(grid, e);
+            let f = &c.fields;
             h.push_str(&format!(
-                "<tr><td>{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.3} [{:.3}, {:.3}]</td><td class=\"n\">{}</td><td class=\"n\">${} ({} GPU-h)</td><td class=\"n\">{}</td><td>{}</td></tr>\n",
+                "<tr><td>{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">${} ({} GPU-h)</td><td class=\"n\">{}</td><td>{}</td></tr>\n",
                 escape(&budget_label(grid, e.budget_index)),
                 e.rank,
                 escape(&f.model),
@@ -176,13 +176,11 @@ fn shortlist_section(grid: &Grid, shortlist: &[Entry]) -> String {
                 f.max_response_len,
                 f.update_epochs,
                 f.prompts_per_step,
-                p.score,
-                p.score_low,
-                p.score_high,
-                percent(p.update_fraction),
-                money(p.usd),
-                money(p.gpu_hours),
-                e.usd_per_point.map(|x| format!("${}", money(x))).unwrap_or_else(|| "-".to_string()),
+                c.score,
+                c.update_fraction,
+                c.usd,
+                c.gpu_hours,
+                c.usd_per_point,
                 escape(&e.flags.join("; ")),
             ));
         }

@@ -255,6 +255,42 @@ pub fn shortlist_csv(grid: &Grid, entries: &[Entry]) -> Vec<u8> {
     to_bytes(header, rows)
 }
 
+/// A shortlist entry's cells as people read them: the cell's axis values and the formatted
+/// numbers, shared by `shortlist.md` and `report.html`.
+pub struct ShortlistCells {
+    /// The cell's axis values.
+    pub fields: CellFields,
+    /// `score [low, high]`, three decimals.
+    pub score: String,
+    /// Update fraction as a percentage.
+    pub update_fraction: String,
+    /// Validation-run dollars.
+    pub usd: String,
+    /// Validation-run GPU-hours.
+    pub gpu_hours: String,
+    /// Validation-run wall-clock hours.
+    pub wall_hours: String,
+    /// `$` per point of predicted improvement, or `-`.
+    pub usd_per_point: String,
+}
+
+/// The formatted cells of one shortlist entry.
+pub fn shortlist_cells(grid: &Grid, e: &Entry) -> ShortlistCells {
+    let p = &e.point;
+    ShortlistCells {
+        fields: cell_fields(grid, p),
+        score: format!("{:.3} [{:.3}, {:.3}]", p.score, p.score_low, p.score_high),
+        update_fraction: percent(p.update_fraction),
+        usd: money(p.usd),
+        gpu_hours: money(p.gpu_hours),
+        wall_hours: money(p.wall_hours),
+        usd_per_point: e
+            .usd_per_point
+            .map(|x| format!("${}", money(x)))
+            .unwrap_or_else(|| "-".to_string()),
+    }
+}
+
 /// `shortlist.md`: the same, for people.
 pub fn shortlist_markdown(grid: &Grid, entries: &[Entry]) -> String {
     let mut md = format!("# Shortlist: grid `{}`\n\n", grid.name);
@@ -274,10 +310,10 @@ pub fn shortlist_markdown(grid: &Grid, entries: &[Entry]) -> String {
         md.push_str("| rank | model | finetune | reward | G | cap | epochs | prompts | score [low, high] | update fraction | validation run | $/point |\n");
         md.push_str("|---:|---|---|---|---:|---:|---:|---:|---|---:|---:|---:|\n");
         for e in entries.iter().filter(|e| e.budget_index == b) {
-            let p = &e.point;
-            let f = cell_fields(grid, p);
+            let c = shortlist_cells(grid, e);
+            let f = &c.fields;
             md.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {:.3} [{:.3}, {:.3}] | {} | ${} ({} GPU-h, {} h) | {} |\n",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | ${} ({} GPU-h, {} h) | {} |\n",
                 e.rank,
                 f.model,
                 f.finetune,
@@ -286,14 +322,12 @@ pub fn shortlist_markdown(grid: &Grid, entries: &[Entry]) -> String {
                 f.max_response_len,
                 f.update_epochs,
                 f.prompts_per_step,
-                p.score,
-                p.score_low,
-                p.score_high,
-                percent(p.update_fraction),
-                money(p.usd),
-                money(p.gpu_hours),
-                money(p.wall_hours),
-                e.usd_per_point.map(|x| format!("${}", money(x))).unwrap_or_else(|| "-".to_string()),
+                c.score,
+                c.update_fraction,
+                c.usd,
+                c.gpu_hours,
+                c.wall_hours,
+                c.usd_per_point,
             ));
         }
         md.push('\n');
