@@ -134,8 +134,10 @@ fn every_readme_example_prints_what_the_readme_shows() {
     let dir = tempfile::tempdir().unwrap();
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     // Commands that read a default path inside the repository (`backtest` reads
-    // evidence/published_results.csv) find it through a link.
-    std::os::unix::fs::symlink(repo.join("evidence"), dir.path().join("evidence")).unwrap();
+    // evidence/published_results.csv and grids/isocompute.toml) find it through a link.
+    for linked in ["evidence", "grids"] {
+        std::os::unix::fs::symlink(repo.join(linked), dir.path().join(linked)).unwrap();
+    }
     let mut checked = 0;
     for example in &examples {
         if example.args.contains("...") {

@@ -5,12 +5,12 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
-use rlfrontier::engine::backtest::{SIMPLERL_RUN, backtest, read_outcomes};
+use rlfrontier::engine::backtest::{SIMPLERL_RUN, backtest, isocompute_difficulty, read_outcomes};
 use rlfrontier::error::Result;
 use rlfrontier::format::{Table, number};
 use rlfrontier::outcome::OutcomeParams;
 
-use super::emit;
+use super::{CatalogFlag, emit};
 
 /// Arguments of `backtest`.
 #[derive(Debug, Args)]
@@ -21,6 +21,12 @@ pub struct BacktestArgs {
     /// Also write one row per outcome (measured, predicted, interval, baselines) to this CSV.
     #[arg(long)]
     pub csv: Option<PathBuf>,
+    /// The grid that asks IsoCompute's question (best G against compute, easy and hard problems).
+    #[arg(long, default_value = "grids/isocompute.toml")]
+    pub isocompute_grid: PathBuf,
+    /// The catalog.
+    #[command(flatten)]
+    pub catalog: CatalogFlag,
 }
 
 /// Runs the backtest and prints the summary.
@@ -75,5 +81,16 @@ pub fn run(args: &BacktestArgs, out: &mut dyn Write) -> Result<()> {
         s.mean_interval_width,
         s.gain_correlation
     ));
+    let grid = rlfrontier::spec::load(&args.isocompute_grid, &args.catalog.load()?)?;
+    let o = isocompute_difficulty(&grid);
+    text.push_str("orderings (published finding against the prior):\n");
+    let mut orderings = Table::new(["finding", "published", "prior", "reproduced"]);
+    orderings.row([
+        o.finding,
+        o.published,
+        o.prior,
+        if o.reproduced { "yes" } else { "no" }.to_string(),
+    ]);
+    text.push_str(&orderings.render());
     emit(out, &text)
 }

@@ -14,8 +14,10 @@ use std::path::Path;
 
 use crate::config::{RewardKind, Task};
 use crate::error::{Error, Result};
+use crate::evaluate::evaluate_cell;
 use crate::ledger::lengths::{beta_moment, beta_parameters, response_lengths, zero_signal_rate};
 use crate::outcome::{CellSignal, OutcomeParams, predict};
+use crate::spec::Grid;
 
 /// One published outcome: a model's score on a benchmark before and after RL.
 #[derive(Debug, Clone, PartialEq)]
@@ -223,6 +225,84 @@ pub fn backtest(
     (rows, summary)
 }
 
+/// A published finding set beside what the prior does under the same question.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ordering {
+    /// The finding.
+    pub finding: String,
+    /// What the study reports.
+    pub published: String,
+    /// What the prior gives.
+    pub prior: String,
+    /// Whether the prior reproduces the finding's direction.
+    pub reproduced: bool,
+}
+
+/// The best G per budget of `grid` (its first model and reward) at `prompts_per_step`, with the
+/// task's mean pass rate set to `pass_rate_mean`: (budget index, G) for every budget with a
+/// feasible cell.
+pub fn best_group_sizes(
+    grid: &Grid,
+    pass_rate_mean: f64,
+    prompts_per_step: u64,
+) -> Vec<(usize, u64)> {
+    let mut grid = grid.clone();
+    grid.task.pass_rate_mean = pass_rate_mean;
+    let total = grid.cell_count().unwrap_or(0);
+    let mut best: BTreeMap<usize, (f64, u64)> = BTreeMap::new();
+    for id in 0..total {
+        let Some(e) = evaluate_cell(&grid, id) else {
+            continue;
+        };
+        let i = e.cell.indices;
+        if e.cell.prompts_per_step != prompts_per_step
+            || i.model != 0
+            || i.reward != 0
+            || !e.ledger.feasible()
+        {
+            continue;
+        }
+        let entry = best.entry(i.budget).or_insert((f64::NEG_INFINITY, 0));
+        if e.prediction.score > entry.0 {
+            *entry = (e.prediction.score, e.cell.group_size);
+        }
+    }
+    best.into_iter().map(|(b, (_, g))| (b, g)).collect()
+}
+
+/// IsoCompute (arXiv 2603.12151; evidence rows "n_star_saturation" for Qwen2.5-7B-Instruct): the
+/// compute-optimal rollouts per problem rise with compute and saturate at 512 on the easy set
+/// (base avg@16 0.3-0.6) and at 128 on the hard set (0-0.0625), with 32 problems per batch. The
+/// prior is asked the same on `grid` (the bundled isocompute grid) with mean pass rates 0.45 and
+/// 0.03.
+pub fn isocompute_difficulty(grid: &Grid) -> Ordering {
+    let easy = best_group_sizes(grid, 0.45, 32);
+    let hard = best_group_sizes(grid, 0.03, 32);
+    let list = |v: &[(usize, u64)]| {
+        v.iter()
+            .map(|(_, g)| g.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let (last_easy, last_hard) = (
+        easy.last().map_or(0, |x| x.1),
+        hard.last().map_or(0, |x| x.1),
+    );
+    Ordering {
+        finding: "IsoCompute: best G saturates higher on easy than on hard problems".to_string(),
+        published: "easy 512, hard 128 (Qwen2.5-7B-Instruct, 32 problems per batch)".to_string(),
+        prior: format!(
+            "best G per budget, easy: {}; hard: {} (the grid caps G at {} with 32 prompts)",
+            list(&easy),
+            list(&hard),
+            grid.constraints
+                .max_rollouts_per_step
+                .map_or("none".to_string(), |m| (m / 32).to_string())
+        ),
+        reproduced: last_easy > last_hard,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -263,5 +343,21 @@ mod tests {
             .find(|o| o.model == "Qwen2.5-7B" && o.metric == "GSM8K")
             .unwrap();
         assert!((q.after - 0.917).abs() < 1e-12 && q.base < q.after);
+    }
+
+    #[test]
+    fn isocompute_question_on_the_bundled_grid() {
+        let catalog = crate::catalog::Catalog::embedded();
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("grids/isocompute.toml");
+        let grid = crate::spec::load(&path, &catalog).unwrap();
+        let easy = best_group_sizes(&grid, 0.45, 32);
+        // Every budget has a best G, and it never falls as the budget grows (the published rise).
+        assert_eq!(easy.len(), grid.axes.budget.len());
+        assert!(easy.windows(2).all(|w| w[0].1 <= w[1].1), "{easy:?}");
+        let o = isocompute_difficulty(&grid);
+        assert!(
+            o.prior.contains("easy: ") && o.prior.contains("hard: "),
+            "{o:?}"
+        );
     }
 }
