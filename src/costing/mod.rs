@@ -229,7 +229,8 @@ impl RunRequest {
 pub struct ExpectedGain {
     /// Percentage points on the target benchmark.
     pub points: f64,
-    /// "given by --gain" or "predicted by the outcome prior (uncalibrated)".
+    /// Where the number comes from: `--gain`, or the outcome prior from the measured base score
+    /// or from its own guess of it.
     pub basis: &'static str,
 }
 
@@ -251,7 +252,7 @@ pub fn expected_gain(request: &RunRequest, ledger: &Ledger) -> Option<ExpectedGa
         basis: if request.base_score.is_some() {
             "predicted by the outcome prior (uncalibrated) from the measured base score"
         } else {
-            "predicted by the outcome prior (uncalibrated)"
+            "predicted by the outcome prior (uncalibrated) from its own base-score guess; give --base-score"
         },
     })
 }
