@@ -29,7 +29,7 @@ fn plan(dir: &Path, framework: &str) -> PathBuf {
     out
 }
 
-const TRUTH: &str = "k_mid_at_7b = 14\nceiling_at_7b = 0.66\nsteepness = 1.5\n";
+const TRUTH: &str = "k_mid_at_7b = 2500\ngain_logit_at_7b = 1.4\nsteepness = 1.5\n";
 
 fn simulate(plan_dir: &Path, noise: &str) -> PathBuf {
     let truth = plan_dir.join("truth.toml");
@@ -181,8 +181,8 @@ fn the_race_loop_recovers_the_truth_and_the_shortlist_finds_the_true_best() {
         serde_json::from_str(&std::fs::read_to_string(fit_dir.join("calibration.json")).unwrap())
             .unwrap();
     for (name, truth) in [
-        ("k_mid_at_7b", 14.0),
-        ("ceiling_at_7b", 0.66),
+        ("k_mid_at_7b", 2500.0),
+        ("gain_logit_at_7b", 1.4),
         ("steepness", 1.5),
     ] {
         let p = &calibration["params"][name];

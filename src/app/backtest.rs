@@ -1,14 +1,18 @@
-//! `rlfrontier backtest [EVIDENCE.csv] [--csv FILE]`: the outcome prior on published before/after
-//! RL outcomes, beside the baselines "no gain" and "base + mean gain of the other models".
+//! `rlfrontier backtest [EVIDENCE.csv]`: the outcome prior on published results, beside the
+//! baselines "no gain" and "base + mean gain of the other models", and the orderings table.
+//! `rlfrontier fit-prior [EVIDENCE.csv] [--write FILE]`: the prior's defaults fitted to the
+//! evidence base, optionally written as `src/outcome/fitted.rs`.
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
-use rlfrontier::engine::backtest::{SIMPLERL_RUN, backtest, isocompute_difficulty, read_outcomes};
+use rlfrontier::engine::backtest::{Ordering, SIMPLERL_RUN, backtest, orderings};
 use rlfrontier::error::Result;
+use rlfrontier::fit::evidence::{fit_prior, fitted_source, read_evidence};
 use rlfrontier::format::{Table, number};
 use rlfrontier::outcome::OutcomeParams;
+use rlfrontier::outcome::params::{Basis, PARAMS};
 
 use super::{CatalogFlag, emit};
 
@@ -21,21 +25,36 @@ pub struct BacktestArgs {
     /// Also write one row per outcome (measured, predicted, interval, baselines) to this CSV.
     #[arg(long)]
     pub csv: Option<PathBuf>,
+    /// Also write the orderings table (finding, published, prior, reproduced) to this CSV.
+    #[arg(long)]
+    pub orderings_csv: Option<PathBuf>,
     /// The grid that asks IsoCompute's question (best G against compute, easy and hard problems).
     #[arg(long, default_value = "grids/isocompute.toml")]
     pub isocompute_grid: PathBuf,
+    /// The grid that asks RACE's question (best update fraction, rule against PRM).
+    #[arg(long, default_value = "grids/race-pilot.toml")]
+    pub race_grid: PathBuf,
     /// The catalog.
     #[command(flatten)]
     pub catalog: CatalogFlag,
 }
 
-/// Runs the backtest and prints the summary.
+fn write_csv(path: &PathBuf, header: &[&str], rows: Vec<Vec<String>>) -> Result<()> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(header).expect("memory");
+    for row in rows {
+        w.write_record(row).expect("memory");
+    }
+    rlfrontier::report::write_atomic(path, &w.into_inner().expect("memory"))
+}
+
+/// Runs the backtest and prints the summary and the orderings.
 pub fn run(args: &BacktestArgs, out: &mut dyn Write) -> Result<()> {
-    let outcomes = read_outcomes(&args.evidence)?;
-    let (rows, s) = backtest(&outcomes, &OutcomeParams::default());
+    let evidence = read_evidence(&args.evidence)?;
+    let params = OutcomeParams::default();
+    let (rows, s) = backtest(&evidence.outcomes, &params, true);
     if let Some(path) = &args.csv {
-        let mut w = csv::Writer::from_writer(Vec::new());
-        w.write_record([
+        let header = [
             "model",
             "metric",
             "base",
@@ -44,27 +63,28 @@ pub fn run(args: &BacktestArgs, out: &mut dyn Write) -> Result<()> {
             "low",
             "high",
             "base_plus_mean_gain",
-        ])
-        .expect("memory");
-        for r in &rows {
-            let o = &r.outcome;
-            w.write_record([
-                o.model.clone(),
-                o.metric.clone(),
-                number(o.base),
-                number(o.after),
-                number(r.predicted),
-                number(r.low),
-                number(r.high),
-                number(r.mean_gain_baseline),
-            ])
-            .expect("memory");
-        }
-        rlfrontier::report::write_atomic(path, &w.into_inner().expect("memory"))?;
+        ];
+        let body = rows
+            .iter()
+            .map(|r| {
+                let o = &r.outcome;
+                vec![
+                    o.model.clone(),
+                    o.metric.clone(),
+                    number(o.base),
+                    number(o.after),
+                    number(r.predicted),
+                    number(r.low),
+                    number(r.high),
+                    number(r.mean_gain_baseline),
+                ]
+            })
+            .collect();
+        write_csv(path, &header, body)?;
     }
     let (prompts, group, cap, steps) = SIMPLERL_RUN;
     let mut text = format!(
-        "backtest of the outcome prior (uncalibrated) on {} published outcomes (SimpleRL-Zoo: base score -> after zero-RL GRPO, {prompts} prompts x {group}, cap {cap}, {steps} steps assumed where unstated)\n",
+        "backtest of the outcome prior on {} published outcomes (SimpleRL-Zoo: base score -> after zero-RL GRPO, {prompts} prompts x {group}, cap {cap}, about {steps} steps), each model held out of the gain fit in turn\n",
         s.outcomes
     );
     let mut table = Table::new(["predictor", "RMSE (points)"]);
@@ -76,21 +96,108 @@ pub fn run(args: &BacktestArgs, out: &mut dyn Write) -> Result<()> {
     ]);
     text.push_str(&table.render());
     text.push_str(&format!(
-        "prior intervals: {:.0}% of outcomes inside (nominal 90%), mean width {:.1} points; correlation of predicted and measured gains {:.2}\n",
+        "prior: RMSE {:.2}x the mean-gain baseline; 90% intervals hold {:.0}% of outcomes, mean width {:.1} points; correlation of predicted and measured gains {:.2}\n",
+        s.rmse_model / s.rmse_mean_gain,
         100.0 * s.coverage,
         s.mean_interval_width,
         s.gain_correlation
     ));
-    let grid = rlfrontier::spec::load(&args.isocompute_grid, &args.catalog.load()?)?;
-    let o = isocompute_difficulty(&grid);
+    let catalog = args.catalog.load()?;
+    let isocompute = rlfrontier::spec::load(&args.isocompute_grid, &catalog)?;
+    let race = rlfrontier::spec::load(&args.race_grid, &catalog)?;
+    let scalerl_r0 = fit_prior(&evidence)
+        .map(|f| f.scalerl_base_score)
+        .unwrap_or(0.3);
+    let found: Vec<Ordering> =
+        orderings(&evidence, &params, scalerl_r0, &catalog, &isocompute, &race);
     text.push_str("orderings (published finding against the prior):\n");
-    let mut orderings = Table::new(["finding", "published", "prior", "reproduced"]);
-    orderings.row([
-        o.finding,
-        o.published,
-        o.prior,
-        if o.reproduced { "yes" } else { "no" }.to_string(),
-    ]);
-    text.push_str(&orderings.render());
+    let mut table = Table::new(["finding", "published", "prior", "reproduced"]);
+    for o in &found {
+        table.row([
+            o.finding.clone(),
+            o.published.clone(),
+            o.prior.clone(),
+            o.verdict().to_string(),
+        ]);
+    }
+    text.push_str(&table.render());
+    text.push_str(&format!(
+        "{} of {} reproduced\n",
+        found.iter().filter(|o| o.reproduced).count(),
+        found.len()
+    ));
+    if let Some(path) = &args.orderings_csv {
+        let body = found
+            .iter()
+            .map(|o| {
+                vec![
+                    o.finding.clone(),
+                    o.published.clone(),
+                    o.prior.clone(),
+                    o.verdict().to_string(),
+                ]
+            })
+            .collect();
+        write_csv(path, &["finding", "published", "prior", "reproduced"], body)?;
+    }
+    emit(out, &text)
+}
+
+/// Arguments of `fit-prior`.
+#[derive(Debug, Args)]
+pub struct FitPriorArgs {
+    /// The evidence CSV [default: evidence/published_results.csv].
+    #[arg(default_value = "evidence/published_results.csv")]
+    pub evidence: PathBuf,
+    /// Write the fitted defaults as Rust source here (the project's `src/outcome/fitted.rs`).
+    #[arg(long)]
+    pub write: Option<PathBuf>,
+}
+
+/// Fits the prior's defaults to the evidence and prints them beside the built-in ones.
+pub fn run_fit_prior(args: &FitPriorArgs, out: &mut dyn Write) -> Result<()> {
+    let fit = rlfrontier::fit::evidence::fit_prior_file(&args.evidence)?;
+    let builtin = OutcomeParams::default();
+    let mut text = format!(
+        "outcome prior fitted to {} (ScaleRL's unpublished R0 fitted as {:.3})\n",
+        args.evidence.display(),
+        fit.scalerl_base_score
+    );
+    let mut table = Table::new(["parameter", "fitted", "90% range", "built in", "how"]);
+    for f in &fit.fitted {
+        let spec = &PARAMS[f.id as usize];
+        table.row([
+            spec.name.to_string(),
+            number(f.param.value),
+            format!("[{}, {}]", number(f.param.low), number(f.param.high)),
+            number(builtin[f.id].value),
+            f.how.clone(),
+        ]);
+    }
+    text.push_str(&table.render());
+    let hypotheses: Vec<&str> = PARAMS
+        .iter()
+        .filter(|p| p.basis == Basis::Hypothesis)
+        .map(|p| p.name)
+        .collect();
+    text.push_str(&format!(
+        "not fitted (stated hypotheses, see `[outcome]` in the README): {}\n",
+        hypotheses.join(", ")
+    ));
+    let mut runs = Table::new(["ScaleRL run", "steps to mid", "prior", "A", "prior A"]);
+    for (label, steps, prior_steps, a, prior_a) in &fit.scalerl_rows {
+        runs.row([
+            label.clone(),
+            format!("{steps:.0}"),
+            format!("{prior_steps:.0}"),
+            format!("{a:.3}"),
+            format!("{prior_a:.3}"),
+        ]);
+    }
+    text.push_str(&runs.render());
+    if let Some(path) = &args.write {
+        rlfrontier::report::write_atomic(path, fitted_source(&fit).as_bytes())?;
+        text.push_str(&format!("wrote {} (rebuild to use it)\n", path.display()));
+    }
     emit(out, &text)
 }

@@ -11,7 +11,7 @@ use clap::Args;
 use rlfrontier::catalog::Catalog;
 use rlfrontier::config::{
     Algorithm, Budget, Finetune, HARDWARE_DEFAULTS, Hardware, Levers, OldLogprob, Ownership,
-    Reward, RewardKind, RunSettings, SUPERVISED_DEFAULTS, Schedule, Stop, Task,
+    Reward, RewardKind, RlStart, RunSettings, SUPERVISED_DEFAULTS, Schedule, Stop, Task,
 };
 use rlfrontier::costing::{
     PricedStage, RunRequest, SupervisedData, price, render, reward_model_like,
@@ -106,6 +106,10 @@ pub struct TaskFlags {
     /// prior's size-dependent guess].
     #[arg(long)]
     pub base_score: Option<f64>,
+    /// Where RL starts: `base` (zero RL from a pretrained model) or `tuned` (an SFT, instruct or
+    /// reasoning checkpoint); the outcome prior's time scale differs.
+    #[arg(long, default_value_t = Task::default().start)]
+    pub start: RlStart,
 }
 
 /// SFT, reward-model and DPO stages.
@@ -280,6 +284,7 @@ impl CostArgs {
             mean_response_tokens: positive("--mean-response-tokens", t.mean_response_tokens)?,
             response_length_cv: positive("--response-length-cv", t.response_length_cv)?,
             pass_rate_mean: t.pass_rate_mean,
+            start: t.start,
             pass_rate_concentration: positive(
                 "--pass-rate-concentration",
                 t.pass_rate_concentration,

@@ -67,6 +67,8 @@ enum Command {
     CalibrateHw(Box<calibrate_hw::CalibrateHwArgs>),
     /// Score the outcome prior on published before/after RL results against naive baselines.
     Backtest(backtest::BacktestArgs),
+    /// Fit the outcome prior's defaults to the evidence base (and write src/outcome/fitted.rs).
+    FitPrior(backtest::FitPriorArgs),
 }
 
 /// `--catalog FILE`, shared by every command that reads the catalog.
@@ -125,6 +127,7 @@ fn run(cli: Cli, interrupted: &AtomicBool) -> Result<()> {
         Command::Front(args) => front::run(&args, &mut out),
         Command::CalibrateHw(args) => calibrate_hw::run(&args, &mut out),
         Command::Backtest(args) => backtest::run(&args, &mut out),
+        Command::FitPrior(args) => backtest::run_fit_prior(&args, &mut out),
     }
 }
 

@@ -86,6 +86,21 @@ pub struct Task {
     pub pass_rate_mean: f64,
     /// Concentration α+β of the Beta profile of per-prompt pass rates.
     pub pass_rate_concentration: f64,
+    /// Where RL starts: a base model ("zero RL") or a tuned checkpoint (SFT, instruct or
+    /// reasoning-distilled). The outcome prior's time scale differs between them
+    /// (docs/design.md §6).
+    pub start: RlStart,
+}
+
+/// Where RL post-training starts from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RlStart {
+    /// A pretrained base model ("zero RL", as SimpleRL-Zoo): fast early gains in format and
+    /// length.
+    Base,
+    /// A tuned checkpoint (SFT, instruct or reasoning-distilled, as ScaleRL's SFT'd 8B): slow,
+    /// steady gains.
+    Tuned,
 }
 
 /// Run settings shared by every cell.
@@ -181,7 +196,9 @@ impl Default for Task {
     /// writes about 900 tokens uncapped with a lognormal spread of cv 0.6, and a Beta profile of
     /// per-prompt pass rates with mean 0.35 and concentration 2 (a broad, U-leaning spread). These
     /// are placeholders for the user's own measurements (`response_length/mean` in veRL logs, the
-    /// base model's pass@1 on the training prompts); the README lists them as assumptions.
+    /// base model's pass@1 on the training prompts); the README lists them as assumptions. RL
+    /// starts from a tuned checkpoint unless `[task] start = "base"` says otherwise: the slower
+    /// of the two time scales, so an unstated start does not promise fast gains.
     fn default() -> Self {
         Task {
             prompt_tokens: 256.0,
@@ -189,6 +206,7 @@ impl Default for Task {
             response_length_cv: 0.6,
             pass_rate_mean: 0.35,
             pass_rate_concentration: 2.0,
+            start: RlStart::Tuned,
         }
     }
 }
@@ -333,3 +351,4 @@ macro_rules! named_enum {
 named_enum!(Algorithm { Grpo => "grpo", Ppo => "ppo" });
 named_enum!(Schedule { Colocated => "colocated", Async => "async" });
 named_enum!(OldLogprob { Auto => "auto", Always => "always", Never => "never" });
+named_enum!(RlStart { Base => "base", Tuned => "tuned" });

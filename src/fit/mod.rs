@@ -1,8 +1,10 @@
 //! Fitting pilot data: per-run sigmoid curves ([`sigmoid`]), RACE response surfaces over the
-//! update fraction ([`surface`]), and calibration of the outcome prior ([`calibrate`]), on a small
+//! update fraction ([`surface`]), calibration of the outcome prior on pilots ([`calibrate`]) and of its
+//! defaults on published evidence ([`evidence`]), on a small
 //! Levenberg-Marquardt solver ([`lm`]).
 
 pub mod calibrate;
+pub mod evidence;
 pub mod lm;
 pub mod sigmoid;
 pub mod surface;

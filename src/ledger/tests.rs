@@ -47,6 +47,7 @@ fn task(mean: f64, cv: f64) -> Task {
         response_length_cv: cv,
         pass_rate_mean: 0.35,
         pass_rate_concentration: 2.0,
+        start: crate::config::RlStart::Tuned,
     }
 }
 

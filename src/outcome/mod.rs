@@ -1,33 +1,43 @@
-//! The outcome prior: a predicted score for each cell, with an interval.
+//! The outcome prior: a predicted score for each cell, with a 90% predictive interval.
 //!
 //! The score follows ScaleRL's sigmoidal compute-performance curve ("The Art of Scaling
-//! Reinforcement Learning Compute for LLMs", arXiv 2510.13786):
+//! Reinforcement Learning Compute for LLMs", arXiv 2510.13786, Eq. 1):
 //!
 //! R = R0 + (A − R0) / (1 + (K_mid / K)^β)
 //!
-//! where K measures the learning signal the budget buys, so that frontiers have interior optima
-//! for the right reasons (docs/design.md §6):
+//! with the pieces chosen so the evidence base can speak to each (docs/design.md §6):
 //!
-//! - K = M × reuse(μ) × (U / 1024)^κ × signal(reward) × efficiency(LoRA rank), with M the
-//!   iterations, reuse(μ) = (1 − ρ^μ)/(1 − ρ) for μ update epochs, U = B·G × (1 − zero-signal
-//!   rate) × (1 − truncation rate) the useful rollouts per step;
-//! - A = R0 + (A_max(N) − R0) × coverage(G)^c × (1 − truncation)^l × ceiling(reward), with
-//!   coverage(G) = 1 − E[(1−p)^G] over the Beta pass-rate profile;
-//! - R0(N), A_max(N) and K_mid(N) depend on the policy's parameters N.
+//! - R0 is the measured base score on the target metric (`[task] base_score`), else a
+//!   size-dependent default fitted to SimpleRL-Zoo's base scores.
+//! - The asymptote is a gain in logit units over the base: A = σ(logit(R0) + Δ), with
+//!   Δ = Δ(N) × coverage(G)^c × (1 − truncation)^l × (U / 1024)^a × ceiling(reward). Gains are
+//!   then small near 0 and near 1 and largest in between, as SimpleRL-Zoo's before/after pairs
+//!   show (AIME-like benchmarks gain a few points, MATH-500 from 0.65 gains about 15).
+//! - K, the learning signal, counts updates, not GPU-hours, so the time scale transfers across
+//!   hardware: K = M × reuse(μ) × (U / 1024)^κ × signal(reward) × efficiency(LoRA rank), with M
+//!   iterations, μ update epochs and U = B·G × (1 − zero-signal rate) × (1 − truncation rate)
+//!   useful rollouts per step.
+//! - K_mid = K_mid(7.6B) × (N / 7.6e9)^(−e) × (cap / 8192)^λ, times a factor for base-model
+//!   ("zero RL") starts.
 //!
-//! The interval is an analytic box bound: every parameter moves over its plausible range
-//! ([`params`]) in the direction that lowers (raises) the score, and the steepness takes whichever
-//! end is worse (better). It is deterministic and needs no sampling. It is not a confidence
-//! interval: it says how far the prior's own stated uncertainty could move the prediction.
+//! The interval is a 90% predictive interval: parameter uncertainty of Δ and K_mid (their fitted
+//! ranges), model discrepancy between runs (fitted from leave-one-out residuals), seed-to-seed
+//! noise, and, without a measured base score, the default base's range. Each source moves the
+//! score by its own 1.645-sd shift; the shifts add in quadrature on each side. A measured base
+//! score is known, not uncertain. [`draw_score`] gives joint draws across cells for the
+//! shortlist's probability of being best.
 
+pub mod fitted;
 pub mod params;
 
 use serde::Serialize;
 
-use crate::config::{Finetune, RewardKind};
+use crate::config::{Finetune, RewardKind, RlStart};
 use crate::ledger::lengths::{beta_moment, beta_parameters};
 use crate::ledger::{Ledger, RunConfig};
-use params::{LORA_REFERENCE_PARAMS, REFERENCE_PARAMS, REFERENCE_ROLLOUTS};
+use params::{
+    LORA_REFERENCE_PARAMS, REFERENCE_PARAMS, REFERENCE_RESPONSE_CAP, REFERENCE_ROLLOUTS, Z90,
+};
 pub use params::{OutcomeParams, PARAM_NAMES, Param, ParamId};
 
 /// Whether predictions come from the documented prior or from a calibration on pilot runs.
@@ -96,6 +106,10 @@ pub struct CellSignal {
     pub coverage: f64,
     /// Share of responses truncated.
     pub truncation_rate: f64,
+    /// Response cap, tokens.
+    pub response_cap_tokens: f64,
+    /// Where RL starts (base model or tuned checkpoint).
+    pub start: RlStart,
     /// Reward kind.
     pub reward: RewardKind,
     /// LoRA rank (None for full fine-tuning).
@@ -125,6 +139,8 @@ impl CellSignal {
                 * (1.0 - t.truncation_rate),
             coverage: 1.0 - beta_moment(beta, alpha, cfg.group_size),
             truncation_rate: t.truncation_rate,
+            response_cap_tokens: cfg.max_response_len as f64,
+            start: cfg.task.start,
             reward: cfg.reward.kind,
             lora_rank: match cfg.finetune {
                 Finetune::Full => None,
@@ -135,39 +151,7 @@ impl CellSignal {
     }
 }
 
-/// Plain parameter values for one evaluation.
-#[derive(Debug, Clone, Copy)]
-struct Values([f64; 19]);
-
-impl Values {
-    fn pick(params: &OutcomeParams, choose: impl Fn(usize, Param) -> f64) -> Self {
-        let all = params.as_array();
-        Values(std::array::from_fn(|i| choose(i, all[i])))
-    }
-}
-
-// Indices into Values: the parameters' positions in `params::PARAMS`.
-const BASE: usize = ParamId::BaseScoreAt7b as usize;
-const BASE_SLOPE: usize = ParamId::BaseScorePerDecade as usize;
-const CEILING: usize = ParamId::CeilingAt7b as usize;
-const CEILING_SLOPE: usize = ParamId::CeilingPerDecade as usize;
-const K_MID: usize = ParamId::KMidAt7b as usize;
-const K_MID_EXP: usize = ParamId::KMidSizeExponent as usize;
-const STEEPNESS: usize = ParamId::Steepness as usize;
-const KAPPA: usize = ParamId::BatchExponent as usize;
-const RHO: usize = ParamId::EpochReuse as usize;
-const COVERAGE_EXP: usize = ParamId::CoverageExponent as usize;
-const LENGTH_EXP: usize = ParamId::LengthCeilingExponent as usize;
-const PRM_SIGNAL: usize = ParamId::PrmSignal as usize;
-const PRM_CEILING: usize = ParamId::PrmCeiling as usize;
-const ORM_SIGNAL: usize = ParamId::OrmSignal as usize;
-const ORM_CEILING: usize = ParamId::OrmCeiling as usize;
-const JUDGE_SIGNAL: usize = ParamId::JudgeSignal as usize;
-const JUDGE_CEILING: usize = ParamId::JudgeCeiling as usize;
-const LORA_HALF: usize = ParamId::LoraHalfRankAt05b as usize;
-const LORA_EXP: usize = ParamId::LoraHalfRankSizeExponent as usize;
-
-/// The parts of a prediction, for reports and tests.
+/// The parts of a prediction, for reports, tests and joint draws.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Prediction {
     /// Base score R0.
@@ -178,12 +162,25 @@ pub struct Prediction {
     pub signal: f64,
     /// K_mid for this policy.
     pub k_mid: f64,
-    /// Predicted score at the point values.
+    /// Predicted score (the median of the predictive distribution).
     pub score: f64,
-    /// Low end of the box bound.
+    /// Low end of the 90% predictive interval.
     pub score_low: f64,
-    /// High end of the box bound.
+    /// High end of the 90% predictive interval.
     pub score_high: f64,
+}
+
+/// Scores below this are treated as this in logit space (logit(0) is −∞): a benchmark the base
+/// never solves can still gain, as SimpleRL-Zoo's Qwen2.5-1.5B does on AIME (0 → 0.067).
+pub const LOGIT_FLOOR: f64 = 0.01;
+
+fn logit(p: f64) -> f64 {
+    let p = p.clamp(LOGIT_FLOOR, 1.0 - 1e-9);
+    (p / (1.0 - p)).ln()
+}
+
+fn logistic(x: f64) -> f64 {
+    1.0 / (1.0 + (-x).exp())
 }
 
 fn reuse(rho: f64, epochs: f64) -> f64 {
@@ -194,80 +191,119 @@ fn reuse(rho: f64, epochs: f64) -> f64 {
     }
 }
 
-/// Logarithms of a cell's bases, computed once per prediction: every power in [`parts`] is then
-/// exp(exponent × log), cheaper than `powf` and shared by the point value and both corners.
-#[derive(Debug, Clone, Copy)]
-struct Logs {
-    decades: f64,
-    coverage: f64,
-    untruncated: f64,
-    size_vs_reference: f64,
-    size_vs_lora_reference: f64,
-    rollouts_vs_reference: f64,
-    iterations: f64,
-}
-
-impl Logs {
-    fn of(s: &CellSignal) -> Self {
-        Logs {
-            decades: (s.policy_params / REFERENCE_PARAMS).log10(),
-            coverage: s.coverage.clamp(0.0, 1.0).ln(),
-            untruncated: (1.0 - s.truncation_rate).clamp(0.0, 1.0).ln(),
-            size_vs_reference: (s.policy_params / REFERENCE_PARAMS).ln(),
-            size_vs_lora_reference: (s.policy_params / LORA_REFERENCE_PARAMS).ln(),
-            rollouts_vs_reference: (s.useful_rollouts_per_step / REFERENCE_ROLLOUTS)
-                .max(0.0)
-                .ln(),
-            iterations: s.iterations.ln(),
-        }
-    }
-}
-
 /// x^y from ln x (0^y = 0 for y > 0, and 1 for y = 0, as `powf`).
 fn pow_ln(ln_x: f64, y: f64) -> f64 {
     if y == 0.0 { 1.0 } else { (y * ln_x).exp() }
 }
 
-/// (R0, A, ln K, ln K_mid) under one set of values (ln K = −∞ when K = 0).
-fn parts(v: &Values, s: &CellSignal, l: &Logs) -> (f64, f64, f64, f64) {
-    let v = &v.0;
-    // A measured base score is known, not uncertain: every corner of the box starts from it.
+/// A cell's prediction before the sigmoid: everything a draw perturbs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Parts {
+    /// R0.
+    pub base_score: f64,
+    /// logit(max(R0, floor)).
+    pub base_logit: f64,
+    /// Δ for this cell, logit units.
+    pub gain_logit: f64,
+    /// The cell's multipliers of Δ(N) (coverage, truncation, batch, reward): discrepancy of Δ
+    /// scales with them.
+    pub gain_multiplier: f64,
+    /// ln K (−∞ when K = 0).
+    pub ln_k: f64,
+    /// ln K_mid.
+    pub ln_k_mid: f64,
+    /// β.
+    pub steepness: f64,
+}
+
+/// R0 from the parameters when none was measured.
+fn default_base_score(params: &OutcomeParams, decades: f64, pick: impl Fn(Param) -> f64) -> f64 {
+    (pick(params[ParamId::BaseScoreAt7b]) + pick(params[ParamId::BaseScorePerDecade]) * decades)
+        .clamp(0.0, 1.0)
+}
+
+/// The cell's parts at the parameters' point values.
+pub fn parts(params: &OutcomeParams, s: &CellSignal) -> Parts {
+    use ParamId::*;
+    let v = |id: ParamId| params[id].value;
+    let size_ln = (s.policy_params / REFERENCE_PARAMS).ln();
+    let decades = size_ln / std::f64::consts::LN_10;
+    // A measured base score is known, not uncertain.
     let r0 = match s.measured_base_score {
         Some(measured) => measured.clamp(0.0, 1.0),
-        None => (v[BASE] + v[BASE_SLOPE] * l.decades).clamp(0.0, 1.0),
+        None => default_base_score(params, decades, |p| p.value),
     };
-    let a_max = (v[CEILING] + v[CEILING_SLOPE] * l.decades).clamp(r0, 1.0);
     let (signal, ceiling) = match s.reward {
         RewardKind::Rule => (1.0, 1.0),
-        RewardKind::Prm => (v[PRM_SIGNAL], v[PRM_CEILING]),
-        RewardKind::Orm => (v[ORM_SIGNAL], v[ORM_CEILING]),
-        RewardKind::Judge => (v[JUDGE_SIGNAL], v[JUDGE_CEILING]),
+        RewardKind::Prm => (v(PrmSignal), v(PrmCeiling)),
+        RewardKind::Orm => (v(OrmSignal), v(OrmCeiling)),
+        RewardKind::Judge => (v(JudgeSignal), v(JudgeCeiling)),
     };
-    let headroom = (a_max - r0)
-        * pow_ln(l.coverage, v[COVERAGE_EXP])
-        * pow_ln(l.untruncated, v[LENGTH_EXP])
+    let rollouts_ln = (s.useful_rollouts_per_step / REFERENCE_ROLLOUTS)
+        .max(0.0)
+        .ln();
+    let multiplier = pow_ln(s.coverage.clamp(0.0, 1.0).ln(), v(CoverageExponent))
+        * pow_ln(
+            (1.0 - s.truncation_rate).clamp(0.0, 1.0).ln(),
+            v(LengthCeilingExponent),
+        )
+        * if s.useful_rollouts_per_step > 0.0 {
+            pow_ln(rollouts_ln, v(BatchCeilingExponent))
+        } else {
+            0.0
+        }
         * ceiling;
-    let a = (r0 + headroom).clamp(r0, 1.0);
+    let gain_at_size = (v(GainLogitAt7b) + v(GainLogitPerDecade) * decades).max(0.0);
     let lora = match s.lora_rank {
         None => 1.0,
         Some(rank) => {
-            let half = v[LORA_HALF] * pow_ln(l.size_vs_lora_reference, v[LORA_EXP]);
+            let half = v(LoraHalfRankAt05b)
+                * pow_ln(
+                    (s.policy_params / LORA_REFERENCE_PARAMS).ln(),
+                    v(LoraHalfRankSizeExponent),
+                );
             rank as f64 / (rank as f64 + half)
         }
     };
-    let ln_k = l.iterations
-        + reuse(v[RHO], s.update_epochs).ln()
-        + v[KAPPA] * l.rollouts_vs_reference
+    let ln_k = s.iterations.ln()
+        + reuse(v(EpochReuse), s.update_epochs).ln()
+        + v(BatchExponent) * rollouts_ln
         + (signal * lora).ln();
-    let ln_k_mid = v[K_MID].ln() - v[K_MID_EXP] * l.size_vs_reference;
-    (r0, a, ln_k, ln_k_mid)
+    let zero_rl = match s.start {
+        RlStart::Base => v(ZeroRlTimeFactor).ln(),
+        RlStart::Tuned => 0.0,
+    };
+    let ln_k_mid = v(KMidAt7b).ln() - v(KMidSizeExponent) * size_ln
+        + v(KMidLengthExponent) * (s.response_cap_tokens / REFERENCE_RESPONSE_CAP).ln()
+        + zero_rl;
+    Parts {
+        base_score: r0,
+        base_logit: logit(r0),
+        gain_logit: gain_at_size * multiplier,
+        gain_multiplier: multiplier,
+        ln_k,
+        ln_k_mid,
+        steepness: v(Steepness),
+    }
 }
 
-fn sigmoid_from_logs(r0: f64, a: f64, ln_k: f64, ln_k_mid: f64, beta: f64) -> f64 {
-    if ln_k == f64::NEG_INFINITY || ln_k.is_nan() {
-        return r0;
+/// The score from parts with Δ and ln K_mid shifted by `gain_shift` and `time_shift`.
+fn score_shifted(p: &Parts, gain_shift: f64, time_shift: f64) -> f64 {
+    if p.ln_k == f64::NEG_INFINITY || p.ln_k.is_nan() {
+        return p.base_score;
     }
-    r0 + (a - r0) / (1.0 + (beta * (ln_k_mid - ln_k)).exp())
+    let ceiling = logistic(p.base_logit + (p.gain_logit + gain_shift).max(0.0)).max(p.base_score);
+    let progress = 1.0 / (1.0 + (p.steepness * (p.ln_k_mid + time_shift - p.ln_k)).exp());
+    p.base_score + (ceiling - p.base_score) * progress
+}
+
+/// The share of the reachable gain a cell has realised: 1 / (1 + (K_mid / K)^β).
+fn progress(p: &Parts) -> f64 {
+    if p.ln_k == f64::NEG_INFINITY || p.ln_k.is_nan() {
+        0.0
+    } else {
+        1.0 / (1.0 + (p.steepness * (p.ln_k_mid - p.ln_k)).exp())
+    }
 }
 
 /// ScaleRL's sigmoid: R0 + (A − R0) / (1 + (K_mid / K)^β); R0 when K = 0.
@@ -278,80 +314,128 @@ pub fn sigmoid_score(r0: f64, a: f64, k: f64, k_mid: f64, beta: f64) -> f64 {
     r0 + (a - r0) / (1.0 + (k_mid / k).powf(beta))
 }
 
-/// +1 when raising the parameter raises the score for this cell, −1 when it lowers it, 0 when
-/// it does not matter (steepness is handled separately).
-fn direction(index: usize, s: &CellSignal) -> f64 {
-    let size = (s.policy_params / REFERENCE_PARAMS).ln().signum();
-    match index {
-        BASE | CEILING | RHO => 1.0,
-        BASE_SLOPE | CEILING_SLOPE | K_MID_EXP => size,
-        K_MID | COVERAGE_EXP | LENGTH_EXP => -1.0,
-        KAPPA => (s.useful_rollouts_per_step / REFERENCE_ROLLOUTS)
-            .ln()
-            .signum(),
-        PRM_SIGNAL | PRM_CEILING => f64::from(s.reward == RewardKind::Prm),
-        ORM_SIGNAL | ORM_CEILING => f64::from(s.reward == RewardKind::Orm),
-        JUDGE_SIGNAL | JUDGE_CEILING => f64::from(s.reward == RewardKind::Judge),
-        LORA_HALF => -f64::from(s.lora_rank.is_some()),
-        LORA_EXP => {
-            -f64::from(s.lora_rank.is_some())
-                * (s.policy_params / LORA_REFERENCE_PARAMS).ln().signum()
+/// The point prediction alone (no interval): what fitting loops need.
+pub fn predict_score(params: &OutcomeParams, s: &CellSignal) -> f64 {
+    score_shifted(&parts(params, s), 0.0, 0.0)
+}
+
+/// The standard deviations behind a cell's interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spread {
+    /// sd of Δ(N) from the parameters' ranges (shared by every cell), logit units.
+    pub gain_parameter: f64,
+    /// sd of ln K_mid from the parameters' ranges (shared by every cell).
+    pub time_parameter: f64,
+    /// sd of Δ(N) from model discrepancy, logit units.
+    pub gain_discrepancy: f64,
+    /// sd of ln K_mid from model discrepancy.
+    pub time_discrepancy: f64,
+    /// Seed-to-seed sd of the final score.
+    pub seed: f64,
+    /// Share of the discrepancy that differs between cells of one grid.
+    pub regime_share: f64,
+}
+
+impl Spread {
+    /// The spreads the parameters state.
+    pub fn of(params: &OutcomeParams) -> Self {
+        use ParamId::*;
+        Spread {
+            gain_parameter: params[GainLogitAt7b].sd(),
+            time_parameter: params[KMidAt7b].sd_ln(),
+            gain_discrepancy: params[GainDiscrepancy].value,
+            time_discrepancy: params[TimeScaleDiscrepancy].value,
+            seed: params[SeedSd].value,
+            regime_share: params[RegimeDiscrepancyShare].value,
         }
-        // The steepness's effect changes sign at K = K_mid: both of its ends are tried instead.
-        STEEPNESS => 0.0,
-        _ => 0.0,
     }
 }
 
-/// The point prediction alone (no interval): what fitting loops need, five times cheaper than
-/// [`predict`].
-pub fn predict_score(params: &OutcomeParams, s: &CellSignal) -> f64 {
-    let nominal = Values::pick(params, |_, p| p.value);
-    let logs = Logs::of(s);
-    let (r0, a, ln_k, ln_k_mid) = parts(&nominal, s, &logs);
-    sigmoid_from_logs(r0, a, ln_k, ln_k_mid, params.steepness.value)
-}
-
-/// Predicts a cell's score with its box-bound interval.
+/// Predicts a cell's score with its 90% predictive interval.
 pub fn predict(params: &OutcomeParams, s: &CellSignal) -> Prediction {
-    let nominal = Values::pick(params, |_, p| p.value);
-    let logs = Logs::of(s);
-    let (r0, a, ln_k, ln_k_mid) = parts(&nominal, s, &logs);
-    let score = sigmoid_from_logs(r0, a, ln_k, ln_k_mid, params.steepness.value);
-    let pessimistic = Values::pick(params, |i, p| {
-        if direction(i, s) >= 0.0 {
-            p.low
-        } else {
-            p.high
+    let p = parts(params, s);
+    let score = score_shifted(&p, 0.0, 0.0);
+    let spread = Spread::of(params);
+    let gain_sd = p.gain_multiplier
+        * (spread.gain_parameter.powi(2) + spread.gain_discrepancy.powi(2)).sqrt();
+    let time_sd = (spread.time_parameter.powi(2) + spread.time_discrepancy.powi(2)).sqrt();
+    // At most six shifted scores: Δ and K_mid each way, and the default base's two ends.
+    let mut shifted_scores = [0.0f64; 6];
+    let mut n = 0;
+    let mut push = |x: f64| {
+        shifted_scores[n] = x;
+        n += 1;
+    };
+    for sign in [-1.0, 1.0] {
+        push(score_shifted(&p, sign * Z90 * gain_sd, 0.0));
+        push(score_shifted(&p, 0.0, sign * Z90 * time_sd));
+    }
+    if s.measured_base_score.is_none() {
+        let decades = (s.policy_params / REFERENCE_PARAMS).log10();
+        for pick in [|q: Param| q.low, |q: Param| q.high] {
+            let r0 = default_base_score(params, decades, pick);
+            let shifted = Parts {
+                base_score: r0,
+                base_logit: logit(r0),
+                ..p
+            };
+            push(score_shifted(&shifted, 0.0, 0.0));
         }
-    });
-    let optimistic = Values::pick(params, |i, p| {
-        if direction(i, s) >= 0.0 {
-            p.high
+    }
+    // Seed noise scales with how far the run has moved from its (known) start.
+    let seed = Z90 * spread.seed * progress(&p);
+    let (mut up, mut down) = (seed * seed, seed * seed);
+    for &shifted in &shifted_scores[..n] {
+        let d = shifted - score;
+        if d > 0.0 {
+            up += d * d;
         } else {
-            p.low
-        }
-    });
-    let mut low = f64::INFINITY;
-    let mut high = f64::NEG_INFINITY;
-    // A corner's (R0, A, K, K_mid) do not depend on the steepness: compute them once per corner.
-    for corner in [pessimistic, optimistic] {
-        let (r0c, ac, ln_kc, ln_k_midc) = parts(&corner, s, &logs);
-        for beta in [params.steepness.low, params.steepness.high] {
-            let r = sigmoid_from_logs(r0c, ac, ln_kc, ln_k_midc, beta);
-            low = low.min(r);
-            high = high.max(r);
+            down += d * d;
         }
     }
     Prediction {
-        base_score: r0,
-        ceiling: a,
-        signal: ln_k.exp(),
-        k_mid: ln_k_mid.exp(),
+        base_score: p.base_score,
+        ceiling: logistic(p.base_logit + p.gain_logit).max(p.base_score),
+        signal: p.ln_k.exp(),
+        k_mid: p.ln_k_mid.exp(),
         score,
-        score_low: low.min(score),
-        score_high: high.max(score),
+        score_low: (score - down.sqrt()).clamp(0.0, 1.0),
+        score_high: (score + up.sqrt()).clamp(0.0, 1.0),
     }
+}
+
+/// Standard-normal draws for one joint sample: the shared ones move every cell of a grid
+/// together (parameter uncertainty and the shared part of the discrepancy), the cell's own
+/// ones move only that cell (its regime's discrepancy and its seed).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DrawNormals {
+    /// Shared shift of Δ.
+    pub shared_gain: f64,
+    /// Shared shift of ln K_mid.
+    pub shared_time: f64,
+    /// The cell's own shift of Δ.
+    pub cell_gain: f64,
+    /// The cell's own shift of ln K_mid.
+    pub cell_time: f64,
+    /// The cell's seed noise.
+    pub seed: f64,
+}
+
+/// One joint draw of a cell's score: cells given the same shared normals are correlated as the
+/// model says (the parameters and the shared discrepancy move them together).
+pub fn draw_score(parts: &Parts, spread: &Spread, z: &DrawNormals) -> f64 {
+    let share = spread.regime_share.clamp(0.0, 1.0);
+    let shared_gain =
+        (spread.gain_parameter.powi(2) + (1.0 - share) * spread.gain_discrepancy.powi(2)).sqrt();
+    let cell_gain = share.sqrt() * spread.gain_discrepancy;
+    let shared_time =
+        (spread.time_parameter.powi(2) + (1.0 - share) * spread.time_discrepancy.powi(2)).sqrt();
+    let cell_time = share.sqrt() * spread.time_discrepancy;
+    let gain_shift =
+        parts.gain_multiplier * (shared_gain * z.shared_gain + cell_gain * z.cell_gain);
+    let time_shift = shared_time * z.shared_time + cell_time * z.cell_time;
+    let score = score_shifted(parts, gain_shift, time_shift);
+    (score + spread.seed * progress(parts) * z.seed).clamp(0.0, 1.0)
 }
 
 #[cfg(test)]

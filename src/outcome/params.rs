@@ -1,15 +1,22 @@
-//! The outcome prior's parameters: every one named, with a default, a plausible range (the
-//! interval's box) and the evidence behind it. Any of them can be overridden in a grid's
-//! `[outcome]` table, either as a number (the value moves, the range keeps its relative width) or
-//! as `{ value = .., low = .., high = .. }`.
+//! The outcome prior's parameters: every one named, with a default, a plausible range and the
+//! evidence behind it. Any of them can be overridden in a grid's `[outcome]` table, either as a
+//! number (the value moves, the range keeps its relative width) or as
+//! `{ value = .., low = .., high = .. }`.
 //!
-//! These defaults are a **hypothesis**, chosen to be consistent with published findings (cited
-//! per parameter), not fitted to measurements. Pilot runs replace them (the calibration step of
-//! the RACE protocol).
+//! Where the evidence base (`evidence/published_results.csv`) constrains a parameter, its default
+//! is the tool's own fit to that evidence, written into [`super::fitted`] by
+//! `rlfrontier fit-prior` (docs/design.md §6); the range is then the fit's 90% interval. The
+//! others are stated hypotheses and say so in their evidence line. Pilot runs replace both (the
+//! calibration step of the RACE protocol).
+
+use std::ops::{Index, IndexMut};
 
 use serde::Serialize;
+use serde::ser::SerializeMap;
 
-/// A parameter's value and the range the interval explores.
+use super::fitted;
+
+/// A parameter's value and its plausible range (a 90% range where it was fitted).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Param {
     /// The point value used for `predicted_score`.
@@ -21,84 +28,40 @@ pub struct Param {
 }
 
 impl Param {
-    const fn new(value: f64, low: f64, high: f64) -> Self {
+    /// A value with its range.
+    pub const fn new(value: f64, low: f64, high: f64) -> Self {
         Param { value, low, high }
     }
+
+    /// The standard deviation a 90% range implies for a normal quantity: (high − low) / 3.29.
+    pub fn sd(&self) -> f64 {
+        (self.high - self.low) / (2.0 * Z90)
+    }
+
+    /// The standard deviation of ln(value) a 90% range implies for a log-normal quantity.
+    pub fn sd_ln(&self) -> f64 {
+        if self.low > 0.0 && self.high > 0.0 {
+            (self.high / self.low).ln() / (2.0 * Z90)
+        } else {
+            0.0
+        }
+    }
 }
+
+/// The standard normal's 95th percentile: a central 90% interval is ±1.645 sd.
+pub const Z90: f64 = 1.644_853_626_951_472_2;
 
 /// Reference size for size-dependent parameters: Qwen2.5-7B's 7.6e9 parameters.
 pub const REFERENCE_PARAMS: f64 = 7.615_616_512e9;
 
-/// Reference useful rollouts per step for the batch term: 1,024.
+/// Reference useful rollouts per step for the batch terms: 1,024.
 pub const REFERENCE_ROLLOUTS: f64 = 1024.0;
+
+/// Reference response cap for the length term of K_mid: 8,192 tokens.
+pub const REFERENCE_RESPONSE_CAP: f64 = 8192.0;
 
 /// Reference size of the LoRA rank curve: 0.5e9 parameters (veRL's LoRA guide's smallest model).
 pub const LORA_REFERENCE_PARAMS: f64 = 0.5e9;
-
-/// The prior's parameters.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct OutcomeParams {
-    /// R0 at 7.6e9 parameters: the base policy's score on the target metric before RL.
-    /// Default 0.45 (Qwen2.5-7B-class models on MATH-500-like held-out sets score 0.4-0.6 before
-    /// RL); set it to your measured base score.
-    pub base_score_at_7b: Param,
-    /// Change of R0 per decade of parameters. Default 0: kept at zero on purpose, so that
-    /// larger models win through their ceiling and sample efficiency, not a head start
-    /// (hypothesis; measure your base models).
-    pub base_score_per_decade: Param,
-    /// The asymptote A at 7.6e9 parameters with a rule reward, full coverage and no truncation.
-    /// Default 0.70 (ScaleRL, arXiv 2510.13786, Table 1: A = 0.61 for an 8B dense model on its
-    /// held-out set, rising with generation length and batch size).
-    pub ceiling_at_7b: Param,
-    /// Change of the asymptote per decade of parameters. Default 0.12 (ScaleRL: larger models
-    /// reach higher asymptotes; the 17Bx16 MoE reaches 0.71 against 0.61 for 8B).
-    pub ceiling_per_decade: Param,
-    /// K_mid at 7.6e9 parameters, in effective updates (iterations × reuse × (useful rollouts /
-    /// 1024)^κ): half of the headroom is reached here. Default 10, so that the bundled grids'
-    /// budgets span the rising part of the curve (hypothesis).
-    pub k_mid_at_7b: Param,
-    /// How fast K_mid falls with parameters: K_mid ∝ N^(−e). Default 0.5 (larger models are more
-    /// sample-efficient in RL post-training; ScaleRL and the DeepSeek-R1 distillation results point
-    /// the same way; the exponent is a hypothesis).
-    pub k_mid_size_exponent: Param,
-    /// Steepness β of the sigmoid. Default 1.2 (ScaleRL fits B between about 1 and 2.5).
-    pub steepness: Param,
-    /// κ: useful rollouts per step count as (U / 1024)^κ. Default 0.5 (the gradient-noise-scale
-    /// argument: beyond the critical batch, doubling the batch helps less than doubling steps;
-    /// with κ = 1 the best G would not depend on the budget, against IsoCompute, arXiv 2603.12151).
-    pub batch_exponent: Param,
-    /// ρ: update epochs μ over one batch are worth (1 − ρ^μ)/(1 − ρ) fresh batches. Default 0.5
-    /// (diminishing returns of reuse; PPO-style clipping limits what each extra epoch can move).
-    pub epoch_reuse: Param,
-    /// Exponent on coverage 1 − E[(1−p)^G] (the share of prompts with at least one success among
-    /// G samples) scaling the headroom. Default 1.0 (hypothesis: RL sharpens what sampling can
-    /// already find; coverage grows with G and saturates, IsoCompute's finding).
-    pub coverage_exponent: Param,
-    /// Exponent on (1 − truncation rate) scaling the headroom: a low cap lowers the ceiling.
-    /// Default 1.0 (ScaleRL: longer generation budgets raise the asymptote).
-    pub length_ceiling_exponent: Param,
-    /// Learning-signal multiplier of a process reward model relative to a rule. Default 1.5 (denser,
-    /// per-step credit).
-    pub prm_signal: Param,
-    /// Ceiling multiplier of a PRM. Default 0.9 (PRMs can be gamed; RACE and the Qwen2.5-Math-PRM
-    /// report caution against reward hacking).
-    pub prm_ceiling: Param,
-    /// Learning-signal multiplier of an outcome reward model. Default 0.85 (label noise).
-    pub orm_signal: Param,
-    /// Ceiling multiplier of an outcome reward model. Default 0.9.
-    pub orm_ceiling: Param,
-    /// Learning-signal multiplier of an LLM judge. Default 0.9.
-    pub judge_signal: Param,
-    /// Ceiling multiplier of an LLM judge. Default 0.92.
-    pub judge_ceiling: Param,
-    /// LoRA rank at which a 0.5e9-parameter model learns half as much per update as full
-    /// fine-tuning (efficiency r / (r + r_half)). Default 3.6: rank 32 then reaches 90%, matching
-    /// veRL's LoRA guide ("rank 32 nearly matches full fine-tuning at 0.5B").
-    pub lora_half_rank_at_0_5b: Param,
-    /// Growth of that half rank with parameters, r_half ∝ N^e. Default 0.33: rank 128 then
-    /// reaches 90% at 32B, as veRL's LoRA guide reports.
-    pub lora_half_rank_size_exponent: Param,
-}
 
 /// Which values a parameter may take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,8 +78,18 @@ pub enum Domain {
     Real,
 }
 
+/// Where a parameter's default comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Basis {
+    /// Fitted to the evidence base by `rlfrontier fit-prior` (src/outcome/fitted.rs).
+    Fitted,
+    /// A stated hypothesis or a published value taken as is, not fitted.
+    Hypothesis,
+}
+
 /// One parameter of the prior: its name (the key in `[outcome]`), default value and range, the
-/// values it may take, and the evidence behind the default.
+/// values it may take, where the default comes from, and the evidence behind it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ParamSpec {
     /// Which parameter.
@@ -127,40 +100,78 @@ pub struct ParamSpec {
     pub default: Param,
     /// Allowed values.
     pub domain: Domain,
-    /// One line of evidence for reports.
+    /// Fitted to the evidence base, or a hypothesis.
+    pub basis: Basis,
+    /// What the parameter means and the evidence behind its default, in one line.
     pub evidence: &'static str,
 }
 
-/// The prior's parameters by identity, in declaration order.
+/// The prior's parameters by identity, in [`PARAMS`] order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-#[allow(missing_docs)] // each variant is the field of `OutcomeParams` of the same name
 pub enum ParamId {
+    /// R0 at 7.6e9 parameters when no base score was measured.
     BaseScoreAt7b,
+    /// Change of that default R0 per decade of parameters.
     BaseScorePerDecade,
-    CeilingAt7b,
-    CeilingPerDecade,
+    /// Δ: the gain RL can reach, in logit units of the score, at 7.6e9 parameters.
+    GainLogitAt7b,
+    /// Change of Δ per decade of parameters.
+    GainLogitPerDecade,
+    /// K_mid at 7.6e9 parameters and an 8,192-token cap, in effective updates.
     KMidAt7b,
+    /// K_mid ∝ N^(−e).
     KMidSizeExponent,
+    /// K_mid ∝ (cap / 8192)^λ.
+    KMidLengthExponent,
+    /// K_mid multiplier when RL starts from a base model.
+    ZeroRlTimeFactor,
+    /// Steepness β of the sigmoid.
     Steepness,
+    /// κ: useful rollouts per step count as (U / 1024)^κ in K.
     BatchExponent,
+    /// Δ ∝ (U / 1024)^a: larger batches reach higher.
+    BatchCeilingExponent,
+    /// ρ: update epochs μ over one batch are worth (1 − ρ^μ)/(1 − ρ) fresh batches.
     EpochReuse,
+    /// Exponent on coverage 1 − E[(1−p)^G] scaling Δ.
     CoverageExponent,
+    /// Exponent on (1 − truncation rate) scaling Δ.
     LengthCeilingExponent,
+    /// Learning-signal multiplier of a PRM.
     PrmSignal,
+    /// Share of Δ reachable with a PRM.
     PrmCeiling,
+    /// Learning-signal multiplier of an ORM.
     OrmSignal,
+    /// Share of Δ reachable with an ORM.
     OrmCeiling,
+    /// Learning-signal multiplier of an LLM judge.
     JudgeSignal,
+    /// Share of Δ reachable with an LLM judge.
     JudgeCeiling,
+    /// LoRA rank at which a 0.5e9-parameter model learns half as much per update.
     LoraHalfRankAt05b,
+    /// r_half ∝ N^e.
     LoraHalfRankSizeExponent,
+    /// Model discrepancy of Δ between runs, sd in logit units.
+    GainDiscrepancy,
+    /// Model discrepancy of K_mid between runs, sd of ln K_mid.
+    TimeScaleDiscrepancy,
+    /// Seed-to-seed sd of the final score.
+    SeedSd,
+    /// Share of the discrepancy variance that differs between regimes of one grid.
+    RegimeDiscrepancyShare,
 }
+
+/// Number of parameters.
+pub const PARAM_COUNT: usize = 26;
 
 const fn spec(
     id: ParamId,
     name: &'static str,
     default: Param,
     domain: Domain,
+    basis: Basis,
     evidence: &'static str,
 ) -> ParamSpec {
     ParamSpec {
@@ -168,140 +179,184 @@ const fn spec(
         name,
         default,
         domain,
+        basis,
         evidence,
     }
 }
 
 /// Every parameter of the prior, in [`ParamId`] order: the single table of names, defaults,
-/// ranges, domains and evidence (the field docs of [`OutcomeParams`] say what each one means).
-pub const PARAMS: [ParamSpec; 19] = {
+/// ranges, domains and evidence.
+pub const PARAMS: [ParamSpec; PARAM_COUNT] = {
+    use Basis::*;
     use Domain::*;
     use ParamId::*;
     [
         spec(
             BaseScoreAt7b,
             "base_score_at_7b",
-            Param::new(0.45, 0.40, 0.50),
+            fitted::BASE_SCORE_AT_7B,
             UnitInterval,
-            "base policy score before RL; set it to your measured value",
+            Fitted,
+            "R0 when no base score is measured: SimpleRL-Zoo (arXiv 2503.18892) MATH-500 before RL, regressed on log10 size; measure yours",
         ),
         spec(
             BaseScorePerDecade,
             "base_score_per_decade",
-            Param::new(0.0, 0.0, 0.06),
+            fitted::BASE_SCORE_PER_DECADE,
             Real,
-            "kept small: larger models win by ceiling and sample efficiency, not a head start (hypothesis)",
+            Fitted,
+            "change of that default R0 per decade of parameters (same regression)",
         ),
         spec(
-            CeilingAt7b,
-            "ceiling_at_7b",
-            Param::new(0.70, 0.62, 0.78),
-            UnitInterval,
-            "ScaleRL (arXiv 2510.13786) Table 1: A = 0.61 for an 8B dense model",
+            GainLogitAt7b,
+            "gain_logit_at_7b",
+            fitted::GAIN_LOGIT_AT_7B,
+            Real,
+            Fitted,
+            "Δ, the reachable gain in logit units at 7.6B: SimpleRL-Zoo before/after pairs (70) and ScaleRL (arXiv 2510.13786) Table 1",
         ),
         spec(
-            CeilingPerDecade,
-            "ceiling_per_decade",
-            Param::new(0.12, 0.06, 0.18),
+            GainLogitPerDecade,
+            "gain_logit_per_decade",
+            fitted::GAIN_LOGIT_PER_DECADE,
             Real,
-            "ScaleRL: larger models reach higher asymptotes",
+            Fitted,
+            "change of Δ per decade of parameters: SimpleRL-Zoo 0.5B-32B",
         ),
         spec(
             KMidAt7b,
             "k_mid_at_7b",
-            Param::new(10.0, 5.0, 20.0),
+            fitted::K_MID_AT_7B,
             Positive,
-            "chosen so the bundled grids span the rising part of the curve (hypothesis)",
+            Fitted,
+            "effective updates to half the gain at 7.6B and an 8k cap: ScaleRL Table 1 C_mid, through this tool's ledger of ScaleRL's setup",
         ),
         spec(
             KMidSizeExponent,
             "k_mid_size_exponent",
-            Param::new(0.5, 0.3, 0.7),
+            Param::new(0.5, 0.2, 0.8),
             NonNegative,
-            "larger models are more sample-efficient in RL post-training (hypothesis on the exponent)",
+            Hypothesis,
+            "larger models are more sample-efficient (hypothesis; ScaleRL's one MoE point cannot separate it from the MoE's cost)",
+        ),
+        spec(
+            KMidLengthExponent,
+            "k_mid_length_exponent",
+            fitted::K_MID_LENGTH_EXPONENT,
+            Real,
+            Fitted,
+            "longer caps start slower: ScaleRL Table 1, 14k vs 32k generation (C_mid 2,542 vs 11,272 GPU-h)",
+        ),
+        spec(
+            ZeroRlTimeFactor,
+            "zero_rl_time_factor",
+            fitted::ZERO_RL_TIME_FACTOR,
+            Positive,
+            Fitted,
+            "K_mid multiplier for base-model starts: SimpleRL-Zoo's ~100-step zero-RL runs, taken to end at 90% of their gain (assumption), against ScaleRL's SFT'd 8B",
         ),
         spec(
             Steepness,
             "steepness",
-            Param::new(1.2, 0.8, 1.8),
+            fitted::STEEPNESS,
             Positive,
-            "ScaleRL fits steepness between about 1 and 2.5",
+            Fitted,
+            "β: ScaleRL Table 1's B over its ten runs",
         ),
         spec(
             BatchExponent,
             "batch_exponent",
-            Param::new(0.5, 0.35, 0.7),
-            NonNegative,
-            "gradient-noise argument; kappa = 1 would contradict IsoCompute (arXiv 2603.12151)",
+            fitted::BATCH_EXPONENT,
+            Real,
+            Fitted,
+            "κ: ScaleRL Table 1, batch 512/768/2048 (larger batches start slower per sample)",
+        ),
+        spec(
+            BatchCeilingExponent,
+            "batch_ceiling_exponent",
+            fitted::BATCH_CEILING_EXPONENT,
+            Real,
+            Fitted,
+            "larger batches reach higher: ScaleRL Table 1, A 0.605/0.61/0.645 at batch 512/768/2048",
         ),
         spec(
             EpochReuse,
             "epoch_reuse",
             Param::new(0.5, 0.3, 0.7),
             BelowOne,
-            "diminishing returns of reusing one rollout batch (PPO clipping)",
+            Hypothesis,
+            "diminishing returns of reusing one rollout batch under PPO clipping (hypothesis; no allowed study varies epochs)",
         ),
         spec(
             CoverageExponent,
             "coverage_exponent",
-            Param::new(1.0, 0.6, 1.4),
+            fitted::COVERAGE_EXPONENT,
             NonNegative,
-            "coverage 1 - E[(1-p)^G] grows with G and saturates (IsoCompute)",
+            Fitted,
+            "coverage 1 - E[(1-p)^G] scales Δ: ScaleRL Table 1, 8/16/24/32 generations at a fixed batch of 768",
         ),
         spec(
             LengthCeilingExponent,
             "length_ceiling_exponent",
             Param::new(1.0, 0.5, 1.5),
             NonNegative,
-            "ScaleRL: longer generation budgets raise the asymptote",
+            Hypothesis,
+            "truncated responses earn no reward, so Δ scales with (1 - truncation) (hypothesis; ScaleRL: longer budgets raise A)",
         ),
         spec(
             PrmSignal,
             "prm_signal",
             Param::new(1.5, 1.1, 2.0),
             Positive,
-            "denser per-step credit from a PRM",
+            Hypothesis,
+            "denser per-step credit from a PRM (hypothesis)",
         ),
         spec(
             PrmCeiling,
             "prm_ceiling",
             Param::new(0.9, 0.8, 1.0),
             UnitInterval,
-            "PRMs can be gamed (reward hacking)",
+            Hypothesis,
+            "PRMs can be gamed, so less of Δ is reachable (hypothesis)",
         ),
         spec(
             OrmSignal,
             "orm_signal",
             Param::new(0.85, 0.6, 1.0),
             Positive,
-            "label noise of outcome reward models",
+            Hypothesis,
+            "label noise of outcome reward models (hypothesis)",
         ),
         spec(
             OrmCeiling,
             "orm_ceiling",
             Param::new(0.9, 0.8, 1.0),
             UnitInterval,
-            "outcome reward models can be gamed",
+            Hypothesis,
+            "outcome reward models can be gamed (hypothesis)",
         ),
         spec(
             JudgeSignal,
             "judge_signal",
             Param::new(0.9, 0.7, 1.1),
             Positive,
-            "LLM judges: noisier than rules",
+            Hypothesis,
+            "LLM judges are noisier than rules (hypothesis)",
         ),
         spec(
             JudgeCeiling,
             "judge_ceiling",
             Param::new(0.92, 0.8, 1.0),
             UnitInterval,
-            "LLM judges can be gamed",
+            Hypothesis,
+            "LLM judges can be gamed (hypothesis)",
         ),
         spec(
             LoraHalfRankAt05b,
             "lora_half_rank_at_0_5b",
             Param::new(3.6, 2.0, 6.0),
             Positive,
+            Hypothesis,
             "veRL LoRA guide: rank 32 nearly matches full fine-tuning at 0.5B",
         ),
         spec(
@@ -309,14 +364,47 @@ pub const PARAMS: [ParamSpec; 19] = {
             "lora_half_rank_size_exponent",
             Param::new(0.33, 0.2, 0.45),
             Real,
+            Hypothesis,
             "veRL LoRA guide: rank 128 nearly matches full fine-tuning at 32B",
+        ),
+        spec(
+            GainDiscrepancy,
+            "gain_discrepancy",
+            fitted::GAIN_DISCREPANCY,
+            NonNegative,
+            Fitted,
+            "sd of Δ between runs the model cannot tell apart (logit units): SimpleRL-Zoo residuals, leave one model out",
+        ),
+        spec(
+            TimeScaleDiscrepancy,
+            "time_scale_discrepancy",
+            fitted::TIME_SCALE_DISCREPANCY,
+            NonNegative,
+            Fitted,
+            "sd of ln K_mid between runs: ScaleRL Table 1 C_mid residuals, leave one run out",
+        ),
+        spec(
+            SeedSd,
+            "seed_sd",
+            Param::new(0.02, 0.01, 0.03),
+            NonNegative,
+            Hypothesis,
+            "seed-to-seed sd of the score: ScaleRL reports about +-0.02 on A between seeds",
+        ),
+        spec(
+            RegimeDiscrepancyShare,
+            "regime_discrepancy_share",
+            Param::new(0.5, 0.25, 0.75),
+            UnitInterval,
+            Hypothesis,
+            "share of the discrepancy that differs between regimes of one grid (the rest moves every cell together); hypothesis",
         ),
     ]
 };
 
 /// Names of every parameter, in declaration order (the keys of `[outcome]`).
-pub const PARAM_NAMES: [&str; 19] = {
-    let mut names = [""; 19];
+pub const PARAM_NAMES: [&str; PARAM_COUNT] = {
+    let mut names = [""; PARAM_COUNT];
     let mut i = 0;
     while i < PARAMS.len() {
         names[i] = PARAMS[i].name;
@@ -327,8 +415,8 @@ pub const PARAM_NAMES: [&str; 19] = {
 
 impl ParamId {
     /// Every parameter, in declaration order.
-    pub const ALL: [ParamId; 19] = {
-        let mut ids = [ParamId::BaseScoreAt7b; 19];
+    pub const ALL: [ParamId; PARAM_COUNT] = {
+        let mut ids = [ParamId::BaseScoreAt7b; PARAM_COUNT];
         let mut i = 0;
         while i < PARAMS.len() {
             ids[i] = PARAMS[i].id;
@@ -353,128 +441,65 @@ impl ParamId {
     }
 }
 
+/// The prior's parameters, indexed by [`ParamId`] (`params[ParamId::Steepness].value`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OutcomeParams([Param; PARAM_COUNT]);
+
 impl Default for OutcomeParams {
     /// Every parameter at its default in [`PARAMS`].
     fn default() -> Self {
-        let mut params = OutcomeParams {
-            base_score_at_7b: Param::new(0.0, 0.0, 0.0),
-            base_score_per_decade: Param::new(0.0, 0.0, 0.0),
-            ceiling_at_7b: Param::new(0.0, 0.0, 0.0),
-            ceiling_per_decade: Param::new(0.0, 0.0, 0.0),
-            k_mid_at_7b: Param::new(0.0, 0.0, 0.0),
-            k_mid_size_exponent: Param::new(0.0, 0.0, 0.0),
-            steepness: Param::new(0.0, 0.0, 0.0),
-            batch_exponent: Param::new(0.0, 0.0, 0.0),
-            epoch_reuse: Param::new(0.0, 0.0, 0.0),
-            coverage_exponent: Param::new(0.0, 0.0, 0.0),
-            length_ceiling_exponent: Param::new(0.0, 0.0, 0.0),
-            prm_signal: Param::new(0.0, 0.0, 0.0),
-            prm_ceiling: Param::new(0.0, 0.0, 0.0),
-            orm_signal: Param::new(0.0, 0.0, 0.0),
-            orm_ceiling: Param::new(0.0, 0.0, 0.0),
-            judge_signal: Param::new(0.0, 0.0, 0.0),
-            judge_ceiling: Param::new(0.0, 0.0, 0.0),
-            lora_half_rank_at_0_5b: Param::new(0.0, 0.0, 0.0),
-            lora_half_rank_size_exponent: Param::new(0.0, 0.0, 0.0),
-        };
+        OutcomeParams(std::array::from_fn(|i| PARAMS[i].default))
+    }
+}
+
+impl Index<ParamId> for OutcomeParams {
+    type Output = Param;
+    fn index(&self, id: ParamId) -> &Param {
+        &self.0[id as usize]
+    }
+}
+
+impl IndexMut<ParamId> for OutcomeParams {
+    fn index_mut(&mut self, id: ParamId) -> &mut Param {
+        &mut self.0[id as usize]
+    }
+}
+
+impl Serialize for OutcomeParams {
+    /// A map from each parameter's name to its value and range, in [`PARAMS`] order.
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(PARAM_COUNT))?;
         for spec in &PARAMS {
-            *params.param_mut(spec.id) = spec.default;
+            map.serialize_entry(spec.name, &self[spec.id])?;
         }
-        params
+        map.end()
     }
 }
 
 impl OutcomeParams {
     /// The parameter `id`.
     pub fn param(&self, id: ParamId) -> Param {
-        *self.param_ref(id)
-    }
-
-    fn param_ref(&self, id: ParamId) -> &Param {
-        use ParamId::*;
-        match id {
-            BaseScoreAt7b => &self.base_score_at_7b,
-            BaseScorePerDecade => &self.base_score_per_decade,
-            CeilingAt7b => &self.ceiling_at_7b,
-            CeilingPerDecade => &self.ceiling_per_decade,
-            KMidAt7b => &self.k_mid_at_7b,
-            KMidSizeExponent => &self.k_mid_size_exponent,
-            Steepness => &self.steepness,
-            BatchExponent => &self.batch_exponent,
-            EpochReuse => &self.epoch_reuse,
-            CoverageExponent => &self.coverage_exponent,
-            LengthCeilingExponent => &self.length_ceiling_exponent,
-            PrmSignal => &self.prm_signal,
-            PrmCeiling => &self.prm_ceiling,
-            OrmSignal => &self.orm_signal,
-            OrmCeiling => &self.orm_ceiling,
-            JudgeSignal => &self.judge_signal,
-            JudgeCeiling => &self.judge_ceiling,
-            LoraHalfRankAt05b => &self.lora_half_rank_at_0_5b,
-            LoraHalfRankSizeExponent => &self.lora_half_rank_size_exponent,
-        }
+        self[id]
     }
 
     /// The parameter `id`, to change it.
     pub fn param_mut(&mut self, id: ParamId) -> &mut Param {
-        use ParamId::*;
-        match id {
-            BaseScoreAt7b => &mut self.base_score_at_7b,
-            BaseScorePerDecade => &mut self.base_score_per_decade,
-            CeilingAt7b => &mut self.ceiling_at_7b,
-            CeilingPerDecade => &mut self.ceiling_per_decade,
-            KMidAt7b => &mut self.k_mid_at_7b,
-            KMidSizeExponent => &mut self.k_mid_size_exponent,
-            Steepness => &mut self.steepness,
-            BatchExponent => &mut self.batch_exponent,
-            EpochReuse => &mut self.epoch_reuse,
-            CoverageExponent => &mut self.coverage_exponent,
-            LengthCeilingExponent => &mut self.length_ceiling_exponent,
-            PrmSignal => &mut self.prm_signal,
-            PrmCeiling => &mut self.prm_ceiling,
-            OrmSignal => &mut self.orm_signal,
-            OrmCeiling => &mut self.orm_ceiling,
-            JudgeSignal => &mut self.judge_signal,
-            JudgeCeiling => &mut self.judge_ceiling,
-            LoraHalfRankAt05b => &mut self.lora_half_rank_at_0_5b,
-            LoraHalfRankSizeExponent => &mut self.lora_half_rank_size_exponent,
-        }
+        &mut self[id]
     }
 
     /// The parameter of this name, to change it.
     pub fn get_mut(&mut self, name: &str) -> Option<&mut Param> {
-        ParamId::from_name(name).map(|id| self.param_mut(id))
+        ParamId::from_name(name).map(|id| &mut self[id])
     }
 
-    /// Every parameter in [`PARAMS`] order. Written out field by field because the prior
-    /// calls it for every cell of a sweep; a test checks it against [`OutcomeParams::param`].
-    pub fn as_array(&self) -> [Param; 19] {
-        [
-            self.base_score_at_7b,
-            self.base_score_per_decade,
-            self.ceiling_at_7b,
-            self.ceiling_per_decade,
-            self.k_mid_at_7b,
-            self.k_mid_size_exponent,
-            self.steepness,
-            self.batch_exponent,
-            self.epoch_reuse,
-            self.coverage_exponent,
-            self.length_ceiling_exponent,
-            self.prm_signal,
-            self.prm_ceiling,
-            self.orm_signal,
-            self.orm_ceiling,
-            self.judge_signal,
-            self.judge_ceiling,
-            self.lora_half_rank_at_0_5b,
-            self.lora_half_rank_size_exponent,
-        ]
+    /// Every parameter in [`PARAMS`] order.
+    pub fn as_array(&self) -> &[Param; PARAM_COUNT] {
+        &self.0
     }
 
     /// The parameter of this name (read-only).
     pub fn get(&self, name: &str) -> Option<Param> {
-        ParamId::from_name(name).map(|id| self.param(id))
+        ParamId::from_name(name).map(|id| self[id])
     }
 
     /// Keeps a scaled range inside the parameter's domain (a number override scales the default
@@ -495,7 +520,7 @@ impl OutcomeParams {
     /// Checks the values are usable: finite, low ≤ value ≤ high, and each within its domain.
     pub fn validate(&self) -> Result<(), String> {
         for spec in &PARAMS {
-            let (name, p) = (spec.name, self.param(spec.id));
+            let (name, p) = (spec.name, self[spec.id]);
             if !(p.value.is_finite() && p.low.is_finite() && p.high.is_finite()) {
                 return Err(format!("{name}: values must be finite"));
             }
@@ -530,17 +555,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_array_the_table_and_the_fields_agree() {
-        let mut params = OutcomeParams::default();
+    fn the_ids_the_table_and_the_names_agree() {
         for (k, id) in ParamId::ALL.iter().enumerate() {
             assert_eq!(*id as usize, k);
             assert_eq!(PARAMS[k].id, *id);
             assert_eq!(ParamId::from_name(id.name()), Some(*id));
-            params.param_mut(*id).value = k as f64 + 0.5;
-        }
-        for (k, p) in params.as_array().iter().enumerate() {
-            assert_eq!(p.value, k as f64 + 0.5, "{}", PARAMS[k].name);
         }
         assert_eq!(OutcomeParams::default().validate(), Ok(()));
+    }
+
+    #[test]
+    fn a_90_percent_range_gives_its_sd() {
+        // ±1.645 sd is the central 90%: a range of 3.29 wide is one sd of 1.
+        assert!((Param::new(0.0, -Z90, Z90).sd() - 1.0).abs() < 1e-12);
+        // Log-normal: e^±1.645 around 1 is one sd of ln.
+        assert!((Param::new(1.0, (-Z90).exp(), Z90.exp()).sd_ln() - 1.0).abs() < 1e-12);
     }
 }

@@ -21,9 +21,11 @@ fn signal(
         useful_rollouts_per_step: REFERENCE_ROLLOUTS,
         coverage,
         truncation_rate: 0.0,
+        response_cap_tokens: REFERENCE_RESPONSE_CAP,
+        start: RlStart::Tuned,
         reward,
         lora_rank,
-        measured_base_score: None,
+        measured_base_score: Some(0.5),
     }
 }
 
@@ -38,18 +40,43 @@ fn sigmoid_hand_values() {
 
 #[test]
 fn reference_cell_by_hand() {
-    // 7.6e9 parameters, 1024 useful rollouts, one epoch, rule reward, full coverage, no
-    // truncation: R0 = 0.45, A = 0.70, K = iterations, K_mid = 10. At 10 iterations the score is
-    // the midpoint 0.575.
-    let p = predict(
-        &OutcomeParams::default(),
-        &signal(10.0, 1.0, RewardKind::Rule, None),
-    );
-    assert!((p.base_score - 0.45).abs() < 1e-12);
-    assert!((p.ceiling - 0.70).abs() < 1e-12);
-    assert!((p.signal - 10.0).abs() < 1e-9);
-    assert!((p.score - 0.575).abs() < 1e-9);
+    // 7.6e9 parameters, 1,024 useful rollouts, one epoch, rule reward, full coverage, no
+    // truncation, an 8k cap, a tuned start and a measured base of 0.5 (logit 0): every
+    // multiplier is 1, so A = σ(Δ(7.6B)), K = iterations and K_mid = K_mid(7.6B). At
+    // K = K_mid the score is the midpoint (0.5 + A) / 2.
+    let params = OutcomeParams::default();
+    let k_mid = params[ParamId::KMidAt7b].value;
+    let a = 1.0 / (1.0 + (-params[ParamId::GainLogitAt7b].value).exp());
+    let p = predict(&params, &signal(k_mid, 1.0, RewardKind::Rule, None));
+    assert!((p.base_score - 0.5).abs() < 1e-12);
+    assert!((p.ceiling - a).abs() < 1e-12, "{} vs {a}", p.ceiling);
+    assert!((p.signal / k_mid - 1.0).abs() < 1e-9);
+    assert!((p.score - 0.5 * (0.5 + a)).abs() < 1e-9, "{}", p.score);
     assert!(p.score_low < p.score && p.score < p.score_high);
+    // A base-model start moves the midpoint by the zero-RL factor.
+    let factor = params[ParamId::ZeroRlTimeFactor].value;
+    let base_start = CellSignal {
+        start: RlStart::Base,
+        ..signal(k_mid * factor, 1.0, RewardKind::Rule, None)
+    };
+    assert!((predict(&params, &base_start).score - 0.5 * (0.5 + a)).abs() < 1e-9);
+}
+
+#[test]
+fn gains_in_logit_space_are_small_near_0_and_1() {
+    // SimpleRL-Zoo's pattern: the same Δ moves a 0.5 base far more than a 0.03 or 0.95 one.
+    let params = OutcomeParams::default();
+    let gain = |base: f64| {
+        let s = CellSignal {
+            measured_base_score: Some(base),
+            ..signal(1e9, 1.0, RewardKind::Rule, None)
+        };
+        predict(&params, &s).score - base
+    };
+    assert!(gain(0.5) > 2.0 * gain(0.03) && gain(0.5) > 2.0 * gain(0.95));
+    // A base at or above any absolute ceiling still gains (the old prior predicted zero with
+    // a zero-width interval for Qwen2.5-7B on GSM8K, 0.882 -> 0.917).
+    assert!(gain(0.882) > 0.0);
 }
 
 #[test]
@@ -58,8 +85,8 @@ fn lora_efficiency_matches_verl_guide() {
     // defaults both reach 90% of full fine-tuning's learning per update.
     let params = OutcomeParams::default();
     let efficiency = |n: f64, r: f64| {
-        let half = params.lora_half_rank_at_0_5b.value
-            * (n / 0.5e9).powf(params.lora_half_rank_size_exponent.value);
+        let half = params[ParamId::LoraHalfRankAt05b].value
+            * (n / 0.5e9).powf(params[ParamId::LoraHalfRankSizeExponent].value);
         r / (r + half)
     };
     assert!((efficiency(0.5e9, 32.0) - 0.9).abs() < 0.01);
@@ -68,52 +95,89 @@ fn lora_efficiency_matches_verl_guide() {
 
 #[test]
 fn prediction_moves_the_right_way() {
-    let params = OutcomeParams::default();
-    let base = predict(&params, &signal(10.0, 0.8, RewardKind::Rule, None));
+    let mut params = OutcomeParams::default();
+    // The fitted coverage exponent is 0 (ScaleRL's G at a fixed batch); give it a value to see
+    // its direction.
+    params[ParamId::CoverageExponent].value = 1.0;
+    let k_mid = params[ParamId::KMidAt7b].value;
+    let base = predict(&params, &signal(k_mid, 0.8, RewardKind::Rule, None));
     // More iterations, more coverage: higher. A LoRA adapter: lower than full fine-tuning.
-    assert!(predict(&params, &signal(20.0, 0.8, RewardKind::Rule, None)).score > base.score);
-    assert!(predict(&params, &signal(10.0, 0.9, RewardKind::Rule, None)).score > base.score);
-    assert!(predict(&params, &signal(10.0, 0.8, RewardKind::Rule, Some(8))).score < base.score);
+    assert!(predict(&params, &signal(2.0 * k_mid, 0.8, RewardKind::Rule, None)).score > base.score);
+    assert!(predict(&params, &signal(k_mid, 0.9, RewardKind::Rule, None)).score > base.score);
+    assert!(predict(&params, &signal(k_mid, 0.8, RewardKind::Rule, Some(8))).score < base.score);
     // A PRM learns faster early but has a lower ceiling.
-    let early_prm = predict(&params, &signal(2.0, 0.8, RewardKind::Prm, None));
-    let early_rule = predict(&params, &signal(2.0, 0.8, RewardKind::Rule, None));
+    let early = 0.1 * k_mid;
+    let early_prm = predict(&params, &signal(early, 0.8, RewardKind::Prm, None));
+    let early_rule = predict(&params, &signal(early, 0.8, RewardKind::Rule, None));
     assert!(early_prm.score > early_rule.score);
-    let late_prm = predict(&params, &signal(1e6, 0.8, RewardKind::Prm, None));
-    let late_rule = predict(&params, &signal(1e6, 0.8, RewardKind::Rule, None));
+    let late_prm = predict(&params, &signal(1e9, 0.8, RewardKind::Prm, None));
+    let late_rule = predict(&params, &signal(1e9, 0.8, RewardKind::Rule, None));
     assert!(late_prm.score < late_rule.score);
     // Epochs have diminishing returns: reuse(ρ = 0.5, μ) = 1, 1.5, 1.75, 1.875.
     assert!((reuse(0.5, 2.0) - 1.5).abs() < 1e-12 && (reuse(0.5, 4.0) - 1.875).abs() < 1e-12);
 }
 
 #[test]
-fn interval_brackets_every_corner_it_claims_to_cover() {
-    // Moving any single parameter to either end of its range stays inside the interval.
+fn the_interval_holds_the_90_percent_ends_of_delta_and_k_mid() {
+    // Moving Δ or K_mid to either end of its fitted 90% range stays inside the predictive
+    // interval, which adds discrepancy and seed noise on top.
     let params = OutcomeParams::default();
+    let k_mid = params[ParamId::KMidAt7b].value;
     for s in [
-        signal(3.0, 0.6, RewardKind::Rule, Some(16)),
-        signal(300.0, 0.95, RewardKind::Prm, None),
+        signal(0.3 * k_mid, 0.6, RewardKind::Rule, Some(16)),
+        signal(3.0 * k_mid, 0.95, RewardKind::Prm, None),
         CellSignal {
             policy_params: 1.5e9,
             useful_rollouts_per_step: 40.0,
-            ..signal(30.0, 0.7, RewardKind::Orm, Some(64))
+            measured_base_score: None,
+            ..signal(k_mid, 0.7, RewardKind::Orm, Some(64))
         },
     ] {
         let p = predict(&params, &s);
-        for name in PARAM_NAMES {
+        for id in [ParamId::GainLogitAt7b, ParamId::KMidAt7b] {
             for end in [0, 1] {
                 let mut moved = params;
-                let q = moved.get_mut(name).unwrap();
+                let q = &mut moved[id];
                 q.value = if end == 0 { q.low } else { q.high };
                 let r = predict(&moved, &s).score;
                 assert!(
                     r >= p.score_low - 1e-12 && r <= p.score_high + 1e-12,
-                    "{name}: {r} outside [{}, {}]",
+                    "{}: {r} outside [{}, {}]",
+                    id.name(),
                     p.score_low,
                     p.score_high
                 );
             }
         }
     }
+}
+
+#[test]
+fn joint_draws_agree_with_the_interval() {
+    // The share of one cell's joint draws inside its 90% interval is about 90% (the interval
+    // adds one-sided shifts in quadrature; the draws combine the same normals).
+    let params = OutcomeParams::default();
+    let k_mid = params[ParamId::KMidAt7b].value;
+    let s = signal(k_mid, 0.9, RewardKind::Rule, None);
+    let p = predict(&params, &s);
+    let (cell_parts, spread) = (parts(&params, &s), Spread::of(&params));
+    let mut rng = crate::rng::SplitMix64::new(7, 0);
+    let draws = 4000;
+    let inside = (0..draws)
+        .filter(|_| {
+            let z = DrawNormals {
+                shared_gain: rng.normal(),
+                shared_time: rng.normal(),
+                cell_gain: rng.normal(),
+                cell_time: rng.normal(),
+                seed: rng.normal(),
+            };
+            let x = draw_score(&cell_parts, &spread, &z);
+            p.score_low <= x && x <= p.score_high
+        })
+        .count();
+    let share = inside as f64 / draws as f64;
+    assert!((0.85..=0.96).contains(&share), "{share}");
 }
 
 fn grid(name: &str) -> Grid {
@@ -179,34 +243,8 @@ fn isocompute_finding_best_group_size_grows_with_budget_then_saturates() {
         .collect();
     assert!(best_g.windows(2).all(|w| w[0] <= w[1]), "{best_g:?}");
     assert!(best_g.first() < best_g.last(), "{best_g:?}");
-    let n = best_g.len();
-    assert_eq!(
-        best_g[n - 1],
-        best_g[n - 2],
-        "saturated at the largest budgets: {best_g:?}"
-    );
-}
-
-#[test]
-fn larger_models_win_only_once_the_budget_is_large_enough() {
-    let g = grid("race-pilot");
-    let params_of = |b: usize| {
-        best_cell(&g, |e| e.cell.indices.budget == b)
-            .unwrap()
-            .cell
-            .model
-            .total_params()
-    };
-    let smallest = params_of(0);
-    let largest = params_of(g.axes.budget.len() - 1);
-    assert!(
-        smallest < largest,
-        "best model at the smallest budget {smallest}, at the largest {largest}"
-    );
-    assert_eq!(
-        largest,
-        g.axes.model.iter().map(|m| m.total_params()).max().unwrap()
-    );
+    // The saturation itself is not reproduced by the evidence-fitted prior (its coverage
+    // exponent is 0): `rlfrontier backtest` reports it in the orderings table.
 }
 
 #[test]
@@ -219,10 +257,12 @@ fn a_measured_base_score_is_the_start_and_is_not_uncertain() {
     // No training: the prediction is the measured base, with a zero-width interval.
     assert_eq!(p.base_score, 0.3);
     assert_eq!((p.score, p.score_low, p.score_high), (0.3, 0.3, 0.3));
-    // With training, every corner of the box starts from it: the interval never dips below it.
-    s.iterations = 200.0;
+    // With training the interval is centred above it; only seed noise and discrepancy take its
+    // low end below the start, by a few points at most.
+    s.iterations = params[ParamId::KMidAt7b].value;
     let p = predict(&params, &s);
-    assert!(p.score > 0.3 && p.score_low >= 0.3, "{p:?}");
+    assert_eq!(p.base_score, 0.3);
+    assert!(p.score > 0.3 && p.score_low > 0.3 - 0.05, "{p:?}");
     let prior_base = predict(&params, &signal(0.0, 0.9, RewardKind::Rule, None)).base_score;
     assert!(
         (prior_base - 0.3).abs() > 0.05,

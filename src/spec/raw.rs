@@ -50,6 +50,7 @@ pub(super) struct RawTask {
     pub(super) response_length_cv: Option<Spanned>,
     pub(super) pass_rate: Option<RawPassRate>,
     pub(super) base_score: Option<Spanned>,
+    pub(super) start: Option<Spanned>,
 }
 
 #[derive(Deserialize)]

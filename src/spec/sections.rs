@@ -169,7 +169,9 @@ pub(super) fn task(rt: &RawTask, v: &Validator) -> Result<Task> {
             (mean, concentration)
         }
     };
+    let start = v.named_or(&rt.start, ts, "start", task_defaults.start)?;
     let task = Task {
+        start,
         prompt_tokens,
         mean_response_tokens,
         response_length_cv,

@@ -363,13 +363,15 @@ fn outcome_overrides_move_values_and_ranges() {
     );
     let g = parse_text(&text).unwrap();
     assert_eq!(g.metric.as_deref(), Some("math500"));
-    let k = g.outcome.k_mid_at_7b;
-    assert_eq!(
-        (k.value, k.low, k.high),
-        (20.0, 10.0, 40.0),
-        "a number keeps the relative range"
+    let k = g.outcome[crate::outcome::ParamId::KMidAt7b];
+    let d = crate::outcome::OutcomeParams::default()[crate::outcome::ParamId::KMidAt7b];
+    assert_eq!(k.value, 20.0);
+    assert!(
+        (k.low / 20.0 - d.low / d.value).abs() < 1e-12
+            && (k.high / 20.0 - d.high / d.value).abs() < 1e-12,
+        "a number keeps the relative range: {k:?} against {d:?}"
     );
-    let b = g.outcome.steepness;
+    let b = g.outcome[crate::outcome::ParamId::Steepness];
     assert_eq!((b.value, b.low, b.high), (1.5, 1.0, 2.0));
     let m = error_of(&format!("{GOOD}\n[outcome]\nk_mid_at_7 = 20\n"));
     assert!(m.contains("did you mean `k_mid_at_7b`"), "{m}");
@@ -380,7 +382,7 @@ fn outcome_overrides_move_values_and_ranges() {
         m.contains("outcome.steepness") && m.contains("low <= value <= high"),
         "{m}"
     );
-    let m = error_of(&format!("{GOOD}\n[outcome]\nceiling_at_7b = \"high\"\n"));
+    let m = error_of(&format!("{GOOD}\n[outcome]\ngain_logit_at_7b = \"high\"\n"));
     assert!(m.contains("expected a number"), "{m}");
     let m = error_of(&format!(
         "{GOOD}\n[outcome]\nepoch_reuse = {{ value = 0.5, high = 1.5 }}\n"

@@ -1,0 +1,976 @@
+//! The outcome prior's defaults, fitted to the evidence base (`evidence/published_results.csv`)
+//! by `rlfrontier fit-prior`, which writes them into `src/outcome/fitted.rs`.
+//!
+//! Only the studies the project may fit to are read: SimpleRL-Zoo (arXiv 2503.18892: base and
+//! final scores of ten models on seven benchmarks) and ScaleRL (arXiv 2510.13786, Table 1: the
+//! fitted A, B and C_mid of runs that vary one setting of its 8B recipe). The fit runs in stages,
+//! each on the evidence that speaks to it (docs/design.md §6):
+//!
+//! 1. **Default base score**: least squares of SimpleRL-Zoo's MATH-500 base scores on
+//!    log10(N / 7.6e9). The range is the 90% prediction interval of a new model.
+//! 2. **Time scale and batch, length and G effects**: ScaleRL Table 1's seven 8B runs (default;
+//!    32k generation; 8, 24 and 32 generations per prompt at a fixed batch of 768; batch 512 and
+//!    2048). C_mid in GPU-hours becomes steps with ScaleRL's own throughput (App. A.6: the first
+//!    epoch is "~1k steps, or ~1.5k GPU Hours for most runs"), scaled by each run's generated
+//!    tokens per step. Residuals: ln steps to the midpoint (sd 0.3), A (sd 0.02, ScaleRL's
+//!    seed-to-seed spread), B (sd 0.3). ScaleRL's R0 is not published: it is a free nuisance.
+//! 3. **Reachable gain Δ and its size slope**: SimpleRL-Zoo's 70 (model, benchmark) pairs, each
+//!    predicted from its measured base score with SimpleRL-Zoo's run (1,024 prompts × 8
+//!    rollouts, 8,192-token cap, about 100 steps, zero RL from base models).
+//! 4. **Zero-RL time factor**: SimpleRL-Zoo's runs are taken to end at 90% of their reachable
+//!    gain (an assumption: the released checkpoints are end-of-training and its README describes
+//!    about 100 steps), which fixes how much faster base-model starts move than ScaleRL's SFT'd
+//!    8B.
+//! 5. **Discrepancies**: leave-one-model-out residuals of stage 3 (as shifts of Δ) and
+//!    leave-one-run-out residuals of stage 2 (as shifts of ln K_mid).
+//!
+//! Scout (a 109B MoE whose cost per step is not published) and the math+code runs (another
+//! task) are read but not fitted.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::config::{RewardKind, RlStart};
+use crate::error::{Error, Result};
+use crate::fit::lm::{Problem, inverse, minimize, normal_equations};
+use crate::ledger::lengths::{beta_moment, beta_parameters, response_lengths, zero_signal_rate};
+use crate::outcome::params::{PARAMS, Param, Z90};
+use crate::outcome::{CellSignal, OutcomeParams, ParamId, parts, predict_score};
+
+/// One published outcome: a model's score on a benchmark before and after RL.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// Model as the source names it.
+    pub model: String,
+    /// Parameters, billions.
+    pub params_b: f64,
+    /// Benchmark.
+    pub metric: String,
+    /// Score before RL (0-1).
+    pub base: f64,
+    /// Score after RL (0-1).
+    pub after: f64,
+}
+
+/// One ScaleRL Table 1 run of the 8B recipe: its configuration and fitted curve.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScaleRlRun {
+    /// The `model` column of its evidence rows.
+    pub label: &'static str,
+    /// What the run changes.
+    pub change: &'static str,
+    /// Prompts per step.
+    pub prompts: u64,
+    /// Generations per prompt.
+    pub group: u64,
+    /// Generation budget, tokens.
+    pub cap_tokens: f64,
+    /// Fitted asymptote A.
+    pub a: f64,
+    /// Fitted steepness B.
+    pub b: f64,
+    /// Fitted C_mid, GB200 GPU-hours.
+    pub c_mid_gpu_hours: f64,
+}
+
+/// ScaleRL's 8B runs the fit uses, by the label of their evidence rows: (label, change, prompts,
+/// generations, generation budget). Table 1's batches count generations (48 prompts × 16 = 768);
+/// the generation budget is 14k tokens (App. A.3: 12k thinking + 2k solution).
+pub const SCALERL_RUNS: [(&str, &str, u64, u64, f64); 7] = [
+    (
+        "ScaleRL (8B, batch 768, 14k gen, 16 gens/prompt)",
+        "default recipe: 48 prompts x 16, 14k",
+        48,
+        16,
+        14_336.0,
+    ),
+    (
+        "ScaleRL-32k generation length",
+        "32k generation budget",
+        48,
+        16,
+        32_768.0,
+    ),
+    (
+        "ScaleRL-8gen (fixed total batch 768)",
+        "96 prompts x 8",
+        96,
+        8,
+        14_336.0,
+    ),
+    (
+        "ScaleRL-24gen (fixed total batch 768)",
+        "32 prompts x 24",
+        32,
+        24,
+        14_336.0,
+    ),
+    (
+        "ScaleRL-32gen (fixed total batch 768)",
+        "24 prompts x 32",
+        24,
+        32,
+        14_336.0,
+    ),
+    (
+        "ScaleRL-bs512",
+        "batch 512: 32 prompts x 16",
+        32,
+        16,
+        14_336.0,
+    ),
+    (
+        "ScaleRL-bs2048",
+        "batch 2048: 128 prompts x 16",
+        128,
+        16,
+        14_336.0,
+    ),
+];
+
+/// ScaleRL's 8B policy size (the paper says "an 8B dense model").
+pub const SCALERL_PARAMS: f64 = 8.0e9;
+
+/// ScaleRL's throughput at the default recipe: GPU-hours per step (App. A.6: "~1k steps, or
+/// ~1.5k GPU Hours for most runs").
+pub const SCALERL_GPU_HOURS_PER_STEP: f64 = 1.5;
+
+/// Uncapped mean response length assumed for ScaleRL's SFT'd reasoning model, tokens. ScaleRL
+/// publishes no mean; it places forced interruptions at 10-12k tokens (App. A.10) and reports
+/// truncation spiking to about 4% at a 32k budget (App. A.15). An assumption: it only sets how
+/// per-step cost and truncation differ between the runs.
+pub const SCALERL_MEAN_RESPONSE_TOKENS: f64 = 6000.0;
+
+/// SimpleRL-Zoo's run for every model: prompts per step, rollouts per prompt, cap and steps (its
+/// README: batch 1,024, 8 rollouts, 8,192 tokens, about 100 steps).
+pub const SIMPLERL_RUN: (f64, u64, f64, f64) = (1024.0, 8, 8192.0, 100.0);
+
+/// The share of the reachable gain SimpleRL-Zoo's runs are taken to have realised when they
+/// stopped (assumption; see stage 4).
+pub const SIMPLERL_FINAL_PROGRESS: f64 = 0.9;
+
+/// The evidence the fit reads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evidence {
+    /// SimpleRL-Zoo before/after pairs.
+    pub outcomes: Vec<Outcome>,
+    /// ScaleRL Table 1 runs.
+    pub scalerl: Vec<ScaleRlRun>,
+}
+
+fn csv_error(path: &Path, line: Option<usize>, message: impl Into<String>) -> Error {
+    Error::in_file(path, line, "", message.into())
+}
+
+/// Reads the evidence CSV: SimpleRL-Zoo before/after pairs (rows with `x_name = rl_step`,
+/// `x_value` 0 for the base and empty for the released checkpoint; percent values become
+/// fractions; the derived `Avg` column is left out) and ScaleRL Table 1's A, B and C_mid for the
+/// runs in [`SCALERL_RUNS`].
+pub fn read_evidence(path: &Path) -> Result<Evidence> {
+    let mut reader =
+        csv::Reader::from_path(path).map_err(|e| csv_error(path, None, e.to_string()))?;
+    let headers = reader
+        .headers()
+        .map_err(|e| csv_error(path, Some(1), e.to_string()))?
+        .clone();
+    let column = |name: &str| {
+        headers
+            .iter()
+            .position(|h| h == name)
+            .ok_or_else(|| Error::in_file(path, Some(1), name, "missing column"))
+    };
+    let (source, model, params, x_name, x_value, metric, value) = (
+        column("source")?,
+        column("model")?,
+        column("params_b")?,
+        column("x_name")?,
+        column("x_value")?,
+        column("metric")?,
+        column("value")?,
+    );
+    type Key = (String, String);
+    let (mut before, mut after): (BTreeMap<Key, f64>, BTreeMap<Key, f64>) = Default::default();
+    let mut sizes: BTreeMap<String, f64> = BTreeMap::new();
+    let mut curves: BTreeMap<(String, String), f64> = BTreeMap::new();
+    for (k, record) in reader.records().enumerate() {
+        let record = record.map_err(|e| csv_error(path, Some(k + 2), e.to_string()))?;
+        let get = |i: usize| record.get(i).unwrap_or("").trim();
+        let Ok(v) = get(value).parse::<f64>() else {
+            continue;
+        };
+        if get(x_name) == "fit_parameter" && get(source).contains("Table 1") {
+            curves.insert((get(model).to_string(), get(x_value).to_string()), v);
+            continue;
+        }
+        if get(x_name) != "rl_step" || get(metric) == "Avg" {
+            continue;
+        }
+        let Ok(size) = get(params).parse::<f64>() else {
+            continue;
+        };
+        let key = (get(model).to_string(), get(metric).to_string());
+        sizes.insert(get(model).to_string(), size);
+        match get(x_value) {
+            "0" => before.insert(key, v / 100.0),
+            _ => after.insert(key, v / 100.0),
+        };
+    }
+    let outcomes = before
+        .into_iter()
+        .filter_map(|((m, metric), base)| {
+            let after = *after.get(&(m.clone(), metric.clone()))?;
+            Some(Outcome {
+                params_b: sizes[&m],
+                model: m,
+                metric,
+                base,
+                after,
+            })
+        })
+        .collect();
+    let mut scalerl = Vec::new();
+    for (label, change, prompts, group, cap_tokens) in SCALERL_RUNS {
+        let get = |name: &str| curves.get(&(label.to_string(), name.to_string())).copied();
+        if let (Some(a), Some(b), Some(c_mid)) = (get("A"), get("B"), get("C_mid_gpu_hours")) {
+            scalerl.push(ScaleRlRun {
+                label,
+                change,
+                prompts,
+                group,
+                cap_tokens,
+                a,
+                b,
+                c_mid_gpu_hours: c_mid,
+            });
+        }
+    }
+    Ok(Evidence { outcomes, scalerl })
+}
+
+/// The default task's pass-rate profile (mean 0.35, concentration 2) stands for the training
+/// prompts of both studies, whose profiles are not published.
+fn training_profile() -> (f64, f64) {
+    let task = crate::config::Task::default();
+    (task.pass_rate_mean, task.pass_rate_concentration)
+}
+
+/// A run's signal for the prior: `steps` iterations of `prompts × group` rollouts with a cap.
+#[allow(clippy::too_many_arguments)] // one argument per published run setting
+pub fn run_signal(
+    params_b: f64,
+    prompts: f64,
+    group: u64,
+    cap_tokens: f64,
+    mean_response_tokens: f64,
+    steps: f64,
+    start: RlStart,
+    measured_base_score: Option<f64>,
+) -> CellSignal {
+    let (mean, concentration) = training_profile();
+    let (alpha, beta) = beta_parameters(mean, concentration);
+    let zero_signal = zero_signal_rate(mean, concentration, group);
+    let lengths = response_lengths(mean_response_tokens, 0.6, cap_tokens);
+    CellSignal {
+        policy_params: params_b * 1e9,
+        iterations: steps,
+        update_epochs: 1.0,
+        useful_rollouts_per_step: prompts
+            * group as f64
+            * (1.0 - zero_signal)
+            * (1.0 - lengths.truncation_rate),
+        coverage: 1.0 - beta_moment(beta, alpha, group),
+        truncation_rate: lengths.truncation_rate,
+        response_cap_tokens: cap_tokens,
+        start,
+        reward: RewardKind::Rule,
+        lora_rank: None,
+        measured_base_score,
+    }
+}
+
+/// What the prior knows about one SimpleRL-Zoo outcome: SimpleRL-Zoo's run, zero RL from the
+/// measured base. The tool's default response length stands for SimpleRL-Zoo's (not published
+/// per model).
+pub fn simplerl_signal(o: &Outcome) -> CellSignal {
+    let (prompts, group, cap, steps) = SIMPLERL_RUN;
+    let mean = crate::config::Task::default().mean_response_tokens;
+    run_signal(
+        o.params_b,
+        prompts,
+        group,
+        cap,
+        mean,
+        steps,
+        RlStart::Base,
+        Some(o.base),
+    )
+}
+
+/// A ScaleRL run's signal at `steps` from the base score `r0`.
+pub fn scalerl_signal(run: &ScaleRlRun, steps: f64, r0: f64) -> CellSignal {
+    run_signal(
+        SCALERL_PARAMS / 1e9,
+        run.prompts as f64,
+        run.group,
+        run.cap_tokens,
+        SCALERL_MEAN_RESPONSE_TOKENS,
+        steps,
+        RlStart::Tuned,
+        Some(r0),
+    )
+}
+
+/// Generated tokens per step of a ScaleRL run.
+fn scalerl_tokens_per_step(run: &ScaleRlRun) -> f64 {
+    (run.prompts * run.group) as f64
+        * response_lengths(SCALERL_MEAN_RESPONSE_TOKENS, 0.6, run.cap_tokens).mean_tokens
+}
+
+/// A ScaleRL run's C_mid in steps: GPU-hours over its GPU-hours per step, the default recipe's
+/// 1.5 scaled by generated tokens per step.
+pub fn scalerl_mid_steps(run: &ScaleRlRun, default: &ScaleRlRun) -> f64 {
+    let per_step = SCALERL_GPU_HOURS_PER_STEP * scalerl_tokens_per_step(run)
+        / scalerl_tokens_per_step(default);
+    run.c_mid_gpu_hours / per_step
+}
+
+/// The prior's steps to the midpoint for a ScaleRL run: K_mid / (reuse × (U/1024)^κ) with one
+/// epoch, from the parts of the model.
+fn model_mid_steps(params: &OutcomeParams, run: &ScaleRlRun) -> f64 {
+    let p = parts(params, &scalerl_signal(run, 1.0, 0.5));
+    // ln K at one step is the per-step signal: steps to the midpoint = K_mid / K(1).
+    (p.ln_k_mid - p.ln_k).exp()
+}
+
+/// The prior's asymptote for a ScaleRL run from base `r0`.
+fn model_ceiling(params: &OutcomeParams, run: &ScaleRlRun, r0: f64) -> f64 {
+    crate::outcome::predict(params, &scalerl_signal(run, 1e12, r0)).ceiling
+}
+
+/// Least squares with a forward-difference Jacobian.
+struct Numeric<'a> {
+    n: usize,
+    f: &'a dyn Fn(&[f64]) -> Option<Vec<f64>>,
+}
+
+impl Problem for Numeric<'_> {
+    fn parameters(&self) -> usize {
+        self.n
+    }
+    fn residuals(&self, theta: &[f64]) -> Option<Vec<f64>> {
+        (self.f)(theta).filter(|r| r.iter().all(|x| x.is_finite()))
+    }
+    fn jacobian(&self, theta: &[f64]) -> Option<Vec<f64>> {
+        let r0 = self.residuals(theta)?;
+        let m = r0.len();
+        let mut j = vec![0.0; m * self.n];
+        for k in 0..self.n {
+            let h = 1e-6 * theta[k].abs().max(1e-3);
+            let mut up = theta.to_vec();
+            up[k] += h;
+            let ru = self.residuals(&up)?;
+            for i in 0..m {
+                j[i * self.n + k] = (ru[i] - r0[i]) / h;
+            }
+        }
+        Some(j)
+    }
+}
+
+/// Fits `f` from `start`; returns θ and the standard errors (covariance (JᵀJ)⁻¹ s², s² the
+/// residual variance per degree of freedom, at least `variance_floor`: 1 for residuals scaled
+/// by their stated sd, so the fit cannot claim more precision than those sds; 0 for raw ones).
+fn least_squares(
+    f: &dyn Fn(&[f64]) -> Option<Vec<f64>>,
+    start: &[f64],
+    variance_floor: f64,
+) -> Option<(Vec<f64>, Vec<f64>)> {
+    let problem = Numeric { n: start.len(), f };
+    let solution = minimize(&problem, start, 500)?;
+    let r = problem.residuals(&solution.theta)?;
+    let j = problem.jacobian(&solution.theta)?;
+    let n = start.len();
+    let (jtj, _) = normal_equations(&j, &r, n);
+    let dof = r.len().saturating_sub(n).max(1) as f64;
+    let s2 = (solution.cost / dof).max(variance_floor);
+    // A parameter the data do not move (a zero column) leaves JᵀJ singular: a tiny ridge keeps
+    // the others' errors and gives it a huge one.
+    let mut ridged = jtj.clone();
+    for k in 0..n {
+        ridged[k * n + k] += 1e-12 * (1.0 + jtj[k * n + k]);
+    }
+    let cov = inverse(&jtj, n).or_else(|| inverse(&ridged, n))?;
+    let se = (0..n)
+        .map(|k| (cov[k * n + k] * s2).max(0.0).sqrt())
+        .collect();
+    Some((solution.theta, se))
+}
+
+/// One fitted parameter: the value, its 90% range, and how it was obtained.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FittedParam {
+    /// Which parameter.
+    pub id: ParamId,
+    /// Value and 90% range.
+    pub param: Param,
+    /// Stage and evidence, one line.
+    pub how: String,
+}
+
+/// The fit's result: every fitted parameter and the checks it reports.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PriorFit {
+    /// Fitted parameters, in [`ParamId`] order.
+    pub fitted: Vec<FittedParam>,
+    /// The parameters with the fitted values in place (the rest at their defaults).
+    pub params: OutcomeParams,
+    /// ScaleRL's nuisance R0 (its runs' unpublished start).
+    pub scalerl_base_score: f64,
+    /// Per ScaleRL run: (label, published steps to mid, model steps to mid, published A, model
+    /// A).
+    pub scalerl_rows: Vec<(String, f64, f64, f64, f64)>,
+}
+
+/// Stage 1: the default base score, OLS of MATH-500 base scores on log10(N / 7.6e9).
+fn fit_base_default(outcomes: &[Outcome]) -> Option<(Param, Param)> {
+    let points: Vec<(f64, f64)> = outcomes
+        .iter()
+        .filter(|o| o.metric == "MATH500")
+        .map(|o| {
+            (
+                (o.params_b * 1e9 / crate::outcome::params::REFERENCE_PARAMS).log10(),
+                o.base,
+            )
+        })
+        .collect();
+    let n = points.len() as f64;
+    if n < 3.0 {
+        return None;
+    }
+    let mx = points.iter().map(|p| p.0).sum::<f64>() / n;
+    let my = points.iter().map(|p| p.1).sum::<f64>() / n;
+    let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let slope = sxy / sxx;
+    let intercept = my - slope * mx;
+    let s2 = points
+        .iter()
+        .map(|p| (p.1 - intercept - slope * p.0).powi(2))
+        .sum::<f64>()
+        / (n - 2.0);
+    // A new model at the reference size: prediction sd sqrt(s²(1 + 1/n + mx²/sxx)).
+    let sd_new = (s2 * (1.0 + 1.0 / n + mx * mx / sxx)).sqrt();
+    let sd_slope = (s2 / sxx).sqrt();
+    let base = Param::new(
+        intercept.clamp(0.0, 1.0),
+        (intercept - Z90 * sd_new).clamp(0.0, 1.0),
+        (intercept + Z90 * sd_new).clamp(0.0, 1.0),
+    );
+    let per_decade = Param::new(slope, slope - Z90 * sd_slope, slope + Z90 * sd_slope);
+    Some((base, per_decade))
+}
+
+/// Where the fit starts for every parameter it fits.
+const FIT_START: [(ParamId, f64); 13] = [
+    (ParamId::BaseScoreAt7b, 0.45),
+    (ParamId::BaseScorePerDecade, 0.0),
+    (ParamId::GainLogitAt7b, 1.0),
+    (ParamId::GainLogitPerDecade, 0.0),
+    (ParamId::KMidAt7b, 1000.0),
+    (ParamId::KMidLengthExponent, 1.0),
+    (ParamId::ZeroRlTimeFactor, 0.05),
+    (ParamId::Steepness, 1.5),
+    (ParamId::BatchExponent, 0.5),
+    (ParamId::BatchCeilingExponent, 0.05),
+    (ParamId::CoverageExponent, 0.5),
+    (ParamId::GainDiscrepancy, 0.5),
+    (ParamId::TimeScaleDiscrepancy, 0.3),
+];
+
+const SD_LN_MID: f64 = 0.3;
+const SD_A: f64 = 0.02;
+const SD_B: f64 = 0.3;
+
+/// The stage-2 parameters, in θ order: ln K_mid(7.6B), λ, κ, β, a, c, logit R0 (ScaleRL).
+const STAGE2: [ParamId; 6] = [
+    ParamId::KMidAt7b,
+    ParamId::KMidLengthExponent,
+    ParamId::BatchExponent,
+    ParamId::Steepness,
+    ParamId::BatchCeilingExponent,
+    ParamId::CoverageExponent,
+];
+
+/// Stage-2 parameters fitted as logarithms: K_mid is a scale; κ and c must stay positive (more
+/// useful rollouts per step never make a step teach less, more coverage never lowers the gain).
+fn fitted_in_logs(id: ParamId) -> bool {
+    matches!(
+        id,
+        ParamId::KMidAt7b | ParamId::BatchExponent | ParamId::CoverageExponent
+    )
+}
+
+fn with_stage2(base: &OutcomeParams, theta: &[f64]) -> OutcomeParams {
+    let mut p = *base;
+    for (k, id) in STAGE2.iter().enumerate() {
+        p[*id].value = if fitted_in_logs(*id) {
+            theta[k].exp()
+        } else {
+            theta[k]
+        };
+    }
+    p
+}
+
+fn logistic(x: f64) -> f64 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+/// Stage 2 residuals over `runs`.
+fn stage2_residuals(
+    base: &OutcomeParams,
+    runs: &[ScaleRlRun],
+    default: &ScaleRlRun,
+    theta: &[f64],
+) -> Option<Vec<f64>> {
+    let params = with_stage2(base, theta);
+    if params[ParamId::Steepness].value <= 0.05 {
+        return None;
+    }
+    let r0 = logistic(theta[STAGE2.len()]);
+    let mut r = Vec::with_capacity(runs.len() * 3);
+    for run in runs {
+        r.push(
+            (model_mid_steps(&params, run).ln() - scalerl_mid_steps(run, default).ln()) / SD_LN_MID,
+        );
+        r.push((model_ceiling(&params, run, r0) - run.a) / SD_A);
+        r.push((params[ParamId::Steepness].value - run.b) / SD_B);
+    }
+    Some(r)
+}
+
+fn stage2_start(base: &OutcomeParams) -> Vec<f64> {
+    let mut start: Vec<f64> = STAGE2
+        .iter()
+        .map(|id| {
+            let v = base[*id].value;
+            if fitted_in_logs(*id) {
+                v.max(0.05).ln()
+            } else {
+                v
+            }
+        })
+        .collect();
+    start.push(0.0);
+    start
+}
+
+/// Stage 3 parameters: Δ(7.6B), Δ per decade.
+fn with_stage3(base: &OutcomeParams, theta: &[f64]) -> OutcomeParams {
+    let mut p = *base;
+    p[ParamId::GainLogitAt7b].value = theta[0];
+    p[ParamId::GainLogitPerDecade].value = theta[1];
+    p
+}
+
+fn stage3_residuals(
+    base: &OutcomeParams,
+    outcomes: &[&Outcome],
+    theta: &[f64],
+) -> Option<Vec<f64>> {
+    let params = with_stage3(base, theta);
+    Some(
+        outcomes
+            .iter()
+            .map(|o| predict_score(&params, &simplerl_signal(o)) - o.after)
+            .collect(),
+    )
+}
+
+/// Stage 4: the zero-RL factor that puts SimpleRL-Zoo's run at the reference size at
+/// [`SIMPLERL_FINAL_PROGRESS`] of its gain.
+fn zero_rl_factor(params: &OutcomeParams) -> f64 {
+    let reference = Outcome {
+        model: String::new(),
+        params_b: crate::outcome::params::REFERENCE_PARAMS / 1e9,
+        metric: String::new(),
+        base: 0.5,
+        after: 0.5,
+    };
+    let mut tuned = *params;
+    tuned[ParamId::ZeroRlTimeFactor].value = 1.0;
+    let p = parts(&tuned, &simplerl_signal(&reference));
+    // progress = 1 / (1 + exp(β (ln K_mid + ln f − ln K))) = target.
+    let beta = p.steepness;
+    let odds = (1.0 - SIMPLERL_FINAL_PROGRESS) / SIMPLERL_FINAL_PROGRESS;
+    (odds.ln() / beta + p.ln_k - p.ln_k_mid).exp()
+}
+
+/// The shift of Δ (logit units, before the cell's multipliers) that makes the prior hit
+/// `after` for this outcome, by bisection (the score rises with Δ).
+fn gain_shift_to_hit(params: &OutcomeParams, o: &Outcome) -> f64 {
+    let signal = simplerl_signal(o);
+    let score_at = |shift: f64| {
+        let mut p = *params;
+        p[ParamId::GainLogitAt7b].value += shift;
+        predict_score(&p, &signal)
+    };
+    let (mut lo, mut hi) = (-10.0, 10.0);
+    if score_at(lo) >= o.after {
+        return lo;
+    }
+    if score_at(hi) <= o.after {
+        return hi;
+    }
+    for _ in 0..60 {
+        let mid = 0.5 * (lo + hi);
+        if score_at(mid) < o.after {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+/// 1.4826 × the median absolute deviation from the median: the sd of a normal sample, robust to
+/// a few unbounded values.
+fn robust_sd(values: &[f64]) -> f64 {
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        if n == 0 {
+            0.0
+        } else if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            0.5 * (v[n / 2 - 1] + v[n / 2])
+        }
+    };
+    let m = median(&mut values.to_vec());
+    1.4826 * median(&mut values.iter().map(|v| (v - m).abs()).collect())
+}
+
+fn rms(values: &[f64]) -> f64 {
+    (values.iter().map(|v| v * v).sum::<f64>() / values.len().max(1) as f64).sqrt()
+}
+
+/// Fits stage 3 on `outcomes` from `params`.
+pub fn fit_gain(
+    params: &OutcomeParams,
+    outcomes: &[&Outcome],
+) -> Option<(OutcomeParams, Vec<f64>)> {
+    let start = [
+        params[ParamId::GainLogitAt7b].value,
+        params[ParamId::GainLogitPerDecade].value,
+    ];
+    let (theta, se) = least_squares(&|t| stage3_residuals(params, outcomes, t), &start, 0.0)?;
+    Some((with_stage3(params, &theta), se))
+}
+
+/// Runs every stage on `evidence`, starting from the built-in defaults.
+pub fn fit_prior(evidence: &Evidence) -> std::result::Result<PriorFit, String> {
+    let fail = |what: &str| what.to_string();
+    let default_run = evidence
+        .scalerl
+        .iter()
+        .find(|r| r.label == SCALERL_RUNS[0].0)
+        .ok_or_else(|| {
+            fail("the evidence has no ScaleRL Table 1 default-recipe run (A, B, C_mid)")
+        })?
+        .clone();
+    if evidence.outcomes.len() < 10 {
+        return Err(fail(
+            "the evidence has fewer than 10 SimpleRL-Zoo before/after pairs",
+        ));
+    }
+    // Fixed starting values, so the fit does not depend on the defaults it replaces.
+    let mut params = OutcomeParams::default();
+    for (id, start) in FIT_START {
+        params[id] = Param::new(start, start, start);
+    }
+    let mut fitted = Vec::new();
+
+    // Stage 1.
+    let (base, per_decade) = fit_base_default(&evidence.outcomes)
+        .ok_or_else(|| fail("fewer than 3 MATH500 base scores"))?;
+    params[ParamId::BaseScoreAt7b] = base;
+    params[ParamId::BaseScorePerDecade] = per_decade;
+    let n_math = evidence
+        .outcomes
+        .iter()
+        .filter(|o| o.metric == "MATH500")
+        .count();
+    for (id, p) in [
+        (ParamId::BaseScoreAt7b, base),
+        (ParamId::BaseScorePerDecade, per_decade),
+    ] {
+        fitted.push(FittedParam {
+            id,
+            param: p,
+            how: format!("stage 1: OLS on {n_math} SimpleRL-Zoo MATH-500 base scores"),
+        });
+    }
+
+    // Stage 2.
+    let runs = &evidence.scalerl;
+    let (theta2, se2) = least_squares(
+        &|t| stage2_residuals(&params, runs, &default_run, t),
+        &stage2_start(&params),
+        1.0,
+    )
+    .ok_or_else(|| fail("stage 2 (ScaleRL Table 1) did not converge"))?;
+    params = with_stage2(&params, &theta2);
+    let scalerl_base_score = logistic(theta2[STAGE2.len()]);
+    for (k, id) in STAGE2.iter().enumerate() {
+        // A parameter fitted in logs far below its start has no information left (a slope
+        // pushed to zero): its range is capped at 30 e-folds either side.
+        let se = se2[k].min(30.0);
+        let param = if fitted_in_logs(*id) && theta2[k].exp() < 1e-3 {
+            // Pushed to zero by the data: zero, with the range up to the largest value a
+            // hypothesis would have allowed (κ 0.7, c 1.4), since the log-space error says
+            // nothing about how far above zero the truth may be.
+            let upper = if *id == ParamId::BatchExponent {
+                0.7
+            } else {
+                1.4
+            };
+            Param::new(0.0, 0.0, upper)
+        } else if fitted_in_logs(*id) {
+            Param::new(
+                theta2[k].exp(),
+                (theta2[k] - Z90 * se).exp(),
+                (theta2[k] + Z90 * se).exp(),
+            )
+        } else {
+            Param::new(theta2[k], theta2[k] - Z90 * se, theta2[k] + Z90 * se)
+        };
+        params[*id] = param;
+        fitted.push(FittedParam {
+            id: *id,
+            param,
+            how: format!("stage 2: ScaleRL Table 1, {} runs", runs.len()),
+        });
+    }
+
+    // Stage 3 (its progress depends on the zero-RL factor, which depends on nothing fitted
+    // here: iterate the two to a fixed point).
+    let outcomes: Vec<&Outcome> = evidence.outcomes.iter().collect();
+    let mut se3 = vec![0.0, 0.0];
+    for _ in 0..5 {
+        params[ParamId::ZeroRlTimeFactor].value = zero_rl_factor(&params);
+        let (p, se) = fit_gain(&params, &outcomes)
+            .ok_or_else(|| fail("stage 3 (SimpleRL-Zoo) did not converge"))?;
+        params = p;
+        se3 = se;
+    }
+    for (k, id) in [ParamId::GainLogitAt7b, ParamId::GainLogitPerDecade]
+        .into_iter()
+        .enumerate()
+    {
+        let v = params[id].value;
+        params[id] = Param::new(v, v - Z90 * se3[k], v + Z90 * se3[k]);
+        fitted.push(FittedParam {
+            id,
+            param: params[id],
+            how: format!(
+                "stage 3: {} SimpleRL-Zoo before/after pairs",
+                outcomes.len()
+            ),
+        });
+    }
+    // Stage 4: the factor's range follows K_mid's.
+    let f = zero_rl_factor(&params);
+    let spread = params[ParamId::KMidAt7b].high / params[ParamId::KMidAt7b].value;
+    params[ParamId::ZeroRlTimeFactor] = Param::new(f, f / spread, f * spread);
+    fitted.push(FittedParam {
+        id: ParamId::ZeroRlTimeFactor,
+        param: params[ParamId::ZeroRlTimeFactor],
+        how: format!(
+            "stage 4: SimpleRL-Zoo's ~100 steps at {:.0}% of the gain (assumption)",
+            100.0 * SIMPLERL_FINAL_PROGRESS
+        ),
+    });
+
+    // Stage 5: discrepancies, leave one model out (Δ) and leave one run out (ln K_mid).
+    let models: Vec<&str> = {
+        let mut m: Vec<&str> = evidence.outcomes.iter().map(|o| o.model.as_str()).collect();
+        m.dedup();
+        m.sort_unstable();
+        m.dedup();
+        m
+    };
+    let mut shifts = Vec::new();
+    for model in &models {
+        let train: Vec<&Outcome> = outcomes
+            .iter()
+            .copied()
+            .filter(|o| o.model != *model)
+            .collect();
+        let Some((p, _)) = fit_gain(&params, &train) else {
+            continue;
+        };
+        for o in outcomes.iter().filter(|o| o.model == *model) {
+            shifts.push(gain_shift_to_hit(&p, o));
+        }
+    }
+    // Robust: a benchmark at 0 before and after (AIME for the weakest models) needs an
+    // unbounded shift; the median absolute deviation ignores such cases instead of letting one
+    // of them set every interval's width.
+    let gain_sd = robust_sd(&shifts);
+    params[ParamId::GainDiscrepancy] = Param::new(gain_sd, 0.8 * gain_sd, 1.2 * gain_sd);
+    fitted.push(FittedParam {
+        id: ParamId::GainDiscrepancy,
+        param: params[ParamId::GainDiscrepancy],
+        how: format!(
+            "stage 5: robust sd of the Δ shift over {} outcomes, leave one of {} models out",
+            shifts.len(),
+            models.len()
+        ),
+    });
+    let mut time_residuals = Vec::new();
+    for (k, run) in runs.iter().enumerate() {
+        if run.label == default_run.label {
+            continue; // the time scale's anchor: without it the rest has no level
+        }
+        let train: Vec<ScaleRlRun> = runs
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != k)
+            .map(|(_, r)| r.clone())
+            .collect();
+        let Some((theta, _)) = least_squares(
+            &|t| stage2_residuals(&params, &train, &default_run, t),
+            &stage2_start(&params),
+            1.0,
+        ) else {
+            continue;
+        };
+        let p = with_stage2(&params, &theta);
+        time_residuals
+            .push(model_mid_steps(&p, run).ln() - scalerl_mid_steps(run, &default_run).ln());
+    }
+    let time_sd = rms(&time_residuals);
+    params[ParamId::TimeScaleDiscrepancy] = Param::new(time_sd, 0.8 * time_sd, 1.2 * time_sd);
+    fitted.push(FittedParam {
+        id: ParamId::TimeScaleDiscrepancy,
+        param: params[ParamId::TimeScaleDiscrepancy],
+        how: format!(
+            "stage 5: rms ln C_mid residual, leave one of {} ScaleRL runs out",
+            time_residuals.len()
+        ),
+    });
+
+    fitted.sort_by_key(|f| f.id);
+    let scalerl_rows = runs
+        .iter()
+        .map(|run| {
+            (
+                run.label.to_string(),
+                scalerl_mid_steps(run, &default_run),
+                model_mid_steps(&params, run),
+                run.a,
+                model_ceiling(&params, run, scalerl_base_score),
+            )
+        })
+        .collect();
+    params
+        .validate()
+        .map_err(|m| fail(&format!("the fitted parameters are unusable: {m}")))?;
+    Ok(PriorFit {
+        fitted,
+        params,
+        scalerl_base_score,
+        scalerl_rows,
+    })
+}
+
+/// Six significant digits, as Rust source.
+fn literal(x: f64) -> String {
+    let s = format!("{x:.6e}");
+    let parsed: f64 = s.parse().unwrap_or(x);
+    let mut text = format!("{parsed:?}");
+    if !text.contains('.') && !text.contains('e') {
+        text.push_str(".0");
+    }
+    text
+}
+
+/// The Rust source of `src/outcome/fitted.rs` for this fit.
+pub fn fitted_source(fit: &PriorFit) -> String {
+    let mut out = String::new();
+    out.push_str(
+        "//! The outcome prior's defaults fitted to the evidence base.\n//!\n\
+         //! Generated by `rlfrontier fit-prior evidence/published_results.csv --write \
+         src/outcome/fitted.rs`\n//! (src/fit/evidence.rs); do not edit by hand. A test refits \
+         and compares.\n\nuse super::params::Param;\n",
+    );
+    for f in &fit.fitted {
+        let spec = &PARAMS[f.id as usize];
+        let _ = write!(
+            out,
+            "\n/// `{}`: {}.\npub const {}: Param = Param::new({}, {}, {});\n",
+            spec.name,
+            f.how,
+            spec.name.to_uppercase(),
+            literal(f.param.value),
+            literal(f.param.low),
+            literal(f.param.high),
+        );
+    }
+    out
+}
+
+/// Reads the evidence and fits: what `fit-prior` and the up-to-date test both run.
+pub fn fit_prior_file(path: &Path) -> Result<PriorFit> {
+    fit_prior(&read_evidence(path)?).map_err(|m| Error::in_file(path, None, "", m))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bundled() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("evidence/published_results.csv")
+    }
+    use std::path::PathBuf;
+
+    #[test]
+    fn the_bundled_evidence_yields_its_pairs_and_runs() {
+        let e = read_evidence(&bundled()).unwrap();
+        // Ten models x seven benchmarks (the derived Avg column left out).
+        assert_eq!(e.outcomes.len(), 70);
+        assert_eq!(e.scalerl.len(), 7);
+        let d = &e.scalerl[0];
+        assert_eq!((d.a, d.b, d.c_mid_gpu_hours), (0.61, 1.92, 2542.0));
+    }
+
+    #[test]
+    fn scalerl_midpoint_in_steps_by_hand() {
+        // The default run: 2,542 GPU-h at 1.5 GPU-h per step is 1,694.7 steps. Batch 2048 makes
+        // 2048/768 times the tokens per step: 10,909 / (1.5 × 2.6667) = 2,727.25 steps.
+        let e = read_evidence(&bundled()).unwrap();
+        let d = &e.scalerl[0];
+        assert!((scalerl_mid_steps(d, d) - 2542.0 / 1.5).abs() < 1e-9);
+        let b2048 = e
+            .scalerl
+            .iter()
+            .find(|r| r.label == "ScaleRL-bs2048")
+            .unwrap();
+        assert!((scalerl_mid_steps(b2048, d) - 10909.0 / (1.5 * 2048.0 / 768.0)).abs() < 1e-6);
+    }
+
+    #[test]
+    fn the_embedded_prior_is_the_fit_of_the_bundled_evidence() {
+        // `rlfrontier fit-prior --write src/outcome/fitted.rs` regenerates the file; this fails
+        // when the evidence, the model or the fit changed without regenerating it.
+        let fit = fit_prior_file(&bundled()).unwrap();
+        let expected = fitted_source(&fit);
+        let actual = include_str!("../outcome/fitted.rs");
+        assert_eq!(
+            actual, expected,
+            "run: cargo run -- fit-prior --write src/outcome/fitted.rs"
+        );
+    }
+}
