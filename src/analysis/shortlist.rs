@@ -1,20 +1,70 @@
 //! The shortlist: per budget, the regimes worth a real validation run (docs/design.md §8).
 //!
-//! - The best cell is the one with the highest predicted score. Another cell is a candidate only
-//!   if its interval overlaps the best's (its high end reaches the best's low end): within the
-//!   prior's stated uncertainty, it could be the best.
-//! - Candidates are taken best first, skipping near-duplicates: a cell with the same model,
-//!   fine-tuning mode and reward as one already chosen, and within one grid step of it on every
-//!   numeric axis (G, cap, epochs, prompts), says nothing new.
+//! - Every cell of the budget's pool (its best cells by predicted score) gets the probability
+//!   that it is the best of the budget, from [`DRAWS`] joint draws of the outcome model
+//!   ([`crate::outcome::draw_score`]): parameter uncertainty and the shared part of the
+//!   discrepancy move every cell together, the regime's own discrepancy and its seed move it
+//!   alone. This replaces the interval-overlap rule, which selected every cell once intervals
+//!   were honest.
+//! - Regimes are taken by that probability, highest first. A near-duplicate (same model,
+//!   fine-tuning mode and reward as a chosen regime, within one grid step of it on every numeric
+//!   axis: G, cap, epochs, prompts) says nothing new: its probability is added to the regime it
+//!   duplicates. A regime needs at least [`MIN_PROBABILITY_BEST`] to be listed.
 //! - Each entry carries what a full validation run would cost, the dollars per point of predicted
 //!   improvement over the base score, and flags: the best at the edge of the grid (widen that
 //!   axis), prior only (uncalibrated), infeasible neighbours (the regime is close to a wall).
 
 use crate::analysis::frontier::{Aggregate, Point};
+use crate::outcome::{CellSignal, DrawNormals, Spread, draw_score, parts};
+use crate::rng::SplitMix64;
 use crate::spec::{Axis, AxisIndices, Grid};
 
 /// Entries kept per budget.
 pub const MAX_PER_BUDGET: usize = 5;
+
+/// Joint draws of the outcome model per budget.
+pub const DRAWS: usize = 1000;
+
+/// The smallest probability of being best a listed regime needs.
+pub const MIN_PROBABILITY_BEST: f64 = 0.02;
+
+/// The probability that each of `pool`'s cells is the best of them, from [`DRAWS`] joint draws
+/// (deterministic: seeded by the grid's seed and the budget).
+pub fn probability_best(grid: &Grid, budget_index: usize, pool: &[Point]) -> Vec<f64> {
+    let spread = Spread::of(&grid.outcome);
+    let cells: Vec<Option<crate::outcome::Parts>> = pool
+        .iter()
+        .map(|p| {
+            let e = crate::evaluate::evaluate_cell(grid, p.id)?;
+            let config = e.cell.run_config(grid);
+            Some(parts(&grid.outcome, &CellSignal::of(&config, &e.ledger)))
+        })
+        .collect();
+    let mut wins = vec![0usize; pool.len()];
+    let mut rng = SplitMix64::new(grid.seed, 0x5157_0000 + budget_index as u64);
+    for _ in 0..DRAWS {
+        let (shared_gain, shared_time) = (rng.normal(), rng.normal());
+        let mut best: Option<(usize, f64)> = None;
+        for (k, cell) in cells.iter().enumerate() {
+            let z = DrawNormals {
+                shared_gain,
+                shared_time,
+                cell_gain: rng.normal(),
+                cell_time: rng.normal(),
+                seed: rng.normal(),
+            };
+            let Some(cell) = cell else { continue };
+            let score = draw_score(cell, &spread, &z);
+            if best.is_none_or(|(_, b)| score > b) {
+                best = Some((k, score));
+            }
+        }
+        if let Some((k, _)) = best {
+            wins[k] += 1;
+        }
+    }
+    wins.iter().map(|&w| w as f64 / DRAWS as f64).collect()
+}
 
 /// One shortlisted regime.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,6 +77,8 @@ pub struct Entry {
     pub point: Point,
     /// Dollars per percentage point of predicted improvement over the base score.
     pub usd_per_point: Option<f64>,
+    /// Probability that this regime (with its near-duplicates) is the best of its budget.
+    pub probability_best: f64,
     /// Warnings and advice.
     pub flags: Vec<String>,
 }
@@ -122,29 +174,41 @@ fn flags(grid: &Grid, point: &Point) -> Vec<String> {
 pub fn select(grid: &Grid, aggregate: &Aggregate) -> Vec<Entry> {
     let mut entries = Vec::new();
     for (&budget_index, pool) in &aggregate.shortlist_pool {
-        let Some(best) = pool.first() else { continue };
-        let mut chosen: Vec<Point> = Vec::new();
-        for p in pool {
-            if chosen.len() == MAX_PER_BUDGET {
-                break;
-            }
-            if p.score_high < best.score_low {
-                continue; // its interval does not reach the best's
-            }
-            if chosen
-                .iter()
-                .any(|c| near_duplicate(grid, &c.indices, &p.indices))
+        // A fixed order (best score first, then id), so the draws do not depend on how the
+        // sweep's chunks filled the pool.
+        let mut pool = pool.clone();
+        pool.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
+        let probability = probability_best(grid, budget_index, &pool);
+        let mut order: Vec<usize> = (0..pool.len()).collect();
+        // Highest probability first; ties (often zero) by predicted score, then id.
+        order.sort_by(|&a, &b| {
+            probability[b]
+                .total_cmp(&probability[a])
+                .then(pool[b].score.total_cmp(&pool[a].score))
+                .then(pool[a].id.cmp(&pool[b].id))
+        });
+        let mut chosen: Vec<(Point, f64)> = Vec::new();
+        for k in order {
+            let p = pool[k];
+            if let Some(regime) = chosen
+                .iter_mut()
+                .find(|(c, _)| near_duplicate(grid, &c.indices, &p.indices))
             {
+                regime.1 += probability[k];
                 continue;
             }
-            chosen.push(*p);
+            if chosen.len() < MAX_PER_BUDGET && probability[k] >= MIN_PROBABILITY_BEST {
+                chosen.push((p, probability[k]));
+            }
         }
-        for (rank, p) in chosen.into_iter().enumerate() {
+        chosen.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.id.cmp(&b.0.id)));
+        for (rank, (p, probability_best)) in chosen.into_iter().enumerate() {
             entries.push(Entry {
                 budget_index,
                 rank: rank + 1,
                 point: p,
                 usd_per_point: crate::evaluate::usd_per_point(p.usd, p.score, p.base_score),
+                probability_best,
                 flags: flags(grid, &p),
             });
         }

@@ -157,18 +157,19 @@ fn plots_section(svgs: &[(String, String)]) -> String {
 /// The shortlist table.
 fn shortlist_section(grid: &Grid, shortlist: &[Entry]) -> String {
     let mut h = String::new();
-    h.push_str("<h2>Shortlist</h2>\n<p>Per budget, the regimes whose predicted-score interval overlaps the best's, without near-duplicates; each with the cost of a full validation run and the dollars per point of predicted improvement over the base score.</p>\n");
+    h.push_str("<h2>Shortlist</h2>\n<p>Per budget, the regimes most likely to be the best (P(best) from joint draws of the outcome model; near-duplicates count towards the regime they duplicate), with 90% predictive intervals; each with the cost of a full validation run and the dollars per point of predicted improvement over the base score.</p>\n");
     if shortlist.is_empty() {
         h.push_str("<p>No feasible cell.</p>\n");
     } else {
-        h.push_str("<table><tr><th>budget</th><th>rank</th><th>model</th><th>finetune</th><th>reward</th><th>G</th><th>cap</th><th>epochs</th><th>prompts</th><th>score [low, high]</th><th>update fraction</th><th>validation run</th><th>$/point</th><th>flags</th></tr>\n");
+        h.push_str("<table><tr><th>budget</th><th>rank</th><th>P(best)</th><th>model</th><th>finetune</th><th>reward</th><th>G</th><th>cap</th><th>epochs</th><th>prompts</th><th>score [low, high]</th><th>update fraction</th><th>validation run</th><th>$/point</th><th>flags</th></tr>\n");
         for e in shortlist {
             let c = shortlist_cells(grid, e);
             let f = &c.fields;
             h.push_str(&format!(
-                "<tr><td>{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">${} ({} GPU-h)</td><td class=\"n\">{}</td><td>{}</td></tr>\n",
+                "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">${} ({} GPU-h)</td><td class=\"n\">{}</td><td>{}</td></tr>\n",
                 escape(&budget_label(grid, e.budget_index)),
                 e.rank,
+                c.probability_best,
                 escape(&f.model),
                 escape(&f.finetune),
                 escape(&f.reward),

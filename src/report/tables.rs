@@ -207,6 +207,7 @@ pub fn shortlist_csv(grid: &Grid, entries: &[Entry]) -> Vec<u8> {
             "predicted_score",
             "score_low",
             "score_high",
+            "probability_best",
             "base_score",
             "update_fraction",
             "validation_usd",
@@ -234,6 +235,7 @@ pub fn shortlist_csv(grid: &Grid, entries: &[Entry]) -> Vec<u8> {
                     p.score,
                     p.score_low,
                     p.score_high,
+                    e.probability_best,
                     p.base_score,
                     p.update_fraction,
                     p.usd,
@@ -262,6 +264,8 @@ pub struct ShortlistCells {
     pub fields: CellFields,
     /// `score [low, high]`, three decimals.
     pub score: String,
+    /// Probability of being the budget's best, a percentage.
+    pub probability_best: String,
     /// Update fraction as a percentage.
     pub update_fraction: String,
     /// Validation-run dollars.
@@ -280,6 +284,7 @@ pub fn shortlist_cells(grid: &Grid, e: &Entry) -> ShortlistCells {
     ShortlistCells {
         fields: cell_fields(grid, p),
         score: format!("{:.3} [{:.3}, {:.3}]", p.score, p.score_low, p.score_high),
+        probability_best: format!("{:.0}%", 100.0 * e.probability_best),
         update_fraction: percent(p.update_fraction),
         usd: money(p.usd),
         gpu_hours: money(p.gpu_hours),
@@ -295,9 +300,11 @@ pub fn shortlist_cells(grid: &Grid, e: &Entry) -> ShortlistCells {
 pub fn shortlist_markdown(grid: &Grid, entries: &[Entry]) -> String {
     let mut md = format!("# Shortlist: grid `{}`\n\n", grid.name);
     md.push_str(&format!(
-        "Per budget, the regimes whose predicted-score interval overlaps the best's, best first, without \
-         near-duplicates (same model, fine-tuning and reward within one grid step on every numeric axis). \
+        "Per budget, the regimes most likely to be the best (P(best) from joint draws of the outcome model; \
+         near-duplicates, the same model, fine-tuning and reward within one grid step on every numeric axis, \
+         count towards the regime they duplicate; at least {:.0}% to be listed). 90% predictive intervals. \
          Predictions: **{}**. Treat them as a plan for validation runs, not as results.\n\n",
+        100.0 * crate::analysis::shortlist::MIN_PROBABILITY_BEST,
         grid.outcome_state.label()
     ));
     let mut budgets: Vec<usize> = entries.iter().map(|e| e.budget_index).collect();
@@ -307,14 +314,15 @@ pub fn shortlist_markdown(grid: &Grid, entries: &[Entry]) -> String {
     }
     for b in budgets {
         md.push_str(&format!("## Budget {}\n\n", budget_label(grid, b)));
-        md.push_str("| rank | model | finetune | reward | G | cap | epochs | prompts | score [low, high] | update fraction | validation run | $/point |\n");
-        md.push_str("|---:|---|---|---|---:|---:|---:|---:|---|---:|---:|---:|\n");
+        md.push_str("| rank | P(best) | model | finetune | reward | G | cap | epochs | prompts | score [low, high] | update fraction | validation run | $/point |\n");
+        md.push_str("|---:|---:|---|---|---|---:|---:|---:|---:|---|---:|---:|---:|\n");
         for e in entries.iter().filter(|e| e.budget_index == b) {
             let c = shortlist_cells(grid, e);
             let f = &c.fields;
             md.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | ${} ({} GPU-h, {} h) | {} |\n",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | ${} ({} GPU-h, {} h) | {} |\n",
                 e.rank,
+                c.probability_best,
                 f.model,
                 f.finetune,
                 f.reward,
