@@ -39,7 +39,7 @@ pub struct BacktestArgs {
     pub catalog: CatalogFlag,
 }
 
-fn write_csv(path: &PathBuf, header: &[&str], rows: Vec<Vec<String>>) -> Result<()> {
+fn write_csv(path: &std::path::Path, header: &[&str], rows: Vec<Vec<String>>) -> Result<()> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(header).expect("memory");
     for row in rows {
