@@ -19,11 +19,11 @@ use crate::catalog::Catalog;
 use crate::config::{Finetune, Hardware, Reward, RlStart, RunSettings, Stop, Task};
 use crate::evaluate::evaluate_cell;
 use crate::fit::evidence::{
-    Evidence, Outcome, SCALERL_MEAN_RESPONSE_TOKENS, ScaleRlRun, fit_gain, run_signal,
-    scalerl_signal, simplerl_signal,
+    Evidence, Outcome, SCALERL_MEAN_RESPONSE_TOKENS, ScaleRlRun, fit_gain, model_ceiling,
+    model_mid_steps, run_signal, simplerl_signal,
 };
 use crate::ledger::{RunConfig, evaluate};
-use crate::outcome::{OutcomeParams, parts, predict};
+use crate::outcome::{OutcomeParams, predict};
 use crate::spec::Grid;
 
 pub use crate::fit::evidence::SIMPLERL_RUN;
@@ -267,17 +267,6 @@ pub fn scalerl_ledger_gpu_hours_per_step(run: &ScaleRlRun, catalog: &Catalog) ->
         .then(|| ledger.step_seconds * ledger.gpus as f64 / 3600.0)
 }
 
-/// The prior's steps to the midpoint of a ScaleRL run.
-fn prior_mid_steps(params: &OutcomeParams, run: &ScaleRlRun) -> f64 {
-    let p = parts(params, &scalerl_signal(run, 1.0, 0.5));
-    (p.ln_k_mid - p.ln_k).exp()
-}
-
-/// The prior's asymptote of a ScaleRL run from `r0`.
-fn prior_ceiling(params: &OutcomeParams, run: &ScaleRlRun, r0: f64) -> f64 {
-    predict(params, &scalerl_signal(run, 1e12, r0)).ceiling
-}
-
 fn run_named<'e>(evidence: &'e Evidence, label: &str) -> Option<&'e ScaleRlRun> {
     evidence.scalerl.iter().find(|r| r.label == label)
 }
@@ -291,14 +280,14 @@ pub fn scalerl_time_scale(
 ) -> Option<Ordering> {
     let run = evidence.scalerl.first()?;
     let per_step = scalerl_ledger_gpu_hours_per_step(run, catalog)?;
-    let prior = prior_mid_steps(params, run) * per_step;
+    let prior = model_mid_steps(params, run) * per_step;
     let ratio = prior / run.c_mid_gpu_hours;
     Some(Ordering {
         finding: "ScaleRL: the 8B recipe's C_mid".to_string(),
         published: format!("{:.0} GB200-hours (Table 1)", run.c_mid_gpu_hours),
         prior: format!(
             "{prior:.0} GPU-hours ({:.0} steps x {per_step:.2} GPU-h per step from this ledger; {ratio:.2}x)",
-            prior_mid_steps(params, run)
+            model_mid_steps(params, run)
         ),
         reproduced: (0.5..=2.0).contains(&ratio),
     })
@@ -324,7 +313,7 @@ pub fn scalerl_group_at_fixed_batch(
         return None;
     }
     let published: Vec<f64> = runs.iter().map(|r| r.a).collect();
-    let prior: Vec<f64> = runs.iter().map(|r| prior_ceiling(params, r, r0)).collect();
+    let prior: Vec<f64> = runs.iter().map(|r| model_ceiling(params, r, r0)).collect();
     let span = |v: &[f64]| {
         v.iter().copied().fold(f64::MIN, f64::max) - v.iter().copied().fold(f64::MAX, f64::min)
     };
@@ -357,11 +346,11 @@ pub fn scalerl_batch(
     let small = evidence.scalerl.first()?;
     let large = run_named(evidence, "ScaleRL-bs2048")?;
     let mid_gpu_h = |r: &ScaleRlRun| {
-        Some(prior_mid_steps(params, r) * scalerl_ledger_gpu_hours_per_step(r, catalog)?)
+        Some(model_mid_steps(params, r) * scalerl_ledger_gpu_hours_per_step(r, catalog)?)
     };
     let (a_small, a_large) = (
-        prior_ceiling(params, small, r0),
-        prior_ceiling(params, large, r0),
+        model_ceiling(params, small, r0),
+        model_ceiling(params, large, r0),
     );
     let (m_small, m_large) = (mid_gpu_h(small)?, mid_gpu_h(large)?);
     Some(Ordering {
@@ -411,9 +400,9 @@ pub fn scalerl_length_crossover(
     );
     let prior_curve = |r: &ScaleRlRun| {
         Some((
-            prior_ceiling(params, r, r0),
+            model_ceiling(params, r, r0),
             beta,
-            prior_mid_steps(params, r) * scalerl_ledger_gpu_hours_per_step(r, catalog)?,
+            model_mid_steps(params, r) * scalerl_ledger_gpu_hours_per_step(r, catalog)?,
         ))
     };
     let prior = crossover(r0, prior_curve(short)?, prior_curve(long)?);

@@ -337,14 +337,14 @@ pub fn scalerl_mid_steps(run: &ScaleRlRun, default: &ScaleRlRun) -> f64 {
 
 /// The prior's steps to the midpoint for a ScaleRL run: K_mid / (reuse × (U/1024)^κ) with one
 /// epoch, from the parts of the model.
-fn model_mid_steps(params: &OutcomeParams, run: &ScaleRlRun) -> f64 {
+pub fn model_mid_steps(params: &OutcomeParams, run: &ScaleRlRun) -> f64 {
     let p = parts(params, &scalerl_signal(run, 1.0, 0.5));
     // ln K at one step is the per-step signal: steps to the midpoint = K_mid / K(1).
     (p.ln_k_mid - p.ln_k).exp()
 }
 
 /// The prior's asymptote for a ScaleRL run from base `r0`.
-fn model_ceiling(params: &OutcomeParams, run: &ScaleRlRun, r0: f64) -> f64 {
+pub fn model_ceiling(params: &OutcomeParams, run: &ScaleRlRun, r0: f64) -> f64 {
     crate::outcome::predict(params, &scalerl_signal(run, 1e12, r0)).ceiling
 }
 
