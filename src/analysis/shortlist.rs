@@ -40,21 +40,25 @@ pub fn probability_best(grid: &Grid, budget_index: usize, pool: &[Point]) -> Vec
             Some(parts(&grid.outcome, &CellSignal::of(&config, &e.ledger)))
         })
         .collect();
+    let scales = spread.draw_scales();
     let mut wins = vec![0usize; pool.len()];
     let mut rng = SplitMix64::new(grid.seed, 0x5157_0000 + budget_index as u64);
+    // Per draw: two shared normals, then three per cell (Δ, K_mid, seed).
+    let mut z = vec![0.0; 2 + 3 * cells.len()];
     for _ in 0..DRAWS {
-        let (shared_gain, shared_time) = (rng.normal(), rng.normal());
+        rng.fill_normals(&mut z);
         let mut best: Option<(usize, f64)> = None;
         for (k, cell) in cells.iter().enumerate() {
-            let z = DrawNormals {
-                shared_gain,
-                shared_time,
-                cell_gain: rng.normal(),
-                cell_time: rng.normal(),
-                seed: rng.normal(),
-            };
             let Some(cell) = cell else { continue };
-            let score = draw_score(cell, &spread, &z);
+            let own = &z[2 + 3 * k..5 + 3 * k];
+            let normals = DrawNormals {
+                shared_gain: z[0],
+                shared_time: z[1],
+                cell_gain: own[0],
+                cell_time: own[1],
+                seed: own[2],
+            };
+            let score = draw_score(cell, &scales, &normals);
             if best.is_none_or(|(_, b)| score > b) {
                 best = Some((k, score));
             }

@@ -287,23 +287,33 @@ pub fn parts(params: &OutcomeParams, s: &CellSignal) -> Parts {
     }
 }
 
-/// The score from parts with Δ and ln K_mid shifted by `gain_shift` and `time_shift`.
-fn score_shifted(p: &Parts, gain_shift: f64, time_shift: f64) -> f64 {
-    if p.ln_k == f64::NEG_INFINITY || p.ln_k.is_nan() {
-        return p.base_score;
-    }
-    let ceiling = logistic(p.base_logit + (p.gain_logit + gain_shift).max(0.0)).max(p.base_score);
-    let progress = 1.0 / (1.0 + (p.steepness * (p.ln_k_mid + time_shift - p.ln_k)).exp());
-    p.base_score + (ceiling - p.base_score) * progress
+/// The asymptote A = σ(logit R0 + Δ) with Δ shifted by `gain_shift` (never below R0).
+fn ceiling_of(p: &Parts, gain_shift: f64) -> f64 {
+    logistic(p.base_logit + (p.gain_logit + gain_shift).max(0.0)).max(p.base_score)
 }
 
-/// The share of the reachable gain a cell has realised: 1 / (1 + (K_mid / K)^β).
-fn progress(p: &Parts) -> f64 {
+/// The share of the reachable gain a cell has realised, 1 / (1 + (K_mid / K)^β), with ln K_mid
+/// shifted by `time_shift`; 0 when K = 0.
+fn progress_of(p: &Parts, time_shift: f64) -> f64 {
     if p.ln_k == f64::NEG_INFINITY || p.ln_k.is_nan() {
         0.0
     } else {
-        1.0 / (1.0 + (p.steepness * (p.ln_k_mid - p.ln_k)).exp())
+        1.0 / (1.0 + (p.steepness * (p.ln_k_mid + time_shift - p.ln_k)).exp())
     }
+}
+
+/// R0 + (A − R0) × progress.
+fn score_of(base_score: f64, ceiling: f64, progress: f64) -> f64 {
+    base_score + (ceiling - base_score) * progress
+}
+
+/// The score from parts with Δ and ln K_mid shifted by `gain_shift` and `time_shift`.
+fn score_shifted(p: &Parts, gain_shift: f64, time_shift: f64) -> f64 {
+    score_of(
+        p.base_score,
+        ceiling_of(p, gain_shift),
+        progress_of(p, time_shift),
+    )
 }
 
 /// ScaleRL's sigmoid: R0 + (A − R0) / (1 + (K_mid / K)^β); R0 when K = 0.
@@ -354,7 +364,11 @@ impl Spread {
 /// Predicts a cell's score with its 90% predictive interval.
 pub fn predict(params: &OutcomeParams, s: &CellSignal) -> Prediction {
     let p = parts(params, s);
-    let score = score_shifted(&p, 0.0, 0.0);
+    // The ceiling and the progress are computed once; each shift below recomputes only the one
+    // it moves (this runs for every cell of a sweep).
+    let (ceiling, progress) = (ceiling_of(&p, 0.0), progress_of(&p, 0.0));
+    let r0 = p.base_score;
+    let score = score_of(r0, ceiling, progress);
     let spread = Spread::of(params);
     let gain_sd = p.gain_multiplier
         * (spread.gain_parameter.powi(2) + spread.gain_discrepancy.powi(2)).sqrt();
@@ -367,8 +381,8 @@ pub fn predict(params: &OutcomeParams, s: &CellSignal) -> Prediction {
         n += 1;
     };
     for sign in [-1.0, 1.0] {
-        push(score_shifted(&p, sign * Z90 * gain_sd, 0.0));
-        push(score_shifted(&p, 0.0, sign * Z90 * time_sd));
+        push(score_of(r0, ceiling_of(&p, sign * Z90 * gain_sd), progress));
+        push(score_of(r0, ceiling, progress_of(&p, sign * Z90 * time_sd)));
     }
     if s.measured_base_score.is_none() {
         let decades = (s.policy_params / REFERENCE_PARAMS).log10();
@@ -379,11 +393,11 @@ pub fn predict(params: &OutcomeParams, s: &CellSignal) -> Prediction {
                 base_logit: logit(r0),
                 ..p
             };
-            push(score_shifted(&shifted, 0.0, 0.0));
+            push(score_of(r0, ceiling_of(&shifted, 0.0), progress));
         }
     }
     // Seed noise scales with how far the run has moved from its (known) start.
-    let seed = Z90 * spread.seed * progress(&p);
+    let seed = Z90 * spread.seed * progress;
     let (mut up, mut down) = (seed * seed, seed * seed);
     for &shifted in &shifted_scores[..n] {
         let d = shifted - score;
@@ -394,8 +408,8 @@ pub fn predict(params: &OutcomeParams, s: &CellSignal) -> Prediction {
         }
     }
     Prediction {
-        base_score: p.base_score,
-        ceiling: logistic(p.base_logit + p.gain_logit).max(p.base_score),
+        base_score: r0,
+        ceiling,
         signal: p.ln_k.exp(),
         k_mid: p.ln_k_mid.exp(),
         score,
@@ -421,21 +435,48 @@ pub struct DrawNormals {
     pub seed: f64,
 }
 
+/// The standard deviations a joint draw scales its normals by, derived once from a [`Spread`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DrawScales {
+    /// sd of the shared shift of Δ(N): parameter uncertainty and the shared discrepancy.
+    pub shared_gain: f64,
+    /// sd of the cell's own shift of Δ(N): its regime's discrepancy.
+    pub cell_gain: f64,
+    /// sd of the shared shift of ln K_mid.
+    pub shared_time: f64,
+    /// sd of the cell's own shift of ln K_mid.
+    pub cell_time: f64,
+    /// Seed-to-seed sd of the final score.
+    pub seed: f64,
+}
+
+impl Spread {
+    /// The scales of a joint draw: the discrepancy's variance is split between a shared part
+    /// (1 − share) and a per-regime part (share); parameter uncertainty is all shared.
+    pub fn draw_scales(&self) -> DrawScales {
+        let share = self.regime_share.clamp(0.0, 1.0);
+        DrawScales {
+            shared_gain: (self.gain_parameter.powi(2)
+                + (1.0 - share) * self.gain_discrepancy.powi(2))
+            .sqrt(),
+            cell_gain: share.sqrt() * self.gain_discrepancy,
+            shared_time: (self.time_parameter.powi(2)
+                + (1.0 - share) * self.time_discrepancy.powi(2))
+            .sqrt(),
+            cell_time: share.sqrt() * self.time_discrepancy,
+            seed: self.seed,
+        }
+    }
+}
+
 /// One joint draw of a cell's score: cells given the same shared normals are correlated as the
 /// model says (the parameters and the shared discrepancy move them together).
-pub fn draw_score(parts: &Parts, spread: &Spread, z: &DrawNormals) -> f64 {
-    let share = spread.regime_share.clamp(0.0, 1.0);
-    let shared_gain =
-        (spread.gain_parameter.powi(2) + (1.0 - share) * spread.gain_discrepancy.powi(2)).sqrt();
-    let cell_gain = share.sqrt() * spread.gain_discrepancy;
-    let shared_time =
-        (spread.time_parameter.powi(2) + (1.0 - share) * spread.time_discrepancy.powi(2)).sqrt();
-    let cell_time = share.sqrt() * spread.time_discrepancy;
-    let gain_shift =
-        parts.gain_multiplier * (shared_gain * z.shared_gain + cell_gain * z.cell_gain);
-    let time_shift = shared_time * z.shared_time + cell_time * z.cell_time;
+pub fn draw_score(parts: &Parts, scales: &DrawScales, z: &DrawNormals) -> f64 {
+    let gain_shift = parts.gain_multiplier
+        * (scales.shared_gain * z.shared_gain + scales.cell_gain * z.cell_gain);
+    let time_shift = scales.shared_time * z.shared_time + scales.cell_time * z.cell_time;
     let score = score_shifted(parts, gain_shift, time_shift);
-    (score + spread.seed * progress(parts) * z.seed).clamp(0.0, 1.0)
+    (score + scales.seed * progress_of(parts, 0.0) * z.seed).clamp(0.0, 1.0)
 }
 
 #[cfg(test)]

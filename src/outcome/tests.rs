@@ -160,7 +160,7 @@ fn joint_draws_agree_with_the_interval() {
     let k_mid = params[ParamId::KMidAt7b].value;
     let s = signal(k_mid, 0.9, RewardKind::Rule, None);
     let p = predict(&params, &s);
-    let (cell_parts, spread) = (parts(&params, &s), Spread::of(&params));
+    let (cell_parts, scales) = (parts(&params, &s), Spread::of(&params).draw_scales());
     let mut rng = crate::rng::SplitMix64::new(7, 0);
     let draws = 4000;
     let inside = (0..draws)
@@ -172,7 +172,7 @@ fn joint_draws_agree_with_the_interval() {
                 cell_time: rng.normal(),
                 seed: rng.normal(),
             };
-            let x = draw_score(&cell_parts, &spread, &z);
+            let x = draw_score(&cell_parts, &scales, &z);
             p.score_low <= x && x <= p.score_high
         })
         .count();
