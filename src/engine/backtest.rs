@@ -19,8 +19,8 @@ use crate::catalog::Catalog;
 use crate::config::{Finetune, Hardware, Reward, RlStart, RunSettings, Stop, Task};
 use crate::evaluate::evaluate_cell;
 use crate::fit::evidence::{
-    Evidence, Outcome, SCALERL_MEAN_RESPONSE_TOKENS, ScaleRlRun, fit_gain, model_ceiling,
-    model_mid_steps, run_signal, simplerl_signal,
+    Evidence, Outcome, SCALERL_MEAN_RESPONSE_TOKENS, ScaleRlRun, leave_one_model_out,
+    model_ceiling, model_mid_steps, run_signal, simplerl_signal,
 };
 use crate::ledger::{RunConfig, evaluate};
 use crate::outcome::{OutcomeParams, predict};
@@ -87,21 +87,18 @@ pub fn backtest(
     params: &OutcomeParams,
     refit: bool,
 ) -> (Vec<BacktestRow>, BacktestSummary) {
-    let mut held_out: BTreeMap<&str, OutcomeParams> = BTreeMap::new();
-    for o in outcomes {
-        held_out.entry(o.model.as_str()).or_insert_with(|| {
-            let train: Vec<&Outcome> = outcomes.iter().filter(|q| q.model != o.model).collect();
-            if refit && !train.is_empty() {
-                fit_gain(params, &train).map_or(*params, |(p, _)| p)
-            } else {
-                *params
-            }
-        });
-    }
+    let held_out = if refit {
+        leave_one_model_out(params, outcomes)
+    } else {
+        BTreeMap::new()
+    };
     let rows: Vec<BacktestRow> = outcomes
         .iter()
         .map(|o| {
-            let p = predict(&held_out[o.model.as_str()], &simplerl_signal(o));
+            let p = predict(
+                held_out.get(o.model.as_str()).unwrap_or(params),
+                &simplerl_signal(o),
+            );
             let others: Vec<f64> = outcomes
                 .iter()
                 .filter(|q| q.metric == o.metric && q.model != o.model)
@@ -421,12 +418,19 @@ pub fn scalerl_length_crossover(
     })
 }
 
-/// Tan et al. (arXiv 2509.25300, App. B.3 Table 4): final held-out scores after the same RL run
-/// rise from 0.338 (7B) to 0.607 (72B) for Qwen2.5 base models, 1.11 logit units. The prior's
-/// difference between its 72B and 7B predictions for a long run (the default base by size; Tan's
-/// batch 512 and 4,096-token outputs, 8 rollouts assumed), within 2×.
-pub fn tan_size_effect(params: &OutcomeParams, evidence_rows: Option<(f64, f64)>) -> Ordering {
-    let (small, large) = evidence_rows.unwrap_or((0.338, 0.607));
+/// Tan et al. (arXiv 2509.25300, App. B.3 Table 4, rows in the evidence base): final held-out
+/// scores after the same RL run rise from 7B to 72B for Qwen2.5 base models. The prior's
+/// difference between its 72B and 7B predictions for a long run (the default base by size;
+/// Tan's batch 512 and 4,096-token outputs, 8 rollouts assumed), in logits, within 2×.
+pub fn tan_size_effect(evidence: &Evidence, params: &OutcomeParams) -> Option<Ordering> {
+    let score_at = |size: f64| {
+        evidence
+            .tan_final
+            .iter()
+            .find(|(b, _)| *b == size)
+            .map(|(_, s)| *s)
+    };
+    let (small, large) = (score_at(7.0)?, score_at(72.0)?);
     let logit = |p: f64| (p / (1.0 - p)).ln();
     let published = logit(large) - logit(small);
     let at = |params_b: f64| {
@@ -444,12 +448,12 @@ pub fn tan_size_effect(params: &OutcomeParams, evidence_rows: Option<(f64, f64)>
     };
     let (p7, p72) = (at(7.6), at(72.7));
     let prior = logit(p72) - logit(p7);
-    Ordering {
+    Some(Ordering {
         finding: "Tan et al.: larger models end higher after the same RL".to_string(),
         published: format!("7B {small:.3} -> 72B {large:.3} ({published:.2} logits)"),
         prior: format!("7B {p7:.3} -> 72B {p72:.3} ({prior:.2} logits)"),
         reproduced: prior > 0.0 && (0.5..=2.0).contains(&(prior / published)),
-    }
+    })
 }
 
 /// RACE (arXiv 2607.13389): the best split spends a larger share on updates with a rule reward
@@ -523,7 +527,7 @@ pub fn orderings(
     all.extend(scalerl_group_at_fixed_batch(evidence, params, r0));
     all.extend(scalerl_batch(evidence, params, r0, catalog));
     all.extend(scalerl_length_crossover(evidence, params, r0, catalog));
-    all.push(tan_size_effect(params, None));
+    all.extend(tan_size_effect(evidence, params));
     all.push(isocompute_difficulty(isocompute_grid));
     all.push(race_update_fraction(race_grid));
     all

@@ -168,21 +168,7 @@ impl Problem for Calibration<'_> {
     }
 
     fn jacobian(&self, theta: &[f64]) -> Option<Vec<f64>> {
-        let n = theta.len();
-        let m = self.observations.len() + if self.penalty.is_some() { n } else { 0 };
-        let mut j = vec![0.0; m * n];
-        for k in 0..n {
-            let h = 1e-6 * theta[k].abs().max(1.0);
-            let mut up = theta.to_vec();
-            let mut down = theta.to_vec();
-            up[k] += h;
-            down[k] -= h;
-            let (ru, rd) = (self.residuals(&up)?, self.residuals(&down)?);
-            for i in 0..m {
-                j[i * n + k] = (ru[i] - rd[i]) / (2.0 * h);
-            }
-        }
-        Some(j)
+        super::lm::central_difference_jacobian(&|t| self.residuals(t), theta)
     }
 }
 

@@ -33,10 +33,10 @@ use std::path::Path;
 
 use crate::config::{RewardKind, RlStart};
 use crate::error::{Error, Result};
-use crate::fit::lm::{Problem, inverse, minimize, normal_equations};
+use crate::fit::lm::{Problem, central_difference_jacobian, inverse, minimize, normal_equations};
 use crate::ledger::lengths::{beta_moment, beta_parameters, response_lengths, zero_signal_rate};
 use crate::outcome::params::{PARAMS, Param, Z90};
-use crate::outcome::{CellSignal, OutcomeParams, ParamId, parts, predict_score};
+use crate::outcome::{CellSignal, OutcomeParams, ParamId, logistic, parts, predict_score};
 
 /// One published outcome: a model's score on a benchmark before and after RL.
 #[derive(Debug, Clone, PartialEq)]
@@ -157,6 +157,9 @@ pub struct Evidence {
     pub outcomes: Vec<Outcome>,
     /// ScaleRL Table 1 runs.
     pub scalerl: Vec<ScaleRlRun>,
+    /// Tan et al. (arXiv 2509.25300) App. B.3 Table 4: final held-out pass@1 after the same RL
+    /// run, per Qwen2.5 base model, as (parameters in billions, score), smallest first.
+    pub tan_final: Vec<(f64, f64)>,
 }
 
 fn csv_error(path: &Path, line: Option<usize>, message: impl Into<String>) -> Error {
@@ -193,12 +196,21 @@ pub fn read_evidence(path: &Path) -> Result<Evidence> {
     let (mut before, mut after): (BTreeMap<Key, f64>, BTreeMap<Key, f64>) = Default::default();
     let mut sizes: BTreeMap<String, f64> = BTreeMap::new();
     let mut curves: BTreeMap<(String, String), f64> = BTreeMap::new();
+    let mut tan_final = Vec::new();
     for (k, record) in reader.records().enumerate() {
         let record = record.map_err(|e| csv_error(path, Some(k + 2), e.to_string()))?;
         let get = |i: usize| record.get(i).unwrap_or("").trim();
         let Ok(v) = get(value).parse::<f64>() else {
             continue;
         };
+        if get(source).starts_with("Tan et al.")
+            && get(source).contains("Table 4")
+            && get(model).ends_with("(base)")
+            && let Ok(size) = get(params).parse::<f64>()
+        {
+            tan_final.push((size, v));
+            continue;
+        }
         if get(x_name) == "fit_parameter" && get(source).contains("Table 1") {
             curves.insert((get(model).to_string(), get(x_value).to_string()), v);
             continue;
@@ -245,7 +257,12 @@ pub fn read_evidence(path: &Path) -> Result<Evidence> {
             });
         }
     }
-    Ok(Evidence { outcomes, scalerl })
+    tan_final.sort_by(|a: &(f64, f64), b| a.0.total_cmp(&b.0));
+    Ok(Evidence {
+        outcomes,
+        scalerl,
+        tan_final,
+    })
 }
 
 /// The default task's pass-rate profile (mean 0.35, concentration 2) stands for the training
@@ -348,7 +365,7 @@ pub fn model_ceiling(params: &OutcomeParams, run: &ScaleRlRun, r0: f64) -> f64 {
     crate::outcome::predict(params, &scalerl_signal(run, 1e12, r0)).ceiling
 }
 
-/// Least squares with a forward-difference Jacobian.
+/// Least squares with a central-difference Jacobian.
 struct Numeric<'a> {
     n: usize,
     f: &'a dyn Fn(&[f64]) -> Option<Vec<f64>>,
@@ -362,19 +379,7 @@ impl Problem for Numeric<'_> {
         (self.f)(theta).filter(|r| r.iter().all(|x| x.is_finite()))
     }
     fn jacobian(&self, theta: &[f64]) -> Option<Vec<f64>> {
-        let r0 = self.residuals(theta)?;
-        let m = r0.len();
-        let mut j = vec![0.0; m * self.n];
-        for k in 0..self.n {
-            let h = 1e-6 * theta[k].abs().max(1e-3);
-            let mut up = theta.to_vec();
-            up[k] += h;
-            let ru = self.residuals(&up)?;
-            for i in 0..m {
-                j[i * self.n + k] = (ru[i] - r0[i]) / h;
-            }
-        }
-        Some(j)
+        central_difference_jacobian(&|t| self.residuals(t), theta)
     }
 }
 
@@ -523,10 +528,6 @@ fn with_stage2(base: &OutcomeParams, theta: &[f64]) -> OutcomeParams {
     p
 }
 
-fn logistic(x: f64) -> f64 {
-    1.0 / (1.0 + (-x).exp())
-}
-
 /// Stage 2 residuals over `runs`.
 fn stage2_residuals(
     base: &OutcomeParams,
@@ -669,6 +670,23 @@ pub fn fit_gain(
     Some((with_stage3(params, &theta), se))
 }
 
+/// Stage 3 refitted once per model with that model's outcomes left out: model → parameters
+/// (models whose refit fails are absent). Shared by stage 5's discrepancy and the backtest.
+pub fn leave_one_model_out<'o>(
+    params: &OutcomeParams,
+    outcomes: &'o [Outcome],
+) -> BTreeMap<&'o str, OutcomeParams> {
+    let models: std::collections::BTreeSet<&str> =
+        outcomes.iter().map(|o| o.model.as_str()).collect();
+    models
+        .into_iter()
+        .filter_map(|model| {
+            let train: Vec<&Outcome> = outcomes.iter().filter(|o| o.model != model).collect();
+            fit_gain(params, &train).map(|(p, _)| (model, p))
+        })
+        .collect()
+}
+
 /// Runs every stage on `evidence`, starting from the built-in defaults.
 pub fn fit_prior(evidence: &Evidence) -> std::result::Result<PriorFit, String> {
     let fail = |what: &str| what.to_string();
@@ -794,25 +812,11 @@ pub fn fit_prior(evidence: &Evidence) -> std::result::Result<PriorFit, String> {
     });
 
     // Stage 5: discrepancies, leave one model out (Δ) and leave one run out (ln K_mid).
-    let models: Vec<&str> = {
-        let mut m: Vec<&str> = evidence.outcomes.iter().map(|o| o.model.as_str()).collect();
-        m.dedup();
-        m.sort_unstable();
-        m.dedup();
-        m
-    };
+    let held_out = leave_one_model_out(&params, &evidence.outcomes);
     let mut shifts = Vec::new();
-    for model in &models {
-        let train: Vec<&Outcome> = outcomes
-            .iter()
-            .copied()
-            .filter(|o| o.model != *model)
-            .collect();
-        let Some((p, _)) = fit_gain(&params, &train) else {
-            continue;
-        };
+    for (model, p) in &held_out {
         for o in outcomes.iter().filter(|o| o.model == *model) {
-            shifts.push(gain_shift_to_hit(&p, o));
+            shifts.push(gain_shift_to_hit(p, o));
         }
     }
     // Robust: a benchmark at 0 before and after (AIME for the weakest models) needs an
@@ -826,7 +830,7 @@ pub fn fit_prior(evidence: &Evidence) -> std::result::Result<PriorFit, String> {
         how: format!(
             "stage 5: robust sd of the Δ shift over {} outcomes, leave one of {} models out",
             shifts.len(),
-            models.len()
+            held_out.len()
         ),
     });
     let mut time_residuals = Vec::new();
@@ -942,6 +946,9 @@ mod tests {
         // Ten models x seven benchmarks (the derived Avg column left out).
         assert_eq!(e.outcomes.len(), 70);
         assert_eq!(e.scalerl.len(), 7);
+        // Seven Qwen2.5 base sizes, 0.5B to 72B.
+        assert_eq!(e.tan_final.len(), 7);
+        assert_eq!(e.tan_final[3], (7.0, 0.338));
         let d = &e.scalerl[0];
         assert_eq!((d.a, d.b, d.c_mid_gpu_hours), (0.61, 1.92, 2542.0));
     }

@@ -83,6 +83,31 @@ pub fn normal_equations(jacobian: &[f64], residuals: &[f64], n: usize) -> (Vec<f
     (jtj, jtr)
 }
 
+/// The Jacobian ∂rᵢ/∂θⱼ of `residuals` at θ by central differences, row-major, with step
+/// h = 1e-6 × max(|θⱼ|, 1); None when the residuals are undefined at a step.
+pub fn central_difference_jacobian(
+    residuals: &dyn Fn(&[f64]) -> Option<Vec<f64>>,
+    theta: &[f64],
+) -> Option<Vec<f64>> {
+    let n = theta.len();
+    let mut j: Vec<f64> = Vec::new();
+    for k in 0..n {
+        let h = 1e-6 * theta[k].abs().max(1.0);
+        let mut up = theta.to_vec();
+        let mut down = theta.to_vec();
+        up[k] += h;
+        down[k] -= h;
+        let (ru, rd) = (residuals(&up)?, residuals(&down)?);
+        if j.is_empty() {
+            j = vec![0.0; ru.len() * n];
+        }
+        for i in 0..ru.len() {
+            j[i * n + k] = (ru[i] - rd[i]) / (2.0 * h);
+        }
+    }
+    Some(j)
+}
+
 /// A least-squares problem: residuals rᵢ = model − data and their Jacobian at θ.
 pub trait Problem {
     /// Number of parameters.

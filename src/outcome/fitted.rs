@@ -42,4 +42,4 @@ pub const COVERAGE_EXPONENT: Param = Param::new(0.0, 0.0, 1.4);
 pub const GAIN_DISCREPANCY: Param = Param::new(0.533749, 0.4269992, 0.6404988);
 
 /// `time_scale_discrepancy`: stage 5: rms ln C_mid residual, leave one of 6 ScaleRL runs out.
-pub const TIME_SCALE_DISCREPANCY: Param = Param::new(0.4788751, 0.3831001, 0.5746501);
+pub const TIME_SCALE_DISCREPANCY: Param = Param::new(0.4788744, 0.3830995, 0.5746493);

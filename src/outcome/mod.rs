@@ -174,12 +174,14 @@ pub struct Prediction {
 /// never solves can still gain, as SimpleRL-Zoo's Qwen2.5-1.5B does on AIME (0 → 0.067).
 pub const LOGIT_FLOOR: f64 = 0.01;
 
-fn logit(p: f64) -> f64 {
+/// logit(p) = ln(p / (1 − p)), with p clamped to [LOGIT_FLOOR, 1 − 1e-9].
+pub fn logit(p: f64) -> f64 {
     let p = p.clamp(LOGIT_FLOOR, 1.0 - 1e-9);
     (p / (1.0 - p)).ln()
 }
 
-fn logistic(x: f64) -> f64 {
+/// The logistic function σ(x) = 1 / (1 + e^−x), the inverse of [`logit`].
+pub fn logistic(x: f64) -> f64 {
     1.0 / (1.0 + (-x).exp())
 }
 
