@@ -14,6 +14,8 @@ pub struct Evaluated<'g> {
     pub ledger: Ledger,
     /// The prior's prediction.
     pub prediction: Prediction,
+    /// What the prior was told about the cell (to predict it again on another target metric).
+    pub signal: CellSignal,
 }
 
 /// Evaluates the cell with this id (None when the constraints prune it).
@@ -27,7 +29,24 @@ pub fn evaluate_cell(grid: &Grid, id: u64) -> Option<Evaluated<'_>> {
         cell,
         ledger,
         prediction,
+        signal,
     })
+}
+
+/// The cell's prediction on every target metric after the first (`[outcome] metrics`): the same
+/// run, started from that metric's measured base score. Empty for single-metric grids.
+pub fn secondary_predictions(grid: &Grid, e: &Evaluated) -> Vec<Prediction> {
+    grid.targets
+        .iter()
+        .skip(1)
+        .map(|target| {
+            let signal = CellSignal {
+                measured_base_score: target.measured_base_scores[e.cell.indices.model],
+                ..e.signal
+            };
+            predict(&grid.outcome, &signal)
+        })
+        .collect()
 }
 
 /// The spend of an evaluated cell in the grid's budget unit (dollars for fixed-iterations grids).

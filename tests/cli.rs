@@ -671,3 +671,107 @@ fn cells_modes_choose_the_rows() {
         .code(2)
         .stderr(predicate::str::contains("--cells"));
 }
+
+/// `grids/targets.toml` with its `[outcome] metrics` replaced by one metric and its base scores
+/// by that metric's table (what a single-target grid of the same question says).
+fn single_target_grid(dir: &Path, metric: &str) -> std::path::PathBuf {
+    let text = std::fs::read_to_string(grid("targets")).unwrap();
+    let scores = text
+        .lines()
+        .find(|l| l.starts_with("base_score"))
+        .expect("the grid's base_score line");
+    let table_start = scores.find(&format!("{metric} = {{")).unwrap() + metric.len() + 3;
+    let table_end = table_start + scores[table_start..].find('}').unwrap() + 1;
+    let single = text
+        .replace(
+            scores,
+            &format!("base_score = {}", &scores[table_start..table_end]),
+        )
+        .replace(
+            "metrics = [\"math500\", \"aime24\"]",
+            &format!("metric = \"{metric}\""),
+        );
+    let path = dir.join(format!("{metric}.toml"));
+    std::fs::write(&path, single).unwrap();
+    path
+}
+
+#[test]
+fn several_target_metrics_predict_each_as_its_own_single_target_grid() {
+    let dir = tempfile::tempdir().unwrap();
+    let both = dir.path().join("both");
+    bin()
+        .args(["sweep", "-q", "--out"])
+        .arg(&both)
+        .arg(grid("targets"))
+        .assert()
+        .success();
+    for f in [
+        "targets.md",
+        "report.html",
+        "targets/aime24/report.html",
+        "targets/aime24/shortlist.csv",
+        "targets/aime24/frontier.csv",
+    ] {
+        assert!(both.join(f).exists(), "{f}");
+    }
+    let markdown = std::fs::read_to_string(both.join("targets.md")).unwrap();
+    assert!(markdown.contains("best for math500") && markdown.contains("best for aime24"));
+    let report = std::fs::read_to_string(both.join("report.html")).unwrap();
+    assert!(report.contains("<h2>Target metrics</h2>"));
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(both.join("manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        manifest["outcome"]["targets"],
+        serde_json::json!(["math500", "aime24"])
+    );
+
+    // Each target's predictions equal those of a grid that names only that target, and its
+    // outputs equal that grid's.
+    let (header, rows) = read_csv(&both.join("cells.csv"));
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    for (metric, suffix, outputs) in [
+        ("math500", "", both.clone()),
+        ("aime24", "_aime24", both.join("targets/aime24")),
+    ] {
+        let single_dir = dir.path().join(metric);
+        bin()
+            .args(["sweep", "-q", "--out"])
+            .arg(&single_dir)
+            .arg(single_target_grid(dir.path(), metric))
+            .assert()
+            .success();
+        let (single_header, single_rows) = read_csv(&single_dir.join("cells.csv"));
+        let single_col = |name: &str| single_header.iter().position(|h| h == name).unwrap();
+        assert_eq!(rows.len(), single_rows.len());
+        for (row, single) in rows.iter().zip(&single_rows) {
+            for name in ["predicted_score", "score_low", "score_high"] {
+                assert_eq!(
+                    row[col(&format!("{name}{suffix}"))],
+                    single[single_col(name)],
+                    "{metric} {name}"
+                );
+            }
+        }
+        for f in ["shortlist.csv", "frontier.csv", "allocation_frontier.csv"] {
+            assert_eq!(
+                std::fs::read(outputs.join(f)).unwrap(),
+                std::fs::read(single_dir.join(f)).unwrap(),
+                "{metric} {f}"
+            );
+        }
+    }
+}
+
+#[test]
+fn several_target_metrics_refuse_shards_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    bin()
+        .args(["sweep", "-q", "--shard", "1/2", "--out"])
+        .arg(dir.path().join("o"))
+        .arg(grid("targets"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("several [outcome] metrics"));
+}

@@ -52,6 +52,14 @@ const CASES: &[Case] = &[
         args: &["sweep", "grids/isocompute.toml", "-q", "--out", "$OUT"],
     },
     Case {
+        name: "check-targets",
+        args: &["check", "grids/targets.toml"],
+    },
+    Case {
+        name: "sweep-targets",
+        args: &["sweep", "grids/targets.toml", "-q", "--out", "$OUT"],
+    },
+    Case {
         name: "sweep-big-frontier-rows",
         args: &[
             "sweep",

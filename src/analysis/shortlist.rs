@@ -87,7 +87,10 @@ pub struct Entry {
     pub flags: Vec<String>,
 }
 
-fn near_duplicate(grid: &Grid, a: &AxisIndices, b: &AxisIndices) -> bool {
+/// Whether two cells are one regime for the shortlist: same model, fine-tuning mode (or LoRA
+/// ranks next to each other on the axis) and reward, and within one grid step on every numeric
+/// axis (G, cap, epochs, prompts).
+pub fn near_duplicate(grid: &Grid, a: &AxisIndices, b: &AxisIndices) -> bool {
     let close = |x: usize, y: usize| x.abs_diff(y) <= 1;
     // Two LoRA ranks next to each other on the axis are one regime; full fine-tuning is its own.
     let same_finetune = a.finetune == b.finetune

@@ -58,8 +58,12 @@ pub struct ManifestCells {
 pub struct ManifestOutcome {
     /// "prior (uncalibrated)" or "calibrated on N pilot runs, ...".
     pub state: String,
-    /// Target metric, if the grid names one.
+    /// Target metric, if the grid names one (the first of several).
     pub metric: Option<String>,
+    /// Every target metric when the grid names several (`targets/<metric>/` holds the others'
+    /// outputs); absent otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<String>,
 }
 
 /// `manifest.json`. Keys are written in sorted order (through `serde_json::Value`), so the file
@@ -141,6 +145,7 @@ impl Manifest {
             outcome: ManifestOutcome {
                 state: grid.outcome_state.label(),
                 metric: grid.metric.clone(),
+                targets: grid.targets.iter().map(|t| t.name.clone()).collect(),
             },
             threads: summary.threads,
             elapsed_seconds: summary.elapsed_seconds,

@@ -60,7 +60,16 @@ pub fn merge(
         .cell_count()
         .map_err(|m| Error::in_file(&grid.path, None, "axes", m))?;
     finish(
-        &grid, catalog, &options, mode, aggregate, cells_file, total, total, 1, started,
+        &grid,
+        catalog,
+        &options,
+        mode,
+        (aggregate, &[]),
+        cells_file,
+        total,
+        total,
+        1,
+        started,
     )
 }
 
@@ -143,7 +152,7 @@ fn merged_cells(
     mode: CellsMode,
 ) -> Result<AtomicFile> {
     let frontier_ids = aggregate.front_ids();
-    let (mut file, temp) = start_cells_csv(out_dir)?;
+    let (mut file, temp) = start_cells_csv(out_dir, &[])?;
     for s in shards {
         let bytes = shard_cells(&s.dir.join("cells.csv"), &frontier_ids, mode)?;
         file.writer()

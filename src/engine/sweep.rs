@@ -15,7 +15,7 @@ use crate::analysis::frontier::{Aggregate, PLOT_SAMPLE, Point};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::evaluate::{cost_in_budget_unit, evaluate_cell};
-use crate::report::cells::{CellRow, start_cells_csv};
+use crate::report::cells::{CellRow, start_cells_csv, target_columns, target_fields};
 use crate::report::{AtomicFile, prepare_output_dir};
 use crate::spec::Grid;
 
@@ -65,8 +65,13 @@ fn write_chunk(
             if mode == CellsMode::Feasible && !e.ledger.feasible() {
                 continue;
             }
-            csv.serialize(CellRow::of(&e, frontier.contains(&id)))
-                .expect("writing to memory cannot fail");
+            let row = CellRow::of(&e, frontier.contains(&id));
+            if grid.targets.len() >= 2 {
+                csv.serialize((row, target_fields(grid, &e)))
+            } else {
+                csv.serialize(row)
+            }
+            .expect("writing to memory cannot fail");
         }
     }
     csv.into_inner().expect("flushing to memory cannot fail")
@@ -100,6 +105,12 @@ pub fn run_sweep(
         ));
     }
     let mode = cells_mode(grid, options)?;
+    if options.shard.is_some() && grid.targets.len() >= 2 {
+        return Err(Error::in_setting(
+            "shard",
+            "sharded sweeps of grids with several [outcome] metrics are not supported yet; sweep without --shard, or shard one grid per metric",
+        ));
+    }
     let range = match options.shard {
         Some((index, count)) => shard_range(total, index, count),
         None => 0..total,
@@ -108,7 +119,13 @@ pub fn run_sweep(
     let pool = thread_pool(options)?;
     let threads = pool.current_num_threads();
     let slice = range.end - range.start;
-    let passes = if mode == CellsMode::None { 1 } else { 2 };
+    // Pass 1 once per target metric, pass 2 (cells.csv) once.
+    let targets = grid.targets.len().max(1) as u64;
+    let passes = if mode == CellsMode::None {
+        targets
+    } else {
+        targets + 1
+    };
     progress.start(passes * slice);
     let run = Passes {
         grid,
@@ -122,6 +139,19 @@ pub fn run_sweep(
     if options.shard.is_none() && aggregate.evaluated > 0 && aggregate.feasible == 0 {
         return Err(all_infeasible(grid, &aggregate));
     }
+    // Every other target metric: the same cells predicted from its base scores, aggregated on
+    // their own (its frontiers and shortlist can differ).
+    let mut other_targets = Vec::new();
+    for index in 1..grid.targets.len() {
+        let view = grid.for_target(index);
+        let aggregate = Passes {
+            grid: &view,
+            chunks: run.chunks.clone(),
+            ..run
+        }
+        .aggregate()?;
+        other_targets.push((view, aggregate));
+    }
     crate::report::create_output_dir(&options.out_dir)?;
     let cells_file = match mode {
         CellsMode::None => None,
@@ -132,7 +162,16 @@ pub fn run_sweep(
         return Err(Error::Interrupted);
     }
     finish(
-        grid, catalog, options, mode, aggregate, cells_file, total, slice, threads, started,
+        grid,
+        catalog,
+        options,
+        mode,
+        (aggregate, &other_targets),
+        cells_file,
+        total,
+        slice,
+        threads,
+        started,
     )
 }
 
@@ -218,7 +257,7 @@ impl Passes<'_> {
     ) -> Result<AtomicFile> {
         let frontier_ids = aggregate.front_ids();
         self.progress.phase("cells.csv");
-        let (mut file, temp) = start_cells_csv(out_dir)?;
+        let (mut file, temp) = start_cells_csv(out_dir, &target_columns(self.grid))?;
         for group in self.chunks.chunks(self.window) {
             self.check_interrupt()?;
             let parts: Vec<Vec<u8>> = self.pool.install(|| {
@@ -271,14 +310,15 @@ pub(super) fn finish(
     catalog: &Catalog,
     options: &SweepOptions,
     mode: CellsMode,
-    aggregate: Aggregate,
+    (aggregate, other_targets): (Aggregate, &[(Grid, Aggregate)]),
     cells_file: Option<AtomicFile>,
     total: u64,
     slice: u64,
     threads: usize,
     started: Instant,
 ) -> Result<SweepSummary> {
-    let mut staged = crate::report::write_sweep_outputs(grid, &aggregate, &options.out_dir)?;
+    let mut staged =
+        crate::report::write_sweep_outputs(grid, &aggregate, &options.out_dir, other_targets)?;
     if options.shard.is_some() {
         let mut text = serde_json::to_string(&aggregate).expect("json");
         text.push('\n');

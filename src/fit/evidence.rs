@@ -171,8 +171,26 @@ fn csv_error(path: &Path, line: Option<usize>, message: impl Into<String>) -> Er
 /// fractions; the derived `Avg` column is left out) and ScaleRL Table 1's A, B and C_mid for the
 /// runs in [`SCALERL_RUNS`].
 pub fn read_evidence(path: &Path) -> Result<Evidence> {
-    let mut reader =
-        csv::Reader::from_path(path).map_err(|e| csv_error(path, None, e.to_string()))?;
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    parse_evidence(&bytes, path)
+}
+
+/// The evidence base bundled into the binary (`evidence/published_results.csv` at build time),
+/// for reports that state how the prior fares on it.
+pub const EMBEDDED_EVIDENCE: &str = include_str!("../../evidence/published_results.csv");
+
+/// [`EMBEDDED_EVIDENCE`], parsed.
+pub fn embedded_evidence() -> Evidence {
+    parse_evidence(
+        EMBEDDED_EVIDENCE.as_bytes(),
+        Path::new("evidence/published_results.csv"),
+    )
+    .expect("the bundled evidence parses (a test checks it)")
+}
+
+/// Parses evidence CSV bytes; `path` names them in messages.
+pub fn parse_evidence(bytes: &[u8], path: &Path) -> Result<Evidence> {
+    let mut reader = csv::Reader::from_reader(bytes);
     let headers = reader
         .headers()
         .map_err(|e| csv_error(path, Some(1), e.to_string()))?
@@ -951,6 +969,11 @@ mod tests {
         assert_eq!(e.tan_final[3], (7.0, 0.338));
         let d = &e.scalerl[0];
         assert_eq!((d.a, d.b, d.c_mid_gpu_hours), (0.61, 1.92, 2542.0));
+    }
+
+    #[test]
+    fn the_embedded_evidence_is_the_bundled_file() {
+        assert_eq!(embedded_evidence(), read_evidence(&bundled()).unwrap());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! defaults on published evidence ([`evidence`]), on a small
 //! Levenberg-Marquardt solver ([`lm`]).
 
+pub mod backtest;
 pub mod calibrate;
 pub mod evidence;
 pub mod lm;

@@ -17,8 +17,9 @@
 //!   hardware: K = M × reuse(μ) × (U / 1024)^κ × signal(reward) × efficiency(LoRA rank), with M
 //!   iterations, μ update epochs and U = B·G × (1 − zero-signal rate) × (1 − truncation rate)
 //!   useful rollouts per step.
-//! - K_mid = K_mid(7.6B) × (N / 7.6e9)^(−e) × (cap / 8192)^λ, times a factor for base-model
-//!   ("zero RL") starts.
+//! - K_mid = K_mid(7.6B) × (N / 7.6e9)^(−e) × (max(cap, 8192) / 8192)^λ, times a factor for
+//!   base-model ("zero RL") starts. The length term only slows caps above 8,192 tokens: its
+//!   evidence (ScaleRL's 14k and 32k runs) says nothing about shorter caps.
 //!
 //! The interval is a 90% predictive interval: parameter uncertainty of Δ and K_mid (their fitted
 //! ranges), model discrepancy between runs (fitted from leave-one-out residuals), seed-to-seed
@@ -276,7 +277,10 @@ pub fn parts(params: &OutcomeParams, s: &CellSignal) -> Parts {
         RlStart::Tuned => 0.0,
     };
     let ln_k_mid = v(KMidAt7b).ln() - v(KMidSizeExponent) * size_ln
-        + v(KMidLengthExponent) * (s.response_cap_tokens / REFERENCE_RESPONSE_CAP).ln()
+        // Only above the reference cap: the evidence (ScaleRL's 14k and 32k) says longer caps
+        // start slower; it says nothing about caps below 8k, so they are not made faster.
+        + v(KMidLengthExponent)
+            * (s.response_cap_tokens.max(REFERENCE_RESPONSE_CAP) / REFERENCE_RESPONSE_CAP).ln()
         + zero_rl;
     Parts {
         base_score: r0,

@@ -121,7 +121,7 @@ pub enum ParamId {
     KMidAt7b,
     /// K_mid ∝ N^(−e).
     KMidSizeExponent,
-    /// K_mid ∝ (cap / 8192)^λ.
+    /// K_mid ∝ (max(cap, 8192) / 8192)^λ.
     KMidLengthExponent,
     /// K_mid multiplier when RL starts from a base model.
     ZeroRlTimeFactor,
@@ -245,7 +245,7 @@ pub const PARAMS: [ParamSpec; PARAM_COUNT] = {
             fitted::K_MID_LENGTH_EXPONENT,
             Real,
             Fitted,
-            "longer caps start slower: ScaleRL Table 1, 14k vs 32k generation (C_mid 2,542 vs 11,272 GPU-h)",
+            "longer caps start slower: ScaleRL Table 1, 14k vs 32k generation (C_mid 2,542 vs 11,272 GPU-h); applied above 8k only",
         ),
         spec(
             ZeroRlTimeFactor,

@@ -190,18 +190,55 @@ pub fn csv_table<T: Serialize + Default>(rows: &[T]) -> Vec<u8> {
     bytes
 }
 
-/// Starts `out_dir/cells.csv`: staged under a temporary name with its header written; returns
-/// the staged file and its temporary path (for error messages).
+/// Starts `out_dir/cells.csv`: staged under a temporary name with its header (the row's
+/// columns, then `extra_columns`) written; returns the staged file and its temporary path (for
+/// error messages).
 pub fn start_cells_csv(
     out_dir: &std::path::Path,
+    extra_columns: &[String],
 ) -> crate::error::Result<(super::AtomicFile, std::path::PathBuf)> {
     use std::io::Write;
     let mut file = super::AtomicFile::create(&out_dir.join("cells.csv"))?;
     let temp = file.temp_path().to_path_buf();
+    let mut header = cells_header();
+    if !extra_columns.is_empty() {
+        header.pop(); // the newline
+        let mut w = csv::WriterBuilder::new()
+            .has_headers(false)
+            .from_writer(Vec::new());
+        w.write_record(extra_columns)
+            .expect("writing to memory cannot fail");
+        header.push(b',');
+        header.extend(w.into_inner().expect("flushing memory cannot fail"));
+    }
     file.writer()
-        .write_all(&cells_header())
+        .write_all(&header)
         .map_err(|e| crate::error::Error::io(&temp, e))?;
     Ok((file, temp))
+}
+
+/// The extra columns of a multi-metric grid's `cells.csv`: `predicted_score_<metric>`,
+/// `score_low_<metric>` and `score_high_<metric>` for every target metric after the first (the
+/// first is in `predicted_score`, `score_low`, `score_high`).
+pub fn target_columns(grid: &crate::spec::Grid) -> Vec<String> {
+    grid.targets
+        .iter()
+        .skip(1)
+        .flat_map(|t| {
+            ["predicted_score", "score_low", "score_high"].map(|c| format!("{c}_{}", t.name))
+        })
+        .collect()
+}
+
+/// The values of [`target_columns`] for one cell (empty for infeasible cells, as the primary
+/// prediction's columns).
+pub fn target_fields(grid: &crate::spec::Grid, e: &Evaluated) -> Vec<Option<Num>> {
+    let feasible = e.ledger.feasible();
+    crate::evaluate::secondary_predictions(grid, e)
+        .iter()
+        .flat_map(|p| [p.score, p.score_low, p.score_high])
+        .map(|x| feasible.then_some(Num(x)))
+        .collect()
 }
 
 /// The column names of `cells.csv`, in order.

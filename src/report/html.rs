@@ -220,13 +220,17 @@ fn assumptions_section(grid: &Grid) -> String {
 /// The outcome prior: its formula and every parameter with its range and evidence.
 fn prior_section(grid: &Grid) -> String {
     let mut h = String::new();
-    h.push_str("<h3>Outcome prior (ScaleRL sigmoid, arXiv 2510.13786)</h3>\n<p>R = R0 + (A &minus; R0) / (1 + (K_mid / K)<sup>&beta;</sup>); K = iterations &times; reuse(epochs) &times; (useful rollouts / 1024)<sup>&kappa;</sup> &times; reward signal &times; LoRA efficiency. The interval moves every parameter over its range in the direction that lowers (raises) the score. These defaults are a hypothesis consistent with published findings, not a measurement.</p>\n");
-    h.push_str("<table><tr><th>parameter</th><th>value</th><th>range</th><th>evidence</th></tr>\n");
+    h.push_str("<h3>Outcome prior (ScaleRL sigmoid, arXiv 2510.13786)</h3>\n<p>R = R0 + (A &minus; R0) / (1 + (K_mid / K)<sup>&beta;</sup>) with A = &sigma;(logit R0 + &Delta;): the gain is &Delta; logit units over the measured base score. K = iterations &times; reuse(epochs) &times; (useful rollouts / 1024)<sup>&kappa;</sup> &times; reward signal &times; LoRA efficiency counts updates, not GPU-hours. Intervals are 90% predictive intervals (parameter uncertainty, model discrepancy, seed noise). Parameters marked <em>fitted</em> are the tool's own fit to published evidence (<code>rlfrontier fit-prior</code>; <code>rlfrontier backtest</code> measures them); the others are hypotheses.</p>\n");
+    h.push_str("<table><tr><th>parameter</th><th>value</th><th>range</th><th>basis</th><th>evidence</th></tr>\n");
     for spec in &PARAMS {
         let (name, evidence) = (spec.name, spec.evidence);
         let p = grid.outcome.param(spec.id);
+        let basis = match spec.basis {
+            crate::outcome::params::Basis::Fitted => "fitted",
+            crate::outcome::params::Basis::Hypothesis => "hypothesis",
+        };
         h.push_str(&format!(
-            "<tr><td><code>{name}</code></td><td class=\"n\">{}</td><td class=\"n\">[{}, {}]</td><td>{}</td></tr>\n",
+            "<tr><td><code>{name}</code></td><td class=\"n\">{}</td><td class=\"n\">[{}, {}]</td><td>{basis}</td><td>{}</td></tr>\n",
             crate::format::number(p.value),
             crate::format::number(p.low),
             crate::format::number(p.high),
@@ -237,20 +241,55 @@ fn prior_section(grid: &Grid) -> String {
     h
 }
 
-/// Renders the page.
+/// How the grid's outcome parameters fare on published outcomes: the leave-one-model-out
+/// backtest on the evidence bundled at build time (`rlfrontier backtest` prints it with the
+/// published orderings).
+fn trust_section(grid: &Grid) -> String {
+    let evidence = crate::fit::evidence::embedded_evidence();
+    // The prior's gain is refitted without each model (as `backtest` does); calibrated
+    // parameters are scored as they are.
+    let prior = grid.outcome_state == crate::outcome::OutcomeState::Prior;
+    let (_, s) = crate::fit::backtest::backtest(&evidence.outcomes, &grid.outcome, prior);
+    format!(
+        "<h3>How far to trust the predictions</h3>\n<p>On {} published before/after RL outcomes (SimpleRL-Zoo, arXiv 2503.18892{}), this grid's outcome parameters predict the after-RL score with an RMSE of {:.1} points, against {:.1} for \"no RL gain\" and {:.1} for \"base score + the other models' mean gain\"; their 90% intervals hold {:.0}% of the outcomes (mean width {:.1} points); predicted and measured gains correlate at {:.2}. One study, one run shape: budgets, G, lengths and rewards beyond it rest on ScaleRL's curves and on stated hypotheses. {}</p>\n",
+        s.outcomes,
+        if prior {
+            "; each model held out of the gain fit in turn"
+        } else {
+            ""
+        },
+        s.rmse_model,
+        s.rmse_no_gain,
+        s.rmse_mean_gain,
+        100.0 * s.coverage,
+        s.mean_interval_width,
+        s.gain_correlation,
+        match grid.outcome_state {
+            crate::outcome::OutcomeState::Prior =>
+                "Calibrate on your own pilots (<code>rlfrontier plan</code>, <code>fit</code>) before spending on a full run.",
+            crate::outcome::OutcomeState::Calibrated { .. } =>
+                "These parameters are calibrated on your pilots; the pilots' own cross-validated error is in the grid summary.",
+        }
+    )
+}
+
+/// Renders the page (`targets_section`: the comparison of target metrics, or empty).
 pub fn render(
     grid: &Grid,
     aggregate: &Aggregate,
     shortlist: &[Entry],
     svgs: &[(String, String)],
+    targets_section: &str,
 ) -> String {
     let mut h = page_head(grid);
     h.push_str(&key_figures(aggregate));
     h.push_str(&grid_section(grid));
     h.push_str(&plots_section(svgs));
     h.push_str(&shortlist_section(grid, shortlist));
+    h.push_str(targets_section);
     h.push_str(&assumptions_section(grid));
     h.push_str(&prior_section(grid));
+    h.push_str(&trust_section(grid));
     h.push_str(&format!(
         "<p style=\"color:#777;font-size:.8rem\">rlfrontier {} &middot; grid sha256 {} &middot; seed {}</p>\n</body></html>\n",
         crate::VERSION,

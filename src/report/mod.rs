@@ -15,6 +15,7 @@ pub mod cells;
 pub mod html;
 pub mod plots;
 pub mod tables;
+pub mod targets;
 
 /// Files written under temporary names, renamed into place together by [`Staged::commit`]; if
 /// dropped uncommitted, every temporary file is removed.
@@ -35,6 +36,11 @@ impl Staged {
         Ok(())
     }
 
+    /// Takes over another set of staged files.
+    pub fn extend(&mut self, other: Staged) {
+        self.files.extend(other.files);
+    }
+
     /// Renames every staged file into place; returns their paths.
     pub fn commit(self) -> Result<Vec<PathBuf>> {
         let mut paths = Vec::new();
@@ -48,9 +54,66 @@ impl Staged {
 
 /// Writes the sweep's derived outputs (frontier tables, shortlist, plots, report) under
 /// temporary names; the caller commits them once everything succeeded.
-pub fn write_sweep_outputs(grid: &Grid, aggregate: &Aggregate, out_dir: &Path) -> Result<Staged> {
+pub fn write_sweep_outputs(
+    grid: &Grid,
+    aggregate: &Aggregate,
+    out_dir: &Path,
+    other_targets: &[(Grid, Aggregate)],
+) -> Result<Staged> {
     let mut staged = Staged::default();
     let shortlist = crate::analysis::shortlist::select(grid, aggregate);
+    // Other target metrics: each view's own outputs under targets/<metric>/, and the comparison.
+    let mut comparison_html = String::new();
+    if !other_targets.is_empty() {
+        let others: Vec<Vec<crate::analysis::shortlist::Entry>> = other_targets
+            .iter()
+            .map(|(view, agg)| crate::analysis::shortlist::select(view, agg))
+            .collect();
+        let primary_name = grid.metric.clone().unwrap_or_default();
+        let mut compared = vec![targets::TargetShortlist {
+            name: &primary_name,
+            grid,
+            shortlist: &shortlist,
+        }];
+        for ((view, _), list) in other_targets.iter().zip(&others) {
+            compared.push(targets::TargetShortlist {
+                name: view.metric.as_deref().unwrap_or_default(),
+                grid: view,
+                shortlist: list,
+            });
+        }
+        staged.add(
+            &out_dir.join("targets.md"),
+            targets::targets_markdown(grid, &compared).as_bytes(),
+        )?;
+        comparison_html = targets::targets_section(grid, &compared);
+        for (index, (view, agg)) in other_targets.iter().enumerate() {
+            let dir = out_dir
+                .join("targets")
+                .join(grid.targets[index + 1].folder_name());
+            std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+            staged.extend(write_target_outputs(view, agg, &others[index], &dir, "")?);
+        }
+    }
+    staged.extend(write_target_outputs(
+        grid,
+        aggregate,
+        &shortlist,
+        out_dir,
+        &comparison_html,
+    )?);
+    Ok(staged)
+}
+
+/// One target's frontier tables, shortlist, plots and report, staged.
+fn write_target_outputs(
+    grid: &Grid,
+    aggregate: &Aggregate,
+    shortlist: &[crate::analysis::shortlist::Entry],
+    out_dir: &Path,
+    comparison_html: &str,
+) -> Result<Staged> {
+    let mut staged = Staged::default();
     staged.add(
         &out_dir.join("frontier.csv"),
         &tables::frontier_csv(grid, aggregate),
@@ -61,11 +124,11 @@ pub fn write_sweep_outputs(grid: &Grid, aggregate: &Aggregate, out_dir: &Path) -
     )?;
     staged.add(
         &out_dir.join("shortlist.csv"),
-        &tables::shortlist_csv(grid, &shortlist),
+        &tables::shortlist_csv(grid, shortlist),
     )?;
     staged.add(
         &out_dir.join("shortlist.md"),
-        tables::shortlist_markdown(grid, &shortlist).as_bytes(),
+        tables::shortlist_markdown(grid, shortlist).as_bytes(),
     )?;
     let plots_dir = out_dir.join("plots");
     std::fs::create_dir_all(&plots_dir).map_err(|e| Error::io(&plots_dir, e))?;
@@ -73,7 +136,7 @@ pub fn write_sweep_outputs(grid: &Grid, aggregate: &Aggregate, out_dir: &Path) -
     for (name, svg) in &svgs {
         staged.add(&plots_dir.join(name), svg.as_bytes())?;
     }
-    let html = html::render(grid, aggregate, &shortlist, &svgs);
+    let html = html::render(grid, aggregate, shortlist, &svgs, comparison_html);
     staged.add(&out_dir.join("report.html"), html.as_bytes())?;
     Ok(staged)
 }

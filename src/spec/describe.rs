@@ -86,10 +86,28 @@ pub fn describe(grid: &Grid) -> String {
 /// Where each model's base score (R0) comes from: measured (`[task] base_score`) or the prior's
 /// size-dependent default.
 fn base_scores_line(grid: &Grid) -> String {
+    if grid.targets.len() >= 2 {
+        return grid
+            .targets
+            .iter()
+            .map(|t| {
+                format!(
+                    "target {}: {}",
+                    t.name,
+                    measured_line(grid, &t.measured_base_scores)
+                )
+            })
+            .collect();
+    }
+    measured_line(grid, &grid.measured_base_scores)
+}
+
+/// One metric's base scores in words.
+fn measured_line(grid: &Grid, scores: &[Option<f64>]) -> String {
     let models = &grid.axes.model;
     let measured: Vec<String> = models
         .iter()
-        .zip(&grid.measured_base_scores)
+        .zip(scores)
         .filter_map(|(m, s)| s.map(|s| format!("{} {}", m.id, crate::format::number(s))))
         .collect();
     if measured.is_empty() {
@@ -97,7 +115,7 @@ fn base_scores_line(grid: &Grid) -> String {
     }
     let defaulted: Vec<&str> = models
         .iter()
-        .zip(&grid.measured_base_scores)
+        .zip(scores)
         .filter(|(_, s)| s.is_none())
         .map(|(m, _)| m.id.as_str())
         .collect();

@@ -118,8 +118,64 @@ pub struct Grid {
     /// Whether `outcome` is the prior or a calibration.
     pub outcome_state: crate::outcome::OutcomeState,
     /// Measured pre-RL scores on the target metric (`[task] base_score`), one per entry of
-    /// `axes.model` (None where the prior's own default applies).
+    /// `axes.model` (None where the prior's own default applies). With several target metrics,
+    /// those of the first.
     pub measured_base_scores: Vec<Option<f64>>,
+    /// Every target metric with its base scores, when `[outcome] metrics` names two or more
+    /// (empty otherwise). The first is the primary one, the same as `metric` and
+    /// `measured_base_scores`.
+    pub targets: Vec<TargetMetric>,
+}
+
+/// One target metric of a multi-metric grid and the models' measured scores on it before RL.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TargetMetric {
+    /// The metric's name (`[outcome] metrics`).
+    pub name: String,
+    /// Measured pre-RL scores, one per entry of the model axis (None: the prior's default).
+    pub measured_base_scores: Vec<Option<f64>>,
+}
+
+impl TargetMetric {
+    /// The folder of this target's outputs under `targets/`: the metric name with every
+    /// character other than letters, digits, `.`, `_` and `-` replaced by `_` (and never `.` or
+    /// `..`).
+    pub fn folder_name(&self) -> String {
+        folder_name(&self.name)
+    }
+}
+
+fn folder_name(metric: &str) -> String {
+    let name: String = metric
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if name.chars().all(|c| c == '.') {
+        format!("metric_{}", name.len())
+    } else {
+        name
+    }
+}
+
+impl Grid {
+    /// The grid as seen from target metric `index` of [`Grid::targets`]: that metric and its base
+    /// scores become the grid's own, and the view has no further targets. Frontiers, shortlist
+    /// and report of a metric are those of its view.
+    pub fn for_target(&self, index: usize) -> Grid {
+        let target = &self.targets[index];
+        Grid {
+            metric: Some(target.name.clone()),
+            measured_base_scores: target.measured_base_scores.clone(),
+            targets: Vec::new(),
+            ..self.clone()
+        }
+    }
 }
 
 /// Reads, parses and validates a grid file.
@@ -164,8 +220,38 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
     let run = sections::run(&raw.run, &v, catalog)?;
     let axes = sections::axes(raw.axes, &v, catalog, run.algorithm)?;
     let constraints = sections::constraints(&raw.constraints, &v)?;
-    let (metric, outcome) = parse_outcome(&raw.outcome, &v)?;
-    let measured_base_scores = sections::base_scores(&raw.task.base_score, &v, &axes)?;
+    let outcome_table = parse_outcome(&raw.outcome, &v)?;
+    let mut base_scores =
+        sections::base_scores(&raw.task.base_score, &v, &axes, &outcome_table.metrics)?;
+    let targets: Vec<TargetMetric> = if outcome_table.metrics.len() >= 2 {
+        outcome_table
+            .metrics
+            .iter()
+            .zip(&base_scores)
+            .map(|(name, scores)| TargetMetric {
+                name: name.clone(),
+                measured_base_scores: scores.clone(),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let mut folders = std::collections::BTreeSet::new();
+    for t in &targets {
+        if !folders.insert(t.folder_name()) {
+            return Err(v.err(
+                Some("outcome"),
+                "metrics",
+                format!(
+                    "`{}` and another metric share the output folder `targets/{}`; rename one",
+                    t.name,
+                    t.folder_name()
+                ),
+            ));
+        }
+    }
+    let measured_base_scores = base_scores.swap_remove(0);
+    let (metric, outcome) = (outcome_table.metric, outcome_table.params);
     let grid = Grid {
         name,
         description,
@@ -181,6 +267,7 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
         outcome,
         outcome_state: crate::outcome::OutcomeState::Prior,
         measured_base_scores,
+        targets,
     };
     grid.cell_count().map_err(|m| v.err(Some("axes"), "", m))?;
     if grid.valid_cell_count() == 0 {

@@ -7,14 +7,66 @@ use crate::error::{Result, suggestion};
 use crate::outcome::{OutcomeParams, PARAM_NAMES, Param};
 use crate::toml_text::toml_error;
 
-/// Parses `[outcome]`: the metric name and prior-parameter overrides. A number moves a
-/// parameter's value and keeps the relative width of its range; `{ value, low, high }` sets all
-/// three.
-pub(super) fn parse_outcome(
-    table: &toml::Table,
-    v: &Validator,
-) -> Result<(Option<String>, OutcomeParams)> {
-    parse_outcome_in(table, v, Some("outcome"))
+/// What `[outcome]` says: the target metric(s) and the prior's parameters.
+pub(super) struct OutcomeTable {
+    /// `metric = "..."`, or the first of `metrics`.
+    pub(super) metric: Option<String>,
+    /// `metrics = [...]`: every target metric, in order (empty when not given).
+    pub(super) metrics: Vec<String>,
+    /// The prior's parameters with the overrides applied.
+    pub(super) params: OutcomeParams,
+}
+
+/// Parses `[outcome]`: the metric name (or several, `metrics = ["math500", "aime24"]`) and
+/// prior-parameter overrides. A number moves a parameter's value and keeps the relative width
+/// of its range; `{ value, low, high }` sets all three.
+pub(super) fn parse_outcome(table: &toml::Table, v: &Validator) -> Result<OutcomeTable> {
+    let section = Some("outcome");
+    let mut metrics: Vec<String> = Vec::new();
+    let mut rest = table.clone();
+    if let Some(value) = rest.remove("metrics") {
+        let toml::Value::Array(items) = &value else {
+            return Err(v.err(
+                section,
+                "metrics",
+                "expected a list of metric names, e.g. metrics = [\"math500\", \"aime24\"]",
+            ));
+        };
+        for item in items {
+            let name = v.string(item, section, "metrics")?;
+            if name.trim().is_empty() {
+                return Err(v.err(section, "metrics", "metric names must not be empty"));
+            }
+            if metrics.contains(&name) {
+                return Err(v.err(
+                    section,
+                    "metrics",
+                    format!("`{name}` is listed twice; list each target metric once"),
+                ));
+            }
+            metrics.push(name);
+        }
+        if metrics.is_empty() {
+            return Err(v.err(
+                section,
+                "metrics",
+                "the list is empty; name at least one target metric, or remove the key",
+            ));
+        }
+        if table.contains_key("metric") {
+            return Err(v.err(
+                section,
+                "metric",
+                "give either `metric` (one target) or `metrics` (several), not both",
+            ));
+        }
+    }
+    let (metric, params) = parse_outcome_in(&rest, v, section)?;
+    Ok(OutcomeTable {
+        metric: metric.or_else(|| metrics.first().cloned()),
+        metrics,
+        params,
+    })
 }
 
 fn parse_outcome_in(
@@ -30,7 +82,9 @@ fn parse_outcome_in(
             continue;
         }
         let Some(param) = params.get_mut(key) else {
-            let valid = std::iter::once("metric").chain(PARAM_NAMES.iter().copied());
+            let valid = ["metric", "metrics"]
+                .into_iter()
+                .chain(PARAM_NAMES.iter().copied());
             return Err(v.err(
                 section,
                 key,

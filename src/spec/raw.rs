@@ -135,6 +135,7 @@ const KEYS: &[(&str, &[&str])] = &[
             "response_length_cv",
             "pass_rate",
             "base_score",
+            "start",
         ],
     ),
     ("task.pass_rate", &["mean", "concentration"]),
@@ -160,7 +161,7 @@ const KEYS: &[(&str, &[&str])] = &[
         "constraints",
         &["max_rollouts_per_step", "min_rollouts_per_step"],
     ),
-    ("outcome", &["metric"]),
+    ("outcome", &["metric", "metrics"]),
 ];
 
 /// Turns serde's "unknown field" into "unknown key, did you mean"; other errors keep their text.

@@ -405,18 +405,73 @@ fn budget_axis(ra: &RawAxes, v: &Validator) -> Result<BudgetAxis> {
     })
 }
 
-/// `[task] base_score`: the measured pre-RL score on the target metric, as one number for every
-/// model or a table by model id (`base_score = { "qwen2.5-7b" = 0.646 }`); one entry per model
-/// of the axis, None where it is not given (the prior's own size-dependent default applies).
+/// `[task] base_score`: the measured pre-RL score per model on each target metric. With one
+/// metric: a number for every model or a table `{ "model-id" = score }`. With several
+/// (`[outcome] metrics`): a table keyed by metric, each value a number or a per-model table.
+/// Returns one list per metric (one list when there is one metric), one entry per model (None
+/// where the prior's default applies).
 pub(super) fn base_scores(
     value: &Option<Spanned>,
     v: &Validator,
     axes: &Axes,
+    metrics: &[String],
+) -> Result<Vec<Vec<Option<f64>>>> {
+    let ts = Some("task");
+    let per_metric = metrics.len().max(1);
+    let Some(spanned) = value else {
+        return Ok(vec![vec![None; axes.model.len()]; per_metric]);
+    };
+    if metrics.len() < 2 {
+        return Ok(vec![model_scores(
+            spanned,
+            spanned.get_ref(),
+            v,
+            axes,
+            "base_score",
+        )?]);
+    }
+    let toml::Value::Table(table) = spanned.get_ref() else {
+        return Err(v.err_at(
+            spanned,
+            ts,
+            "base_score",
+            format!(
+                "with several target metrics, give a table keyed by metric, e.g. base_score = {{ {} = 0.6 }}",
+                metrics[0]
+            ),
+        ));
+    };
+    for key in table.keys() {
+        if !metrics.contains(key) {
+            return Err(v.err_at(
+                spanned,
+                ts,
+                "base_score",
+                format!(
+                    "`{key}` is not in [outcome] metrics; {}",
+                    suggestion(key, metrics.iter().map(String::as_str))
+                ),
+            ));
+        }
+    }
+    metrics
+        .iter()
+        .map(|m| match table.get(m) {
+            Some(x) => model_scores(spanned, x, v, axes, &format!("base_score.{m}")),
+            None => Ok(vec![None; axes.model.len()]),
+        })
+        .collect()
+}
+
+/// One metric's base scores: a number for every model, or a per-model table.
+fn model_scores(
+    spanned: &Spanned,
+    value: &toml::Value,
+    v: &Validator,
+    axes: &Axes,
+    key: &str,
 ) -> Result<Vec<Option<f64>>> {
     let ts = Some("task");
-    let Some(spanned) = value else {
-        return Ok(vec![None; axes.model.len()]);
-    };
     let score = |x: &toml::Value, key: &str| -> Result<f64> {
         let s = v.float(x, ts, key)?;
         if !(0.0..=1.0).contains(&s) {
@@ -437,18 +492,18 @@ pub(super) fn base_scores(
         }
         Ok(s)
     };
-    match spanned.get_ref() {
+    match value {
         toml::Value::Table(table) => {
             let ids: Vec<&str> = axes.model.iter().map(|m| m.id.as_str()).collect();
-            for key in table.keys() {
-                if !ids.contains(&key.as_str()) {
+            for k in table.keys() {
+                if !ids.contains(&k.as_str()) {
                     return Err(v.err_at(
                         spanned,
                         ts,
-                        "base_score",
+                        key,
                         format!(
-                            "`{key}` is not on the model axis; {}",
-                            suggestion(key, ids.iter().copied())
+                            "`{k}` is not on the model axis; {}",
+                            suggestion(k, ids.iter().copied())
                         ),
                     ));
                 }
@@ -458,14 +513,11 @@ pub(super) fn base_scores(
                 .map(|m| {
                     table
                         .get(&m.id)
-                        .map(|x| score(x, &format!("base_score.{}", m.id)))
+                        .map(|x| score(x, &format!("{key}.{}", m.id)))
                         .transpose()
                 })
                 .collect()
         }
-        single => {
-            let s = score(single, "base_score")?;
-            Ok(vec![Some(s); axes.model.len()])
-        }
+        single => Ok(vec![Some(score(single, key)?); axes.model.len()]),
     }
 }

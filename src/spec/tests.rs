@@ -452,3 +452,91 @@ fn bad_base_scores_name_the_fix() {
         "{m}"
     );
 }
+
+#[test]
+fn target_folder_names_are_safe() {
+    assert_eq!(super::folder_name("math500"), "math500");
+    assert_eq!(super::folder_name("aime24/pass@1"), "aime24_pass_1");
+    assert_eq!(super::folder_name(".."), "metric_2");
+    assert_eq!(super::folder_name("a b"), "a_b");
+}
+
+#[test]
+fn several_target_metrics_with_base_scores_per_metric() {
+    let text = format!(
+        "{}\n[outcome]\nmetrics = [\"math500\", \"aime24\"]\n",
+        replace(
+            "mean_response_tokens = 800",
+            "mean_response_tokens = 800\nbase_score = { math500 = { \"qwen2.5-7b\" = 0.646 }, aime24 = 0.03 }",
+        )
+    );
+    let g = parse_text(&text).unwrap();
+    assert_eq!(g.metric.as_deref(), Some("math500"));
+    assert_eq!(g.targets.len(), 2);
+    assert_eq!(g.targets[1].name, "aime24");
+    assert_eq!(g.measured_base_scores, vec![None, Some(0.646)]);
+    assert_eq!(
+        g.targets[1].measured_base_scores,
+        vec![Some(0.03), Some(0.03)]
+    );
+    let view = g.for_target(1);
+    assert_eq!(view.metric.as_deref(), Some("aime24"));
+    assert_eq!(view.measured_base_scores, vec![Some(0.03), Some(0.03)]);
+    assert!(view.targets.is_empty());
+    // A target without base scores: the prior's default for every model.
+    let g = parse_text(&format!(
+        "{GOOD}\n[outcome]\nmetrics = [\"math500\", \"aime24\"]\n"
+    ))
+    .unwrap();
+    assert!(
+        g.targets
+            .iter()
+            .all(|t| t.measured_base_scores.iter().all(Option::is_none))
+    );
+}
+
+#[test]
+fn bad_target_metrics_name_the_fix() {
+    let m = error_of(&format!(
+        "{GOOD}\n[outcome]\nmetric = \"a\"\nmetrics = [\"a\", \"b\"]\n"
+    ));
+    assert!(
+        m.contains("either `metric`") && m.contains("not both"),
+        "{m}"
+    );
+    let m = error_of(&format!("{GOOD}\n[outcome]\nmetrics = [\"a\", \"a\"]\n"));
+    assert!(m.contains("listed twice"), "{m}");
+    let m = error_of(&format!("{GOOD}\n[outcome]\nmetrics = \"a\"\n"));
+    assert!(
+        m.contains("outcome.metrics") && m.contains("list of metric names"),
+        "{m}"
+    );
+    let m = error_of(&format!(
+        "{GOOD}\n[outcome]\nmetrics = [\"a b\", \"a_b\"]\n"
+    ));
+    assert!(m.contains("share the output folder"), "{m}");
+    let several = |scores: &str| {
+        format!(
+            "{}\n[outcome]\nmetrics = [\"math500\", \"aime24\"]\n",
+            replace(
+                "mean_response_tokens = 800",
+                &format!("mean_response_tokens = 800\nbase_score = {scores}"),
+            )
+        )
+    };
+    let m = error_of(&several("0.5"));
+    assert!(
+        m.contains("table keyed by metric") && m.contains("math500 = 0.6"),
+        "{m}"
+    );
+    let m = error_of(&several("{ math50 = 0.5 }"));
+    assert!(
+        m.contains("not in [outcome] metrics") && m.contains("math500"),
+        "{m}"
+    );
+    let m = error_of(&several("{ aime24 = 3.3 }"));
+    assert!(
+        m.contains("task.base_score.aime24") && m.contains("write 0.033"),
+        "{m}"
+    );
+}
