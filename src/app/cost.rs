@@ -81,6 +81,9 @@ pub struct ClusterFlags {
     /// `colocated` or `async`.
     #[arg(long, default_value_t = HARDWARE_DEFAULTS.schedule)]
     pub schedule: Schedule,
+    /// Rollout engine profile (see `rlfrontier catalog engines`).
+    #[arg(long, default_value = rlfrontier::catalog::DEFAULT_ENGINE)]
+    pub engine: String,
 }
 
 /// The task: lengths and pass rates.
@@ -256,7 +259,11 @@ impl CostArgs {
             .gpu(&c.gpu)
             .map_err(|m| Error::in_flag("--gpu", m))?
             .clone();
-        let mut hardware = Hardware::new(gpu, c.gpus);
+        let engine = catalog
+            .engine(&c.engine)
+            .map_err(|m| Error::in_flag("--engine", m))?
+            .clone();
+        let mut hardware = Hardware::new(gpu, c.gpus, engine);
         if let Some(x) = c.usd_per_gpu_hour {
             hardware.usd_per_gpu_hour = positive("--usd-per-gpu-hour", x)?;
         }

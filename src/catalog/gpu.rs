@@ -34,8 +34,6 @@ pub struct GpuSpec {
     pub forward_efficiency: f64,
     /// Fraction of peak bandwidth reached by decode.
     pub decode_bandwidth_efficiency: f64,
-    /// Fixed seconds per decode step (scheduling, sampling, launches).
-    pub decode_step_overhead_seconds: f64,
     /// GPUs that share one NVLink domain: the largest tensor-parallel degree the rollout engine
     /// uses (8 in an HGX/DGX server; 72 in a GB200 NVL72 rack). Default 8.
     #[serde(default = "default_nvlink_domain_gpus")]
@@ -68,7 +66,7 @@ impl GpuSpec {
     /// Checks every number is finite and positive (price and overhead may be 0) and every
     /// efficiency is at most 1.
     pub fn validate(&self, origin: &Path) -> Result<()> {
-        let checks: [(&str, f64, bool); 10] = [
+        let checks: [(&str, f64, bool); 9] = [
             ("bf16_dense_tflops", self.bf16_dense_tflops, false),
             ("memory_gb", self.memory_gb, false),
             ("bandwidth_tbps", self.bandwidth_tbps, false),
@@ -80,11 +78,6 @@ impl GpuSpec {
                 "decode_bandwidth_efficiency",
                 self.decode_bandwidth_efficiency,
                 false,
-            ),
-            (
-                "decode_step_overhead_seconds",
-                self.decode_step_overhead_seconds,
-                true,
             ),
             ("nvlink_domain_gpus", self.nvlink_domain_gpus as f64, false),
         ];

@@ -5,11 +5,13 @@
 //! overrides only the fields it sets (so a calibrated GPU profile can change two efficiencies and
 //! keep the rest), an entry with a new id is added.
 
+mod engine;
 mod gpu;
 pub mod listing;
 mod model;
 mod service;
 
+pub use engine::EngineSpec;
 pub use gpu::GpuSpec;
 pub use model::{BF16_BYTES, ModelSpec};
 pub use service::ServiceSpec;
@@ -25,6 +27,12 @@ pub const MODELS_TOML: &str = include_str!("models.toml");
 pub const GPUS_TOML: &str = include_str!("gpus.toml");
 /// The embedded services catalog (TOML).
 pub const SERVICES_TOML: &str = include_str!("services.toml");
+/// The embedded rollout-engine catalog (TOML).
+pub const ENGINES_TOML: &str = include_str!("engines.toml");
+
+/// The engine a run uses when nothing names one: vLLM with CUDA graphs, the default of current
+/// RL frameworks' rollouts.
+pub const DEFAULT_ENGINE: &str = "vllm-cudagraph";
 
 /// Models and GPUs known to a run: the embedded catalog, possibly merged with a user's file.
 #[derive(Debug, Clone)]
@@ -35,6 +43,8 @@ pub struct Catalog {
     pub gpus: Vec<GpuSpec>,
     /// Services, in file order.
     pub services: Vec<ServiceSpec>,
+    /// Rollout engines, in file order.
+    pub engines: Vec<EngineSpec>,
     /// Version string: the embedded catalog's, plus `+FILE` when a user file was merged.
     pub version: String,
 }
@@ -75,66 +85,38 @@ impl Catalog {
             "service",
             Path::new("<embedded services.toml>"),
         )?;
+        let mut engine_tables =
+            entries(ENGINES_TOML, "engine", Path::new("<embedded engines.toml>"))?;
         let version = version_of(MODELS_TOML);
         let mut full_version = version.clone();
         if let Some((path, text)) = user {
             let table: toml::Table =
                 toml::from_str(text).map_err(|e| toml_error(path, text, &e))?;
             for key in table.keys() {
-                if !["model", "gpu", "service", "version"].contains(&key.as_str()) {
+                if !SECTIONS.contains(&key.as_str()) {
                     return Err(Error::in_file(
                         path,
                         crate::toml_text::locate_key(text, None, key),
                         key,
-                        format!(
-                            "unknown catalog section; {}",
-                            suggestion(key, ["model", "gpu", "service", "version"])
-                        ),
+                        format!("unknown catalog section; {}", suggestion(key, SECTIONS)),
                     ));
                 }
             }
             merge_entries(&mut model_tables, entries(text, "model", path)?, path)?;
             merge_entries(&mut gpu_tables, entries(text, "gpu", path)?, path)?;
             merge_entries(&mut service_tables, entries(text, "service", path)?, path)?;
+            merge_entries(&mut engine_tables, entries(text, "engine", path)?, path)?;
             full_version = format!("{version}+{}", path.display());
         }
-        let mut models = Vec::new();
-        for (origin, table) in model_tables {
-            let model: ModelSpec =
-                toml::Value::Table(table)
-                    .try_into()
-                    .map_err(|e: toml::de::Error| {
-                        Error::in_file(&origin, None, "model", e.message().to_string())
-                    })?;
-            model.validate(&origin)?;
-            models.push(model);
-        }
-        let mut gpus = Vec::new();
-        for (origin, table) in gpu_tables {
-            let gpu: GpuSpec =
-                toml::Value::Table(table)
-                    .try_into()
-                    .map_err(|e: toml::de::Error| {
-                        Error::in_file(&origin, None, "gpu", e.message().to_string())
-                    })?;
-            gpu.validate(&origin)?;
-            gpus.push(gpu);
-        }
-        let mut services = Vec::new();
-        for (origin, table) in service_tables {
-            let service: ServiceSpec =
-                toml::Value::Table(table)
-                    .try_into()
-                    .map_err(|e: toml::de::Error| {
-                        Error::in_file(&origin, None, "service", e.message().to_string())
-                    })?;
-            service.validate(&origin)?;
-            services.push(service);
-        }
+        let models = parse_entries(model_tables, "model", ModelSpec::validate)?;
+        let gpus = parse_entries(gpu_tables, "gpu", GpuSpec::validate)?;
+        let services = parse_entries(service_tables, "service", ServiceSpec::validate)?;
+        let engines = parse_entries(engine_tables, "engine", EngineSpec::validate)?;
         Ok(Catalog {
             models,
             gpus,
             services,
+            engines,
             version: full_version,
         })
     }
@@ -147,6 +129,22 @@ impl Catalog {
                 suggestion(id, self.models.iter().map(|m| m.id.as_str()))
             )
         })
+    }
+
+    /// The rollout engine with this id, or an error suggesting the nearest id.
+    pub fn engine(&self, id: &str) -> std::result::Result<&EngineSpec, String> {
+        self.engines.iter().find(|e| e.id == id).ok_or_else(|| {
+            format!(
+                "unknown engine `{id}`; {} (see `rlfrontier catalog engines`)",
+                suggestion(id, self.engines.iter().map(|e| e.id.as_str()))
+            )
+        })
+    }
+
+    /// The engine runs use when none is named ([`DEFAULT_ENGINE`]).
+    pub fn default_engine(&self) -> &EngineSpec {
+        self.engine(DEFAULT_ENGINE)
+            .expect("the embedded catalog has the default engine (checked by unit tests)")
     }
 
     /// The GPU with this id, or an error suggesting the nearest id.
@@ -170,7 +168,29 @@ fn version_of(text: &str) -> String {
         .unwrap_or_else(|| "unknown".to_string())
 }
 
+/// The sections a catalog file may have.
+const SECTIONS: [&str; 5] = ["model", "gpu", "service", "engine", "version"];
+
 type Entries = Vec<(std::path::PathBuf, toml::Table)>;
+
+/// Deserialises and validates every entry of one section.
+fn parse_entries<T: serde::de::DeserializeOwned>(
+    tables: Entries,
+    kind: &str,
+    validate: fn(&T, &Path) -> Result<()>,
+) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    for (origin, table) in tables {
+        let entry: T = toml::Value::Table(table)
+            .try_into()
+            .map_err(|e: toml::de::Error| {
+                Error::in_file(&origin, None, kind, e.message().to_string())
+            })?;
+        validate(&entry, &origin)?;
+        out.push(entry);
+    }
+    Ok(out)
+}
 
 fn entries(text: &str, key: &str, origin: &Path) -> Result<Entries> {
     let table: toml::Table = toml::from_str(text).map_err(|e| toml_error(origin, text, &e))?;

@@ -11,7 +11,7 @@ mod values;
 
 use std::fmt;
 
-use crate::catalog::{GpuSpec, ModelSpec};
+use crate::catalog::{EngineSpec, GpuSpec, ModelSpec};
 use crate::error::suggestion;
 
 pub use values::{Budget, BudgetUnit, Finetune, Reward, RewardKind};
@@ -71,6 +71,11 @@ pub struct Hardware {
     pub max_num_seqs: u64,
     /// Share of GPU memory usable by training (the rest: CUDA context, fragmentation).
     pub usable_memory_fraction: f64,
+    /// The rollout engine: the floor of a decode step (`rlfrontier catalog engines`).
+    pub engine: EngineSpec,
+    /// The smallest tensor-parallel degree of a rollout replica (veRL's
+    /// `rollout.tensor_model_parallel_size`); larger when the model needs it.
+    pub rollout_tensor_parallel: u64,
 }
 
 /// The task: prompt length, the policy's natural response lengths and its pass-rate profile.
@@ -174,9 +179,9 @@ pub struct HardwareDefaults {
 }
 
 impl Hardware {
-    /// `gpus` GPUs of this profile at its catalog price, every other setting at its default
-    /// ([`HARDWARE_DEFAULTS`]).
-    pub fn new(gpu: GpuSpec, gpus: u64) -> Self {
+    /// `gpus` GPUs of this profile at its catalog price with this rollout engine, every other
+    /// setting at its default ([`HARDWARE_DEFAULTS`]).
+    pub fn new(gpu: GpuSpec, gpus: u64, engine: EngineSpec) -> Self {
         let d = HARDWARE_DEFAULTS;
         Hardware {
             usd_per_gpu_hour: gpu.usd_per_gpu_hour,
@@ -187,6 +192,8 @@ impl Hardware {
             rollout_gpu_memory_utilization: d.rollout_gpu_memory_utilization,
             max_num_seqs: d.max_num_seqs,
             usable_memory_fraction: d.usable_memory_fraction,
+            engine,
+            rollout_tensor_parallel: 1,
         }
     }
 }

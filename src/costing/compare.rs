@@ -335,7 +335,7 @@ pub fn price(text: &str, path: &Path, catalog: &Catalog) -> Result<ProjectCost> 
         return Err(Error::in_file(path, None, "gpus", "must be at least 1"));
     }
     validate(&p, path)?;
-    let mut hardware = Hardware::new(gpu, p.gpus);
+    let mut hardware = Hardware::new(gpu, p.gpus, catalog.default_engine().clone());
     if let Some(x) = p.usd_per_gpu_hour {
         hardware.usd_per_gpu_hour = check_positive(path, "usd_per_gpu_hour", x)?;
     }

@@ -285,11 +285,6 @@ impl HardwareFit {
                 format!("{fitted:.3}"),
             ]);
         }
-        table.row([
-            "decode_step_overhead_seconds".to_string(),
-            format!("{}", d.decode_step_overhead_seconds),
-            format!("{} (kept)", g.decode_step_overhead_seconds),
-        ]);
         table.render()
     }
 }

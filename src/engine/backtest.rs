@@ -122,7 +122,11 @@ impl Ordering {
 /// [`SCALERL_MEAN_RESPONSE_TOKENS`] uncapped, the default run settings.
 pub fn scalerl_ledger_gpu_hours_per_step(run: &ScaleRlRun, catalog: &Catalog) -> Option<f64> {
     let policy = catalog.model("llama-3.1-8b").ok()?;
-    let hardware = Hardware::new(catalog.gpu("gb200").ok()?.clone(), 80);
+    let hardware = Hardware::new(
+        catalog.gpu("gb200").ok()?.clone(),
+        80,
+        catalog.default_engine().clone(),
+    );
     let task = Task {
         mean_response_tokens: SCALERL_MEAN_RESPONSE_TOKENS,
         ..Task::default()

@@ -139,6 +139,8 @@ fn search(
     let decode = time::decode_time(&time::DecodeInput {
         model: policy,
         gpu,
+        engine: &cfg.hardware.engine,
+        min_tensor_parallel: cfg.hardware.rollout_tensor_parallel,
         pool_gpus: pools.generation,
         sequences: r.generated,
         prompt_tokens: p,
@@ -156,7 +158,14 @@ fn search(
             let degree = gpu.nvlink_domain_gpus.max(1) as f64;
             let seconds = r.generated
                 * r1
-                * time::decode_step_seconds(policy, gpu, degree, 1.0, p + r1 / 2.0)
+                * time::decode_step_seconds(
+                    policy,
+                    gpu,
+                    &cfg.hardware.engine,
+                    degree,
+                    1.0,
+                    p + r1 / 2.0,
+                )
                 / degree;
             let priced = time::DecodeTime {
                 seconds,
@@ -205,6 +214,8 @@ fn feedback(
             let (verdict_seconds, infeasible) = match time::decode_time(&time::DecodeInput {
                 model: judge,
                 gpu,
+                engine: &hw.engine,
+                min_tensor_parallel: 1,
                 pool_gpus: pools.training,
                 sequences: r.generated,
                 prompt_tokens: context,

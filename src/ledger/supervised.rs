@@ -162,6 +162,8 @@ mod tests {
             rollout_gpu_memory_utilization: 0.6,
             max_num_seqs: 256,
             usable_memory_fraction: 0.9,
+            engine: Catalog::embedded().default_engine().clone(),
+            rollout_tensor_parallel: 1,
         }
     }
 

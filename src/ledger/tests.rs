@@ -20,6 +20,8 @@ fn hardware(gpu: &str, gpus: u64, schedule: Schedule) -> Hardware {
         rollout_gpu_memory_utilization: 0.6,
         max_num_seqs: 256,
         usable_memory_fraction: 0.9,
+        engine: Catalog::embedded().default_engine().clone(),
+        rollout_tensor_parallel: 1,
     }
 }
 

@@ -7,14 +7,17 @@
 //! FLOPs per sequence at mean context c. Its time is the slower of the two, plus a fixed
 //! per-step overhead:
 //!
-//! step(b) = max(b·(2N + 4A·c) / (t·peak·eff_compute), (W + b·c·kv) / (t·bandwidth·eff_bw)) + overhead.
+//! step(b) = max(b·(2N + 4A·c) / (t·peak·eff_compute), (W + b·c·kv) / (t·bandwidth·eff_bw)) + floor,
+//!
+//! the floor being the rollout engine's (`catalog::EngineSpec`: per step, per layer when eager,
+//! per layer of tensor-parallel all-reduce).
 //!
 //! b, the sequences in flight, is bounded by the engine's `max_num_seqs`, by the KV cache that
 //! fits beside the weights, and by the sequences the replica has. The bulk of the tokens is
 //! generated at full occupancy; the longest response's excess over the mean is generated after the
 //! bulk drains, nearly alone (the straggler tail).
 
-use crate::catalog::{GpuSpec, ModelSpec};
+use crate::catalog::{EngineSpec, GpuSpec, ModelSpec};
 
 /// Compute-bound seconds: FLOPs / (GPUs × peak × efficiency).
 pub fn compute_seconds(flops: f64, gpus: f64, gpu: &GpuSpec, efficiency: f64) -> f64 {
@@ -31,6 +34,11 @@ pub struct DecodeInput<'a> {
     pub model: &'a ModelSpec,
     /// The GPU profile.
     pub gpu: &'a GpuSpec,
+    /// The rollout engine (the floor of a step).
+    pub engine: &'a EngineSpec,
+    /// The smallest tensor-parallel degree a replica uses (the framework's rollout setting,
+    /// e.g. veRL's `tensor_model_parallel_size`); more when the model needs it.
+    pub min_tensor_parallel: u64,
     /// GPUs given to generation.
     pub pool_gpus: u64,
     /// Sequences to generate this step.
@@ -77,13 +85,21 @@ pub struct DecodeDoesNotFit {
 }
 
 /// Seconds of one decode step with `b` sequences in flight at mean context `context` on a
-/// replica of degree `tp` (see the module doc for the formula).
-pub fn decode_step_seconds(model: &ModelSpec, gpu: &GpuSpec, tp: f64, b: f64, context: f64) -> f64 {
+/// replica of degree `tp` (see the module doc for the formula; the overhead is the engine's
+/// floor, [`EngineSpec::step_overhead_seconds`]).
+pub fn decode_step_seconds(
+    model: &ModelSpec,
+    gpu: &GpuSpec,
+    engine: &EngineSpec,
+    tp: f64,
+    b: f64,
+    context: f64,
+) -> f64 {
     let compute = b * (2.0 * model.matmul_params() + 4.0 * model.attention_coefficient() * context)
         / (tp * gpu.peak_flops_per_second() * gpu.prefill_efficiency);
     let bytes = model.weight_bytes() + b * context * model.kv_cache_bytes_per_token();
     let memory = bytes / (tp * gpu.bandwidth_bytes_per_second() * gpu.decode_bandwidth_efficiency);
-    compute.max(memory) + gpu.decode_step_overhead_seconds
+    compute.max(memory) + engine.step_overhead_seconds(model.layers, tp)
 }
 
 /// Decode time of one step's sequences on a pool of GPUs.
@@ -95,7 +111,7 @@ pub fn decode_time(input: &DecodeInput) -> Result<DecodeTime, DecodeDoesNotFit> 
     let max_tp = input
         .pool_gpus
         .clamp(1, input.gpu.nvlink_domain_gpus.max(1));
-    let mut tp = 1;
+    let mut tp = input.min_tensor_parallel.clamp(1, max_tp);
     loop {
         let needed = model.weight_bytes() + input.max_context_tokens * kv_per_token;
         let available = per_gpu * tp as f64;
@@ -122,8 +138,10 @@ pub fn decode_time(input: &DecodeInput) -> Result<DecodeTime, DecodeDoesNotFit> 
         .max(1.0);
     let bulk_steps = per_replica * input.mean_response_tokens / in_flight;
     let tail_steps = (input.straggler_response_tokens - input.mean_response_tokens).max(0.0);
-    let bulk = bulk_steps * decode_step_seconds(model, input.gpu, tpf, in_flight, mean_context);
-    let tail = tail_steps * decode_step_seconds(model, input.gpu, tpf, 1.0, mean_context);
+    let bulk = bulk_steps
+        * decode_step_seconds(model, input.gpu, input.engine, tpf, in_flight, mean_context);
+    let tail =
+        tail_steps * decode_step_seconds(model, input.gpu, input.engine, tpf, 1.0, mean_context);
     Ok(DecodeTime {
         seconds: bulk + tail,
         tail_seconds: tail,
@@ -147,7 +165,7 @@ mod tests {
         let c = Catalog::embedded();
         let m = c.model("qwen2.5-7b").unwrap();
         let g = c.gpu("h100-sxm").unwrap();
-        let s = decode_step_seconds(m, g, 1.0, 1.0, 1000.0);
+        let s = decode_step_seconds(m, g, c.default_engine(), 1.0, 1.0, 1000.0);
         let expected = (15_231_233_024.0 + 57_344_000.0) / (3.35e12 * 0.7) + 0.004;
         assert!((s - expected).abs() < 1e-12, "{s} vs {expected}");
     }
@@ -162,7 +180,8 @@ mod tests {
         let c = Catalog::embedded();
         let m = c.model("llama-3.1-8b").unwrap();
         let g = c.gpu("h100-sxm").unwrap();
-        let tokens_per_second = 256.0 / decode_step_seconds(m, g, 1.0, 256.0, 500.0);
+        let tokens_per_second =
+            256.0 / decode_step_seconds(m, g, c.default_engine(), 1.0, 256.0, 500.0);
         assert!(
             (12_500.0 * 0.85..12_500.0 * 1.2).contains(&tokens_per_second),
             "{tokens_per_second}"
@@ -174,8 +193,8 @@ mod tests {
         let c = Catalog::embedded();
         let m = c.model("qwen2.5-0.5b").unwrap();
         let g = c.gpu("h100-sxm").unwrap();
-        let small = decode_step_seconds(m, g, 1.0, 1.0, 100.0);
-        let large = decode_step_seconds(m, g, 1.0, 4096.0, 100.0);
+        let small = decode_step_seconds(m, g, c.default_engine(), 1.0, 1.0, 100.0);
+        let large = decode_step_seconds(m, g, c.default_engine(), 1.0, 4096.0, 100.0);
         // 4096× the sequences for far less than 4096× the time: decode is memory-bound.
         assert!(large < 100.0 * small);
     }
@@ -188,6 +207,8 @@ mod tests {
         let input = DecodeInput {
             model: big,
             gpu: g,
+            engine: c.default_engine(),
+            min_tensor_parallel: 1,
             pool_gpus: 8,
             sequences: 1024.0,
             prompt_tokens: 256.0,
@@ -221,6 +242,8 @@ mod tests {
         let input = DecodeInput {
             model: big,
             gpu: &small_gpu,
+            engine: c.default_engine(),
+            min_tensor_parallel: 1,
             pool_gpus: 64,
             sequences: 64.0,
             prompt_tokens: 256.0,

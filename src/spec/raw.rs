@@ -40,6 +40,7 @@ pub(super) struct RawHardware {
     pub(super) rollout_gpu_memory_utilization: Option<Spanned>,
     pub(super) max_num_seqs: Option<Spanned>,
     pub(super) usable_memory_fraction: Option<Spanned>,
+    pub(super) engine: Option<Spanned>,
 }
 
 #[derive(Deserialize, Default)]
@@ -125,6 +126,7 @@ const KEYS: &[(&str, &[&str])] = &[
             "rollout_gpu_memory_utilization",
             "max_num_seqs",
             "usable_memory_fraction",
+            "engine",
         ],
     ),
     (

@@ -120,6 +120,16 @@ pub(super) fn hardware(
         HARDWARE_DEFAULTS.usable_memory_fraction,
         true,
     )?;
+    let engine = match &rh.engine {
+        Some(value) => {
+            let id = v.string(value, Some(hw), "engine")?;
+            catalog
+                .engine(&id)
+                .map_err(|m| v.err_at(value, Some(hw), "engine", m))?
+                .clone()
+        }
+        None => catalog.default_engine().clone(),
+    };
     let hardware = Hardware {
         gpu,
         gpus,
@@ -129,6 +139,8 @@ pub(super) fn hardware(
         rollout_gpu_memory_utilization,
         max_num_seqs,
         usable_memory_fraction,
+        engine,
+        rollout_tensor_parallel: 1,
     };
     Ok(hardware)
 }
