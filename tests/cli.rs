@@ -656,7 +656,7 @@ fn cells_modes_choose_the_rows() {
             .map(|t| t.lines().count() - 1)
     };
     assert_eq!(rows("all"), Some(8640));
-    assert_eq!(rows("feasible"), Some(7149));
+    assert_eq!(rows("feasible"), Some(7106));
     let frontier = rows("frontier").unwrap();
     assert!(frontier > 0 && frontier < 200);
     assert_eq!(rows("none"), None);

@@ -1,9 +1,9 @@
-//! `rlfrontier catalog [models|gpus|rewards]`: the catalog as aligned tables.
+//! `rlfrontier catalog [models|gpus|engines|rewards]`: the catalog as aligned tables.
 
 use std::io::Write;
 
 use clap::{Args, ValueEnum};
-use rlfrontier::catalog::listing::{gpus_table, models_table, rewards_table};
+use rlfrontier::catalog::listing::{engines_table, gpus_table, models_table, rewards_table};
 use rlfrontier::error::Result;
 
 use super::{CatalogFlag, emit};
@@ -15,6 +15,8 @@ pub enum CatalogPart {
     Models,
     /// GPU profiles and prices.
     Gpus,
+    /// Rollout engine profiles (decode step floor, defaults).
+    Engines,
     /// Reward mechanisms and the reward models available.
     Rewards,
 }
@@ -22,7 +24,7 @@ pub enum CatalogPart {
 /// Arguments of `catalog`.
 #[derive(Debug, Args)]
 pub struct CatalogArgs {
-    /// What to list [default: all three].
+    /// What to list [default: all four].
     pub part: Option<CatalogPart>,
     /// The catalog.
     #[command(flatten)]
@@ -35,12 +37,14 @@ pub fn run(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
     let text = match args.part {
         Some(CatalogPart::Models) => models_table(&catalog),
         Some(CatalogPart::Gpus) => gpus_table(&catalog),
+        Some(CatalogPart::Engines) => engines_table(&catalog),
         Some(CatalogPart::Rewards) => rewards_table(&catalog),
         None => format!(
-            "models (catalog {}):\n{}\ngpus:\n{}\nrewards:\n{}",
+            "models (catalog {}):\n{}\ngpus:\n{}\nengines:\n{}\nrewards:\n{}",
             catalog.version,
             models_table(&catalog),
             gpus_table(&catalog),
+            engines_table(&catalog),
             rewards_table(&catalog)
         ),
     };

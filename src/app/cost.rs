@@ -10,8 +10,8 @@ use std::io::Write;
 use clap::Args;
 use rlfrontier::catalog::Catalog;
 use rlfrontier::config::{
-    Algorithm, Budget, Finetune, HARDWARE_DEFAULTS, Hardware, Levers, OldLogprob, Ownership,
-    Reward, RewardKind, RlStart, RunSettings, SUPERVISED_DEFAULTS, Schedule, Stop, Task,
+    Algorithm, Budget, Finetune, Hardware, Levers, Ownership, Reward, RewardKind, RlStart,
+    RunSettings, SUPERVISED_DEFAULTS, Schedule, Stop, Task,
 };
 use rlfrontier::costing::{
     PricedStage, RunRequest, SupervisedData, price, render, reward_model_like,
@@ -78,9 +78,13 @@ pub struct ClusterFlags {
     /// Price per GPU-hour [default: the catalog's].
     #[arg(long)]
     pub usd_per_gpu_hour: Option<f64>,
-    /// `colocated` or `async`.
-    #[arg(long, default_value_t = HARDWARE_DEFAULTS.schedule)]
-    pub schedule: Schedule,
+    /// `colocated`, `async` or `separate` [default: the framework's placement].
+    #[arg(long)]
+    pub schedule: Option<Schedule>,
+    /// RL framework whose defaults apply: `verl`, `trl` or `openrlhf` (placement, rollout
+    /// memory share, sequences in flight, tensor parallelism, log-prob passes).
+    #[arg(long, default_value_t = rlfrontier::config::DEFAULT_FRAMEWORK)]
+    pub framework: rlfrontier::config::Framework,
     /// Rollout engine profile (see `rlfrontier catalog engines`).
     #[arg(long, default_value = rlfrontier::catalog::DEFAULT_ENGINE)]
     pub engine: String,
@@ -263,15 +267,20 @@ impl CostArgs {
             .engine(&c.engine)
             .map_err(|m| Error::in_flag("--engine", m))?
             .clone();
-        let mut hardware = Hardware::new(gpu, c.gpus, engine);
+        let mut hardware = Hardware::new(gpu, c.gpus, engine, c.framework);
         if let Some(x) = c.usd_per_gpu_hour {
             hardware.usd_per_gpu_hour = positive("--usd-per-gpu-hour", x)?;
         }
-        hardware.schedule = c.schedule;
-        if hardware.schedule == Schedule::Async && c.gpus < 2 {
+        if let Some(schedule) = c.schedule {
+            hardware.schedule = schedule;
+        }
+        if hardware.schedule != Schedule::Colocated && c.gpus < 2 {
             return Err(Error::in_flag(
                 "--gpus",
-                "the async schedule needs at least 2 GPUs",
+                format!(
+                    "the {} schedule needs at least 2 GPUs; use --schedule colocated",
+                    hardware.schedule
+                ),
             ));
         }
         Ok(hardware)
@@ -323,7 +332,8 @@ impl CostArgs {
             kl_coef: l.kl_coef,
             prefix_cache: !l.no_prefix_cache,
             dynamic_sampling: l.dynamic_sampling,
-            old_logprob: OldLogprob::Auto,
+            framework: self.cluster.framework,
+            old_logprob: self.cluster.framework.profile().old_logprob,
             ..RunSettings::default()
         })
     }

@@ -15,6 +15,7 @@ mod merge;
 mod plan;
 mod simulate;
 mod sweep;
+mod validate;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -69,6 +70,8 @@ enum Command {
     Backtest(backtest::BacktestArgs),
     /// Fit the outcome prior's defaults to the evidence base (and write src/outcome/fitted.rs).
     FitPrior(backtest::FitPriorArgs),
+    /// Price published per-step phase timings and print the ledger's error.
+    Validate(validate::ValidateArgs),
 }
 
 /// `--catalog FILE`, shared by every command that reads the catalog.
@@ -128,6 +131,7 @@ fn run(cli: Cli, interrupted: &AtomicBool) -> Result<()> {
         Command::CalibrateHw(args) => calibrate_hw::run(&args, &mut out),
         Command::Backtest(args) => backtest::run(&args, &mut out),
         Command::FitPrior(args) => backtest::run_fit_prior(&args, &mut out),
+        Command::Validate(args) => validate::run(&args, &mut out),
     }
 }
 

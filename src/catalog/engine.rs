@@ -32,6 +32,10 @@ pub struct EngineSpec {
     pub allreduce_seconds_per_layer: f64,
     /// Default cap on sequences in flight per replica (vLLM `max_num_seqs`).
     pub max_num_seqs: u64,
+    /// The default on GPUs with at least 70 GiB of memory other than the A100, when the engine
+    /// raises it there (vLLM's `EngineArgs._set_default_args`: 1,024).
+    #[serde(default)]
+    pub max_num_seqs_large_gpu: Option<u64>,
     /// Default share of each GPU's memory the engine may use (vLLM `gpu_memory_utilization`).
     pub gpu_memory_utilization: f64,
     /// When the profile was written.
@@ -41,6 +45,15 @@ pub struct EngineSpec {
 }
 
 impl EngineSpec {
+    /// The engine's default `max_num_seqs` on this GPU.
+    pub fn default_max_num_seqs(&self, gpu: &super::GpuSpec) -> u64 {
+        let gib = gpu.memory_gb * 1e9 / f64::from(1u32 << 30);
+        match self.max_num_seqs_large_gpu {
+            Some(large) if gib >= 70.0 && !gpu.id.starts_with("a100") => large,
+            _ => self.max_num_seqs,
+        }
+    }
+
     /// The floor of one decode step of a model with `layers` decoder layers on a replica of
     /// tensor-parallel degree `tp`: step floor + layers × (launch + all-reduce if tp > 1).
     pub fn step_overhead_seconds(&self, layers: u64, tp: f64) -> f64 {
@@ -108,6 +121,7 @@ mod tests {
             launch_seconds_per_layer: 0.0005,
             allreduce_seconds_per_layer: 0.00002,
             max_num_seqs: 256,
+            max_num_seqs_large_gpu: None,
             gpu_memory_utilization: 0.9,
             date: String::new(),
             source: String::new(),

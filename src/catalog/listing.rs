@@ -74,6 +74,35 @@ pub fn gpus_table(catalog: &Catalog) -> String {
     t.render()
 }
 
+/// The rollout engines table: each profile's step floor and defaults.
+pub fn engines_table(catalog: &Catalog) -> String {
+    let mut t = Table::new([
+        "id",
+        "CUDA graphs",
+        "floor ms/step",
+        "launch ms/layer",
+        "all-reduce ms/layer",
+        "max_num_seqs",
+        "memory share",
+        "date",
+        "name",
+    ]);
+    for e in &catalog.engines {
+        t.row([
+            e.id.clone(),
+            if e.cuda_graphs { "yes" } else { "no" }.to_string(),
+            crate::format::number(1e3 * e.step_floor_seconds),
+            crate::format::number(1e3 * e.launch_seconds_per_layer),
+            crate::format::number(1e3 * e.allreduce_seconds_per_layer),
+            e.max_num_seqs.to_string(),
+            crate::format::number(e.gpu_memory_utilization),
+            e.date.clone(),
+            e.name.clone(),
+        ]);
+    }
+    t.render()
+}
+
 /// The reward mechanisms and the reward models available.
 pub fn rewards_table(catalog: &Catalog) -> String {
     let mut t = Table::new(["reward", "cost per rollout", "example"]);

@@ -37,8 +37,13 @@ pub enum Algorithm {
 pub enum Schedule {
     /// Synchronous: generation then training on the same GPUs; the step is the sum of phases.
     Colocated,
-    /// Generation and training on separate GPU pools; the step is the slower of the two.
+    /// Generation and training on separate GPU pools that overlap; the step is the slower of
+    /// the two.
     Async,
+    /// Generation and training on separate GPU pools that take turns (OpenRLHF's default
+    /// placement, TRL's vLLM server mode): the step is the sum, and each pool waits while the
+    /// other works.
+    Separate,
 }
 
 /// When the old-policy log-probabilities are recomputed.
@@ -63,11 +68,11 @@ pub struct Hardware {
     pub usd_per_gpu_hour: f64,
     /// Colocated or async.
     pub schedule: Schedule,
-    /// Share of GPUs given to generation under the async schedule.
+    /// Share of GPUs given to generation under the split schedules (async, separate).
     pub async_rollout_fraction: f64,
     /// Share of each GPU's memory the rollout engine may use (vLLM `gpu_memory_utilization`).
     pub rollout_gpu_memory_utilization: f64,
-    /// The rollout engine's cap on sequences in flight per replica (vLLM `max_num_seqs`, default 256).
+    /// The rollout engine's cap on sequences in flight per replica (vLLM `max_num_seqs`).
     pub max_num_seqs: u64,
     /// Share of GPU memory usable by training (the rest: CUDA context, fragmentation).
     pub usable_memory_fraction: f64,
@@ -111,6 +116,8 @@ pub enum RlStart {
 /// Run settings shared by every cell.
 #[derive(Debug, Clone)]
 pub struct RunSettings {
+    /// The RL framework whose defaults apply (placement, engine settings, log-prob passes).
+    pub framework: Framework,
     /// GRPO or PPO.
     pub algorithm: Algorithm,
     /// Reference-model forward every step (KL loss or penalty).
@@ -129,6 +136,18 @@ pub struct RunSettings {
     pub step_overhead_seconds: f64,
     /// Tokens per GPU per micro-batch in training passes (veRL `ppo_max_token_len_per_gpu`).
     pub max_tokens_per_gpu: f64,
+    /// The PPO critic's tokens per GPU per micro-batch (veRL `critic.ppo_max_token_len_per_gpu`
+    /// or its micro-batch size times the sequence length).
+    pub critic_max_tokens_per_gpu: f64,
+    /// Prompts per optimizer step (veRL `ppo_mini_batch_size`): an update epoch over B prompts
+    /// takes ceil(B / this) optimizer steps.
+    pub mini_batch_prompts: u64,
+    /// Fixed seconds of every training-side pass and optimizer step beyond its FLOPs (data
+    /// dispatch to workers, padding removal, gathering results).
+    pub pass_overhead_seconds: f64,
+    /// Seconds per decoder layer per micro-batch of a training-side forward (kernel launches of
+    /// eager PyTorch); a forward-backward costs three times as much.
+    pub train_launch_seconds_per_layer: f64,
     /// Rubric tokens a judge reads besides the sequence.
     pub judge_rubric_tokens: f64,
     /// Verdict tokens a judge writes.
@@ -146,54 +165,50 @@ pub enum Stop {
     Iterations(u64),
 }
 
-/// Defaults of [`Hardware`] besides the GPU and its count.
+/// Defaults of [`Hardware`] that do not come from the framework or the engine.
 ///
-/// - `async_rollout_fraction` 0.5: half the GPUs generate under the async schedule (an even split,
-///   the starting point of veRL's and OpenRLHF's disaggregated examples).
-/// - `rollout_gpu_memory_utilization` 0.6: veRL's `actor_rollout_ref.rollout.gpu_memory_utilization`
-///   default in its generated PPO trainer config.
-/// - `max_num_seqs` 256: vLLM's default `max_num_seqs` (engine arguments).
+/// - `async_rollout_fraction` 0.5: half the GPUs generate under the split schedules (an even
+///   split, the starting point of veRL's and OpenRLHF's disaggregated examples).
 /// - `usable_memory_fraction` 0.9: the rest of GPU memory goes to the CUDA context and
 ///   fragmentation.
+///
+/// The schedule, the rollout engine's memory share, `max_num_seqs` and tensor parallelism come
+/// from the framework's profile ([`Framework::profile`]), or the engine's own defaults where the
+/// framework leaves them to it.
 pub const HARDWARE_DEFAULTS: HardwareDefaults = HardwareDefaults {
-    schedule: Schedule::Colocated,
     async_rollout_fraction: 0.5,
-    rollout_gpu_memory_utilization: 0.6,
-    max_num_seqs: 256,
     usable_memory_fraction: 0.9,
 };
 
-/// The parts of [`Hardware`] that have defaults (see [`HARDWARE_DEFAULTS`]).
+/// The parts of [`Hardware`] with fixed defaults (see [`HARDWARE_DEFAULTS`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct HardwareDefaults {
-    /// Colocated or async.
-    pub schedule: Schedule,
-    /// Share of GPUs given to generation under the async schedule.
+    /// Share of GPUs given to generation under the split schedules.
     pub async_rollout_fraction: f64,
-    /// Share of each GPU's memory the rollout engine may use.
-    pub rollout_gpu_memory_utilization: f64,
-    /// The rollout engine's cap on sequences in flight per replica.
-    pub max_num_seqs: u64,
     /// Share of GPU memory usable by training.
     pub usable_memory_fraction: f64,
 }
 
 impl Hardware {
-    /// `gpus` GPUs of this profile at its catalog price with this rollout engine, every other
-    /// setting at its default ([`HARDWARE_DEFAULTS`]).
-    pub fn new(gpu: GpuSpec, gpus: u64, engine: EngineSpec) -> Self {
+    /// `gpus` GPUs of this profile at its catalog price with this rollout engine, as
+    /// `framework` places and configures it (schedule, engine memory share, sequences in
+    /// flight, tensor parallelism), the rest at [`HARDWARE_DEFAULTS`].
+    pub fn new(gpu: GpuSpec, gpus: u64, engine: EngineSpec, framework: Framework) -> Self {
         let d = HARDWARE_DEFAULTS;
+        let profile = framework.profile();
         Hardware {
             usd_per_gpu_hour: gpu.usd_per_gpu_hour,
+            schedule: profile.schedule,
+            async_rollout_fraction: d.async_rollout_fraction,
+            rollout_gpu_memory_utilization: profile.rollout_gpu_memory_utilization,
+            max_num_seqs: profile
+                .max_num_seqs
+                .unwrap_or_else(|| engine.default_max_num_seqs(&gpu)),
+            usable_memory_fraction: d.usable_memory_fraction,
+            rollout_tensor_parallel: profile.rollout_tensor_parallel,
             gpu,
             gpus,
-            schedule: d.schedule,
-            async_rollout_fraction: d.async_rollout_fraction,
-            rollout_gpu_memory_utilization: d.rollout_gpu_memory_utilization,
-            max_num_seqs: d.max_num_seqs,
-            usable_memory_fraction: d.usable_memory_fraction,
             engine,
-            rollout_tensor_parallel: 1,
         }
     }
 }
@@ -219,28 +234,46 @@ impl Default for Task {
 }
 
 impl Default for RunSettings {
-    /// GRPO with a reference-model KL term at coefficient 0.001 (veRL's `kl_loss_coef` default),
-    /// prefix caching on (vLLM's automatic prefix caching), no dynamic sampling, old-policy
-    /// log-probs only when needed, gradient checkpointing on, 5 s of weight sync and bookkeeping
+    /// veRL's GRPO with a reference-model KL term at coefficient 0.001 (veRL's `kl_loss_coef`
+    /// default), prefix caching on (vLLM's automatic prefix caching), no dynamic sampling,
+    /// old-policy log-probs as veRL computes them (every step), gradient checkpointing on, 3 s
+    /// of weight sync and bookkeeping (chosen against `validation/phase_timings.csv`: the median
+    /// step error is 0.26 at 5 s, 0.23 at 3 s, 0.22 at 2 s), 256 prompts per optimizer step
+    /// (veRL's `ppo_mini_batch_size`), the training-pass overheads [`PASS_OVERHEAD_SECONDS`] and
+    /// [`TRAIN_LAUNCH_SECONDS_PER_LAYER`]
     /// per step, 16,384 tokens per GPU per micro-batch (veRL's `ppo_max_token_len_per_gpu`
     /// default), and a judge that reads a 512-token rubric and writes a 64-token verdict.
     fn default() -> Self {
         RunSettings {
+            framework: DEFAULT_FRAMEWORK,
             algorithm: Algorithm::Grpo,
             kl_reference: true,
             kl_coef: 0.001,
             prefix_cache: true,
             dynamic_sampling: false,
-            old_logprob: OldLogprob::Auto,
+            old_logprob: DEFAULT_FRAMEWORK.profile().old_logprob,
             gradient_checkpointing: true,
-            step_overhead_seconds: 5.0,
+            step_overhead_seconds: 3.0,
             max_tokens_per_gpu: 16384.0,
+            critic_max_tokens_per_gpu: 16384.0,
+            mini_batch_prompts: 256,
+            pass_overhead_seconds: PASS_OVERHEAD_SECONDS,
+            train_launch_seconds_per_layer: TRAIN_LAUNCH_SECONDS_PER_LAYER,
             judge_rubric_tokens: 512.0,
             judge_verdict_tokens: 64.0,
             critic: None,
         }
     }
 }
+
+/// Default [`RunSettings::pass_overhead_seconds`]: chosen against the per-phase timings of
+/// `validation/phase_timings.csv` (`rlfrontier validate`), where small models' log-prob passes
+/// take 0.2-2 s more than their FLOPs explain.
+pub const PASS_OVERHEAD_SECONDS: f64 = 0.15;
+
+/// Default [`RunSettings::train_launch_seconds_per_layer`]: chosen against the same timings
+/// (per-micro-batch costs of 30-50 ms for a 24-28-layer forward in veRL's logs).
+pub const TRAIN_LAUNCH_SECONDS_PER_LAYER: f64 = 0.001;
 
 /// The levers of one RL run that a grid sweeps, with the defaults `cost` uses when a flag is
 /// not given.
@@ -356,6 +389,10 @@ macro_rules! named_enum {
 }
 
 named_enum!(Algorithm { Grpo => "grpo", Ppo => "ppo" });
-named_enum!(Schedule { Colocated => "colocated", Async => "async" });
+named_enum!(Schedule { Colocated => "colocated", Async => "async", Separate => "separate" });
 named_enum!(OldLogprob { Auto => "auto", Always => "always", Never => "never" });
 named_enum!(RlStart { Base => "base", Tuned => "tuned" });
+
+// After the macro: the framework module uses it.
+mod framework;
+pub use framework::{DEFAULT_FRAMEWORK, Framework, FrameworkProfile};

@@ -335,7 +335,12 @@ pub fn price(text: &str, path: &Path, catalog: &Catalog) -> Result<ProjectCost> 
         return Err(Error::in_file(path, None, "gpus", "must be at least 1"));
     }
     validate(&p, path)?;
-    let mut hardware = Hardware::new(gpu, p.gpus, catalog.default_engine().clone());
+    let mut hardware = Hardware::new(
+        gpu,
+        p.gpus,
+        catalog.default_engine().clone(),
+        crate::config::DEFAULT_FRAMEWORK,
+    );
     if let Some(x) = p.usd_per_gpu_hour {
         hardware.usd_per_gpu_hour = check_positive(path, "usd_per_gpu_hour", x)?;
     }

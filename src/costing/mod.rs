@@ -12,6 +12,7 @@ pub mod compare;
 pub mod hardware_fit;
 pub mod ownership;
 pub mod render;
+pub mod validation;
 pub mod waste;
 
 use std::fmt;
@@ -272,7 +273,15 @@ pub struct CostReport {
     pub break_even: Option<String>,
     /// The one-line verdict.
     pub verdict: String,
+    /// The run's dollars at half and at twice the mean response length (RL stages only): the
+    /// length is the most sensitive input and the least known before a pilot.
+    pub length_band_usd: Option<(f64, f64)>,
 }
+
+/// The factor the length sensitivity moves the mean response length by, each way: base-model
+/// "zero" runs average well under half the cap, reasoning models near or above it, and lengths
+/// drift during training, so a factor of two is a plausible band before a pilot measures it.
+pub const LENGTH_BAND_FACTOR: f64 = 2.0;
 
 /// Prices one run.
 pub fn price(request: &RunRequest) -> CostReport {
@@ -281,6 +290,17 @@ pub fn price(request: &RunRequest) -> CostReport {
     let gain = expected_gain(request, &ledger);
     let (options, break_even) = ownership::buy_or_build(&ledger, request);
     let verdict = render::verdict(&ledger, request, &waste);
+    let length_band_usd = match request.stage {
+        PricedStage::Rl(_) => {
+            let at = |factor: f64| {
+                let mut scaled = request.clone();
+                scaled.task.mean_response_tokens *= factor;
+                scaled.ledger().total_usd()
+            };
+            Some((at(1.0 / LENGTH_BAND_FACTOR), at(LENGTH_BAND_FACTOR)))
+        }
+        _ => None,
+    };
     CostReport {
         ledger,
         waste,
@@ -288,5 +308,6 @@ pub fn price(request: &RunRequest) -> CostReport {
         options,
         break_even,
         verdict,
+        length_band_usd,
     }
 }

@@ -127,6 +127,19 @@ pub fn json(report: &CostReport, request: &RunRequest) -> serde_json::Value {
         "where_to_run": report.options.iter().map(|o| json!({"option": o.name, "usd": o.usd, "basis": o.basis})).collect::<Vec<_>>(),
         "break_even": report.break_even,
         "verdict": report.verdict,
+        "assumptions": {
+            "framework": request.run.framework.as_str(),
+            "engine": request.hardware.engine.id,
+            "rollout_gpu_memory_utilization": request.hardware.rollout_gpu_memory_utilization,
+            "max_num_seqs": request.hardware.max_num_seqs,
+            "rollout_tensor_parallel": request.hardware.rollout_tensor_parallel,
+            "mean_response_tokens": request.task.mean_response_tokens,
+        },
+        "length_band_usd": report.length_band_usd.map(|(low, high)| json!({
+            "half_length": low,
+            "twice_length": high,
+            "factor": crate::costing::LENGTH_BAND_FACTOR,
+        })),
     })
 }
 
@@ -325,12 +338,32 @@ fn options_table(report: &CostReport) -> String {
     table.render()
 }
 
+/// The framework, engine and length assumptions, and the cost at half and twice the length.
+fn assumptions_line(report: &CostReport, request: &RunRequest) -> String {
+    let Some((low, high)) = report.length_band_usd else {
+        return String::new();
+    };
+    let h = &request.hardware;
+    format!(
+        "assumed: {} defaults, {} rollouts (rollout memory share {}, max_num_seqs {}, tensor parallel >= {}), responses of {} tokens on average uncapped; at half that length ${}, at twice ${}\n",
+        request.run.framework,
+        h.engine.id,
+        crate::format::number(h.rollout_gpu_memory_utilization),
+        h.max_num_seqs,
+        h.rollout_tensor_parallel,
+        crate::format::thousands(request.task.mean_response_tokens),
+        money(low),
+        money(high)
+    )
+}
+
 /// Renders the human report.
 pub fn text(report: &CostReport, request: &RunRequest) -> String {
     let mut text = headline(report, request);
     if let Some(reason) = report.ledger.infeasible {
         text.push_str(&format!("INFEASIBLE: {reason}\n"));
     }
+    text.push_str(&assumptions_line(report, request));
     text.push('\n');
     text.push_str(&phases_table(&report.ledger));
     text.push('\n');

@@ -126,6 +126,7 @@ pub fn scalerl_ledger_gpu_hours_per_step(run: &ScaleRlRun, catalog: &Catalog) ->
         catalog.gpu("gb200").ok()?.clone(),
         80,
         catalog.default_engine().clone(),
+        crate::config::DEFAULT_FRAMEWORK,
     );
     let task = Task {
         mean_response_tokens: SCALERL_MEAN_RESPONSE_TOKENS,

@@ -15,7 +15,8 @@ use crate::config::{
 };
 
 /// The GPUs each side of a step holds: all of them for both under the colocated schedule; a
-/// split under async (generation gets `async_rollout_fraction`, at least one GPU each side).
+/// split under the async and separate schedules (generation gets `async_rollout_fraction`, at
+/// least one GPU each side).
 #[derive(Debug, Clone, Copy)]
 struct Pools {
     generation: u64,
@@ -30,7 +31,7 @@ impl Pools {
                 generation: hw.gpus,
                 training: hw.gpus,
             },
-            Schedule::Async => {
+            Schedule::Async | Schedule::Separate => {
                 let generation = ((hw.gpus as f64 * hw.async_rollout_fraction).round() as u64)
                     .clamp(1, hw.gpus.saturating_sub(1).max(1));
                 Pools {
@@ -254,32 +255,77 @@ fn needs_old_logprobs(cfg: &RunConfig) -> bool {
     }
 }
 
+/// Seconds a training-side pass spends beyond its FLOPs (docs/design.md §5): a fixed cost per
+/// pass (or per optimizer step) and, for every micro-batch, the kernel launches of each layer
+/// (`launches` forward-equivalents: 1 for a forward, 3 for a forward-backward). Each GPU of the
+/// training pool runs its share of `tokens` in micro-batches of `max_tokens_per_gpu`.
+fn pass_overhead_seconds(
+    cfg: &RunConfig,
+    model: &ModelSpec,
+    tokens: f64,
+    train_pool: f64,
+    passes: f64,
+    launches: f64,
+    micro_tokens_per_gpu: f64,
+) -> f64 {
+    let run = cfg.run;
+    let micro_batches = (tokens / (train_pool * micro_tokens_per_gpu))
+        .ceil()
+        .max(1.0);
+    passes * run.pass_overhead_seconds
+        + micro_batches * model.layers as f64 * launches * run.train_launch_seconds_per_layer
+}
+
 /// Learning, over the kept rollouts: old-policy and reference log-probs, the update epochs
 /// (plus one forward per epoch with gradient checkpointing, in time only), the PPO critic, and
-/// the fixed per-step sync.
+/// the fixed per-step sync. Each pass also pays [`pass_overhead_seconds`].
 fn learning(cfg: &RunConfig, pools: Pools, batch: TokenSums, phases: &mut Phases) {
     let (run, policy, gpu) = (cfg.run, cfg.policy, &cfg.hardware.gpu);
     let train_pool = pools.training as f64;
     let epochs = cfg.update_epochs as f64;
+    let micro = run.max_tokens_per_gpu;
+    let forward_overhead = |model: &ModelSpec, micro: f64| {
+        pass_overhead_seconds(cfg, model, batch.tokens, train_pool, 1.0, 1.0, micro)
+    };
+    // An epoch takes one optimizer step per mini-batch of prompts; every micro-batch runs a
+    // forward-backward.
+    let optimizer_steps =
+        epochs * (cfg.prompts_per_step as f64 / run.mini_batch_prompts.max(1) as f64).ceil();
+    let update_overhead = |model: &ModelSpec, micro: f64| {
+        pass_overhead_seconds(
+            cfg,
+            model,
+            epochs * batch.tokens,
+            train_pool,
+            optimizer_steps,
+            3.0,
+            micro,
+        )
+    };
     let forward = policy_forward_flops(policy, cfg.finetune, batch);
     let forward_seconds =
         |f: f64| time::compute_seconds(f, train_pool, gpu, gpu.forward_efficiency);
     if needs_old_logprobs(cfg) {
-        set(phases, Phase::OldLogprob, forward, forward_seconds(forward));
+        let seconds = forward_seconds(forward) + forward_overhead(policy, micro);
+        set(phases, Phase::OldLogprob, forward, seconds);
     }
     if run.kl_reference {
         let f = flops::forward_flops(policy, batch);
-        set(phases, Phase::RefLogprob, f, forward_seconds(f));
+        let seconds = forward_seconds(f) + forward_overhead(policy, micro);
+        set(phases, Phase::RefLogprob, f, seconds);
     }
     let checkpointing = if run.gradient_checkpointing { 1.0 } else { 0.0 };
     let update = epochs * flops::train_flops(policy, cfg.finetune, batch);
     let recompute = checkpointing * epochs * forward;
-    let update_seconds = time::compute_seconds(update + recompute, train_pool, gpu, gpu.train_mfu);
+    let update_seconds = time::compute_seconds(update + recompute, train_pool, gpu, gpu.train_mfu)
+        + update_overhead(policy, micro);
     set(phases, Phase::Update, update, update_seconds);
     if run.algorithm == Algorithm::Ppo {
         let critic = run.critic.as_ref().unwrap_or(policy);
+        let critic_micro = run.critic_max_tokens_per_gpu;
         let values = flops::forward_flops(critic, batch);
-        set(phases, Phase::CriticValues, values, forward_seconds(values));
+        let seconds = forward_seconds(values) + forward_overhead(critic, critic_micro);
+        set(phases, Phase::CriticValues, values, seconds);
         let critic_update = epochs * flops::train_flops(critic, Finetune::Full, batch);
         let critic_recompute = checkpointing * epochs * values;
         let seconds = time::compute_seconds(
@@ -287,7 +333,7 @@ fn learning(cfg: &RunConfig, pools: Pools, batch: TokenSums, phases: &mut Phases
             train_pool,
             gpu,
             gpu.train_mfu,
-        );
+        ) + update_overhead(critic, critic_micro);
         set(phases, Phase::CriticUpdate, critic_update, seconds);
     }
     set(phases, Phase::Sync, 0.0, run.step_overhead_seconds);
@@ -302,8 +348,9 @@ fn pool_share(seconds: f64, busy: f64, held: f64) -> f64 {
 }
 
 /// The step's wall seconds and each phase's GPU-seconds. Colocated: phases run one after
-/// another on every GPU. Async: the step is the slower pool; each pool is held for the whole
-/// step, its idle time charged to its phases in proportion to their busy time.
+/// another on every GPU. Async: the step is the slower pool. Separate: the pools take turns, so
+/// the step is the sum. Under both split schedules each pool is held for the whole step, its
+/// idle time charged to its phases in proportion to their busy time.
 fn charge_gpu_seconds(cfg: &RunConfig, pools: Pools, phases: &mut Phases) -> f64 {
     let hw = cfg.hardware;
     let is_generation = |ph: Phase| matches!(ph, Phase::Prefill | Phase::Decode);
@@ -318,7 +365,7 @@ fn charge_gpu_seconds(cfg: &RunConfig, pools: Pools, phases: &mut Phases) -> f64
         .sum();
     let sync = cfg.run.step_overhead_seconds;
     let step_seconds = match hw.schedule {
-        Schedule::Colocated => gen_busy + train_busy + sync,
+        Schedule::Colocated | Schedule::Separate => gen_busy + train_busy + sync,
         Schedule::Async => gen_busy.max(train_busy) + sync,
     };
     for &ph in &Phase::ALL {
@@ -326,10 +373,10 @@ fn charge_gpu_seconds(cfg: &RunConfig, pools: Pools, phases: &mut Phases) -> f64
         let seconds = phases[i].seconds;
         phases[i].gpu_seconds = match (hw.schedule, ph) {
             (_, Phase::Sync) | (Schedule::Colocated, _) => seconds * hw.gpus as f64,
-            (Schedule::Async, ph) if is_generation(ph) => {
+            (Schedule::Async | Schedule::Separate, ph) if is_generation(ph) => {
                 pool_share(seconds, gen_busy, step_seconds - sync) * pools.generation as f64
             }
-            (Schedule::Async, _) => {
+            (Schedule::Async | Schedule::Separate, _) => {
                 pool_share(seconds, train_busy, step_seconds - sync) * pools.training as f64
             }
         };

@@ -169,6 +169,7 @@ mod tests {
 
     fn settings() -> RunSettings {
         RunSettings {
+            framework: crate::config::Framework::Verl,
             algorithm: crate::config::Algorithm::Grpo,
             kl_reference: false,
             kl_coef: 0.0,
@@ -178,6 +179,11 @@ mod tests {
             gradient_checkpointing: false,
             step_overhead_seconds: 0.0,
             max_tokens_per_gpu: 16384.0,
+            critic_max_tokens_per_gpu: 16384.0,
+            mini_batch_prompts: 256,
+            // No training-pass overheads: the hand-computed values are FLOPs over peak.
+            pass_overhead_seconds: 0.0,
+            train_launch_seconds_per_layer: 0.0,
             judge_rubric_tokens: 0.0,
             judge_verdict_tokens: 1.0,
             critic: None,

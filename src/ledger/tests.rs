@@ -27,6 +27,7 @@ fn hardware(gpu: &str, gpus: u64, schedule: Schedule) -> Hardware {
 
 fn settings() -> RunSettings {
     RunSettings {
+        framework: crate::config::Framework::Verl,
         algorithm: Algorithm::Grpo,
         kl_reference: true,
         kl_coef: 0.001,
@@ -36,6 +37,11 @@ fn settings() -> RunSettings {
         gradient_checkpointing: true,
         step_overhead_seconds: 5.0,
         max_tokens_per_gpu: 16384.0,
+        critic_max_tokens_per_gpu: 16384.0,
+        mini_batch_prompts: 256,
+        // No training-pass overheads: the hand-computed values are FLOPs over peak.
+        pass_overhead_seconds: 0.0,
+        train_launch_seconds_per_layer: 0.0,
         judge_rubric_tokens: 512.0,
         judge_verdict_tokens: 64.0,
         critic: None,

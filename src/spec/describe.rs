@@ -25,6 +25,10 @@ pub fn describe(grid: &Grid) -> String {
                 "async ({:.0}% of GPUs generate)",
                 100.0 * h.async_rollout_fraction
             ),
+            Schedule::Separate => format!(
+                "separate ({:.0}% of GPUs generate, then the rest train)",
+                100.0 * h.async_rollout_fraction
+            ),
         }
     ));
     text.push_str(&format!(

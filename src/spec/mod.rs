@@ -215,9 +215,10 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
     let raw: RawGrid = toml::from_str(text).map_err(|e| unknown_key_error(path, text, &e))?;
     let v = Validator { text, path };
     let (name, description, seed) = sections::header(&raw, &v)?;
-    let hardware = sections::hardware(raw.hardware, &v, catalog)?;
-    let task = sections::task(&raw.task, &v)?;
+    // [run] first: its framework decides the hardware's defaults (placement, engine settings).
     let run = sections::run(&raw.run, &v, catalog)?;
+    let hardware = sections::hardware(raw.hardware, &v, catalog, run.framework)?;
+    let task = sections::task(&raw.task, &v)?;
     let axes = sections::axes(raw.axes, &v, catalog, run.algorithm)?;
     let constraints = sections::constraints(&raw.constraints, &v)?;
     let outcome_table = parse_outcome(&raw.outcome, &v)?;

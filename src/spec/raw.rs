@@ -41,6 +41,7 @@ pub(super) struct RawHardware {
     pub(super) max_num_seqs: Option<Spanned>,
     pub(super) usable_memory_fraction: Option<Spanned>,
     pub(super) engine: Option<Spanned>,
+    pub(super) rollout_tensor_parallel: Option<Spanned>,
 }
 
 #[derive(Deserialize, Default)]
@@ -78,6 +79,7 @@ pub(super) struct RawAxes {
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawRun {
+    pub(super) framework: Option<Spanned>,
     pub(super) algorithm: Option<Spanned>,
     pub(super) kl_reference: Option<Spanned>,
     pub(super) kl_coef: Option<Spanned>,
@@ -87,6 +89,10 @@ pub(super) struct RawRun {
     pub(super) gradient_checkpointing: Option<Spanned>,
     pub(super) step_overhead_seconds: Option<Spanned>,
     pub(super) max_tokens_per_gpu: Option<Spanned>,
+    pub(super) critic_max_tokens_per_gpu: Option<Spanned>,
+    pub(super) mini_batch_prompts: Option<Spanned>,
+    pub(super) pass_overhead_seconds: Option<Spanned>,
+    pub(super) train_launch_seconds_per_layer: Option<Spanned>,
     pub(super) judge_rubric_tokens: Option<Spanned>,
     pub(super) judge_verdict_tokens: Option<Spanned>,
     pub(super) critic: Option<Spanned>,
@@ -127,6 +133,7 @@ const KEYS: &[(&str, &[&str])] = &[
             "max_num_seqs",
             "usable_memory_fraction",
             "engine",
+            "rollout_tensor_parallel",
         ],
     ),
     (
@@ -145,6 +152,7 @@ const KEYS: &[(&str, &[&str])] = &[
     (
         "run",
         &[
+            "framework",
             "algorithm",
             "kl_reference",
             "kl_coef",
@@ -154,6 +162,10 @@ const KEYS: &[(&str, &[&str])] = &[
             "gradient_checkpointing",
             "step_overhead_seconds",
             "max_tokens_per_gpu",
+            "critic_max_tokens_per_gpu",
+            "mini_batch_prompts",
+            "pass_overhead_seconds",
+            "train_launch_seconds_per_layer",
             "judge_rubric_tokens",
             "judge_verdict_tokens",
             "critic",

@@ -6,8 +6,8 @@ use super::validator::{Spanned, Validator};
 use super::{Axes, BudgetAxis, Constraints};
 use crate::catalog::Catalog;
 use crate::config::{
-    Algorithm, Budget, Finetune, HARDWARE_DEFAULTS, Hardware, MAX_LEVER, Reward, RunSettings,
-    Schedule, Task,
+    Algorithm, Budget, Finetune, Framework, Hardware, MAX_LEVER, Reward, RunSettings, Schedule,
+    Task,
 };
 use crate::error::{Result, suggestion};
 
@@ -46,6 +46,7 @@ pub(super) fn hardware(
     raw: Option<RawHardware>,
     v: &Validator,
     catalog: &Catalog,
+    framework: Framework,
 ) -> Result<Hardware> {
     let Some(rh) = raw else {
         return Err(v.missing(
@@ -79,47 +80,6 @@ pub(super) fn hardware(
             ));
         }
     };
-    let usd_per_gpu_hour = match &rh.usd_per_gpu_hour {
-        Some(value) => v.positive(value, Some(hw), "usd_per_gpu_hour")?,
-        None => gpu.usd_per_gpu_hour,
-    };
-    let schedule = v.named_or(
-        &rh.schedule,
-        Some(hw),
-        "schedule",
-        HARDWARE_DEFAULTS.schedule,
-    )?;
-    let async_rollout_fraction = v.fraction_or(
-        &rh.async_rollout_fraction,
-        Some(hw),
-        "async_rollout_fraction",
-        HARDWARE_DEFAULTS.async_rollout_fraction,
-        false,
-    )?;
-    if schedule == Schedule::Async && gpus < 2 {
-        return Err(v.err(Some(hw), "gpus", "the async schedule needs at least 2 GPUs (one pool generates, one trains); use schedule = \"colocated\""));
-    }
-    let rollout_gpu_memory_utilization = v.fraction_or(
-        &rh.rollout_gpu_memory_utilization,
-        Some(hw),
-        "rollout_gpu_memory_utilization",
-        HARDWARE_DEFAULTS.rollout_gpu_memory_utilization,
-        true,
-    )?;
-    let max_num_seqs = v.count_or(
-        &rh.max_num_seqs,
-        Some(hw),
-        "max_num_seqs",
-        (1, MAX_LEVER),
-        HARDWARE_DEFAULTS.max_num_seqs,
-    )?;
-    let usable_memory_fraction = v.fraction_or(
-        &rh.usable_memory_fraction,
-        Some(hw),
-        "usable_memory_fraction",
-        HARDWARE_DEFAULTS.usable_memory_fraction,
-        true,
-    )?;
     let engine = match &rh.engine {
         Some(value) => {
             let id = v.string(value, Some(hw), "engine")?;
@@ -130,19 +90,61 @@ pub(super) fn hardware(
         }
         None => catalog.default_engine().clone(),
     };
-    let hardware = Hardware {
-        gpu,
-        gpus,
+    // The framework's placement and engine settings, then what the grid sets.
+    let d = Hardware::new(gpu, gpus, engine, framework);
+    let usd_per_gpu_hour = match &rh.usd_per_gpu_hour {
+        Some(value) => v.positive(value, Some(hw), "usd_per_gpu_hour")?,
+        None => d.usd_per_gpu_hour,
+    };
+    let schedule = v.named_or(&rh.schedule, Some(hw), "schedule", d.schedule)?;
+    let async_rollout_fraction = v.fraction_or(
+        &rh.async_rollout_fraction,
+        Some(hw),
+        "async_rollout_fraction",
+        d.async_rollout_fraction,
+        false,
+    )?;
+    if schedule != Schedule::Colocated && gpus < 2 {
+        return Err(v.err(Some(hw), "gpus", format!("the {schedule} schedule needs at least 2 GPUs (one pool generates, one trains); use schedule = \"colocated\"")));
+    }
+    let rollout_gpu_memory_utilization = v.fraction_or(
+        &rh.rollout_gpu_memory_utilization,
+        Some(hw),
+        "rollout_gpu_memory_utilization",
+        d.rollout_gpu_memory_utilization,
+        true,
+    )?;
+    let max_num_seqs = v.count_or(
+        &rh.max_num_seqs,
+        Some(hw),
+        "max_num_seqs",
+        (1, MAX_LEVER),
+        d.max_num_seqs,
+    )?;
+    let rollout_tensor_parallel = v.count_or(
+        &rh.rollout_tensor_parallel,
+        Some(hw),
+        "rollout_tensor_parallel",
+        (1, 1024),
+        d.rollout_tensor_parallel,
+    )?;
+    let usable_memory_fraction = v.fraction_or(
+        &rh.usable_memory_fraction,
+        Some(hw),
+        "usable_memory_fraction",
+        d.usable_memory_fraction,
+        true,
+    )?;
+    Ok(Hardware {
         usd_per_gpu_hour,
         schedule,
         async_rollout_fraction,
         rollout_gpu_memory_utilization,
         max_num_seqs,
         usable_memory_fraction,
-        engine,
-        rollout_tensor_parallel: 1,
-    };
-    Ok(hardware)
+        rollout_tensor_parallel,
+        ..d
+    })
 }
 
 /// `[task]`: prompt and response lengths, the pass-rate profile.
@@ -213,7 +215,9 @@ pub(super) fn run(rr: &RawRun, v: &Validator, catalog: &Catalog) -> Result<RunSe
         v.count_or(value, rs, key, (min, MAX_LEVER), default as u64)
             .map(|n| n as f64)
     };
+    let framework = v.named_or(&rr.framework, rs, "framework", d.framework)?;
     Ok(RunSettings {
+        framework,
         algorithm: v.named_or(&rr.algorithm, rs, "algorithm", d.algorithm)?,
         kl_reference: v.bool_or(&rr.kl_reference, rs, "kl_reference", d.kl_reference)?,
         kl_coef: v.non_negative_or(&rr.kl_coef, rs, "kl_coef", d.kl_coef)?,
@@ -224,7 +228,12 @@ pub(super) fn run(rr: &RawRun, v: &Validator, catalog: &Catalog) -> Result<RunSe
             "dynamic_sampling",
             d.dynamic_sampling,
         )?,
-        old_logprob: v.named_or(&rr.old_logprob, rs, "old_logprob", d.old_logprob)?,
+        old_logprob: v.named_or(
+            &rr.old_logprob,
+            rs,
+            "old_logprob",
+            framework.profile().old_logprob,
+        )?,
         gradient_checkpointing: v.bool_or(
             &rr.gradient_checkpointing,
             rs,
@@ -242,6 +251,31 @@ pub(super) fn run(rr: &RawRun, v: &Validator, catalog: &Catalog) -> Result<RunSe
             "max_tokens_per_gpu",
             1,
             d.max_tokens_per_gpu,
+        )?,
+        critic_max_tokens_per_gpu: tokens(
+            &rr.critic_max_tokens_per_gpu,
+            "critic_max_tokens_per_gpu",
+            1,
+            d.critic_max_tokens_per_gpu,
+        )?,
+        mini_batch_prompts: v.count_or(
+            &rr.mini_batch_prompts,
+            rs,
+            "mini_batch_prompts",
+            (1, MAX_LEVER),
+            d.mini_batch_prompts,
+        )?,
+        pass_overhead_seconds: v.non_negative_or(
+            &rr.pass_overhead_seconds,
+            rs,
+            "pass_overhead_seconds",
+            d.pass_overhead_seconds,
+        )?,
+        train_launch_seconds_per_layer: v.non_negative_or(
+            &rr.train_launch_seconds_per_layer,
+            rs,
+            "train_launch_seconds_per_layer",
+            d.train_launch_seconds_per_layer,
         )?,
         judge_rubric_tokens: tokens(
             &rr.judge_rubric_tokens,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # rlfrontier pilot p007 of grid `race-pilot` (verl).
 # qwen2.5-1.5b lora:256, reward prm:qwen2.5-math-prm-7b, G = 16, cap 1024 tokens, 1 update epoch(s), 64 prompts per step.
-# Pilot budget 3e17 flops: 12 iterations, evaluated every 1; expected $1.45 (0.49 GPU-hours, 0.06 h) on 8 x h100-sxm.
+# Pilot budget 3e17 flops: 10 iterations, evaluated every 1; expected $1.21 (0.41 GPU-hours, 0.05 h) on 8 x h100-sxm.
 # Set TRAIN_FILES/VAL_FILES (veRL) or DATASET (TRL), and MODEL_PATH to override the model.
 # Log the held-out metric at every evaluation and collect it as run_id,step,metric,value rows for `rlfrontier fit`.
 set -euo pipefail
@@ -28,11 +28,11 @@ python3 -m verl.trainer.main_ppo \
   actor_rollout_ref.actor.ppo_max_token_len_per_gpu=16384 \
   actor_rollout_ref.rollout.name=vllm \
   actor_rollout_ref.rollout.n=16 \
-  actor_rollout_ref.rollout.gpu_memory_utilization=0.6 \
-  actor_rollout_ref.rollout.tensor_model_parallel_size=1 \
+  actor_rollout_ref.rollout.gpu_memory_utilization=0.5 \
+  actor_rollout_ref.rollout.tensor_model_parallel_size=2 \
   reward_model.enable=True \
   reward_model.model.path=Qwen/Qwen2.5-Math-PRM-7B \
-  trainer.total_training_steps=12 \
+  trainer.total_training_steps=10 \
   trainer.test_freq=1 \
   trainer.val_before_train=True \
   trainer.n_gpus_per_node=8 \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # rlfrontier pilot p009 of grid `race-pilot` (verl).
 # qwen2.5-3b lora:8, reward rule, G = 2, cap 4096 tokens, 1 update epoch(s), 16 prompts per step.
-# Pilot budget 3e17 flops: 399 iterations, evaluated every 39; expected $43.86 (14.67 GPU-hours, 1.83 h) on 8 x h100-sxm.
+# Pilot budget 3e17 flops: 317 iterations, evaluated every 31; expected $29.27 (9.79 GPU-hours, 1.22 h) on 8 x h100-sxm.
 # Set TRAIN_FILES/VAL_FILES (veRL) or DATASET (TRL), and MODEL_PATH to override the model.
 # Log the held-out metric at every evaluation and collect it as run_id,step,metric,value rows for `rlfrontier fit`.
 set -euo pipefail
@@ -27,10 +27,10 @@ python3 -m verl.trainer.main_ppo \
   actor_rollout_ref.actor.ppo_max_token_len_per_gpu=16384 \
   actor_rollout_ref.rollout.name=vllm \
   actor_rollout_ref.rollout.n=2 \
-  actor_rollout_ref.rollout.gpu_memory_utilization=0.6 \
-  actor_rollout_ref.rollout.tensor_model_parallel_size=1 \
-  trainer.total_training_steps=399 \
-  trainer.test_freq=39 \
+  actor_rollout_ref.rollout.gpu_memory_utilization=0.5 \
+  actor_rollout_ref.rollout.tensor_model_parallel_size=2 \
+  trainer.total_training_steps=317 \
+  trainer.test_freq=31 \
   trainer.val_before_train=True \
   trainer.n_gpus_per_node=8 \
   trainer.nnodes=1 \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # rlfrontier pilot p010 of grid `race-pilot` (verl).
 # qwen2.5-3b lora:8, reward rule, G = 2, cap 4096 tokens, 8 update epoch(s), 64 prompts per step.
-# Pilot budget 3e17 flops: 20 iterations, evaluated every 2; expected $3.55 (1.19 GPU-hours, 0.15 h) on 8 x h100-sxm.
+# Pilot budget 3e17 flops: 20 iterations, evaluated every 2; expected $3.37 (1.13 GPU-hours, 0.14 h) on 8 x h100-sxm.
 # Set TRAIN_FILES/VAL_FILES (veRL) or DATASET (TRL), and MODEL_PATH to override the model.
 # Log the held-out metric at every evaluation and collect it as run_id,step,metric,value rows for `rlfrontier fit`.
 set -euo pipefail
@@ -27,8 +27,8 @@ python3 -m verl.trainer.main_ppo \
   actor_rollout_ref.actor.ppo_max_token_len_per_gpu=16384 \
   actor_rollout_ref.rollout.name=vllm \
   actor_rollout_ref.rollout.n=2 \
-  actor_rollout_ref.rollout.gpu_memory_utilization=0.6 \
-  actor_rollout_ref.rollout.tensor_model_parallel_size=1 \
+  actor_rollout_ref.rollout.gpu_memory_utilization=0.5 \
+  actor_rollout_ref.rollout.tensor_model_parallel_size=2 \
   trainer.total_training_steps=20 \
   trainer.test_freq=2 \
   trainer.val_before_train=True \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # rlfrontier pilot p019 of grid `race-pilot` (verl).
 # qwen2.5-7b lora:8, reward prm:qwen2.5-math-prm-7b, G = 2, cap 4096 tokens, 1 update epoch(s), 16 prompts per step.
-# Pilot budget 3e17 flops: 142 iterations, evaluated every 14; expected $22.20 (7.43 GPU-hours, 0.93 h) on 8 x h100-sxm.
+# Pilot budget 3e17 flops: 117 iterations, evaluated every 11; expected $13.54 (4.53 GPU-hours, 0.57 h) on 8 x h100-sxm.
 # Set TRAIN_FILES/VAL_FILES (veRL) or DATASET (TRL), and MODEL_PATH to override the model.
 # Log the held-out metric at every evaluation and collect it as run_id,step,metric,value rows for `rlfrontier fit`.
 set -euo pipefail
@@ -28,12 +28,12 @@ python3 -m verl.trainer.main_ppo \
   actor_rollout_ref.actor.ppo_max_token_len_per_gpu=16384 \
   actor_rollout_ref.rollout.name=vllm \
   actor_rollout_ref.rollout.n=2 \
-  actor_rollout_ref.rollout.gpu_memory_utilization=0.6 \
-  actor_rollout_ref.rollout.tensor_model_parallel_size=1 \
+  actor_rollout_ref.rollout.gpu_memory_utilization=0.5 \
+  actor_rollout_ref.rollout.tensor_model_parallel_size=2 \
   reward_model.enable=True \
   reward_model.model.path=Qwen/Qwen2.5-Math-PRM-7B \
-  trainer.total_training_steps=142 \
-  trainer.test_freq=14 \
+  trainer.total_training_steps=117 \
+  trainer.test_freq=11 \
   trainer.val_before_train=True \
   trainer.n_gpus_per_node=8 \
   trainer.nnodes=1 \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # rlfrontier pilot p022 of grid `race-pilot` (verl).
-# qwen2.5-7b lora:256, reward rule, G = 16, cap 1024 tokens, 1 update epoch(s), 64 prompts per step.
-# Pilot budget 3e17 flops: 5 iterations, evaluated every 1; expected $1.13 (0.38 GPU-hours, 0.05 h) on 8 x h100-sxm.
+# qwen2.5-7b lora:256, reward rule, G = 8, cap 1024 tokens, 8 update epoch(s), 16 prompts per step.
+# Pilot budget 3e17 flops: 8 iterations, evaluated every 1; expected $1.48 (0.50 GPU-hours, 0.06 h) on 8 x h100-sxm.
 # Set TRAIN_FILES/VAL_FILES (veRL) or DATASET (TRL), and MODEL_PATH to override the model.
 # Log the held-out metric at every evaluation and collect it as run_id,step,metric,value rows for `rlfrontier fit`.
 set -euo pipefail
@@ -12,7 +12,7 @@ python3 -m verl.trainer.main_ppo \
   algorithm.adv_estimator=grpo \
   data.train_files="$TRAIN_FILES" \
   data.val_files="$VAL_FILES" \
-  data.train_batch_size=64 \
+  data.train_batch_size=16 \
   data.max_prompt_length=512 \
   data.max_response_length=1024 \
   actor_rollout_ref.model.path="$MODEL_PATH" \
@@ -20,16 +20,16 @@ python3 -m verl.trainer.main_ppo \
   actor_rollout_ref.model.lora_rank=256 \
   actor_rollout_ref.model.lora_alpha=256 \
   actor_rollout_ref.model.target_modules=all-linear \
-  actor_rollout_ref.actor.ppo_mini_batch_size=64 \
-  actor_rollout_ref.actor.ppo_epochs=1 \
+  actor_rollout_ref.actor.ppo_mini_batch_size=16 \
+  actor_rollout_ref.actor.ppo_epochs=8 \
   actor_rollout_ref.actor.use_kl_loss=True \
   actor_rollout_ref.actor.kl_loss_coef=0.001 \
   actor_rollout_ref.actor.ppo_max_token_len_per_gpu=16384 \
   actor_rollout_ref.rollout.name=vllm \
-  actor_rollout_ref.rollout.n=16 \
-  actor_rollout_ref.rollout.gpu_memory_utilization=0.6 \
-  actor_rollout_ref.rollout.tensor_model_parallel_size=1 \
-  trainer.total_training_steps=5 \
+  actor_rollout_ref.rollout.n=8 \
+  actor_rollout_ref.rollout.gpu_memory_utilization=0.5 \
+  actor_rollout_ref.rollout.tensor_model_parallel_size=2 \
+  trainer.total_training_steps=8 \
   trainer.test_freq=1 \
   trainer.val_before_train=True \
   trainer.n_gpus_per_node=8 \

@@ -1,0 +1,93 @@
+//! `rlfrontier validate [TIMINGS.csv] [--csv FILE]`: the ledger against published per-step
+//! phase timings, phase by phase, with the median error.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args;
+use rlfrontier::costing::validation::{Comparison, price_row, read_validation, summarise};
+use rlfrontier::error::Result;
+use rlfrontier::format::{Table, number};
+
+use super::{CatalogFlag, emit};
+
+/// Arguments of `validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// The validation set [default: validation/phase_timings.csv].
+    #[arg(default_value = "validation/phase_timings.csv")]
+    pub timings: PathBuf,
+    /// Also write every comparison (row, quantity, measured, predicted, log2 ratio) to this CSV.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+    /// The catalog.
+    #[command(flatten)]
+    pub catalog: CatalogFlag,
+}
+
+/// Prices every included row and prints the comparisons and the summary.
+pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
+    let catalog = args.catalog.load()?;
+    let rows = read_validation(&args.timings)?;
+    let mut all: Vec<Comparison> = Vec::new();
+    let mut skipped = Vec::new();
+    for row in &rows {
+        match price_row(row, &catalog) {
+            Ok(c) => all.extend(c),
+            Err(why) => skipped.push(format!("{} ({why})", row.id)),
+        }
+    }
+    let mut table = Table::new([
+        "row",
+        "quantity",
+        "measured",
+        "predicted",
+        "log2(pred/meas)",
+    ]);
+    for c in &all {
+        table.row([
+            c.id.clone(),
+            c.quantity.to_string(),
+            number(c.measured),
+            format!("{:.4}", c.predicted),
+            format!("{:+.2}", c.log2_ratio()),
+        ]);
+    }
+    let s = summarise(&all);
+    let mut text = format!(
+        "the ledger against {} published timings from {} rows of {} (seconds; decode: output tokens/s)\n",
+        all.len(),
+        rows.len() - skipped.len(),
+        args.timings.display()
+    );
+    text.push_str(&table.render());
+    text.push_str(&format!(
+        "median |log2(predicted/measured)|: whole steps {:.2} over {} (factor {:.2}), phases {:.2} over {} (factor {:.2})\n",
+        s.median_step_error,
+        s.steps,
+        s.median_step_error.exp2(),
+        s.median_phase_error,
+        s.phases,
+        s.median_phase_error.exp2()
+    ));
+    if !skipped.is_empty() {
+        text.push_str(&format!("not priced: {}\n", skipped.join("; ")));
+    }
+    if let Some(path) = &args.csv {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        w.write_record(["row", "quantity", "measured", "predicted", "log2_ratio"])
+            .expect("memory");
+        for c in &all {
+            w.write_record([
+                c.id.clone(),
+                c.quantity.to_string(),
+                number(c.measured),
+                number(c.predicted),
+                number(c.log2_ratio()),
+            ])
+            .expect("memory");
+        }
+        rlfrontier::report::write_atomic(path, &w.into_inner().expect("memory"))?;
+    }
+    emit(out, &text)
+}

@@ -1,0 +1,347 @@
+//! `rlfrontier validate`: the ledger against published per-step phase timings
+//! (`validation/phase_timings.csv`: veRL console logs and docs, NeMo-RL's performance tables,
+//! vLLM serving benchmarks; each row with its configuration and source).
+//!
+//! Each included row is priced as one step of its configuration (model, GPU, GPUs, prompts,
+//! responses per prompt, cap, mean response length, algorithm, framework placement, engine) and
+//! compared phase by phase: generation (`timing_s/gen` against prefill + decode), old-policy and
+//! reference log-probs, critic values, actor and critic updates, and the whole step. Decode
+//! benchmarks compare output tokens per second. The error of a prediction is
+//! |log2(predicted / measured)|: 0.3 is a factor of 1.23, 1 a factor of 2.
+//!
+//! The engine and framework defaults are chosen against this set. Whole-run GPU-hour totals
+//! from papers and blogs are kept out of it: they are reserved for independent validation.
+
+use std::path::Path;
+
+use crate::catalog::Catalog;
+use crate::config::{
+    Algorithm, Finetune, Framework, Hardware, Reward, RewardKind, RunSettings, Schedule, Stop, Task,
+};
+use crate::error::{Error, Result};
+use crate::ledger::lengths::response_lengths;
+use crate::ledger::{Phase, RunConfig, evaluate, time};
+
+/// One row of the validation set, as the tool reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidationRow {
+    /// The row's id.
+    pub id: String,
+    /// Whether it is priced, and why not.
+    pub include: String,
+    /// Raw fields by column name.
+    fields: Vec<(String, String)>,
+}
+
+impl ValidationRow {
+    fn get(&self, name: &str) -> &str {
+        self.fields
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.trim())
+            .unwrap_or("")
+    }
+
+    fn number(&self, name: &str) -> Option<f64> {
+        self.get(name).parse().ok().filter(|x: &f64| x.is_finite())
+    }
+}
+
+/// Reads the validation CSV.
+pub fn read_validation(path: &Path) -> Result<Vec<ValidationRow>> {
+    let mut reader = csv::Reader::from_path(path)
+        .map_err(|e| Error::in_file(path, None, "", format!("{e}; is this the validation CSV?")))?;
+    let headers: Vec<String> = reader
+        .headers()
+        .map_err(|e| Error::in_file(path, Some(1), "", e.to_string()))?
+        .iter()
+        .map(str::to_string)
+        .collect();
+    for needed in ["id", "rl_include", "rl_model", "rl_gpu", "gpus"] {
+        if !headers.iter().any(|h| h == needed) {
+            return Err(Error::in_file(path, Some(1), needed, "missing column"));
+        }
+    }
+    let mut rows = Vec::new();
+    for (k, record) in reader.records().enumerate() {
+        let record = record.map_err(|e| Error::in_file(path, Some(k + 2), "", e.to_string()))?;
+        let fields: Vec<(String, String)> = headers
+            .iter()
+            .cloned()
+            .zip(record.iter().map(str::to_string))
+            .collect();
+        let get = |name: &str| {
+            fields
+                .iter()
+                .find(|(h, _)| h == name)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default()
+        };
+        rows.push(ValidationRow {
+            id: get("id"),
+            include: get("rl_include"),
+            fields,
+        });
+    }
+    Ok(rows)
+}
+
+/// A measured quantity beside the ledger's prediction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    /// The row.
+    pub id: String,
+    /// `gen`, `old_log_prob`, `ref`, `values`, `update_actor`, `update_critic`, `step` (seconds)
+    /// or `decode_tokens_per_second`.
+    pub quantity: &'static str,
+    /// The published value.
+    pub measured: f64,
+    /// The ledger's.
+    pub predicted: f64,
+}
+
+impl Comparison {
+    /// log2(predicted / measured).
+    pub fn log2_ratio(&self) -> f64 {
+        (self.predicted / self.measured).log2()
+    }
+}
+
+/// The uncapped lognormal mean whose capped mean is `capped` (cv 0.6), by bisection: logs report
+/// the mean of generated lengths, the ledger's input is the length the policy would write
+/// uncapped.
+fn uncapped_mean(capped: f64, cap: f64) -> f64 {
+    if capped >= 0.999 * cap {
+        return 10.0 * cap;
+    }
+    let (mut lo, mut hi) = (capped, 20.0 * cap);
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if response_lengths(mid, 0.6, cap).mean_tokens < capped {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+/// Prices one row; its comparisons, or why it was skipped.
+pub fn price_row(
+    row: &ValidationRow,
+    catalog: &Catalog,
+) -> std::result::Result<Vec<Comparison>, String> {
+    if !row.include.starts_with("yes") {
+        return Err(row.include.trim_start_matches("no: ").to_string());
+    }
+    let model = catalog.model(row.get("rl_model"))?;
+    let gpu = catalog.gpu(row.get("rl_gpu"))?.clone();
+    let engine = catalog.engine(row.get("rl_engine"))?.clone();
+    let gpus = row.number("gpus").ok_or("no GPU count")? as u64;
+    let prompt_tokens = row.number("rl_prompt_tokens").unwrap_or(150.0);
+    let compare = |quantity: &'static str, predicted: f64| {
+        row.number(match quantity {
+            "gen" => "gen_seconds",
+            "old_log_prob" => "old_log_prob_seconds",
+            "ref" => "ref_seconds",
+            "values" => "values_seconds",
+            "update_actor" => "update_actor_seconds",
+            "update_critic" => "update_critic_seconds",
+            "step" => "step_seconds",
+            _ => "decode_benchmark_output_tokens_per_second",
+        })
+        .filter(|m| *m > 0.0)
+        .map(|measured| Comparison {
+            id: row.id.clone(),
+            quantity,
+            measured,
+            predicted,
+        })
+    };
+    if row.get("rl_algorithm").is_empty() {
+        // A decode benchmark: its prompts at once through one replica set, output tokens/s over
+        // prefill, the bulk and the tail of the longest output. ShareGPT's output lengths are
+        // taken as lognormal with cv 1 (an assumption; the benchmark reports only the mean).
+        let sequences = 320.0;
+        let input = prompt_tokens;
+        let output = row
+            .get("decode_benchmark_output_len")
+            .split_whitespace()
+            .find_map(|w| w.parse::<f64>().ok())
+            .unwrap_or(204.2);
+        let straggler = crate::ledger::lengths::straggler_tokens(output, 1.0, 2048.0, sequences);
+        let prefill = time::compute_seconds(
+            sequences * crate::ledger::flops::prefill_flops_per_prompt(model, input),
+            gpus as f64,
+            &gpu,
+            gpu.prefill_efficiency,
+        );
+        let d = time::decode_time(&time::DecodeInput {
+            model,
+            gpu: &gpu,
+            engine: &engine,
+            min_tensor_parallel: row.number("rl_rollout_tp").unwrap_or(1.0) as u64,
+            pool_gpus: gpus,
+            sequences,
+            prompt_tokens: input,
+            mean_response_tokens: output,
+            straggler_response_tokens: straggler,
+            max_context_tokens: 2048.0,
+            memory_utilization: engine.gpu_memory_utilization,
+            max_num_seqs: engine.max_num_seqs,
+        })
+        .map_err(|_| "the model does not fit".to_string())?;
+        return Ok(
+            compare("decode", sequences * output / (prefill + d.seconds))
+                .into_iter()
+                .collect(),
+        );
+    }
+    let framework: Framework = row.get("rl_framework").parse()?;
+    let mut hardware = Hardware::new(gpu, gpus, engine, framework);
+    if let Ok(schedule) = row.get("rl_schedule").parse::<Schedule>() {
+        hardware.schedule = schedule;
+    }
+    if let Some(tp) = row.number("rl_rollout_tp") {
+        hardware.rollout_tensor_parallel = tp as u64;
+    }
+    let cap = row.number("max_response_len").ok_or("no response cap")?;
+    let mean = row.number("mean_response_tokens").ok_or("no mean length")?;
+    let task = Task {
+        prompt_tokens,
+        mean_response_tokens: uncapped_mean(mean, cap),
+        ..Task::default()
+    };
+    let algorithm: Algorithm = row.get("rl_algorithm").parse()?;
+    let d = RunSettings::default();
+    let micro = row
+        .number("rl_micro_batch_tokens")
+        .unwrap_or(d.max_tokens_per_gpu);
+    let run = RunSettings {
+        framework,
+        algorithm,
+        kl_reference: row.get("rl_kl_reference") == "true",
+        old_logprob: framework.profile().old_logprob,
+        max_tokens_per_gpu: micro,
+        critic_max_tokens_per_gpu: row.number("rl_critic_micro_batch_tokens").unwrap_or(micro),
+        mini_batch_prompts: row
+            .number("rl_mini_batch_prompts")
+            .map_or(d.mini_batch_prompts, |x| x as u64),
+        ..d
+    };
+    let reward = Reward {
+        kind: RewardKind::Rule,
+        model: None,
+    };
+    let ledger = evaluate(&RunConfig {
+        policy: model,
+        finetune: Finetune::Full,
+        reward: &reward,
+        group_size: row.number("responses_per_prompt").ok_or("no G")? as u64,
+        max_response_len: cap as u64,
+        update_epochs: row.number("ppo_epochs").unwrap_or(1.0) as u64,
+        prompts_per_step: row.number("prompts_per_step").ok_or("no batch")? as u64,
+        stop: Stop::Iterations(1),
+        hardware: &hardware,
+        task: &task,
+        run: &run,
+        measured_base_score: None,
+    });
+    let s = |phase: Phase| ledger.phase(phase).seconds;
+    Ok([
+        compare("gen", s(Phase::Prefill) + s(Phase::Decode)),
+        compare("old_log_prob", s(Phase::OldLogprob)),
+        compare("ref", s(Phase::RefLogprob)),
+        compare("values", s(Phase::CriticValues)),
+        compare("update_actor", s(Phase::Update)),
+        compare("update_critic", s(Phase::CriticUpdate)),
+        compare("step", ledger.step_seconds),
+    ]
+    .into_iter()
+    .flatten()
+    .collect())
+}
+
+/// The summary: median |log2 ratio| per step and per phase, and the count of each.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidationSummary {
+    /// Median |log2(predicted / measured)| of whole steps.
+    pub median_step_error: f64,
+    /// Steps compared.
+    pub steps: usize,
+    /// Median |log2| of phases (everything but whole steps and decode benchmarks).
+    pub median_phase_error: f64,
+    /// Phases compared.
+    pub phases: usize,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    }
+}
+
+/// Summarises comparisons.
+pub fn summarise(comparisons: &[Comparison]) -> ValidationSummary {
+    let errors = |keep: &dyn Fn(&Comparison) -> bool| -> Vec<f64> {
+        comparisons
+            .iter()
+            .filter(|c| keep(c))
+            .map(|c| c.log2_ratio().abs())
+            .collect()
+    };
+    let steps = errors(&|c| c.quantity == "step");
+    let phases = errors(&|c| c.quantity != "step" && c.quantity != "decode");
+    ValidationSummary {
+        steps: steps.len(),
+        median_step_error: median(steps),
+        phases: phases.len(),
+        median_phase_error: median(phases),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uncapped_mean_inverts_the_capped_mean() {
+        let m = uncapped_mean(900.0, 1024.0);
+        assert!((response_lengths(m, 0.6, 1024.0).mean_tokens - 900.0).abs() < 1e-6);
+        assert!(m > 900.0);
+    }
+
+    #[test]
+    fn median_and_log2_by_hand() {
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), 2.5);
+        let c = Comparison {
+            id: String::new(),
+            quantity: "step",
+            measured: 10.0,
+            predicted: 20.0,
+        };
+        assert_eq!(c.log2_ratio(), 1.0);
+    }
+
+    #[test]
+    fn the_bundled_validation_set_prices_its_included_rows() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("validation/phase_timings.csv");
+        let rows = read_validation(&path).unwrap();
+        let catalog = Catalog::embedded();
+        let priced: Vec<Comparison> = rows
+            .iter()
+            .filter_map(|r| price_row(r, &catalog).ok())
+            .flatten()
+            .collect();
+        assert!(priced.iter().filter(|c| c.quantity == "step").count() >= 8);
+        assert!(priced.iter().all(|c| c.predicted > 0.0 && c.measured > 0.0));
+    }
+}
