@@ -63,6 +63,22 @@ pub struct LeverFlags {
     /// Fixed seconds per step for weight sync and bookkeeping.
     #[arg(long, default_value_t = RunSettings::default().step_overhead_seconds)]
     pub step_overhead_seconds: f64,
+    /// Validate every N steps (veRL `trainer.test_freq`; 0: never).
+    #[arg(long, default_value_t = 0)]
+    pub validation_every_steps: u64,
+    /// Prompts in the validation set.
+    #[arg(long, default_value_t = 0)]
+    pub validation_prompts: u64,
+    /// Responses per validation prompt (veRL `val_kwargs.n`).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub validation_samples_per_prompt: u64,
+    /// Prompts per generation batch under --dynamic-sampling (veRL DAPO recipe
+    /// `gen_batch_size`) [default: the train batch].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub generation_batch_prompts: Option<u64>,
+    /// Prompts per optimizer step (veRL `ppo_mini_batch_size`).
+    #[arg(long, default_value_t = RunSettings::default().mini_batch_prompts, value_parser = clap::value_parser!(u64).range(1..))]
+    pub mini_batch_prompts: u64,
 }
 
 /// The cluster.
@@ -334,6 +350,11 @@ impl CostArgs {
             dynamic_sampling: l.dynamic_sampling,
             framework: self.cluster.framework,
             old_logprob: self.cluster.framework.profile().old_logprob,
+            validation_every_steps: l.validation_every_steps,
+            validation_prompts: l.validation_prompts,
+            validation_samples_per_prompt: l.validation_samples_per_prompt,
+            generation_batch_prompts: l.generation_batch_prompts,
+            mini_batch_prompts: l.mini_batch_prompts,
             ..RunSettings::default()
         })
     }

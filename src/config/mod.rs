@@ -139,6 +139,16 @@ pub struct RunSettings {
     /// The PPO critic's tokens per GPU per micro-batch (veRL `critic.ppo_max_token_len_per_gpu`
     /// or its micro-batch size times the sequence length).
     pub critic_max_tokens_per_gpu: f64,
+    /// Validation every this many steps (veRL `trainer.test_freq`; 0: never, veRL's default -1).
+    pub validation_every_steps: u64,
+    /// Prompts in the validation set (veRL validates the whole set in one batch).
+    pub validation_prompts: u64,
+    /// Responses per validation prompt (veRL `val_kwargs.n`, default 1).
+    pub validation_samples_per_prompt: u64,
+    /// Prompts per generation batch under dynamic sampling (veRL's DAPO recipe
+    /// `data.gen_batch_size`, default the train batch): whole batches are generated until enough
+    /// groups carry signal, and the surplus is discarded. None: the train batch.
+    pub generation_batch_prompts: Option<u64>,
     /// Prompts per optimizer step (veRL `ppo_mini_batch_size`): an update epoch over B prompts
     /// takes ceil(B / this) optimizer steps.
     pub mini_batch_prompts: u64,
@@ -256,6 +266,10 @@ impl Default for RunSettings {
             step_overhead_seconds: 3.0,
             max_tokens_per_gpu: 16384.0,
             critic_max_tokens_per_gpu: 16384.0,
+            validation_every_steps: 0,
+            validation_prompts: 0,
+            validation_samples_per_prompt: 1,
+            generation_batch_prompts: None,
             mini_batch_prompts: 256,
             pass_overhead_seconds: PASS_OVERHEAD_SECONDS,
             train_launch_seconds_per_layer: TRAIN_LAUNCH_SECONDS_PER_LAYER,

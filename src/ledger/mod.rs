@@ -50,6 +50,9 @@ impl Bucket {
     }
 }
 
+/// Number of phases of a step.
+pub const PHASE_COUNT: usize = 10;
+
 /// One phase of an RL iteration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -58,6 +61,8 @@ pub enum Phase {
     Prefill,
     /// Token-by-token generation.
     Decode,
+    /// Generation over the validation set every `validation_every_steps`, amortised per step.
+    Validation,
     /// Scoring by a reward model, PRM or judge.
     Reward,
     /// Old-policy log-probs (the ratio's denominator when a batch is reused).
@@ -76,9 +81,10 @@ pub enum Phase {
 
 impl Phase {
     /// Every phase, in execution order.
-    pub const ALL: [Phase; 9] = [
+    pub const ALL: [Phase; PHASE_COUNT] = [
         Phase::Prefill,
         Phase::Decode,
+        Phase::Validation,
         Phase::Reward,
         Phase::OldLogprob,
         Phase::RefLogprob,
@@ -91,7 +97,7 @@ impl Phase {
     /// The bucket the phase's cost belongs to.
     pub fn bucket(self) -> Bucket {
         match self {
-            Phase::Prefill | Phase::Decode => Bucket::Search,
+            Phase::Prefill | Phase::Decode | Phase::Validation => Bucket::Search,
             Phase::Reward => Bucket::Feedback,
             _ => Bucket::Learning,
         }
@@ -102,6 +108,7 @@ impl Phase {
         match self {
             Phase::Prefill => "prefill",
             Phase::Decode => "decode",
+            Phase::Validation => "validation",
             Phase::Reward => "reward",
             Phase::OldLogprob => "old_logprob",
             Phase::RefLogprob => "ref_logprob",
@@ -360,7 +367,7 @@ pub struct Waste {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Ledger {
     /// Per-phase cost of one iteration, indexed like [`Phase::ALL`].
-    pub phases: [PhaseCost; 9],
+    pub phases: [PhaseCost; PHASE_COUNT],
     /// Wall seconds of one iteration.
     pub step_seconds: f64,
     /// Iterations run.

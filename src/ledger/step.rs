@@ -67,11 +67,21 @@ impl Rollouts {
             cfg.group_size,
         );
         let kept = cfg.prompts_per_step as f64 * cfg.group_size as f64;
-        // Dynamic sampling (DAPO) re-samples until the kept groups carry signal: it generates
-        // kept / (1 − zero-signal rate) rollouts, and never fills a batch when every group agrees.
+        // Dynamic sampling (DAPO) generates whole batches of `generation_batch_prompts` prompts
+        // (veRL's DAPO recipe: `gen_batch_size`, by default the train batch) until enough groups
+        // carry signal, and discards the surplus: ceil(B / (batch × (1 − zero-signal rate)))
+        // batches. It never fills a batch when every group agrees.
         let starves = cfg.run.dynamic_sampling && zero_signal >= 1.0 - 1e-12;
         let generated = if cfg.run.dynamic_sampling && !starves {
-            kept / (1.0 - zero_signal)
+            let prompts = cfg.prompts_per_step as f64;
+            let batch = cfg
+                .run
+                .generation_batch_prompts
+                .map_or(prompts, |b| b.max(1) as f64);
+            let batches = (prompts / (batch * (1.0 - zero_signal)) - 1e-9)
+                .ceil()
+                .max(1.0);
+            batches * batch * cfg.group_size as f64
         } else {
             kept
         };
@@ -93,7 +103,7 @@ impl Rollouts {
 }
 
 /// Phase costs before GPU-seconds are charged.
-type Phases = [PhaseCost; 9];
+type Phases = [PhaseCost; super::PHASE_COUNT];
 
 fn set(phases: &mut Phases, phase: Phase, flops: f64, seconds: f64) {
     phases[phase.index()] = PhaseCost {
@@ -180,6 +190,56 @@ fn search(
     };
     set(phases, Phase::Decode, decode_flops, decode.seconds);
     (decode, prefilled_prompts, infeasible)
+}
+
+/// Validation: every `validation_every_steps` steps, the validation set's prompts are prefilled
+/// and their responses decoded on the generation pool (veRL `trainer.test_freq`, `val_kwargs.n`);
+/// charged to each step as its share.
+fn validation(cfg: &RunConfig, pools: Pools, r: &Rollouts, phases: &mut Phases) {
+    let run = cfg.run;
+    if run.validation_every_steps == 0 || run.validation_prompts == 0 {
+        return;
+    }
+    let (gpu, policy, p) = (&cfg.hardware.gpu, cfg.policy, cfg.task.prompt_tokens);
+    let sequences = (run.validation_prompts * run.validation_samples_per_prompt.max(1)) as f64;
+    let (r1, r2) = (r.lengths.mean_tokens, r.lengths.second_moment_tokens);
+    let prefill = run.validation_prompts as f64 * flops::prefill_flops_per_prompt(policy, p);
+    let decode_flops = sequences * flops::decode_flops_per_response(policy, p, r1, r2);
+    let straggler = lengths::straggler_tokens(
+        cfg.task.mean_response_tokens,
+        cfg.task.response_length_cv,
+        cfg.max_response_len as f64,
+        sequences,
+    );
+    let decode = time::decode_time(&time::DecodeInput {
+        model: policy,
+        gpu,
+        engine: &cfg.hardware.engine,
+        min_tensor_parallel: cfg.hardware.rollout_tensor_parallel,
+        pool_gpus: pools.generation,
+        sequences,
+        prompt_tokens: p,
+        mean_response_tokens: r1,
+        straggler_response_tokens: straggler,
+        max_context_tokens: p + cfg.max_response_len as f64,
+        memory_utilization: cfg.hardware.rollout_gpu_memory_utilization,
+        max_num_seqs: cfg.hardware.max_num_seqs,
+    });
+    // A model that does not fit is reported by the rollout itself; validation adds nothing then.
+    let Ok(decode) = decode else { return };
+    let every = run.validation_every_steps as f64;
+    let seconds = time::compute_seconds(
+        prefill,
+        pools.generation as f64,
+        gpu,
+        gpu.prefill_efficiency,
+    ) + decode.seconds;
+    set(
+        phases,
+        Phase::Validation,
+        (prefill + decode_flops) / every,
+        seconds / every,
+    );
 }
 
 /// Feedback: a reward model's forward pass over every generated sequence, or a judge's prefill
@@ -353,8 +413,9 @@ fn pool_share(seconds: f64, busy: f64, held: f64) -> f64 {
 /// idle time charged to its phases in proportion to their busy time.
 fn charge_gpu_seconds(cfg: &RunConfig, pools: Pools, phases: &mut Phases) -> f64 {
     let hw = cfg.hardware;
-    let is_generation = |ph: Phase| matches!(ph, Phase::Prefill | Phase::Decode);
-    let gen_busy: f64 = [Phase::Prefill, Phase::Decode]
+    let is_generation =
+        |ph: Phase| matches!(ph, Phase::Prefill | Phase::Decode | Phase::Validation);
+    let gen_busy: f64 = [Phase::Prefill, Phase::Decode, Phase::Validation]
         .iter()
         .map(|&ph| phases[ph.index()].seconds)
         .sum();
@@ -481,9 +542,10 @@ fn waste(cfg: &RunConfig, pools: Pools, r: &Rollouts, ledger: &Ledger) -> Waste 
 pub fn evaluate(cfg: &RunConfig) -> Ledger {
     let pools = Pools::of(cfg);
     let rollouts = Rollouts::of(cfg);
-    let mut phases: Phases = [PhaseCost::default(); 9];
+    let mut phases: Phases = [PhaseCost::default(); super::PHASE_COUNT];
     let (decode, prefilled_prompts, rollout_infeasible) =
         search(cfg, pools, &rollouts, &mut phases);
+    validation(cfg, pools, &rollouts, &mut phases);
     let judge_infeasible = feedback(cfg, pools, &rollouts, &mut phases);
     let (p, r1, r2) = (
         cfg.task.prompt_tokens,

@@ -66,7 +66,7 @@ pub fn evaluate_supervised(r: &SupervisedRun) -> Ledger {
     } else {
         r.finetune
     };
-    let mut phases = [PhaseCost::default(); 9];
+    let mut phases = [PhaseCost::default(); super::PHASE_COUNT];
     let update = train_flops(r.model, finetune, batch);
     let recompute = if r.run.gradient_checkpointing {
         forward_flops(r.model, batch)
@@ -180,6 +180,10 @@ mod tests {
             step_overhead_seconds: 0.0,
             max_tokens_per_gpu: 16384.0,
             critic_max_tokens_per_gpu: 16384.0,
+            validation_every_steps: 0,
+            validation_prompts: 0,
+            validation_samples_per_prompt: 1,
+            generation_batch_prompts: None,
             mini_batch_prompts: 256,
             // No training-pass overheads: the hand-computed values are FLOPs over peak.
             pass_overhead_seconds: 0.0,

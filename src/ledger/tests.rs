@@ -38,6 +38,10 @@ fn settings() -> RunSettings {
         step_overhead_seconds: 5.0,
         max_tokens_per_gpu: 16384.0,
         critic_max_tokens_per_gpu: 16384.0,
+        validation_every_steps: 0,
+        validation_prompts: 0,
+        validation_samples_per_prompt: 1,
+        generation_batch_prompts: None,
         mini_batch_prompts: 256,
         // No training-pass overheads: the hand-computed values are FLOPs over peak.
         pass_overhead_seconds: 0.0,
@@ -207,20 +211,80 @@ fn prm_feedback_is_one_forward_over_every_rollout() {
 }
 
 #[test]
-fn dynamic_sampling_oversamples_by_the_signal_rate() {
+fn dynamic_sampling_generates_whole_batches_until_the_signal_suffices() {
+    // veRL's DAPO recipe: batches of gen_batch_size prompts (default the train batch) until
+    // B groups carry signal. Here z ≈ 0.5 at G = 4 (mean pass rate 0.35, concentration 2), so one
+    // train-sized batch keeps about half of B: two batches, 2·B·G rollouts generated. With
+    // batches of B/4 prompts: ceil(4 / (1 − z)) quarter batches.
     let mut f = Fixture::new("qwen2.5-1.5b");
     let plain = evaluate(&f.config(64, 4, 4096, 1, Stop::Iterations(1)));
+    let z = plain.tokens.zero_signal_rate;
+    assert!((0.3..0.7).contains(&z), "{z}");
     f.run.dynamic_sampling = true;
     let dynamic = evaluate(&f.config(64, 4, 4096, 1, Stop::Iterations(1)));
-    let z = plain.tokens.zero_signal_rate;
+    let batches = (1.0 / (1.0 - z)).ceil();
     assert!(close(
-        dynamic.phase(Phase::Decode).flops,
-        plain.phase(Phase::Decode).flops / (1.0 - z),
+        dynamic.tokens.generated_rollouts_per_step,
+        batches * 64.0 * 4.0,
         1e-12
     ));
     assert!(close(
+        dynamic.phase(Phase::Decode).flops,
+        plain.phase(Phase::Decode).flops * batches,
+        1e-12
+    ));
+    f.run.generation_batch_prompts = Some(16);
+    let quarters = evaluate(&f.config(64, 4, 4096, 1, Stop::Iterations(1)));
+    assert!(close(
+        quarters.tokens.generated_rollouts_per_step,
+        (4.0 / (1.0 - z)).ceil() * 16.0 * 4.0,
+        1e-12
+    ));
+    // Learning sees the kept batch only.
+    assert!(close(
         dynamic.phase(Phase::Update).flops,
         plain.phase(Phase::Update).flops,
+        1e-12
+    ));
+}
+
+#[test]
+fn validation_is_charged_per_step_as_its_share() {
+    // 500 validation prompts, one response each, every 10 steps: a tenth of the FLOPs of
+    // prefilling 500 prompts and decoding 500 responses of the task's length each step, on the
+    // generation side.
+    let mut f = Fixture::new("qwen2.5-1.5b");
+    let none = evaluate(&f.config(64, 4, 4096, 1, Stop::Iterations(1)));
+    assert_eq!(none.phase(Phase::Validation).seconds, 0.0);
+    f.run.validation_every_steps = 10;
+    f.run.validation_prompts = 500;
+    let l = evaluate(&f.config(64, 4, 4096, 1, Stop::Iterations(1)));
+    let (p, r1, r2) = (
+        f.task.prompt_tokens,
+        l.tokens.mean_response_tokens,
+        lengths::response_lengths(
+            f.task.mean_response_tokens,
+            f.task.response_length_cv,
+            4096.0,
+        )
+        .second_moment_tokens,
+    );
+    let expected = (500.0 * flops::prefill_flops_per_prompt(&f.policy, p)
+        + 500.0 * flops::decode_flops_per_response(&f.policy, p, r1, r2))
+        / 10.0;
+    assert!(close(l.phase(Phase::Validation).flops, expected, 1e-12));
+    assert!(l.phase(Phase::Validation).seconds > 0.0);
+    assert!(close(
+        l.step_seconds - none.step_seconds,
+        l.phase(Phase::Validation).seconds,
+        1e-9
+    ));
+    assert_eq!(Phase::Validation.bucket(), Bucket::Search);
+    f.run.validation_every_steps = 20;
+    let half = evaluate(&f.config(64, 4, 4096, 1, Stop::Iterations(1)));
+    assert!(close(
+        2.0 * half.phase(Phase::Validation).seconds,
+        l.phase(Phase::Validation).seconds,
         1e-12
     ));
 }

@@ -258,6 +258,37 @@ pub(super) fn run(rr: &RawRun, v: &Validator, catalog: &Catalog) -> Result<RunSe
             1,
             d.critic_max_tokens_per_gpu,
         )?,
+        validation_every_steps: v.count_or(
+            &rr.validation_every_steps,
+            rs,
+            "validation_every_steps",
+            (0, MAX_LEVER),
+            d.validation_every_steps,
+        )?,
+        validation_prompts: v.count_or(
+            &rr.validation_prompts,
+            rs,
+            "validation_prompts",
+            (0, MAX_LEVER),
+            d.validation_prompts,
+        )?,
+        validation_samples_per_prompt: v.count_or(
+            &rr.validation_samples_per_prompt,
+            rs,
+            "validation_samples_per_prompt",
+            (1, MAX_LEVER),
+            d.validation_samples_per_prompt,
+        )?,
+        generation_batch_prompts: match &rr.generation_batch_prompts {
+            Some(_) => Some(v.count_or(
+                &rr.generation_batch_prompts,
+                rs,
+                "generation_batch_prompts",
+                (1, MAX_LEVER),
+                1,
+            )?),
+            None => None,
+        },
         mini_batch_prompts: v.count_or(
             &rr.mini_batch_prompts,
             rs,
