@@ -116,6 +116,10 @@ pub struct TaskFlags {
     /// Mean response tokens the policy would write uncapped.
     #[arg(long, default_value_t = Task::default().mean_response_tokens)]
     pub mean_response_tokens: f64,
+    /// Mean response tokens at the end of the run, when lengths grow or shrink during training
+    /// (linear in steps) [default: constant].
+    #[arg(long)]
+    pub mean_response_tokens_end: Option<f64>,
     /// Coefficient of variation of response lengths (lognormal).
     #[arg(long, default_value_t = Task::default().response_length_cv)]
     pub response_length_cv: f64,
@@ -314,6 +318,10 @@ impl CostArgs {
         Ok(Task {
             prompt_tokens: t.prompt_tokens as f64,
             mean_response_tokens: positive("--mean-response-tokens", t.mean_response_tokens)?,
+            mean_response_tokens_end: t
+                .mean_response_tokens_end
+                .map(|x| positive("--mean-response-tokens-end", x))
+                .transpose()?,
             response_length_cv: positive("--response-length-cv", t.response_length_cv)?,
             pass_rate_mean: t.pass_rate_mean,
             start: t.start,

@@ -88,8 +88,12 @@ pub struct Hardware {
 pub struct Task {
     /// Mean prompt tokens.
     pub prompt_tokens: f64,
-    /// Mean response tokens the policy would write with no cap.
+    /// Mean response tokens the policy would write with no cap (at the start of the run when a
+    /// schedule is given).
     pub mean_response_tokens: f64,
+    /// The mean at the end of the run, when lengths grow or shrink during training (linear in
+    /// steps); the ledger averages the step's cost over the run.
+    pub mean_response_tokens_end: Option<f64>,
     /// Coefficient of variation of the uncapped response length (lognormal).
     pub response_length_cv: f64,
     /// Mean per-prompt pass rate of the base policy.
@@ -235,6 +239,7 @@ impl Default for Task {
         Task {
             prompt_tokens: 256.0,
             mean_response_tokens: 900.0,
+            mean_response_tokens_end: None,
             response_length_cv: 0.6,
             pass_rate_mean: 0.35,
             pass_rate_concentration: 2.0,

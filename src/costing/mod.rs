@@ -295,6 +295,8 @@ pub fn price(request: &RunRequest) -> CostReport {
             let at = |factor: f64| {
                 let mut scaled = request.clone();
                 scaled.task.mean_response_tokens *= factor;
+                scaled.task.mean_response_tokens_end =
+                    scaled.task.mean_response_tokens_end.map(|end| end * factor);
                 scaled.ledger().total_usd()
             };
             Some((at(1.0 / LENGTH_BAND_FACTOR), at(LENGTH_BAND_FACTOR)))

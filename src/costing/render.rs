@@ -134,6 +134,7 @@ pub fn json(report: &CostReport, request: &RunRequest) -> serde_json::Value {
             "max_num_seqs": request.hardware.max_num_seqs,
             "rollout_tensor_parallel": request.hardware.rollout_tensor_parallel,
             "mean_response_tokens": request.task.mean_response_tokens,
+            "mean_response_tokens_end": request.task.mean_response_tokens_end,
         },
         "length_band_usd": report.length_band_usd.map(|(low, high)| json!({
             "half_length": low,
@@ -351,7 +352,14 @@ fn assumptions_line(report: &CostReport, request: &RunRequest) -> String {
         crate::format::number(h.rollout_gpu_memory_utilization),
         h.max_num_seqs,
         h.rollout_tensor_parallel,
-        crate::format::thousands(request.task.mean_response_tokens),
+        match request.task.mean_response_tokens_end {
+            None => thousands(request.task.mean_response_tokens),
+            Some(end) => format!(
+                "{} at the start and {} at the end",
+                thousands(request.task.mean_response_tokens),
+                thousands(end)
+            ),
+        },
         money(low),
         money(high)
     )

@@ -11,7 +11,7 @@ use super::{
 };
 use crate::catalog::{BF16_BYTES, ModelSpec};
 use crate::config::{
-    Algorithm, Finetune, OldLogprob, RewardKind, SECONDS_PER_HOUR, Schedule, Stop,
+    Algorithm, Finetune, OldLogprob, RewardKind, SECONDS_PER_HOUR, Schedule, Stop, Task,
 };
 
 /// The GPUs each side of a step holds: all of them for both under the colocated schedule; a
@@ -508,8 +508,15 @@ fn waste(cfg: &RunConfig, pools: Pools, r: &Rollouts, ledger: &Ledger) -> Waste 
         .sum();
     // Zero-signal groups reach learning only without dynamic sampling; with it, they are
     // generated and scored, then discarded (over-sampling).
+    // Under dynamic sampling the discarded share is what was generated beyond the kept batch
+    // (whole generation batches: at least the zero-signal rate).
     let (zero_signal_usd, oversampling_usd) = if run.dynamic_sampling {
-        (0.0, r.zero_signal * search_feedback)
+        let discarded = if r.generated > 0.0 {
+            1.0 - r.kept / r.generated
+        } else {
+            0.0
+        };
+        (0.0, discarded * search_feedback)
     } else {
         (r.zero_signal * (search_feedback + learning), 0.0)
     };
@@ -537,9 +544,9 @@ fn waste(cfg: &RunConfig, pools: Pools, r: &Rollouts, ledger: &Ledger) -> Waste 
     }
 }
 
-/// Evaluates one run: the ledger of its iterations. The first reason a run cannot go ahead is
-/// kept (dynamic sampling, rollout memory, judge memory, training memory, budget, in that order).
-pub fn evaluate(cfg: &RunConfig) -> Ledger {
+/// One step at the task's mean response length: the ledger without iterations or waste, with
+/// what the waste needs.
+fn evaluate_step(cfg: &RunConfig) -> (Ledger, Pools, Rollouts) {
     let pools = Pools::of(cfg);
     let rollouts = Rollouts::of(cfg);
     let mut phases: Phases = [PhaseCost::default(); super::PHASE_COUNT];
@@ -563,7 +570,7 @@ pub fn evaluate(cfg: &RunConfig) -> Ledger {
         .or(judge_infeasible)
         .or(memory_infeasible);
     let forward_passes = u8::from(needs_old_logprobs(cfg)) + u8::from(cfg.run.kl_reference);
-    let mut ledger = Ledger {
+    let ledger = Ledger {
         phases,
         step_seconds,
         iterations: 0,
@@ -589,9 +596,133 @@ pub fn evaluate(cfg: &RunConfig) -> Ledger {
         infeasible,
         waste: Waste::default(),
     };
-    let (iterations, budget_infeasible) = iterations(&ledger, cfg.stop);
+    (ledger, pools, rollouts)
+}
+
+/// The points a length schedule is integrated at: Simpson's rule over the run, the start, the
+/// middle and the end with weights 1/6, 4/6, 1/6 (exact for costs up to cubic in the length);
+/// one point when the length is constant.
+fn schedule_points(task: &Task) -> Vec<(f64, f64)> {
+    match task.mean_response_tokens_end {
+        None => vec![(1.0, task.mean_response_tokens)],
+        Some(end) => {
+            let start = task.mean_response_tokens;
+            vec![
+                (1.0 / 6.0, start),
+                (4.0 / 6.0, 0.5 * (start + end)),
+                (1.0 / 6.0, end),
+            ]
+        }
+    }
+}
+
+fn weighted_tokens(parts: &[(f64, &Ledger)]) -> TokenStats {
+    let w = |f: &dyn Fn(&TokenStats) -> f64| -> f64 {
+        parts.iter().map(|(weight, l)| weight * f(&l.tokens)).sum()
+    };
+    TokenStats {
+        rollouts_per_step: w(&|t| t.rollouts_per_step),
+        generated_rollouts_per_step: w(&|t| t.generated_rollouts_per_step),
+        mean_response_tokens: w(&|t| t.mean_response_tokens),
+        generated_tokens_per_step: w(&|t| t.generated_tokens_per_step),
+        prompt_tokens_per_step: w(&|t| t.prompt_tokens_per_step),
+        truncation_rate: w(&|t| t.truncation_rate),
+        truncated_token_share: w(&|t| t.truncated_token_share),
+        zero_signal_rate: w(&|t| t.zero_signal_rate),
+        straggler_response_tokens: w(&|t| t.straggler_response_tokens),
+        prefill_tokens_per_step: w(&|t| t.prefill_tokens_per_step),
+        group_size: w(&|t| t.group_size),
+        forward_tokens_per_step: w(&|t| t.forward_tokens_per_step),
+        train_tokens_per_step: w(&|t| t.train_tokens_per_step),
+    }
+}
+
+/// Evaluates one run: the ledger of its iterations. The first reason a run cannot go ahead is
+/// kept (dynamic sampling, rollout memory, judge memory, training memory, budget, in that order).
+/// With a response-length schedule (`[task] mean_response_tokens_end`) the step's costs are the
+/// average over the run (Simpson's rule in the length), and the run is infeasible where any
+/// point of it is (memory is checked at the longest).
+pub fn evaluate(cfg: &RunConfig) -> Ledger {
+    // The common case, a constant length, allocates nothing (this runs for every cell).
+    if cfg.task.mean_response_tokens_end.is_none() {
+        let (mut ledger, pools, rollouts) = evaluate_step(cfg);
+        finish_run(cfg, &mut ledger, &[(1.0, cfg, pools, rollouts)]);
+        return ledger;
+    }
+    let points = schedule_points(cfg.task);
+    let tasks: Vec<(f64, Task)> = points
+        .iter()
+        .map(|&(weight, mean)| {
+            let task = Task {
+                mean_response_tokens: mean,
+                mean_response_tokens_end: None,
+                ..*cfg.task
+            };
+            (weight, task)
+        })
+        .collect();
+    let configs: Vec<(f64, RunConfig)> = tasks
+        .iter()
+        .map(|(weight, task)| (*weight, RunConfig { task, ..*cfg }))
+        .collect();
+    let steps: Vec<(f64, Ledger, Pools, Rollouts)> = configs
+        .iter()
+        .map(|(weight, c)| {
+            let (l, p, r) = evaluate_step(c);
+            (*weight, l, p, r)
+        })
+        .collect();
+    let mut ledger = steps[1].1;
+    for (i, phase) in ledger.phases.iter_mut().enumerate() {
+        *phase = PhaseCost {
+            flops: steps.iter().map(|s| s.0 * s.1.phases[i].flops).sum(),
+            seconds: steps.iter().map(|s| s.0 * s.1.phases[i].seconds).sum(),
+            gpu_seconds: steps.iter().map(|s| s.0 * s.1.phases[i].gpu_seconds).sum(),
+        };
+    }
+    ledger.step_seconds = steps.iter().map(|s| s.0 * s.1.step_seconds).sum();
+    ledger.tokens = weighted_tokens(&steps.iter().map(|s| (s.0, &s.1)).collect::<Vec<_>>());
+    ledger.decode.seconds = steps.iter().map(|s| s.0 * s.1.decode.seconds).sum();
+    ledger.decode.tail_seconds = steps.iter().map(|s| s.0 * s.1.decode.tail_seconds).sum();
+    ledger.training_memory_gb_per_gpu = steps
+        .iter()
+        .map(|s| s.1.training_memory_gb_per_gpu)
+        .fold(0.0, f64::max);
+    ledger.infeasible = steps.iter().find_map(|s| s.1.infeasible);
+    let parts: Vec<(f64, &RunConfig, Pools, Rollouts)> = steps
+        .iter()
+        .zip(&configs)
+        .map(|(s, (_, c))| (s.0, c, s.2, s.3))
+        .collect();
+    finish_run(cfg, &mut ledger, &parts);
+    ledger
+}
+
+/// Iterations from the (averaged) step, then the waste as the weighted sum of each point's.
+fn finish_run(cfg: &RunConfig, ledger: &mut Ledger, parts: &[(f64, &RunConfig, Pools, Rollouts)]) {
+    let (iterations, budget_infeasible) = iterations(ledger, cfg.stop);
     ledger.iterations = iterations;
     ledger.infeasible = ledger.infeasible.or(budget_infeasible);
-    ledger.waste = waste(cfg, pools, &rollouts, &ledger);
-    ledger
+    if let [(_, c, pools, rollouts)] = parts {
+        ledger.waste = waste(c, *pools, rollouts, ledger);
+        return;
+    }
+    let wastes: Vec<(f64, Waste)> = parts
+        .iter()
+        .map(|(weight, c, pools, rollouts)| {
+            let (mut at, _, _) = evaluate_step(c);
+            at.iterations = iterations;
+            (*weight, waste(c, *pools, rollouts, &at))
+        })
+        .collect();
+    let w = |f: &dyn Fn(&Waste) -> f64| -> f64 { wastes.iter().map(|(k, x)| k * f(x)).sum() };
+    ledger.waste = Waste {
+        zero_signal_usd: w(&|x| x.zero_signal_usd),
+        truncated_usd: w(&|x| x.truncated_usd),
+        straggler_idle_gpu_hours: w(&|x| x.straggler_idle_gpu_hours),
+        straggler_idle_usd: w(&|x| x.straggler_idle_usd),
+        reference_without_kl_usd: w(&|x| x.reference_without_kl_usd),
+        oversampling_usd: w(&|x| x.oversampling_usd),
+        uncached_prefill_usd: w(&|x| x.uncached_prefill_usd),
+    };
 }

@@ -60,6 +60,7 @@ fn task(mean: f64, cv: f64) -> Task {
         pass_rate_mean: 0.35,
         pass_rate_concentration: 2.0,
         start: crate::config::RlStart::Tuned,
+        mean_response_tokens_end: None,
     }
 }
 
@@ -244,6 +245,41 @@ fn dynamic_sampling_generates_whole_batches_until_the_signal_suffices() {
     assert!(close(
         dynamic.phase(Phase::Update).flops,
         plain.phase(Phase::Update).flops,
+        1e-12
+    ));
+}
+
+#[test]
+fn a_length_schedule_averages_the_step_over_the_run() {
+    // Simpson's rule is exact for a linear quantity: with a cap far above every length, generated
+    // tokens per step average the start's and the end's.
+    let mut f = Fixture::new("qwen2.5-1.5b");
+    let at = |f: &Fixture, mean: f64| {
+        let mut g = Fixture::new("qwen2.5-1.5b");
+        g.task = Task {
+            mean_response_tokens: mean,
+            ..f.task
+        };
+        evaluate(&g.config(64, 8, 1 << 20, 1, Stop::Iterations(10)))
+    };
+    let (short, long) = (at(&f, 500.0), at(&f, 3000.0));
+    f.task.mean_response_tokens = 500.0;
+    f.task.mean_response_tokens_end = Some(3000.0);
+    let grown = evaluate(&f.config(64, 8, 1 << 20, 1, Stop::Iterations(10)));
+    assert!(close(
+        grown.tokens.generated_tokens_per_step,
+        0.5 * (short.tokens.generated_tokens_per_step + long.tokens.generated_tokens_per_step),
+        1e-9
+    ));
+    // Its dollars lie between the short and the long run's.
+    assert!(short.total_usd() < grown.total_usd() && grown.total_usd() < long.total_usd());
+    // A schedule that does not move equals no schedule.
+    f.task.mean_response_tokens_end = Some(500.0);
+    let flat = evaluate(&f.config(64, 8, 1 << 20, 1, Stop::Iterations(10)));
+    assert!(close(flat.total_usd(), short.total_usd(), 1e-12));
+    assert!(close(
+        flat.waste.zero_signal_usd,
+        short.waste.zero_signal_usd,
         1e-12
     ));
 }

@@ -49,6 +49,7 @@ pub(super) struct RawHardware {
 pub(super) struct RawTask {
     pub(super) prompt_tokens: Option<Spanned>,
     pub(super) mean_response_tokens: Option<Spanned>,
+    pub(super) mean_response_tokens_end: Option<Spanned>,
     pub(super) response_length_cv: Option<Spanned>,
     pub(super) pass_rate: Option<RawPassRate>,
     pub(super) base_score: Option<Spanned>,
@@ -145,6 +146,7 @@ const KEYS: &[(&str, &[&str])] = &[
         &[
             "prompt_tokens",
             "mean_response_tokens",
+            "mean_response_tokens_end",
             "response_length_cv",
             "pass_rate",
             "base_score",

@@ -159,6 +159,10 @@ pub(super) fn task(rt: &RawTask, v: &Validator) -> Result<Task> {
         Some(value) => v.positive(value, ts, "mean_response_tokens")?,
         None => task_defaults.mean_response_tokens,
     };
+    let mean_response_tokens_end = match &rt.mean_response_tokens_end {
+        Some(value) => Some(v.positive(value, ts, "mean_response_tokens_end")?),
+        None => None,
+    };
     let response_length_cv = match &rt.response_length_cv {
         Some(value) => v.positive(value, ts, "response_length_cv")?,
         None => task_defaults.response_length_cv,
@@ -186,6 +190,7 @@ pub(super) fn task(rt: &RawTask, v: &Validator) -> Result<Task> {
     let start = v.named_or(&rt.start, ts, "start", task_defaults.start)?;
     let task = Task {
         start,
+        mean_response_tokens_end,
         prompt_tokens,
         mean_response_tokens,
         response_length_cv,
