@@ -1,7 +1,8 @@
 //! The shortlist: per budget, the regimes worth a real validation run (docs/design.md §8).
 //!
-//! - Every cell of the budget's pool (its best cells by predicted score) gets the probability
-//!   that it is the best of the budget, from [`DRAWS`] joint draws of the outcome model
+//! - Every cell of the budget's pool (its best cells by predicted score) whose 90% interval
+//!   reaches the highest low end of the pool gets the probability that it is the best of the
+//!   budget, from [`DRAWS`] joint draws of the outcome model
 //!   ([`crate::outcome::draw_score`]): parameter uncertainty and the shared part of the
 //!   discrepancy move every cell together, the regime's own discrepancy and its seed move it
 //!   alone. This replaces the interval-overlap rule, which selected every cell once intervals
@@ -185,6 +186,14 @@ pub fn select(grid: &Grid, aggregate: &Aggregate) -> Vec<Entry> {
         // sweep's chunks filled the pool.
         let mut pool = pool.clone();
         pool.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
+        // Only cells whose 90% interval reaches the highest low end can be best in a draw with
+        // any real chance (the draws share most of their uncertainty, so differences are
+        // narrower than the intervals): the others get probability 0 without being drawn.
+        let floor = pool
+            .iter()
+            .map(|p| p.score_low)
+            .fold(f64::NEG_INFINITY, f64::max);
+        pool.retain(|p| p.score_high >= floor);
         let probability = probability_best(grid, budget_index, &pool);
         let mut order: Vec<usize> = (0..pool.len()).collect();
         // Highest probability first; ties (often zero) by predicted score, then id.

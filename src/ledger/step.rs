@@ -544,9 +544,8 @@ fn waste(cfg: &RunConfig, pools: Pools, r: &Rollouts, ledger: &Ledger) -> Waste 
     }
 }
 
-/// One step at the task's mean response length: the ledger without iterations or waste, with
-/// what the waste needs.
-fn evaluate_step(cfg: &RunConfig) -> (Ledger, Pools, Rollouts) {
+/// One run at a constant mean response length: the ledger of its iterations.
+fn evaluate_constant(cfg: &RunConfig) -> Ledger {
     let pools = Pools::of(cfg);
     let rollouts = Rollouts::of(cfg);
     let mut phases: Phases = [PhaseCost::default(); super::PHASE_COUNT];
@@ -570,7 +569,7 @@ fn evaluate_step(cfg: &RunConfig) -> (Ledger, Pools, Rollouts) {
         .or(judge_infeasible)
         .or(memory_infeasible);
     let forward_passes = u8::from(needs_old_logprobs(cfg)) + u8::from(cfg.run.kl_reference);
-    let ledger = Ledger {
+    let mut ledger = Ledger {
         phases,
         step_seconds,
         iterations: 0,
@@ -596,27 +595,24 @@ fn evaluate_step(cfg: &RunConfig) -> (Ledger, Pools, Rollouts) {
         infeasible,
         waste: Waste::default(),
     };
-    (ledger, pools, rollouts)
+    let (iterations, budget_infeasible) = iterations(&ledger, cfg.stop);
+    ledger.iterations = iterations;
+    ledger.infeasible = ledger.infeasible.or(budget_infeasible);
+    ledger.waste = waste(cfg, pools, &rollouts, &ledger);
+    ledger
 }
 
 /// The points a length schedule is integrated at: Simpson's rule over the run, the start, the
-/// middle and the end with weights 1/6, 4/6, 1/6 (exact for costs up to cubic in the length);
-/// one point when the length is constant.
-fn schedule_points(task: &Task) -> Vec<(f64, f64)> {
-    match task.mean_response_tokens_end {
-        None => vec![(1.0, task.mean_response_tokens)],
-        Some(end) => {
-            let start = task.mean_response_tokens;
-            vec![
-                (1.0 / 6.0, start),
-                (4.0 / 6.0, 0.5 * (start + end)),
-                (1.0 / 6.0, end),
-            ]
-        }
-    }
+/// middle and the end with weights 1/6, 4/6, 1/6 (exact for costs up to cubic in the length).
+fn schedule_points(start: f64, end: f64) -> [(f64, f64); 3] {
+    [
+        (1.0 / 6.0, start),
+        (4.0 / 6.0, 0.5 * (start + end)),
+        (1.0 / 6.0, end),
+    ]
 }
 
-fn weighted_tokens(parts: &[(f64, &Ledger)]) -> TokenStats {
+fn weighted_tokens(parts: &[(f64, Ledger)]) -> TokenStats {
     let w = |f: &dyn Fn(&TokenStats) -> f64| -> f64 {
         parts.iter().map(|(weight, l)| weight * f(&l.tokens)).sum()
     };
@@ -637,40 +633,46 @@ fn weighted_tokens(parts: &[(f64, &Ledger)]) -> TokenStats {
     }
 }
 
+fn weighted_waste(parts: &[(f64, Ledger)]) -> Waste {
+    let w = |f: &dyn Fn(&Waste) -> f64| -> f64 {
+        parts.iter().map(|(weight, l)| weight * f(&l.waste)).sum()
+    };
+    Waste {
+        zero_signal_usd: w(&|x| x.zero_signal_usd),
+        truncated_usd: w(&|x| x.truncated_usd),
+        straggler_idle_gpu_hours: w(&|x| x.straggler_idle_gpu_hours),
+        straggler_idle_usd: w(&|x| x.straggler_idle_usd),
+        reference_without_kl_usd: w(&|x| x.reference_without_kl_usd),
+        oversampling_usd: w(&|x| x.oversampling_usd),
+        uncached_prefill_usd: w(&|x| x.uncached_prefill_usd),
+    }
+}
+
 /// Evaluates one run: the ledger of its iterations. The first reason a run cannot go ahead is
 /// kept (dynamic sampling, rollout memory, judge memory, training memory, budget, in that order).
 /// With a response-length schedule (`[task] mean_response_tokens_end`) the step's costs are the
-/// average over the run (Simpson's rule in the length), and the run is infeasible where any
-/// point of it is (memory is checked at the longest).
+/// average over the run (Simpson's rule in the length), the run is infeasible where any point of
+/// it is, memory is the largest, and the waste is the weighted sum of each point's.
 pub fn evaluate(cfg: &RunConfig) -> Ledger {
-    // The common case, a constant length, allocates nothing (this runs for every cell).
-    if cfg.task.mean_response_tokens_end.is_none() {
-        let (mut ledger, pools, rollouts) = evaluate_step(cfg);
-        finish_run(cfg, &mut ledger, &[(1.0, cfg, pools, rollouts)]);
-        return ledger;
-    }
-    let points = schedule_points(cfg.task);
-    let tasks: Vec<(f64, Task)> = points
-        .iter()
-        .map(|&(weight, mean)| {
-            let task = Task {
-                mean_response_tokens: mean,
-                mean_response_tokens_end: None,
-                ..*cfg.task
-            };
-            (weight, task)
+    let Some(end) = cfg.task.mean_response_tokens_end else {
+        return evaluate_constant(cfg);
+    };
+    let at = |mean: f64, stop: Stop| {
+        let task = Task {
+            mean_response_tokens: mean,
+            mean_response_tokens_end: None,
+            ..*cfg.task
+        };
+        evaluate_constant(&RunConfig {
+            task: &task,
+            stop,
+            ..*cfg
         })
-        .collect();
-    let configs: Vec<(f64, RunConfig)> = tasks
+    };
+    let points = schedule_points(cfg.task.mean_response_tokens, end);
+    let steps: Vec<(f64, Ledger)> = points
         .iter()
-        .map(|(weight, task)| (*weight, RunConfig { task, ..*cfg }))
-        .collect();
-    let steps: Vec<(f64, Ledger, Pools, Rollouts)> = configs
-        .iter()
-        .map(|(weight, c)| {
-            let (l, p, r) = evaluate_step(c);
-            (*weight, l, p, r)
-        })
+        .map(|&(weight, mean)| (weight, at(mean, Stop::Iterations(1))))
         .collect();
     let mut ledger = steps[1].1;
     for (i, phase) in ledger.phases.iter_mut().enumerate() {
@@ -681,7 +683,7 @@ pub fn evaluate(cfg: &RunConfig) -> Ledger {
         };
     }
     ledger.step_seconds = steps.iter().map(|s| s.0 * s.1.step_seconds).sum();
-    ledger.tokens = weighted_tokens(&steps.iter().map(|s| (s.0, &s.1)).collect::<Vec<_>>());
+    ledger.tokens = weighted_tokens(&steps);
     ledger.decode.seconds = steps.iter().map(|s| s.0 * s.1.decode.seconds).sum();
     ledger.decode.tail_seconds = steps.iter().map(|s| s.0 * s.1.decode.tail_seconds).sum();
     ledger.training_memory_gb_per_gpu = steps
@@ -689,40 +691,13 @@ pub fn evaluate(cfg: &RunConfig) -> Ledger {
         .map(|s| s.1.training_memory_gb_per_gpu)
         .fold(0.0, f64::max);
     ledger.infeasible = steps.iter().find_map(|s| s.1.infeasible);
-    let parts: Vec<(f64, &RunConfig, Pools, Rollouts)> = steps
-        .iter()
-        .zip(&configs)
-        .map(|(s, (_, c))| (s.0, c, s.2, s.3))
-        .collect();
-    finish_run(cfg, &mut ledger, &parts);
-    ledger
-}
-
-/// Iterations from the (averaged) step, then the waste as the weighted sum of each point's.
-fn finish_run(cfg: &RunConfig, ledger: &mut Ledger, parts: &[(f64, &RunConfig, Pools, Rollouts)]) {
-    let (iterations, budget_infeasible) = iterations(ledger, cfg.stop);
+    let (iterations, budget_infeasible) = iterations(&ledger, cfg.stop);
     ledger.iterations = iterations;
     ledger.infeasible = ledger.infeasible.or(budget_infeasible);
-    if let [(_, c, pools, rollouts)] = parts {
-        ledger.waste = waste(c, *pools, rollouts, ledger);
-        return;
-    }
-    let wastes: Vec<(f64, Waste)> = parts
+    let runs: Vec<(f64, Ledger)> = points
         .iter()
-        .map(|(weight, c, pools, rollouts)| {
-            let (mut at, _, _) = evaluate_step(c);
-            at.iterations = iterations;
-            (*weight, waste(c, *pools, rollouts, &at))
-        })
+        .map(|&(weight, mean)| (weight, at(mean, Stop::Iterations(iterations))))
         .collect();
-    let w = |f: &dyn Fn(&Waste) -> f64| -> f64 { wastes.iter().map(|(k, x)| k * f(x)).sum() };
-    ledger.waste = Waste {
-        zero_signal_usd: w(&|x| x.zero_signal_usd),
-        truncated_usd: w(&|x| x.truncated_usd),
-        straggler_idle_gpu_hours: w(&|x| x.straggler_idle_gpu_hours),
-        straggler_idle_usd: w(&|x| x.straggler_idle_usd),
-        reference_without_kl_usd: w(&|x| x.reference_without_kl_usd),
-        oversampling_usd: w(&|x| x.oversampling_usd),
-        uncached_prefill_usd: w(&|x| x.uncached_prefill_usd),
-    };
+    ledger.waste = weighted_waste(&runs);
+    ledger
 }
