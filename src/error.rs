@@ -104,6 +104,10 @@ pub enum Error {
     /// The run was interrupted by the user (exit code 130).
     #[error("interrupted; no partial output was left behind")]
     Interrupted,
+    /// The priced run cannot happen as configured (exit code 3); its report was still printed,
+    /// priced as if it could run.
+    #[error("the run is infeasible: {0}")]
+    Infeasible(String),
 }
 
 impl Error {

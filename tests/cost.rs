@@ -435,3 +435,60 @@ fn a_measured_base_score_moves_the_predicted_gain_and_is_reported() {
             predicate::str::contains("--base-score").and(predicate::str::contains("write 0.646")),
         );
 }
+
+#[test]
+fn an_infeasible_run_prints_its_report_and_exits_3() {
+    // Qwen2.5-72B's 145 GB of weights cannot be served by one 80 GB GPU: the report still prints,
+    // its last line says INFEASIBLE, stderr has one line, and the exit code is 3.
+    let out = bin()
+        .args([
+            "cost",
+            "--model",
+            "qwen2.5-72b",
+            "--gpus",
+            "1",
+            "--steps",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout
+            .trim_end()
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("INFEASIBLE: "),
+        "{stdout}"
+    );
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("error: the run is infeasible: rollout engine needs"));
+}
+
+#[test]
+fn models_are_found_by_hugging_face_name_alias_and_any_case() {
+    for model in ["Qwen/Qwen2.5-Math-7B", "qwen2.5-7b-instruct", "QWEN2.5-7B"] {
+        let v = json(&[
+            "cost", "--model", model, "--gpu", "H100-SXM", "--steps", "2",
+        ]);
+        assert_eq!(v["config"]["model"], "qwen2.5-7b", "{model}");
+    }
+    bin()
+        .args([
+            "cost",
+            "--model",
+            "qwen2.5-7b",
+            "--reward",
+            "prm",
+            "--steps",
+            "2",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "`prm` needs its reward model: write `prm:MODEL`, e.g. `prm:qwen2.5-math-prm-7b`",
+        ));
+}

@@ -440,3 +440,53 @@ fn percentages_are_refused_with_the_fix_or_read_with_scale_percent() {
         .success()
         .stdout(predicate::str::contains("fitted 24 runs"));
 }
+
+#[test]
+fn fit_finds_the_grid_from_another_working_directory() {
+    // The plan names the grid relative to the directory it was made in (`grids/...` from the
+    // repository); `fit` run from elsewhere finds it through the path recorded from the plan's
+    // folder, and its "next:" line names a path that works from there.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("plan");
+    bin()
+        .current_dir(common::repo(""))
+        .args([
+            "plan",
+            "grids/race-pilot.toml",
+            "--pilot-budget",
+            "3e17 flops",
+            "--max-pilots",
+            "6",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let info: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("plan.json")).unwrap()).unwrap();
+    assert_eq!(info["grid_file"], "grids/race-pilot.toml");
+    let results = simulate(&out, "0.005");
+    let fitted = bin()
+        .current_dir(dir.path())
+        .arg("fit")
+        .arg(&results)
+        .arg("--plan")
+        .arg(out.join("plan.csv"))
+        .arg("--out")
+        .arg(dir.path().join("fit"))
+        .assert()
+        .success();
+    let stdout = String::from_utf8(fitted.get_output().stdout.clone()).unwrap();
+    let next = stdout
+        .lines()
+        .find(|l| l.contains("next: rlfrontier sweep"))
+        .unwrap();
+    let grid_path = next
+        .split("next: rlfrontier sweep ")
+        .nth(1)
+        .unwrap()
+        .split(" --calibration")
+        .next()
+        .unwrap();
+    assert!(dir.path().join(grid_path).is_file(), "{next}");
+}

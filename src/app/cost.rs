@@ -485,8 +485,13 @@ pub fn run(args: &CostArgs, out: &mut dyn Write) -> Result<()> {
     let request = args.request()?;
     let report = price(&request);
     if args.json {
-        emit(out, &json_text(&render::json(&report, &request)))
+        emit(out, &json_text(&render::json(&report, &request)))?;
     } else {
-        emit(out, &render::text(&report, &request))
+        emit(out, &render::text(&report, &request))?;
+    }
+    // The report is printed either way; the exit code and one line on stderr say it cannot run.
+    match report.ledger.infeasible {
+        Some(reason) => Err(rlfrontier::error::Error::Infeasible(reason.to_string())),
+        None => Ok(()),
     }
 }

@@ -149,8 +149,9 @@ fn one_line_usage_error(error: &clap::Error) -> String {
     text.strip_prefix("error: ").unwrap_or(&text).to_string()
 }
 
-/// The binary's whole life: parse, run, and decide the exit code (2 for bad input, 130 when
-/// interrupted, 1 otherwise). The only place exit codes exist.
+/// The binary's whole life: parse, run, and decide the exit code (2 for bad input, 3 when the
+/// priced run is infeasible, 130 when interrupted, 1 otherwise). The only place exit codes
+/// exist.
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -173,6 +174,7 @@ pub fn main() -> ExitCode {
             let code = match error {
                 Error::Input(_) => 2,
                 Error::Interrupted => 130,
+                Error::Infeasible(_) => 3,
                 Error::Io { .. } => 1,
             };
             ExitCode::from(code)

@@ -121,19 +121,43 @@ impl Catalog {
         })
     }
 
-    /// The model with this id, or an error suggesting the nearest id.
+    /// The model with this id, or an error suggesting the nearest id. Ids match without regard
+    /// to case; a Hugging Face repository (`Qwen/Qwen2.5-7B`) matches the entry of that name,
+    /// and an alias (`qwen2.5-7b-instruct`, a model of the same shape) its entry.
     pub fn model(&self, id: &str) -> std::result::Result<&ModelSpec, String> {
-        self.models.iter().find(|m| m.id == id).ok_or_else(|| {
+        let wanted = id.trim().to_ascii_lowercase();
+        let bare = wanted.rsplit('/').next().unwrap_or(&wanted).to_string();
+        let found = self
+            .models
+            .iter()
+            .find(|m| m.id == wanted)
+            .or_else(|| {
+                self.models
+                    .iter()
+                    .find(|m| m.name.eq_ignore_ascii_case(id.trim()))
+            })
+            .or_else(|| self.models.iter().find(|m| m.id == bare))
+            .or_else(|| {
+                self.models
+                    .iter()
+                    .find(|m| m.aliases.iter().any(|a| a.eq_ignore_ascii_case(&bare)))
+            });
+        found.ok_or_else(|| {
+            let names = self
+                .models
+                .iter()
+                .flat_map(|m| std::iter::once(m.id.as_str()).chain(m.aliases.iter().map(String::as_str)));
             format!(
-                "unknown model `{id}`; {} (see `rlfrontier catalog models`)",
-                suggestion(id, self.models.iter().map(|m| m.id.as_str()))
+                "unknown model `{id}`; {} (see `rlfrontier catalog models`; add a model of another shape with --catalog)",
+                suggestion(&bare, names)
             )
         })
     }
 
     /// The rollout engine with this id, or an error suggesting the nearest id.
     pub fn engine(&self, id: &str) -> std::result::Result<&EngineSpec, String> {
-        self.engines.iter().find(|e| e.id == id).ok_or_else(|| {
+        let wanted = id.trim().to_ascii_lowercase();
+        self.engines.iter().find(|e| e.id == wanted).ok_or_else(|| {
             format!(
                 "unknown engine `{id}`; {} (see `rlfrontier catalog engines`)",
                 suggestion(id, self.engines.iter().map(|e| e.id.as_str()))
@@ -149,7 +173,8 @@ impl Catalog {
 
     /// The GPU with this id, or an error suggesting the nearest id.
     pub fn gpu(&self, id: &str) -> std::result::Result<&GpuSpec, String> {
-        self.gpus.iter().find(|g| g.id == id).ok_or_else(|| {
+        let wanted = id.trim().to_ascii_lowercase();
+        self.gpus.iter().find(|g| g.id == wanted).ok_or_else(|| {
             format!(
                 "unknown GPU `{id}`; {} (see `rlfrontier catalog gpus`)",
                 suggestion(id, self.gpus.iter().map(|g| g.id.as_str()))
@@ -339,6 +364,12 @@ mod tests {
                 .unwrap_err()
                 .contains("did you mean `h100-sxm`")
         );
+        // Case, Hugging Face names and aliases of the same shape resolve.
+        assert_eq!(c.gpu("H100-SXM").unwrap().id, "h100-sxm");
+        assert_eq!(c.model("Qwen/Qwen2.5-7B").unwrap().id, "qwen2.5-7b");
+        assert_eq!(c.model("qwen2.5-7b-instruct").unwrap().id, "qwen2.5-7b");
+        assert_eq!(c.model("Qwen/Qwen2.5-Math-7B").unwrap().id, "qwen2.5-7b");
+        assert_eq!(c.model("QWEN3-8B").unwrap().id, "qwen3-8b");
     }
 
     #[test]

@@ -18,6 +18,10 @@ pub struct ModelSpec {
     pub id: String,
     /// The publisher's name (Hugging Face repository).
     pub name: String,
+    /// Other ids that name a model of exactly this shape (instruct and math variants of a base
+    /// model share its architecture), so `--model qwen2.5-7b-instruct` prices this entry.
+    #[serde(default)]
+    pub aliases: Vec<String>,
     /// Number of transformer blocks.
     pub layers: u64,
     /// Residual stream width.

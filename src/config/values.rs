@@ -100,6 +100,23 @@ impl Reward {
             });
         }
         let Some((prefix, model)) = t.split_once(':') else {
+            let lower = t.to_ascii_lowercase();
+            if ["prm", "orm"].contains(&lower.as_str()) {
+                let reward_models: Vec<&str> = catalog
+                    .models
+                    .iter()
+                    .filter(|m| !m.lm_head)
+                    .map(|m| m.id.as_str())
+                    .collect();
+                return Err(format!(
+                    "`{lower}` needs its reward model: write `{lower}:MODEL`, e.g. `{lower}:{}` (reward models in the catalog: {})",
+                    reward_models.first().copied().unwrap_or("MODEL"),
+                    reward_models.join(", ")
+                ));
+            }
+            if lower == "judge" {
+                return Err("`judge` needs its model: write `judge:MODEL` with any policy that has an LM head, e.g. `judge:qwen2.5-7b`".to_string());
+            }
             return Err(format!(
                 "`{text}` is not a reward; write `rule`, `orm:MODEL`, `prm:MODEL` or `judge:MODEL`; {}",
                 suggestion(t, ["rule", "orm:", "prm:", "judge:"])

@@ -10,6 +10,9 @@ use crate::ledger::{Bucket, Ledger, Phase};
 
 /// The one-line verdict: the generation share of dollars and the biggest waste.
 pub fn verdict(ledger: &Ledger, request: &RunRequest, waste: &[WasteLine]) -> String {
+    if let Some(reason) = ledger.infeasible {
+        return format!("INFEASIBLE: {reason}; the numbers above price it as if it could run");
+    }
     let total = ledger.total_usd();
     if !request.stage.is_rl() {
         return format!(

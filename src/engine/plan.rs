@@ -96,6 +96,7 @@ pub fn plan_pilots(grid: &Grid, settings: &PilotPlanSettings) -> Result<PilotPla
             tool_version: crate::VERSION.to_string(),
             grid_name: grid.name.clone(),
             grid_file: settings.grid_file.display().to_string(),
+            grid_file_from_plan: String::new(),
             grid_sha256: grid.sha256.clone(),
             pilot_budget: budget.amount,
             budget_unit: budget.unit.as_str().to_string(),
@@ -105,6 +106,9 @@ pub fn plan_pilots(grid: &Grid, settings: &PilotPlanSettings) -> Result<PilotPla
         runs,
     };
     check_out_dir(&settings.out, &grid.name, settings.force)?;
+    let mut plan = plan;
+    // The folder exists now: record where the grid is as seen from it.
+    plan.info.grid_file_from_plan = crate::pilot::relative_path(&settings.out, &settings.grid_file);
     let launch_dir = settings.out.join("launch");
     std::fs::create_dir_all(&launch_dir).map_err(|e| Error::io(&launch_dir, e))?;
     let mut staged = Staged::default();

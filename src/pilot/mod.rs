@@ -73,6 +73,10 @@ pub struct PlanInfo {
     pub grid_name: String,
     /// Grid file as given to `plan`.
     pub grid_file: String,
+    /// The grid file relative to the plan's folder, so `fit` and `simulate` find it from any
+    /// working directory (empty in plans made before it was recorded).
+    #[serde(default)]
+    pub grid_file_from_plan: String,
     /// SHA-256 of the grid file.
     pub grid_sha256: String,
     /// Pilot budget amount.
@@ -306,9 +310,23 @@ pub fn plan_grid(
     override_grid: Option<&Path>,
     catalog: &Catalog,
 ) -> Result<Grid> {
-    let path: PathBuf = override_grid
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from(&plan.info.grid_file));
+    // The grid as named when planning (relative to the working directory then), else as seen
+    // from the plan's folder (the working directory may have changed since).
+    let from_plan = plan_path
+        .parent()
+        .map(|dir| dir.join(&plan.info.grid_file_from_plan))
+        .filter(|p| !plan.info.grid_file_from_plan.is_empty() && p.is_file());
+    let path: PathBuf = match override_grid {
+        Some(p) => p.to_path_buf(),
+        None => {
+            let as_given = PathBuf::from(&plan.info.grid_file);
+            if as_given.is_file() {
+                as_given
+            } else {
+                from_plan.unwrap_or(as_given)
+            }
+        }
+    };
     let grid = crate::spec::load(&path, catalog)?;
     if grid.sha256 != plan.info.grid_sha256 {
         return Err(Error::in_file(
@@ -324,6 +342,26 @@ pub fn plan_grid(
         ));
     }
     Ok(grid)
+}
+
+/// `to` as a path relative to the folder `from_dir` (both made absolute first); `to` as given
+/// when either cannot be resolved.
+pub fn relative_path(from_dir: &Path, to: &Path) -> String {
+    let (Ok(from), Ok(target)) = (std::fs::canonicalize(from_dir), std::fs::canonicalize(to))
+    else {
+        return to.display().to_string();
+    };
+    let from: Vec<_> = from.components().collect();
+    let target: Vec<_> = target.components().collect();
+    let common = from.iter().zip(&target).take_while(|(a, b)| a == b).count();
+    let mut rel = PathBuf::new();
+    for _ in common..from.len() {
+        rel.push("..");
+    }
+    for part in &target[common..] {
+        rel.push(part.as_os_str());
+    }
+    rel.display().to_string()
 }
 
 /// The pilot budget as a [`Budget`].

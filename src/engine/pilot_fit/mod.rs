@@ -57,6 +57,7 @@ pub struct PilotFitSettings {
 /// What `fit` did, for the summary it prints.
 pub struct PilotFitReport {
     grid_name: String,
+    grid_path: PathBuf,
     metric: String,
     plan: Plan,
     ingested: Ingested,
@@ -192,6 +193,7 @@ pub fn fit_pilots(settings: &PilotFitSettings, catalog: &Catalog) -> Result<Pilo
     )?;
     Ok(PilotFitReport {
         grid_name: grid.name.clone(),
+        grid_path: grid.path.clone(),
         metric,
         plan,
         ingested,
@@ -248,7 +250,7 @@ fn write_outputs(
 impl PilotFitReport {
     /// The summary `fit` prints: runs, fitted curves, surfaces, calibration, and what to run next.
     pub fn to_text(&self) -> String {
-        let (plan, ingested, calibration) = (&self.plan, &self.ingested, &self.calibration);
+        let (ingested, calibration) = (&self.ingested, &self.calibration);
         let mut report = format!(
             "fitted {} runs of grid `{}` on metric `{}` ({} checkpoints{})\n",
             self.fits.len(),
@@ -307,7 +309,7 @@ impl PilotFitReport {
             "wrote {} files under {}; next: rlfrontier sweep {} --calibration {}\n",
             self.written,
             self.out.display(),
-            plan.info.grid_file,
+            self.grid_path.display(),
             self.out.join("calibration.json").display()
         ));
         report

@@ -38,6 +38,7 @@ fuzz_target!(|data: &[u8]| {
             tool_version: "0".into(),
             grid_name: "g".into(),
             grid_file: "g.toml".into(),
+            grid_file_from_plan: String::new(),
             grid_sha256: "0".repeat(64),
             pilot_budget: 1e17,
             budget_unit: "flops".into(),
