@@ -44,34 +44,31 @@ pub struct CalibrateHwArgs {
     pub out: PathBuf,
 }
 
-/// The metrics of the log file's last line with `timing_s/gen`, then of `--log-line`.
-fn logged_metrics(args: &CalibrateHwArgs) -> Result<BTreeMap<String, f64>> {
+/// The medians of the log file's steps (`--log`: veRL console, veRL file-logger JSON lines,
+/// JSON lines or a wandb CSV export), then `--log-line` over them; and how they were read.
+fn logged_metrics(args: &CalibrateHwArgs) -> Result<(BTreeMap<String, f64>, Option<String>)> {
     let mut metrics = BTreeMap::new();
+    let mut source = None;
     if let Some(path) = &args.log {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-        let line = text
-            .lines()
-            .rev()
-            .find(|l| l.contains("timing_s/gen"))
-            .ok_or_else(|| {
-                Error::in_file(
-                    path,
-                    None,
-                    "timing_s/gen",
-                    "no line of this log has timing_s/gen; pass --log-line or the timings as flags",
-                )
-            })?;
-        metrics = parse_metrics_line(line);
+        let log = rlfrontier::costing::logs::read_step_log(path)?;
+        source = Some(format!(
+            "{}: {}, median of {} of {} logged steps",
+            path.display(),
+            log.format,
+            log.steps_used,
+            log.steps_found
+        ));
+        metrics = log.metrics;
     }
     if let Some(line) = &args.log_line {
         metrics.extend(parse_metrics_line(line));
     }
-    Ok(metrics)
+    Ok((metrics, source))
 }
 
 /// The measured step: flags first, then the logged metrics; every value positive.
-fn measured_step(args: &CalibrateHwArgs) -> Result<MeasuredStep> {
-    let metrics = logged_metrics(args)?;
+fn measured_step(args: &CalibrateHwArgs) -> Result<(MeasuredStep, Option<f64>, Option<String>)> {
+    let (metrics, source) = logged_metrics(args)?;
     let pick = |flag: Option<f64>, key: &str| flag.or_else(|| metrics.get(key).copied());
     let step = MeasuredStep {
         generation_seconds: pick(args.gen_seconds, "timing_s/gen"),
@@ -96,22 +93,27 @@ fn measured_step(args: &CalibrateHwArgs) -> Result<MeasuredStep> {
             ));
         }
     }
-    Ok(step)
+    Ok((step, metrics.get("timing_s/step").copied(), source))
 }
 
 /// Fits, writes the override and prints what changed.
 pub fn run(args: &CalibrateHwArgs, out: &mut dyn Write) -> Result<()> {
     use rlfrontier::costing::hardware_fit::HardwareFitError as E;
-    let measured = measured_step(args)?;
+    let (measured, logged_step_seconds, source) = measured_step(args)?;
+    let blame = if args.log.is_some() {
+        "--log"
+    } else {
+        "--log-line"
+    };
     if measured.generation_seconds.is_none() && measured.update_seconds.is_none() {
-        return Err(Error::in_flag("--log-line", E::NoTimings.to_string()));
+        return Err(Error::in_flag(blame, E::NoTimings.to_string()));
     }
     let mut run = args.run.clone();
     run.levers.steps = Some(1);
     run.levers.budget = None;
     let request = run.request()?;
     let fit = fit_hardware(&request, &measured).map_err(|e| match e {
-        E::NoTimings => Error::in_flag("--log-line", e.to_string()),
+        E::NoTimings => Error::in_flag(blame, e.to_string()),
         E::NotRl => Error::in_flag("--algo", e.to_string()),
         E::MeanAboveCap { .. } => Error::in_flag("--response-length-mean", e.to_string()),
     })?;
@@ -121,18 +123,41 @@ pub fn run(args: &CalibrateHwArgs, out: &mut dyn Write) -> Result<()> {
         fit.gpu.id,
         fit.measured.describe()
     );
+    if let Some(source) = &source {
+        text.push_str(&format!("read {source}\n"));
+    }
     if let (Some(m), Some(mean)) = (measured.response_length_mean, fit.uncapped_mean_tokens) {
         text.push_str(&format!(
             "uncapped mean response length set to {mean:.0} tokens so the capped mean is {m}\n"
         ));
     }
     text.push_str(&fit.table());
+    // The whole step with the fitted profile, against the log's own step time.
+    let mut calibrated = request.clone();
+    calibrated.hardware.gpu = fit.gpu.clone();
+    if let Some(mean) = fit.uncapped_mean_tokens {
+        calibrated.task.mean_response_tokens = mean;
+    }
+    let modelled = calibrated.ledger().step_seconds;
+    if let Some(logged) = logged_step_seconds {
+        text.push_str(&format!(
+            "whole step: {modelled:.1} s with the fitted profile against the log's timing_s/step {logged:.1} s ({:+.0}%; what the fitted phases do not cover: reward, advantages, weight sync, bookkeeping)\n",
+            100.0 * (modelled / logged - 1.0)
+        ));
+    } else {
+        text.push_str(&format!(
+            "whole step: {modelled:.1} s with the fitted profile (the log has no timing_s/step to compare)\n"
+        ));
+    }
     for n in &fit.notes {
         text.push_str(&format!("note: {n}\n"));
     }
     text.push_str(&format!(
-        "wrote {} (use it with --catalog)\n",
-        args.out.display()
+        "wrote {} (use it with --catalog{})\n",
+        args.out.display(),
+        fit.uncapped_mean_tokens
+            .map(|m| format!(" and --mean-response-tokens {m:.0}, the length the log measured"))
+            .unwrap_or_default()
     ));
     emit(out, &text)
 }

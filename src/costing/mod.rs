@@ -10,6 +10,7 @@
 
 pub mod compare;
 pub mod hardware_fit;
+pub mod logs;
 pub mod ownership;
 pub mod render;
 pub mod validation;
