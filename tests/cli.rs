@@ -775,3 +775,41 @@ fn several_target_metrics_refuse_shards_in_one_line() {
         .code(2)
         .stderr(predicate::str::contains("several [outcome] metrics"));
 }
+
+#[test]
+fn front_reads_the_tools_own_cells_csv_and_names_rows_by_id() {
+    // Infeasible cells have empty scores: they are skipped and counted; the front is given by
+    // data-row index and by cell_id (the first column), and every id is a feasible cell.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rp");
+    bin()
+        .args(["sweep", grid("race-pilot").to_str().unwrap(), "-q", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let cells = out.join("cells.csv");
+    let (header, rows) = read_csv(&cells);
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let infeasible = rows
+        .iter()
+        .filter(|r| r[col("feasible")] == "false")
+        .count();
+    assert!(infeasible > 0);
+    let a = bin()
+        .arg("front")
+        .arg(&cells)
+        .args(["--columns", "usd,predicted_score", "--senses", "min,max"])
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    assert_eq!(v["skipped_rows"], infeasible);
+    assert_eq!(v["id_column"], "cell_id");
+    let ids = v["front_ids"].as_array().unwrap();
+    let row_indices = v["front_rows"].as_array().unwrap();
+    assert!(!ids.is_empty() && ids.len() == row_indices.len());
+    for (id, row) in ids.iter().zip(row_indices) {
+        let r = &rows[row.as_u64().unwrap() as usize];
+        assert_eq!(r[col("cell_id")], id.as_str().unwrap());
+        assert_eq!(r[col("feasible")], "true");
+    }
+}

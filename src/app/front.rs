@@ -1,6 +1,7 @@
-//! `rlfrontier front POINTS.csv --columns a,b[,c...] --senses min,max[,...]`: the non-dominated
-//! rows of any CSV (two columns: sort-and-sweep; more: non-dominated sorting), with the time the
-//! computation took, so the front can be compared with other tools on the same data.
+//! `rlfrontier front POINTS.csv --columns a,b[,c...] --senses min,max[,...] [--id-column C]`: the
+//! non-dominated rows of any CSV (two columns: sort-and-sweep; more: non-dominated sorting), by
+//! data-row index and by id, with the time the computation took, so the front can be compared
+//! with other tools on the same data. Rows with an empty objective are skipped and counted.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -26,6 +27,10 @@ pub struct FrontArgs {
     /// One sense per column: min or max, comma-separated.
     #[arg(long, value_delimiter = ',', required = true)]
     pub senses: Vec<Sense>,
+    /// The column that names a row in the output (`front_ids`) [default: the first column, e.g.
+    /// `cell_id` in cells.csv].
+    #[arg(long)]
+    pub id_column: Option<String>,
 }
 
 /// Computes and prints the front.
@@ -53,10 +58,26 @@ pub fn run(args: &FrontArgs, out: &mut dyn Write) -> Result<()> {
                 .ok_or_else(|| Error::in_file(&args.points, Some(1), c, "no such column"))
         })
         .collect::<Result<_>>()?;
+    let id_index = match &args.id_column {
+        Some(name) => headers.iter().position(|h| h == name).ok_or_else(|| {
+            Error::in_file(&args.points, Some(1), name, "no such column (--id-column)")
+        })?,
+        None => 0,
+    };
     let mut values: Vec<Vec<f64>> = vec![Vec::new(); columns.len()];
+    // Data-row index and id of every row kept; rows with an empty objective (an infeasible
+    // cell of cells.csv has no score) are skipped and counted.
+    let (mut rows, mut ids, mut skipped) = (Vec::new(), Vec::new(), 0usize);
     for (k, record) in reader.records().enumerate() {
         let record =
             record.map_err(|e| Error::in_file(&args.points, Some(k + 2), "", e.to_string()))?;
+        if index
+            .iter()
+            .any(|&i| record.get(i).is_none_or(|x| x.trim().is_empty()))
+        {
+            skipped += 1;
+            continue;
+        }
         for (j, &i) in index.iter().enumerate() {
             let v: f64 = record
                 .get(i)
@@ -67,6 +88,8 @@ pub fn run(args: &FrontArgs, out: &mut dyn Write) -> Result<()> {
                 })?;
             values[j].push(v);
         }
+        rows.push(k);
+        ids.push(record.get(id_index).unwrap_or("").to_string());
     }
     let started = Instant::now();
     let front: Vec<usize> = if columns.len() == 2 {
@@ -83,7 +106,17 @@ pub fn run(args: &FrontArgs, out: &mut dyn Write) -> Result<()> {
     let seconds = started.elapsed().as_secs_f64();
     let mut sorted = front.clone();
     sorted.sort_unstable();
-    let v = json!({"points": values[0].len(), "front_size": front.len(), "seconds": seconds, "front_rows": sorted});
+    let front_rows: Vec<usize> = sorted.iter().map(|&i| rows[i]).collect();
+    let front_ids: Vec<&str> = sorted.iter().map(|&i| ids[i].as_str()).collect();
+    let v = json!({
+        "points": values[0].len(),
+        "skipped_rows": skipped,
+        "front_size": front.len(),
+        "seconds": seconds,
+        "front_rows": front_rows,
+        "id_column": headers.get(id_index).unwrap_or(""),
+        "front_ids": front_ids,
+    });
     let mut text = serde_json::to_string(&v).expect("json");
     text.push('\n');
     emit(out, &text)
