@@ -74,6 +74,12 @@ fn plan_writes_runs_launch_scripts_and_a_slurm_array() {
         "actor_rollout_ref.actor.ppo_epochs=",
         "actor_rollout_ref.actor.ppo_mini_batch_size=",
         "actor_rollout_ref.actor.use_kl_loss=True",
+        // A token budget per GPU needs dynamic batching in veRL's ActorConfig.
+        "actor_rollout_ref.actor.use_dynamic_bsz=True",
+        "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=",
+        // Per-step metrics as JSON lines, for calibrate-hw --log and collecting results.
+        "trainer.logger='[\"console\",\"file\"]'",
+        "export VERL_FILE_LOGGER_PATH=",
         "actor_rollout_ref.model.lora_rank=",
         "trainer.total_training_steps=",
         "trainer.n_gpus_per_node=8",

@@ -175,6 +175,8 @@ pub fn verl_script(c: &LaunchContext) -> String {
             if run.kl_reference { "True" } else { "False" }
         ),
         "actor_rollout_ref.actor.kl_loss_coef=0.001".to_string(),
+        // veRL's ActorConfig accepts a token budget per GPU only with dynamic batching on.
+        "actor_rollout_ref.actor.use_dynamic_bsz=True".to_string(),
         format!(
             "actor_rollout_ref.actor.ppo_max_token_len_per_gpu={}",
             run.max_tokens_per_gpu as u64
@@ -215,11 +217,17 @@ pub fn verl_script(c: &LaunchContext) -> String {
         "trainer.val_before_train=True".to_string(),
         format!("trainer.n_gpus_per_node={per_node}"),
         format!("trainer.nnodes={nodes}"),
-        "trainer.logger='[\"console\"]'".to_string(),
+        // The file logger writes one JSON line per step to $VERL_FILE_LOGGER_PATH (set above):
+        // what `rlfrontier calibrate-hw --log` and the results collection read.
+        "trainer.logger='[\"console\",\"file\"]'".to_string(),
         format!("trainer.project_name=rlfrontier-{}", c.grid.name),
         format!("trainer.experiment_name={}", r.run_id),
     ]);
     s.push_str(&note);
+    s.push_str(&format!(
+        "export VERL_FILE_LOGGER_PATH=\"${{VERL_FILE_LOGGER_PATH:-metrics/{}.jsonl}}\"\nmkdir -p \"$(dirname \"$VERL_FILE_LOGGER_PATH\")\"\n",
+        r.run_id
+    ));
     s.push_str("python3 -m verl.trainer.main_ppo \\\n");
     for a in &args {
         s.push_str(&format!("  {a} \\\n"));

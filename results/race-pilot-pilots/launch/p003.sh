@@ -9,6 +9,8 @@ set -euo pipefail
 : "${VAL_FILES:?set VAL_FILES to your held-out parquet}"
 MODEL_PATH="${MODEL_PATH:-Qwen/Qwen2.5-1.5B}"
 # Reward: prm:qwen2.5-math-prm-7b (a process reward model: step scores need a reward manager that aggregates them). Newer veRL spells these reward.reward_model.enable / reward.reward_model.model_path.
+export VERL_FILE_LOGGER_PATH="${VERL_FILE_LOGGER_PATH:-metrics/p003.jsonl}"
+mkdir -p "$(dirname "$VERL_FILE_LOGGER_PATH")"
 python3 -m verl.trainer.main_ppo \
   algorithm.adv_estimator=grpo \
   data.train_files="$TRAIN_FILES" \
@@ -25,6 +27,7 @@ python3 -m verl.trainer.main_ppo \
   actor_rollout_ref.actor.ppo_epochs=1 \
   actor_rollout_ref.actor.use_kl_loss=True \
   actor_rollout_ref.actor.kl_loss_coef=0.001 \
+  actor_rollout_ref.actor.use_dynamic_bsz=True \
   actor_rollout_ref.actor.ppo_max_token_len_per_gpu=16384 \
   actor_rollout_ref.rollout.name=vllm \
   actor_rollout_ref.rollout.n=2 \
@@ -37,7 +40,7 @@ python3 -m verl.trainer.main_ppo \
   trainer.val_before_train=True \
   trainer.n_gpus_per_node=8 \
   trainer.nnodes=1 \
-  trainer.logger='["console"]' \
+  trainer.logger='["console","file"]' \
   trainer.project_name=rlfrontier-race-pilot \
   trainer.experiment_name=p003 \
   "$@"

@@ -8,6 +8,8 @@ set -euo pipefail
 : "${TRAIN_FILES:?set TRAIN_FILES to your training parquet}"
 : "${VAL_FILES:?set VAL_FILES to your held-out parquet}"
 MODEL_PATH="${MODEL_PATH:-Qwen/Qwen2.5-3B}"
+export VERL_FILE_LOGGER_PATH="${VERL_FILE_LOGGER_PATH:-metrics/p009.jsonl}"
+mkdir -p "$(dirname "$VERL_FILE_LOGGER_PATH")"
 python3 -m verl.trainer.main_ppo \
   algorithm.adv_estimator=grpo \
   data.train_files="$TRAIN_FILES" \
@@ -24,6 +26,7 @@ python3 -m verl.trainer.main_ppo \
   actor_rollout_ref.actor.ppo_epochs=1 \
   actor_rollout_ref.actor.use_kl_loss=True \
   actor_rollout_ref.actor.kl_loss_coef=0.001 \
+  actor_rollout_ref.actor.use_dynamic_bsz=True \
   actor_rollout_ref.actor.ppo_max_token_len_per_gpu=16384 \
   actor_rollout_ref.rollout.name=vllm \
   actor_rollout_ref.rollout.n=2 \
@@ -34,7 +37,7 @@ python3 -m verl.trainer.main_ppo \
   trainer.val_before_train=True \
   trainer.n_gpus_per_node=8 \
   trainer.nnodes=1 \
-  trainer.logger='["console"]' \
+  trainer.logger='["console","file"]' \
   trainer.project_name=rlfrontier-race-pilot \
   trainer.experiment_name=p009 \
   "$@"
