@@ -198,7 +198,30 @@ const SECTIONS: [&str; 5] = ["model", "gpu", "service", "engine", "version"];
 
 type Entries = Vec<(std::path::PathBuf, toml::Table)>;
 
-/// Deserialises and validates every entry of one section.
+/// The fields every entry of a section must have (the rest have defaults).
+fn required_fields(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "model" => &[
+            "id",
+            "name",
+            "layers",
+            "hidden",
+            "heads",
+            "kv_heads",
+            "head_dim",
+            "intermediate",
+            "vocab",
+            "tied_embeddings",
+            "published_params",
+            "source",
+            "date",
+        ],
+        _ => &[],
+    }
+}
+
+/// Deserialises and validates every entry of one section. Every missing required field is named
+/// at once, so a new entry takes one round of fixes, not one per field.
 fn parse_entries<T: serde::de::DeserializeOwned>(
     tables: Entries,
     kind: &str,
@@ -206,6 +229,23 @@ fn parse_entries<T: serde::de::DeserializeOwned>(
 ) -> Result<Vec<T>> {
     let mut out = Vec::new();
     for (origin, table) in tables {
+        let missing: Vec<&str> = required_fields(kind)
+            .iter()
+            .copied()
+            .filter(|f| !table.contains_key(*f))
+            .collect();
+        if !missing.is_empty() {
+            let id = table.get("id").and_then(|v| v.as_str()).unwrap_or("?");
+            return Err(Error::in_file(
+                &origin,
+                None,
+                &format!("{kind} `{id}`"),
+                format!(
+                    "missing {}: add them (a model's shape is in its config.json: num_hidden_layers, hidden_size, num_attention_heads, num_key_value_heads, head_dim or hidden_size / heads, intermediate_size, vocab_size, tie_word_embeddings)",
+                    missing.join(", ")
+                ),
+            ));
+        }
         let entry: T = toml::Value::Table(table)
             .try_into()
             .map_err(|e: toml::de::Error| {
@@ -387,6 +427,42 @@ mod tests {
         assert_eq!(h100.bf16_dense_tflops, 989.0);
         assert!(c.model("tiny").is_ok());
         assert!(c.version.contains("mine.toml"));
+    }
+
+    #[test]
+    fn a_new_model_names_every_missing_field_at_once_and_checks_its_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.toml");
+        std::fs::write(
+            &path,
+            "[[model]]\nid = \"mine\"\nname = \"me/mine\"\nlayers = 28\n",
+        )
+        .unwrap();
+        let err = Catalog::load(Some(&path)).unwrap_err().to_string();
+        assert!(
+            err.contains("missing hidden, heads, kv_heads, head_dim, intermediate, vocab, tied_embeddings, published_params, source, date"),
+            "{err}"
+        );
+        // Qwen2.5-7B's shape with a published count off by 30%.
+        let shape = "layers = 28\nhidden = 3584\nheads = 28\nkv_heads = 4\nhead_dim = 128\nintermediate = 18944\nvocab = 152064\ntied_embeddings = false\nqkv_bias = true\nsource = \"t\"\ndate = \"2026\"\n";
+        std::fs::write(
+            &path,
+            format!("[[model]]\nid = \"mine\"\nname = \"me/mine\"\n{shape}published_params = 10000000000\n"),
+        )
+        .unwrap();
+        let err = Catalog::load(Some(&path)).unwrap_err().to_string();
+        assert!(
+            err.contains("published_params")
+                && err.contains("7615616512")
+                && err.contains("check the dimensions"),
+            "{err}"
+        );
+        std::fs::write(
+            &path,
+            format!("[[model]]\nid = \"mine\"\nname = \"me/mine\"\n{shape}published_params = 7600000000\n"),
+        )
+        .unwrap();
+        assert!(Catalog::load(Some(&path)).is_ok());
     }
 
     #[test]

@@ -237,6 +237,26 @@ impl ModelSpec {
                 "must be between 1 and experts",
             ));
         }
+        // The published count checks the shape: a typo in a dimension shows up here. Allowed:
+        // the entry's tolerance, or 2% for counts rounded in a model card.
+        if model.published_params > 0 {
+            let computed = model.total_params() as f64;
+            let published = model.published_params as f64;
+            let allowed = (model.published_params_tolerance as f64).max(0.02 * published);
+            if (computed - published).abs() > allowed {
+                return Err(Error::in_file(
+                    origin,
+                    None,
+                    &format!("model `{}`.published_params", model.id),
+                    format!(
+                        "{} disagrees with the {} parameters the shape gives ({:+.1}%); check the dimensions against config.json, or set published_params = 0 to skip the check",
+                        model.published_params,
+                        model.total_params(),
+                        100.0 * (computed / published - 1.0)
+                    ),
+                ));
+            }
+        }
         Ok(())
     }
 }
