@@ -496,3 +496,61 @@ fn fit_finds_the_grid_from_another_working_directory() {
         .unwrap();
     assert!(dir.path().join(grid_path).is_file(), "{next}");
 }
+
+#[test]
+fn collect_turns_verl_metric_logs_into_what_fit_reads() {
+    // The plan's veRL scripts log one JSON line per step to metrics/<run>.jsonl. Write the
+    // simulated results in that form, collect them, and fit.
+    let dir = tempfile::tempdir().unwrap();
+    let plan_dir = plan(dir.path(), "verl");
+    let results = simulate(&plan_dir, "0.005");
+    let (header, rows) = common::read_csv(&results);
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let metrics = dir.path().join("metrics");
+    std::fs::create_dir_all(&metrics).unwrap();
+    let mut files: std::collections::BTreeMap<String, String> = Default::default();
+    for r in &rows {
+        files.entry(r[col("run_id")].clone()).or_default().push_str(&format!(
+            "{{\"step\":{},\"data\":{{\"val-core/math/acc/mean@1\":{},\"timing_s/gen\":12.5}}}}\n",
+            r[col("step")],
+            r[col("value")]
+        ));
+    }
+    let mut paths = Vec::new();
+    for (run, text) in &files {
+        let p = metrics.join(format!("{run}.jsonl"));
+        std::fs::write(&p, text).unwrap();
+        paths.push(p);
+    }
+    let collected = dir.path().join("collected.csv");
+    bin()
+        .arg("collect")
+        .args(&paths)
+        .args(["--metric", "val-core/math/acc/mean@1", "--out"])
+        .arg(&collected)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("veRL file logger (JSON lines)"));
+    let (_, got) = common::read_csv(&collected);
+    assert_eq!(got.len(), rows.len());
+    bin()
+        .arg("fit")
+        .arg(&collected)
+        .arg("--plan")
+        .arg(plan_dir.join("plan.csv"))
+        .args(["--metric", "val-core/math/acc/mean@1", "--out"])
+        .arg(dir.path().join("fit"))
+        .assert()
+        .success();
+    // Without --metric, the metrics the files have are listed.
+    bin()
+        .arg("collect")
+        .arg(&paths[0])
+        .arg("--out")
+        .arg(dir.path().join("x.csv"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "the files have: val-core/math/acc/mean@1",
+        ));
+}

@@ -6,6 +6,7 @@ mod backtest;
 mod calibrate_hw;
 mod catalog;
 mod check;
+mod collect;
 mod compare;
 mod cost;
 mod fit;
@@ -72,6 +73,8 @@ enum Command {
     FitPrior(backtest::FitPriorArgs),
     /// Price published per-step phase timings and print the ledger's error.
     Validate(validate::ValidateArgs),
+    /// Collect the pilots' held-out metric from veRL/wandb/TRL logs into fit's tidy CSV.
+    Collect(collect::CollectArgs),
 }
 
 /// `--catalog FILE`, shared by every command that reads the catalog.
@@ -132,6 +135,7 @@ fn run(cli: Cli, interrupted: &AtomicBool) -> Result<()> {
         Command::Backtest(args) => backtest::run(&args, &mut out),
         Command::FitPrior(args) => backtest::run_fit_prior(&args, &mut out),
         Command::Validate(args) => validate::run(&args, &mut out),
+        Command::Collect(args) => collect::run(&args, &mut out),
     }
 }
 

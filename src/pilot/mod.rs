@@ -6,6 +6,7 @@
 //! `plan.json` (the grid it came from, with its SHA-256, the pilot budget and the framework), so
 //! that results are never matched against a different grid silently.
 
+pub mod collect;
 pub mod ingest;
 pub mod launch;
 pub mod plan;

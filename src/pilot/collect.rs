@@ -1,0 +1,299 @@
+//! Collecting pilot results from what the frameworks write, into the tidy CSV `fit` reads
+//! (`run_id, step, metric, value`):
+//!
+//! - veRL's file logger: one JSON line per step, `{"step": N, "data": {"val-core/...": x, ...}}`
+//!   (the plan's launch scripts write `metrics/<run>.jsonl`);
+//! - a wandb CSV export: a `Step` (or `_step`, `step`, `trainer/global_step`) column and one
+//!   column per metric;
+//! - TRL's `trainer_state.json`: `log_history`, a list of `{"step": N, "eval_...": x}`.
+//!
+//! The run id is the file's name without extension (`p001.jsonl`, `p001.csv`), or, for
+//! `trainer_state.json`, the name of the folder holding it (`p001/trainer_state.json`, or a
+//! `checkpoint-*` folder's parent).
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use crate::error::{Error, Result, suggestion};
+
+/// One measured value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResultRow {
+    /// Run id.
+    pub run_id: String,
+    /// Training step.
+    pub step: u64,
+    /// The metric's name.
+    pub metric: String,
+    /// Its value.
+    pub value: f64,
+}
+
+/// The run id a file stands for.
+pub fn run_id_of(path: &Path) -> String {
+    let stem = |p: &Path| {
+        p.file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    if path.file_name().is_some_and(|n| n == "trainer_state.json") {
+        let mut dir = path.parent();
+        while let Some(d) = dir {
+            let name = d
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if !name.starts_with("checkpoint-") {
+                return name;
+            }
+            dir = d.parent();
+        }
+    }
+    stem(path)
+}
+
+/// (step, metric, value) triples.
+type Points = Vec<(u64, String, f64)>;
+
+/// Every (step, metric, value) a file holds, and its format's name.
+fn read_points(path: &Path) -> Result<(Points, &'static str)> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let number = |v: &serde_json::Value| v.as_f64().filter(|x| x.is_finite());
+    if path.file_name().is_some_and(|n| n == "trainer_state.json") {
+        let state: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| Error::in_file(path, Some(e.line()), "", e.to_string()))?;
+        let history = state
+            .get("log_history")
+            .and_then(|h| h.as_array())
+            .ok_or_else(|| {
+                Error::in_file(
+                    path,
+                    None,
+                    "log_history",
+                    "missing: is this TRL's trainer_state.json?",
+                )
+            })?;
+        let mut points = Vec::new();
+        for entry in history {
+            let Some(step) = entry.get("step").and_then(|s| s.as_u64()) else {
+                continue;
+            };
+            if let serde_json::Value::Object(map) = entry {
+                for (k, v) in map {
+                    if k != "step"
+                        && let Some(x) = number(v)
+                    {
+                        points.push((step, k.clone(), x));
+                    }
+                }
+            }
+        }
+        return Ok((points, "TRL trainer_state.json"));
+    }
+    if first.trim_start().starts_with('{') {
+        let mut points = Vec::new();
+        for (k, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let v: serde_json::Value = serde_json::from_str(line)
+                .map_err(|e| Error::in_file(path, Some(k + 1), "", e.to_string()))?;
+            let Some(step) = v.get("step").and_then(|s| s.as_u64()) else {
+                continue;
+            };
+            if let Some(serde_json::Value::Object(map)) = v.get("data") {
+                for (name, x) in map {
+                    if let Some(x) = number(x) {
+                        points.push((step, name.clone(), x));
+                    }
+                }
+            }
+        }
+        return Ok((points, "veRL file logger (JSON lines)"));
+    }
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let headers = reader
+        .headers()
+        .map_err(|e| Error::in_file(path, Some(1), "", e.to_string()))?
+        .clone();
+    let step_column = ["Step", "_step", "step", "trainer/global_step", "global_step"]
+        .iter()
+        .find_map(|name| headers.iter().position(|h| h == *name))
+        .ok_or_else(|| {
+            Error::in_file(
+                path,
+                Some(1),
+                "Step",
+                "no step column (Step, _step, step or trainer/global_step): is this a wandb CSV export?",
+            )
+        })?;
+    let mut points = Vec::new();
+    for (k, record) in reader.records().enumerate() {
+        let record = record.map_err(|e| Error::in_file(path, Some(k + 2), "", e.to_string()))?;
+        let Some(step) = record
+            .get(step_column)
+            .and_then(|s| s.trim().parse::<f64>().ok())
+            .filter(|s| *s >= 0.0)
+        else {
+            continue;
+        };
+        for (i, name) in headers.iter().enumerate() {
+            if i == step_column {
+                continue;
+            }
+            if let Some(x) = record
+                .get(i)
+                .and_then(|s| s.trim().parse::<f64>().ok())
+                .filter(|x| x.is_finite())
+            {
+                points.push((step as u64, name.to_string(), x));
+            }
+        }
+    }
+    Ok((points, "CSV (wandb export)"))
+}
+
+/// What collecting found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Collected {
+    /// The rows of the chosen metric, by run then step.
+    pub rows: Vec<ResultRow>,
+    /// Per file: (run id, format, points of the metric).
+    pub files: Vec<(String, &'static str, usize)>,
+}
+
+/// Reads every file and keeps `metric`'s values. Without `metric`, or when no file has it, the
+/// error lists the metrics the files do have (validation metrics first).
+pub fn collect(paths: &[&Path], metric: Option<&str>) -> Result<Collected> {
+    let mut all: Vec<(String, &'static str, Points)> = Vec::new();
+    let mut names: BTreeSet<String> = BTreeSet::new();
+    for path in paths {
+        let (points, format) = read_points(path)?;
+        names.extend(points.iter().map(|p| p.1.clone()));
+        all.push((run_id_of(path), format, points));
+    }
+    let list = || {
+        let mut v: Vec<&String> = names
+            .iter()
+            .filter(|n| n.starts_with("val") || n.starts_with("eval"))
+            .collect();
+        if v.is_empty() {
+            v = names.iter().collect();
+        }
+        v.iter()
+            .take(20)
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let Some(metric) = metric else {
+        return Err(Error::in_flag(
+            "--metric",
+            format!(
+                "name the held-out metric to collect; the files have: {}",
+                list()
+            ),
+        ));
+    };
+    if !names.contains(metric) {
+        return Err(Error::in_flag(
+            "--metric",
+            format!(
+                "no file has `{metric}`; {}; the files have: {}",
+                suggestion(metric, names.iter().map(String::as_str)),
+                list()
+            ),
+        ));
+    }
+    let mut rows = Vec::new();
+    let mut files = Vec::new();
+    for (run_id, format, points) in all {
+        let mut kept: Vec<(u64, f64)> = points
+            .into_iter()
+            .filter(|p| p.1 == metric)
+            .map(|p| (p.0, p.2))
+            .collect();
+        kept.sort_by_key(|p| p.0);
+        kept.dedup_by_key(|p| p.0);
+        files.push((run_id.clone(), format, kept.len()));
+        rows.extend(kept.into_iter().map(|(step, value)| ResultRow {
+            run_id: run_id.clone(),
+            step,
+            metric: metric.to_string(),
+            value,
+        }));
+    }
+    Ok(Collected { rows, files })
+}
+
+/// The tidy CSV `fit` reads.
+pub fn results_csv(rows: &[ResultRow]) -> Vec<u8> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(["run_id", "step", "metric", "value"])
+        .expect("writing to memory cannot fail");
+    for r in rows {
+        w.write_record([
+            r.run_id.clone(),
+            r.step.to_string(),
+            r.metric.clone(),
+            crate::format::number(r.value),
+        ])
+        .expect("writing to memory cannot fail");
+    }
+    w.into_inner().expect("flushing memory cannot fail")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_format_yields_the_metric_by_run_and_step() {
+        let dir = tempfile::tempdir().unwrap();
+        let jsonl = dir.path().join("p001.jsonl");
+        std::fs::write(
+            &jsonl,
+            "{\"step\":0,\"data\":{\"val/acc\":0.40}}\n{\"step\":1,\"data\":{\"timing_s/gen\":40.0}}\n{\"step\":10,\"data\":{\"val/acc\":0.45,\"loss\":1.0}}\n",
+        )
+        .unwrap();
+        let wandb = dir.path().join("p002.csv");
+        std::fs::write(&wandb, "Step,val/acc,loss\n0,0.30,\n10,0.36,0.9\n").unwrap();
+        let trl_dir = dir.path().join("p003").join("checkpoint-20");
+        std::fs::create_dir_all(&trl_dir).unwrap();
+        let trl = trl_dir.join("trainer_state.json");
+        std::fs::write(
+            &trl,
+            "{\"log_history\":[{\"step\":5,\"loss\":1.2},{\"step\":10,\"val/acc\":0.5},{\"step\":20,\"val/acc\":0.55}]}",
+        )
+        .unwrap();
+        let c = collect(&[&jsonl, &wandb, &trl], Some("val/acc")).unwrap();
+        let got: Vec<(String, u64, f64)> = c
+            .rows
+            .iter()
+            .map(|r| (r.run_id.clone(), r.step, r.value))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("p001".into(), 0, 0.40),
+                ("p001".into(), 10, 0.45),
+                ("p002".into(), 0, 0.30),
+                ("p002".into(), 10, 0.36),
+                ("p003".into(), 10, 0.5),
+                ("p003".into(), 20, 0.55),
+            ]
+        );
+        assert_eq!(c.files[1].1, "CSV (wandb export)");
+        let text = String::from_utf8(results_csv(&c.rows)).unwrap();
+        assert!(
+            text.starts_with("run_id,step,metric,value\np001,0,val/acc,0.4\n"),
+            "{text}"
+        );
+        // A wrong name lists what the files have.
+        let m = collect(&[&jsonl], Some("val/ac")).unwrap_err().to_string();
+        assert!(m.contains("did you mean `val/acc`"), "{m}");
+        let m = collect(&[&jsonl], None).unwrap_err().to_string();
+        assert!(m.contains("the files have: val/acc"), "{m}");
+    }
+}
