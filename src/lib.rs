@@ -44,6 +44,7 @@ pub mod pilot;
 pub mod report;
 pub mod rng;
 pub mod spec;
+pub mod stats;
 pub mod toml_text;
 
 pub use error::{Error, Result};

@@ -10,6 +10,7 @@ use std::path::Path;
 
 use super::hardware_fit::parse_metrics_line;
 use crate::error::{Error, Result};
+use crate::stats::median;
 
 /// The metric that marks a step's line or row.
 pub const STEP_MARKER: &str = "timing_s/gen";
@@ -25,16 +26,6 @@ pub struct StepLog {
     pub steps_used: usize,
     /// `veRL console`, `veRL file logger (JSON lines)`, `JSON lines` or `CSV (wandb export)`.
     pub format: &'static str,
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
-    }
 }
 
 fn json_metrics(value: &serde_json::Value) -> BTreeMap<String, f64> {

@@ -19,8 +19,8 @@ use crate::config::{
     Algorithm, Finetune, Framework, Hardware, Reward, RewardKind, RunSettings, Schedule, Stop, Task,
 };
 use crate::error::{Error, Result};
-use crate::ledger::lengths::response_lengths;
 use crate::ledger::{Phase, RunConfig, evaluate, time};
+use crate::stats::median;
 
 /// One row of the validation set, as the tool reads it.
 #[derive(Debug, Clone, PartialEq)]
@@ -107,23 +107,11 @@ impl Comparison {
     }
 }
 
-/// The uncapped lognormal mean whose capped mean is `capped` (cv 0.6), by bisection: logs report
-/// the mean of generated lengths, the ledger's input is the length the policy would write
-/// uncapped.
+/// The uncapped mean whose capped mean is `capped` (cv 0.6): logs report the mean of generated
+/// lengths, the ledger's input is the length the policy would write uncapped. Far above the cap
+/// when every response is cut.
 fn uncapped_mean(capped: f64, cap: f64) -> f64 {
-    if capped >= 0.999 * cap {
-        return 10.0 * cap;
-    }
-    let (mut lo, mut hi) = (capped, 20.0 * cap);
-    for _ in 0..100 {
-        let mid = 0.5 * (lo + hi);
-        if response_lengths(mid, 0.6, cap).mean_tokens < capped {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    0.5 * (lo + hi)
+    super::hardware_fit::uncapped_mean_for(capped, 0.6, cap).unwrap_or(10.0 * cap)
 }
 
 /// Prices one row; its comparisons, or why it was skipped.
@@ -275,19 +263,6 @@ pub struct ValidationSummary {
     pub phases: usize,
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
-    }
-}
-
 /// Summarises comparisons.
 pub fn summarise(comparisons: &[Comparison]) -> ValidationSummary {
     let errors = |keep: &dyn Fn(&Comparison) -> bool| -> Vec<f64> {
@@ -310,6 +285,7 @@ pub fn summarise(comparisons: &[Comparison]) -> ValidationSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ledger::lengths::response_lengths;
 
     #[test]
     fn uncapped_mean_inverts_the_capped_mean() {
@@ -319,9 +295,7 @@ mod tests {
     }
 
     #[test]
-    fn median_and_log2_by_hand() {
-        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), 2.5);
+    fn log2_by_hand() {
         let c = Comparison {
             id: String::new(),
             quantity: "step",

@@ -653,24 +653,6 @@ fn gain_shift_to_hit(params: &OutcomeParams, o: &Outcome) -> f64 {
     0.5 * (lo + hi)
 }
 
-/// 1.4826 × the median absolute deviation from the median: the sd of a normal sample, robust to
-/// a few unbounded values.
-fn robust_sd(values: &[f64]) -> f64 {
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        let n = v.len();
-        if n == 0 {
-            0.0
-        } else if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            0.5 * (v[n / 2 - 1] + v[n / 2])
-        }
-    };
-    let m = median(&mut values.to_vec());
-    1.4826 * median(&mut values.iter().map(|v| (v - m).abs()).collect())
-}
-
 fn rms(values: &[f64]) -> f64 {
     (values.iter().map(|v| v * v).sum::<f64>() / values.len().max(1) as f64).sqrt()
 }
@@ -840,7 +822,7 @@ pub fn fit_prior(evidence: &Evidence) -> std::result::Result<PriorFit, String> {
     // Robust: a benchmark at 0 before and after (AIME for the weakest models) needs an
     // unbounded shift; the median absolute deviation ignores such cases instead of letting one
     // of them set every interval's width.
-    let gain_sd = robust_sd(&shifts);
+    let gain_sd = crate::stats::robust_sd(&shifts);
     params[ParamId::GainDiscrepancy] = Param::new(gain_sd, 0.8 * gain_sd, 1.2 * gain_sd);
     fitted.push(FittedParam {
         id: ParamId::GainDiscrepancy,
