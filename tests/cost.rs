@@ -492,3 +492,65 @@ fn models_are_found_by_hugging_face_name_alias_and_any_case() {
             "`prm` needs its reward model: write `prm:MODEL`, e.g. `prm:qwen2.5-math-prm-7b`",
         ));
 }
+
+#[test]
+fn calibrate_hw_reads_verl_file_logger_lines_prints_json_and_refuses_unused_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("metrics.jsonl");
+    // veRL's file logger: step 1 is slow (start-up) and left out; the medians of steps 2-4 are
+    // gen 62, update 72, ref 31, old log-prob 30, step 172, length 1,950.
+    std::fs::write(
+        &log,
+        "{\"step\":1,\"data\":{\"timing_s/gen\":90,\"timing_s/update_actor\":80,\"timing_s/step\":200,\"response_length/mean\":1800}}\n\
+         {\"step\":2,\"data\":{\"timing_s/gen\":60,\"timing_s/update_actor\":70,\"timing_s/ref\":30,\"timing_s/old_log_prob\":31,\"timing_s/step\":170,\"response_length/mean\":1900}}\n\
+         {\"step\":3,\"data\":{\"timing_s/gen\":62,\"timing_s/update_actor\":72,\"timing_s/ref\":31,\"timing_s/old_log_prob\":30,\"timing_s/step\":172,\"response_length/mean\":1950}}\n\
+         {\"step\":4,\"data\":{\"timing_s/gen\":64,\"timing_s/update_actor\":74,\"timing_s/ref\":32,\"timing_s/old_log_prob\":29,\"timing_s/step\":174,\"response_length/mean\":2000}}\n",
+    )
+    .unwrap();
+    let base = [
+        "calibrate-hw",
+        "--model",
+        "qwen2.5-7b",
+        "--gpus",
+        "16",
+        "--prompts-per-step",
+        "512",
+        "--group-size",
+        "8",
+        "--max-response-len",
+        "4096",
+    ];
+    let out = dir.path().join("hw.toml");
+    let a = bin()
+        .args(base)
+        .arg("--log")
+        .arg(&log)
+        .arg("--out")
+        .arg(&out)
+        .arg("--json")
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    assert_eq!(v["measured"]["timing_s/gen"], 62.0);
+    assert_eq!(v["measured"]["timing_s/old_log_prob"], 30.0);
+    assert_eq!(v["logged_step_seconds"], 172.0);
+    assert!(v["modelled_step_seconds"].as_f64().unwrap() > 0.0);
+    assert!(
+        v["source"]
+            .as_str()
+            .unwrap()
+            .contains("median of 3 of 4 logged steps")
+    );
+    assert!(out.exists());
+    bin()
+        .args(base)
+        .args(["--steps", "3", "--log"])
+        .arg(&log)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--steps: calibrate-hw fits one measured step",
+        ));
+}

@@ -96,8 +96,34 @@ fn measured_step(args: &CalibrateHwArgs) -> Result<(MeasuredStep, Option<f64>, O
     Ok((step, metrics.get("timing_s/step").copied(), source))
 }
 
-/// Fits, writes the override and prints what changed.
+/// Refuses the `cost` flags that mean nothing for one measured step (they would be silently
+/// ignored otherwise).
+fn refuse_unused_flags(args: &CalibrateHwArgs) -> Result<()> {
+    let r = &args.run;
+    let unused: [(&str, bool); 7] = [
+        ("--steps", r.levers.steps.is_some()),
+        ("--budget", r.levers.budget.is_some()),
+        ("--gain", r.gain.is_some()),
+        ("--examples", r.supervised.examples.is_some()),
+        ("--pairs", r.supervised.pairs.is_some()),
+        (
+            "--own-gpu-usd-per-hour",
+            r.ownership.own_gpu_usd_per_hour.is_some(),
+        ),
+        ("--gpu-capex-usd", r.ownership.gpu_capex_usd.is_some()),
+    ];
+    match unused.iter().find(|(_, given)| *given) {
+        Some((flag, _)) => Err(Error::in_flag(
+            flag,
+            "calibrate-hw fits one measured step of the run's configuration; this flag does not apply: drop it",
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Fits, writes the override and prints what changed (as text, or JSON with `--json`).
 pub fn run(args: &CalibrateHwArgs, out: &mut dyn Write) -> Result<()> {
+    refuse_unused_flags(args)?;
     use rlfrontier::costing::hardware_fit::HardwareFitError as E;
     let (measured, logged_step_seconds, source) = measured_step(args)?;
     let blame = if args.log.is_some() {
@@ -151,6 +177,31 @@ pub fn run(args: &CalibrateHwArgs, out: &mut dyn Write) -> Result<()> {
     }
     for n in &fit.notes {
         text.push_str(&format!("note: {n}\n"));
+    }
+    if args.run.json {
+        let json = serde_json::json!({
+            "gpu": fit.gpu.id,
+            "measured": fit.measured.named().iter().filter_map(|(k, v)| v.map(|x| (k.to_string(), x))).collect::<BTreeMap<String, f64>>(),
+            "source": source,
+            "default": {
+                "train_mfu": fit.defaults.train_mfu,
+                "forward_efficiency": fit.defaults.forward_efficiency,
+                "decode_bandwidth_efficiency": fit.defaults.decode_bandwidth_efficiency,
+            },
+            "calibrated": {
+                "train_mfu": fit.gpu.train_mfu,
+                "forward_efficiency": fit.gpu.forward_efficiency,
+                "decode_bandwidth_efficiency": fit.gpu.decode_bandwidth_efficiency,
+            },
+            "uncapped_mean_response_tokens": fit.uncapped_mean_tokens,
+            "modelled_step_seconds": modelled,
+            "logged_step_seconds": logged_step_seconds,
+            "notes": fit.notes,
+            "override_file": args.out.display().to_string(),
+        });
+        let mut text = serde_json::to_string_pretty(&json).expect("json");
+        text.push('\n');
+        return emit(out, &text);
     }
     text.push_str(&format!(
         "wrote {} (use it with --catalog{})\n",
