@@ -50,3 +50,51 @@ pub fn run(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
     };
     emit(out, &text)
 }
+
+/// Arguments of `import-model`.
+#[derive(Debug, Args)]
+pub struct ImportModelArgs {
+    /// The model's Hugging Face `config.json`.
+    pub config: std::path::PathBuf,
+    /// The id to give it (lowercase; what grids and --model will name).
+    #[arg(long)]
+    pub id: String,
+    /// The publisher's name, e.g. the repository `org/name` [default: the id].
+    #[arg(long)]
+    pub name: Option<String>,
+    /// The catalog file to write (use it with --catalog).
+    #[arg(long)]
+    pub out: std::path::PathBuf,
+}
+
+/// Builds a catalog entry from config.json and writes it.
+pub fn run_import(args: &ImportModelArgs, out: &mut dyn Write) -> Result<()> {
+    use rlfrontier::catalog::import::{model_from_config, model_toml};
+    let name = args.name.clone().unwrap_or_else(|| args.id.clone());
+    let model = model_from_config(&args.config, &args.id, &name)?;
+    rlfrontier::report::write_atomic(&args.out, model_toml(&model).as_bytes())?;
+    emit(
+        out,
+        &format!(
+            "{}: {} layers, hidden {}, {} heads ({} KV), {} parameters{}; wrote {} (use it with --catalog {})\n",
+            model.id,
+            model.layers,
+            model.hidden,
+            model.heads,
+            model.kv_heads,
+            rlfrontier::format::thousands(model.total_params() as f64),
+            if model.is_moe() {
+                format!(
+                    ", {} active ({} of {} experts)",
+                    rlfrontier::format::thousands(model.active_params() as f64),
+                    model.active_experts,
+                    model.experts
+                )
+            } else {
+                String::new()
+            },
+            args.out.display(),
+            args.out.display()
+        ),
+    )
+}

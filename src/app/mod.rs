@@ -75,6 +75,8 @@ enum Command {
     Validate(validate::ValidateArgs),
     /// Collect the pilots' held-out metric from veRL/wandb/TRL logs into fit's tidy CSV.
     Collect(collect::CollectArgs),
+    /// A catalog entry from a model's Hugging Face config.json (use it with --catalog).
+    ImportModel(catalog::ImportModelArgs),
 }
 
 /// `--catalog FILE`, shared by every command that reads the catalog.
@@ -136,6 +138,7 @@ fn run(cli: Cli, interrupted: &AtomicBool) -> Result<()> {
         Command::FitPrior(args) => backtest::run_fit_prior(&args, &mut out),
         Command::Validate(args) => validate::run(&args, &mut out),
         Command::Collect(args) => collect::run(&args, &mut out),
+        Command::ImportModel(args) => catalog::run_import(&args, &mut out),
     }
 }
 

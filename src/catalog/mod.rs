@@ -7,6 +7,7 @@
 
 mod engine;
 mod gpu;
+pub mod import;
 pub mod listing;
 mod model;
 mod service;
