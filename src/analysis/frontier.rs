@@ -328,6 +328,7 @@ mod tests {
         Point {
             id,
             indices: AxisIndices {
+                engine: 0,
                 model: 0,
                 finetune: 0,
                 reward: 0,

@@ -88,7 +88,7 @@ pub struct Entry {
     pub flags: Vec<String>,
 }
 
-/// Whether two cells are one regime for the shortlist: same model, fine-tuning mode (or LoRA
+/// Whether two cells are one regime for the shortlist: same engine and model, fine-tuning mode (or LoRA
 /// ranks next to each other on the axis) and reward, and within one grid step on every numeric
 /// axis (G, cap, epochs, prompts).
 pub fn near_duplicate(grid: &Grid, a: &AxisIndices, b: &AxisIndices) -> bool {
@@ -104,7 +104,8 @@ pub fn near_duplicate(grid: &Grid, a: &AxisIndices, b: &AxisIndices) -> bool {
                 grid.axes.finetune[b.finetune],
                 crate::config::Finetune::Lora(_)
             ));
-    a.model == b.model
+    a.engine == b.engine
+        && a.model == b.model
         && same_finetune
         && a.reward == b.reward
         && close(a.group_size, b.group_size)

@@ -181,7 +181,23 @@ pub fn verl_script(c: &LaunchContext) -> String {
             "actor_rollout_ref.actor.ppo_max_token_len_per_gpu={}",
             run.max_tokens_per_gpu as u64
         ),
-        "actor_rollout_ref.rollout.name=vllm".to_string(),
+        format!(
+            "actor_rollout_ref.rollout.name={}",
+            if c.grid.engine_hardware[0].engine.id.starts_with("sglang") {
+                "sglang"
+            } else {
+                "vllm"
+            }
+        ),
+        // CUDA graphs or eager decoding, as the priced engine profile runs.
+        format!(
+            "actor_rollout_ref.rollout.enforce_eager={}",
+            if c.grid.engine_hardware[0].engine.cuda_graphs {
+                "False"
+            } else {
+                "True"
+            }
+        ),
         format!("actor_rollout_ref.rollout.n={}", r.group_size),
         format!(
             "actor_rollout_ref.rollout.gpu_memory_utilization={}",

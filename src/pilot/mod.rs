@@ -115,6 +115,8 @@ pub fn run_indices(grid: &Grid, run: &PilotRun, path: &Path, line: usize) -> Res
         })
     };
     Ok(AxisIndices {
+        // Pilots run on the grid's first engine (the outcome does not depend on it).
+        engine: 0,
         model: find(
             Axis::Model.name(),
             a.model.iter().position(|m| m.id == run.model),
@@ -172,7 +174,7 @@ pub fn config_at<'g>(grid: &'g Grid, i: &AxisIndices, stop: Stop) -> RunConfig<'
         update_epochs: a.update_epochs[i.update_epochs],
         prompts_per_step: a.prompts_per_step[i.prompts_per_step],
         stop,
-        hardware: &grid.hardware,
+        hardware: &grid.engine_hardware[0],
         task: &grid.task,
         run: &grid.run,
         measured_base_score: grid.measured_base_scores[i.model],

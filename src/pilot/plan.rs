@@ -61,7 +61,10 @@ fn lever_combinations(grid: &Grid) -> impl Iterator<Item = AxisIndices> + '_ {
             d[axis] = k % r[axis];
             k /= r[axis];
         }
+        // Pilots measure the outcome, which does not depend on the rollout engine: they run on
+        // the grid's first engine.
         AxisIndices {
+            engine: 0,
             model: d[0],
             finetune: d[1],
             reward: d[2],

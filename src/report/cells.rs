@@ -25,6 +25,7 @@ impl Serialize for Num {
 #[allow(missing_docs)] // the column contract is documented in the README
 pub struct CellRow {
     pub cell_id: u64,
+    pub engine: String,
     pub model: String,
     pub finetune: String,
     pub reward: String,
@@ -97,6 +98,7 @@ impl CellRow {
         };
         CellRow {
             cell_id: cell.id,
+            engine: cell.engine.id.clone(),
             model: cell.model.id.clone(),
             finetune: cell.finetune.to_string(),
             reward: cell.reward.to_string(),
@@ -258,7 +260,7 @@ mod tests {
     #[test]
     fn the_header_is_the_rows_field_list() {
         let columns = cell_columns();
-        assert_eq!(columns.len(), 51);
+        assert_eq!(columns.len(), 52);
         assert_eq!(columns.first().map(String::as_str), Some("cell_id"));
         assert_eq!(columns.last().map(String::as_str), Some("on_frontier"));
         assert_eq!(

@@ -10,6 +10,8 @@ use crate::spec::{Axis, BudgetAxis, Grid};
 /// A cell's axis values as text, by name.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CellFields {
+    /// Rollout engine id.
+    pub engine: String,
     /// Policy model id.
     pub model: String,
     /// `full` or `lora:R`.
@@ -30,8 +32,9 @@ pub struct CellFields {
 
 impl CellFields {
     /// The fields in column order (the axes in `spec::Axis::ALL` order).
-    pub fn into_row(self) -> [String; 8] {
+    pub fn into_row(self) -> [String; 9] {
         [
+            self.engine,
             self.model,
             self.finetune,
             self.reward,
@@ -49,6 +52,7 @@ pub fn cell_fields(grid: &Grid, p: &Point) -> CellFields {
     let a = &grid.axes;
     let i = &p.indices;
     CellFields {
+        engine: a.engine[i.engine].id.clone(),
         model: a.model[i.model].id.clone(),
         finetune: a.finetune[i.finetune].to_string(),
         reward: a.reward[i.reward].to_string(),
@@ -71,7 +75,7 @@ pub fn budget_label(grid: &Grid, index: usize) -> String {
 }
 
 /// Column names of [`CellFields`], in order: the axes' names.
-const CELL_HEADER: [&str; 8] = Axis::NAMES;
+const CELL_HEADER: [&str; 9] = Axis::NAMES;
 
 fn to_bytes(header: Vec<String>, rows: Vec<Vec<String>>) -> Vec<u8> {
     let mut w = csv::Writer::from_writer(Vec::new());

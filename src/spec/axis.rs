@@ -8,6 +8,9 @@ use super::{Axes, AxisIndices};
 /// One axis of a grid, in decoding order (slowest first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Axis {
+    /// Rollout engine (slowest, so a grid with one engine keeps the cell ids it had before the
+    /// axis existed).
+    Engine,
     /// Policy model.
     Model,
     /// Fine-tuning mode.
@@ -28,7 +31,8 @@ pub enum Axis {
 
 impl Axis {
     /// Every axis, in decoding order (the last varies fastest along cell ids).
-    pub const ALL: [Axis; 8] = [
+    pub const ALL: [Axis; 9] = [
+        Axis::Engine,
         Axis::Model,
         Axis::Finetune,
         Axis::Reward,
@@ -51,6 +55,7 @@ impl Axis {
     /// The key in grid files and the column name in tables.
     pub const fn name(self) -> &'static str {
         match self {
+            Axis::Engine => "engine",
             Axis::Model => "model",
             Axis::Finetune => "finetune",
             Axis::Reward => "reward",
@@ -63,8 +68,8 @@ impl Axis {
     }
 
     /// Every axis's name, in [`Axis::ALL`] order (the cell columns of the tables).
-    pub const NAMES: [&'static str; 8] = {
-        let mut names = [""; 8];
+    pub const NAMES: [&'static str; 9] = {
+        let mut names = [""; 9];
         let mut i = 0;
         while i < Axis::ALL.len() {
             names[i] = Axis::ALL[i].name();
@@ -75,8 +80,8 @@ impl Axis {
 
     /// The keys of a grid's `[axes]` table: every axis, and `iterations` (the alternative to
     /// `budget`).
-    pub const GRID_KEYS: [&'static str; 9] = {
-        let mut keys = ["iterations"; 9];
+    pub const GRID_KEYS: [&'static str; 10] = {
+        let mut keys = ["iterations"; 10];
         let mut i = 0;
         while i < Axis::NAMES.len() {
             keys[i] = Axis::NAMES[i];
@@ -107,6 +112,7 @@ impl AxisIndices {
     /// The index on `axis`.
     pub fn get(&self, axis: Axis) -> usize {
         match axis {
+            Axis::Engine => self.engine,
             Axis::Model => self.model,
             Axis::Finetune => self.finetune,
             Axis::Reward => self.reward,
@@ -121,6 +127,7 @@ impl AxisIndices {
     /// The same indices with `axis` moved to `index`.
     pub fn with(mut self, axis: Axis, index: usize) -> Self {
         let slot = match axis {
+            Axis::Engine => &mut self.engine,
             Axis::Model => &mut self.model,
             Axis::Finetune => &mut self.finetune,
             Axis::Reward => &mut self.reward,
@@ -135,9 +142,10 @@ impl AxisIndices {
     }
 
     /// Indices from digits in [`Axis::ALL`] order.
-    pub fn from_digits(digits: [usize; 8]) -> Self {
+    pub fn from_digits(digits: [usize; 9]) -> Self {
         // Written out (not folded over `with`): this runs once per cell in a sweep.
         let [
+            engine,
             model,
             finetune,
             reward,
@@ -148,6 +156,7 @@ impl AxisIndices {
             budget,
         ] = digits;
         AxisIndices {
+            engine,
             model,
             finetune,
             reward,
@@ -166,7 +175,7 @@ mod tests {
 
     #[test]
     fn indices_round_trip_through_every_axis() {
-        let digits = [1, 2, 3, 4, 5, 6, 7, 8];
+        let digits = [1, 2, 3, 4, 5, 6, 7, 8, 9];
         let indices = AxisIndices::from_digits(digits);
         for (k, axis) in Axis::ALL.iter().enumerate() {
             assert_eq!(indices.get(*axis), digits[k], "{axis}");

@@ -1,8 +1,8 @@
 //! Cells: one point of the grid, decoded from its index by mixed-radix arithmetic so that a grid of
 //! millions of cells is never materialised.
 //!
-//! Axis order (slowest to fastest): model, finetune, reward, group_size, max_response_len,
-//! update_epochs, prompts_per_step, budget. `cell_id` is the index in the full product; cells
+//! Axis order (slowest to fastest): engine, model, finetune, reward, group_size,
+//! max_response_len, update_epochs, prompts_per_step, budget. `cell_id` is the index in the full product; cells
 //! pruned by `[constraints]` keep their ids, so ids stay stable when a constraint changes.
 
 use super::{BudgetAxis, Grid};
@@ -13,6 +13,9 @@ use crate::ledger::RunConfig;
 /// Per-axis indices of a cell.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct AxisIndices {
+    /// Index into `axes.engine` (0 in grids that do not sweep the engine).
+    #[serde(default)]
+    pub engine: usize,
     /// Index into `axes.model`.
     pub model: usize,
     /// Index into `axes.finetune`.
@@ -38,6 +41,8 @@ pub struct Cell<'g> {
     pub id: u64,
     /// Per-axis indices.
     pub indices: AxisIndices,
+    /// Rollout engine.
+    pub engine: &'g crate::catalog::EngineSpec,
     /// Policy model.
     pub model: &'g ModelSpec,
     /// Fine-tuning mode.
@@ -58,9 +63,10 @@ pub struct Cell<'g> {
 
 impl Grid {
     /// Axis lengths in decoding order (slowest first).
-    pub fn radices(&self) -> [u64; 8] {
+    pub fn radices(&self) -> [u64; 9] {
         let a = &self.axes;
         [
+            a.engine.len() as u64,
             a.model.len() as u64,
             a.finetune.len() as u64,
             a.reward.len() as u64,
@@ -106,6 +112,7 @@ impl Grid {
             .filter(|&(b, g)| self.rollouts_allowed(b, g))
             .count() as u64;
         let others = [
+            a.engine.len(),
             a.model.len(),
             a.finetune.len(),
             a.reward.len(),
@@ -122,8 +129,8 @@ impl Grid {
     pub fn decode(&self, id: u64) -> AxisIndices {
         let r = self.radices();
         let mut rest = id;
-        let mut digits = [0usize; 8];
-        for axis in (0..8).rev() {
+        let mut digits = [0usize; 9];
+        for axis in (0..9).rev() {
             digits[axis] = (rest % r[axis]) as usize;
             rest /= r[axis];
         }
@@ -134,6 +141,7 @@ impl Grid {
     pub fn encode(&self, i: &AxisIndices) -> u64 {
         let r = self.radices();
         let digits = [
+            i.engine,
             i.model,
             i.finetune,
             i.reward,
@@ -169,6 +177,7 @@ impl Grid {
         Some(Cell {
             id,
             indices: i,
+            engine: &a.engine[i.engine],
             model: &a.model[i.model],
             finetune: a.finetune[i.finetune],
             reward: &a.reward[i.reward],
@@ -193,7 +202,7 @@ impl<'g> Cell<'g> {
             update_epochs: self.update_epochs,
             prompts_per_step: self.prompts_per_step,
             stop: self.stop,
-            hardware: &grid.hardware,
+            hardware: &grid.engine_hardware[self.indices.engine],
             task: &grid.task,
             run: &grid.run,
             measured_base_score: grid.measured_base_scores[self.indices.model],

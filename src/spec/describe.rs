@@ -39,6 +39,11 @@ pub fn describe(grid: &Grid) -> String {
     let mut table = crate::format::Table::new(["axis", "values", "count"]);
     let join = |v: Vec<String>| v.join(", ");
     table.row([
+        Axis::Engine.name().to_string(),
+        join(a.engine.iter().map(|e| e.id.clone()).collect()),
+        a.engine.len().to_string(),
+    ]);
+    table.row([
         Axis::Model.name().to_string(),
         join(a.model.iter().map(|m| m.id.clone()).collect()),
         a.model.len().to_string(),

@@ -70,6 +70,8 @@ impl BudgetAxis {
 /// The axes of a grid, validated.
 #[derive(Debug, Clone)]
 pub struct Axes {
+    /// Rollout engines (`[axes] engine`; otherwise the one of `[hardware] engine`).
+    pub engine: Vec<crate::catalog::EngineSpec>,
     /// Policy models.
     pub model: Vec<ModelSpec>,
     /// Fine-tuning modes.
@@ -103,6 +105,9 @@ pub struct Grid {
     pub sha256: String,
     /// Cluster.
     pub hardware: Hardware,
+    /// The cluster once per entry of `axes.engine` (the same settings, that engine): what each
+    /// cell runs on.
+    pub engine_hardware: Vec<Hardware>,
     /// Task.
     pub task: Task,
     /// Run settings.
@@ -219,7 +224,7 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
     let run = sections::run(&raw.run, &v, catalog)?;
     let hardware = sections::hardware(raw.hardware, &v, catalog, run.framework)?;
     let task = sections::task(&raw.task, &v)?;
-    let axes = sections::axes(raw.axes, &v, catalog, run.algorithm)?;
+    let axes = sections::axes(raw.axes, &v, catalog, run.algorithm, &hardware.engine)?;
     let constraints = sections::constraints(&raw.constraints, &v)?;
     let outcome_table = parse_outcome(&raw.outcome, &v)?;
     let mut base_scores =
@@ -253,7 +258,16 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
     }
     let measured_base_scores = base_scores.swap_remove(0);
     let (metric, outcome) = (outcome_table.metric, outcome_table.params);
+    let engine_hardware = axes
+        .engine
+        .iter()
+        .map(|engine| Hardware {
+            engine: engine.clone(),
+            ..hardware.clone()
+        })
+        .collect();
     let grid = Grid {
+        engine_hardware,
         name,
         description,
         seed,

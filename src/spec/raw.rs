@@ -66,6 +66,7 @@ pub(super) struct RawPassRate {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawAxes {
+    pub(super) engine: Option<Spanned>,
     pub(super) model: Option<Spanned>,
     pub(super) finetune: Option<Spanned>,
     pub(super) reward: Option<Spanned>,

@@ -335,6 +335,7 @@ pub(super) fn axes(
     v: &Validator,
     catalog: &Catalog,
     algorithm: Algorithm,
+    hardware_engine: &crate::catalog::EngineSpec,
 ) -> Result<Axes> {
     let Some(ra) = raw else {
         return Err(v.missing(
@@ -396,6 +397,28 @@ pub(super) fn axes(
         "prompts_per_step = [256]",
     )?;
     let budget = budget_axis(&ra, v)?;
+    // Engines: `[axes] engine` sweeps them (costs only: the outcome does not depend on the
+    // engine); otherwise the one of `[hardware] engine`.
+    let engine = match &ra.engine {
+        None => vec![hardware_engine.clone()],
+        Some(_) => {
+            let ids = v.string_list(
+                &ra.engine,
+                ax,
+                "engine",
+                "engine = [\"vllm-cudagraph\", \"vllm-eager\"]",
+            )?;
+            v.no_duplicates(ax, "engine", &ids)?;
+            ids.iter()
+                .map(|id| {
+                    catalog
+                        .engine(id)
+                        .cloned()
+                        .map_err(|m| v.err(ax, "engine", m))
+                })
+                .collect::<Result<Vec<_>>>()?
+        }
+    };
     v.no_duplicates(ax, "model", &model_ids)?;
     v.no_duplicates(
         ax,
@@ -408,6 +431,7 @@ pub(super) fn axes(
         &reward.iter().map(|r| r.to_string()).collect::<Vec<_>>(),
     )?;
     let axes = Axes {
+        engine,
         model,
         finetune,
         reward,

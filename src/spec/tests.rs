@@ -540,3 +540,38 @@ fn bad_target_metrics_name_the_fix() {
         "{m}"
     );
 }
+
+#[test]
+fn an_engine_axis_sweeps_engines_and_keeps_single_engine_ids() {
+    let single = parse_text(GOOD).unwrap();
+    let text = replace(
+        "[axes]",
+        "[axes]\nengine = [\"vllm-cudagraph\", \"vllm-eager\"]",
+    );
+    let both = parse_text(&text).unwrap();
+    let n = single.cell_count().unwrap();
+    assert_eq!(both.cell_count().unwrap(), 2 * n);
+    assert_eq!(both.engine_hardware.len(), 2);
+    // The engine is the slowest axis: the first half of the ids are the single-engine grid's
+    // cells on the first engine, the same runs with the same ids.
+    for id in [0, n / 2, n - 1] {
+        let (a, b) = (single.cell(id), both.cell(id));
+        assert_eq!(a.map(|c| c.indices), b.map(|c| c.indices), "{id}");
+        if let Some(c) = both.cell(id + n) {
+            assert_eq!(c.engine.id, "vllm-eager");
+            assert_eq!(c.run_config(&both).hardware.engine.id, "vllm-eager");
+        }
+    }
+    // An eager engine pays per-layer launches on every decode step: the same run costs more.
+    let id = (0..n)
+        .find(|&id| crate::evaluate::evaluate_cell(&both, id).is_some_and(|e| e.ledger.feasible()))
+        .unwrap();
+    let graphs = crate::evaluate::evaluate_cell(&both, id).unwrap();
+    let eager = crate::evaluate::evaluate_cell(&both, id + n).unwrap();
+    assert!(eager.ledger.total_usd() > graphs.ledger.total_usd());
+    let m = error_of(&replace("[axes]", "[axes]\nengine = [\"vllm-eagr\"]"));
+    assert!(
+        m.contains("axes.engine") && m.contains("did you mean `vllm-eager`"),
+        "{m}"
+    );
+}

@@ -29,6 +29,7 @@ python3 -m verl.trainer.main_ppo \
   actor_rollout_ref.actor.use_dynamic_bsz=True \
   actor_rollout_ref.actor.ppo_max_token_len_per_gpu=16384 \
   actor_rollout_ref.rollout.name=vllm \
+  actor_rollout_ref.rollout.enforce_eager=False \
   actor_rollout_ref.rollout.n=2 \
   actor_rollout_ref.rollout.gpu_memory_utilization=0.5 \
   actor_rollout_ref.rollout.tensor_model_parallel_size=2 \
