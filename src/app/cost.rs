@@ -63,6 +63,15 @@ pub struct LeverFlags {
     /// Fixed seconds per step for weight sync and bookkeeping.
     #[arg(long, default_value_t = RunSettings::default().step_overhead_seconds)]
     pub step_overhead_seconds: f64,
+    /// Seconds before the first step (model loading, engine start), once per run.
+    #[arg(long, default_value_t = 0.0)]
+    pub startup_seconds: f64,
+    /// Save a checkpoint every N steps (veRL `trainer.save_freq`; 0: never).
+    #[arg(long, default_value_t = 0)]
+    pub checkpoint_every_steps: u64,
+    /// Seconds one checkpoint takes.
+    #[arg(long, default_value_t = 0.0)]
+    pub checkpoint_seconds: f64,
     /// Validate every N steps (veRL `trainer.test_freq`; 0: never).
     #[arg(long, default_value_t = 0)]
     pub validation_every_steps: u64,
@@ -230,6 +239,18 @@ pub struct CostArgs {
     pub catalog: CatalogFlag,
 }
 
+/// `x` when it is finite and 0 or more, else an error naming the flag.
+fn non_negative(flag: &str, x: f64) -> Result<f64> {
+    if x.is_finite() && x >= 0.0 {
+        Ok(x)
+    } else {
+        Err(Error::in_flag(
+            flag,
+            format!("{x} must be a finite number, 0 or more"),
+        ))
+    }
+}
+
 /// `x` when it is positive and finite, else an error naming the flag.
 fn positive(flag: &str, x: f64) -> Result<f64> {
     if x.is_finite() && x > 0.0 {
@@ -358,6 +379,9 @@ impl CostArgs {
             dynamic_sampling: l.dynamic_sampling,
             framework: self.cluster.framework,
             old_logprob: self.cluster.framework.profile().old_logprob,
+            startup_seconds: non_negative("--startup-seconds", l.startup_seconds)?,
+            checkpoint_every_steps: l.checkpoint_every_steps,
+            checkpoint_seconds: non_negative("--checkpoint-seconds", l.checkpoint_seconds)?,
             validation_every_steps: l.validation_every_steps,
             validation_prompts: l.validation_prompts,
             validation_samples_per_prompt: l.validation_samples_per_prompt,

@@ -143,6 +143,14 @@ pub struct RunSettings {
     /// The PPO critic's tokens per GPU per micro-batch (veRL `critic.ppo_max_token_len_per_gpu`
     /// or its micro-batch size times the sequence length).
     pub critic_max_tokens_per_gpu: f64,
+    /// Seconds before the first step (loading the model, starting the rollout engine), charged
+    /// to the whole cluster once per run.
+    pub startup_seconds: f64,
+    /// Save a checkpoint every this many steps (veRL `trainer.save_freq`; 0: never, veRL's
+    /// default -1).
+    pub checkpoint_every_steps: u64,
+    /// Seconds one checkpoint takes.
+    pub checkpoint_seconds: f64,
     /// Validation every this many steps (veRL `trainer.test_freq`; 0: never, veRL's default -1).
     pub validation_every_steps: u64,
     /// Prompts in the validation set (veRL validates the whole set in one batch).
@@ -271,6 +279,9 @@ impl Default for RunSettings {
             step_overhead_seconds: 3.0,
             max_tokens_per_gpu: 16384.0,
             critic_max_tokens_per_gpu: 16384.0,
+            startup_seconds: 0.0,
+            checkpoint_every_steps: 0,
+            checkpoint_seconds: 0.0,
             validation_every_steps: 0,
             validation_prompts: 0,
             validation_samples_per_prompt: 1,

@@ -51,7 +51,7 @@ impl Bucket {
 }
 
 /// Number of phases of a step.
-pub const PHASE_COUNT: usize = 10;
+pub const PHASE_COUNT: usize = 11;
 
 /// One phase of an RL iteration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -75,8 +75,11 @@ pub enum Phase {
     Update,
     /// PPO critic update epochs.
     CriticUpdate,
-    /// Weight sync to the rollout engine and per-step bookkeeping.
+    /// Weight sync to the rollout engine and per-step bookkeeping (and checkpoints, as their
+    /// share per step).
     Sync,
+    /// Start-up (model loading, engine initialisation), as its share per step of the run.
+    Startup,
 }
 
 impl Phase {
@@ -92,6 +95,7 @@ impl Phase {
         Phase::Update,
         Phase::CriticUpdate,
         Phase::Sync,
+        Phase::Startup,
     ];
 
     /// The bucket the phase's cost belongs to.
@@ -116,6 +120,7 @@ impl Phase {
             Phase::Update => "update",
             Phase::CriticUpdate => "critic_update",
             Phase::Sync => "sync",
+            Phase::Startup => "startup",
         }
     }
 

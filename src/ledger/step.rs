@@ -396,7 +396,17 @@ fn learning(cfg: &RunConfig, pools: Pools, batch: TokenSums, phases: &mut Phases
         ) + update_overhead(critic, critic_micro);
         set(phases, Phase::CriticUpdate, critic_update, seconds);
     }
-    set(phases, Phase::Sync, 0.0, run.step_overhead_seconds);
+    let checkpoints = if run.checkpoint_every_steps > 0 {
+        run.checkpoint_seconds / run.checkpoint_every_steps as f64
+    } else {
+        0.0
+    };
+    set(
+        phases,
+        Phase::Sync,
+        0.0,
+        run.step_overhead_seconds + checkpoints,
+    );
 }
 
 fn pool_share(seconds: f64, busy: f64, held: f64) -> f64 {
@@ -421,10 +431,10 @@ fn charge_gpu_seconds(cfg: &RunConfig, pools: Pools, phases: &mut Phases) -> f64
         .sum();
     let train_busy: f64 = Phase::ALL
         .iter()
-        .filter(|&&ph| !is_generation(ph) && ph != Phase::Sync)
+        .filter(|&&ph| !is_generation(ph) && ph != Phase::Sync && ph != Phase::Startup)
         .map(|&ph| phases[ph.index()].seconds)
         .sum();
-    let sync = cfg.run.step_overhead_seconds;
+    let sync = phases[Phase::Sync.index()].seconds;
     let step_seconds = match hw.schedule {
         Schedule::Colocated | Schedule::Separate => gen_busy + train_busy + sync,
         Schedule::Async => gen_busy.max(train_busy) + sync,
@@ -474,13 +484,20 @@ fn training_memory(cfg: &RunConfig, pools: Pools) -> (f64, Option<Infeasible>) {
     (bytes, infeasible)
 }
 
-/// The run's iterations: given, or the most the budget affords (none is infeasible).
-fn iterations(ledger: &Ledger, stop: Stop) -> (u64, Option<Infeasible>) {
+/// The run's iterations: given, or the most the budget affords after the start-up (none is
+/// infeasible).
+fn iterations(ledger: &Ledger, stop: Stop, startup_seconds: f64) -> (u64, Option<Infeasible>) {
     match stop {
         Stop::Iterations(n) => (n, None),
         Stop::Budget(budget) => {
             let per = ledger.per_iteration(budget.unit);
-            let m = affordable_iterations(budget.amount, per);
+            let startup_gpu_hours = startup_seconds * ledger.gpus as f64 / SECONDS_PER_HOUR;
+            let fixed = match budget.unit {
+                crate::config::BudgetUnit::Flops => 0.0,
+                crate::config::BudgetUnit::GpuHours => startup_gpu_hours,
+                crate::config::BudgetUnit::Usd => startup_gpu_hours * ledger.usd_per_gpu_hour,
+            };
+            let m = affordable_iterations(budget.amount - fixed, per);
             let infeasible = (m == 0).then_some(Infeasible::BudgetBelowOneIteration {
                 per_iteration: per,
                 budget: budget.amount,
@@ -503,7 +520,7 @@ fn waste(cfg: &RunConfig, pools: Pools, r: &Rollouts, ledger: &Ledger) -> Waste 
         .sum();
     let learning: f64 = Phase::ALL
         .iter()
-        .filter(|&&ph| ph.bucket() == Bucket::Learning && ph != Phase::Sync)
+        .filter(|&&ph| ph.bucket() == Bucket::Learning && ph != Phase::Sync && ph != Phase::Startup)
         .map(|&ph| usd_of(ph))
         .sum();
     // Zero-signal groups reach learning only without dynamic sampling; with it, they are
@@ -595,11 +612,28 @@ fn evaluate_constant(cfg: &RunConfig) -> Ledger {
         infeasible,
         waste: Waste::default(),
     };
-    let (iterations, budget_infeasible) = iterations(&ledger, cfg.stop);
+    let (iterations, budget_infeasible) = iterations(&ledger, cfg.stop, cfg.run.startup_seconds);
     ledger.iterations = iterations;
     ledger.infeasible = ledger.infeasible.or(budget_infeasible);
+    charge_startup(cfg, &mut ledger);
     ledger.waste = waste(cfg, pools, &rollouts, &ledger);
     ledger
+}
+
+/// The start-up as its share of each step: the whole cluster waits while the model loads and
+/// the engine starts, once per run (so the run's totals include it exactly once).
+fn charge_startup(cfg: &RunConfig, ledger: &mut Ledger) {
+    let startup = cfg.run.startup_seconds;
+    if startup <= 0.0 || ledger.iterations == 0 {
+        return;
+    }
+    let seconds = startup / ledger.iterations as f64;
+    ledger.phases[Phase::Startup.index()] = PhaseCost {
+        flops: 0.0,
+        seconds,
+        gpu_seconds: seconds * cfg.hardware.gpus as f64,
+    };
+    ledger.step_seconds += seconds;
 }
 
 /// The points a length schedule is integrated at: Simpson's rule over the run, the start, the
@@ -691,9 +725,13 @@ pub fn evaluate(cfg: &RunConfig) -> Ledger {
         .map(|s| s.1.training_memory_gb_per_gpu)
         .fold(0.0, f64::max);
     ledger.infeasible = steps.iter().find_map(|s| s.1.infeasible);
-    let (iterations, budget_infeasible) = iterations(&ledger, cfg.stop);
+    // Each point was priced with its own start-up share: take it out before the budget.
+    ledger.step_seconds -= ledger.phases[Phase::Startup.index()].seconds;
+    ledger.phases[Phase::Startup.index()] = PhaseCost::default();
+    let (iterations, budget_infeasible) = iterations(&ledger, cfg.stop, cfg.run.startup_seconds);
     ledger.iterations = iterations;
     ledger.infeasible = ledger.infeasible.or(budget_infeasible);
+    charge_startup(cfg, &mut ledger);
     let runs: Vec<(f64, Ledger)> = points
         .iter()
         .map(|&(weight, mean)| (weight, at(mean, Stop::Iterations(iterations))))

@@ -38,6 +38,9 @@ fn settings() -> RunSettings {
         step_overhead_seconds: 5.0,
         max_tokens_per_gpu: 16384.0,
         critic_max_tokens_per_gpu: 16384.0,
+        startup_seconds: 0.0,
+        checkpoint_every_steps: 0,
+        checkpoint_seconds: 0.0,
         validation_every_steps: 0,
         validation_prompts: 0,
         validation_samples_per_prompt: 1,
@@ -282,6 +285,41 @@ fn a_length_schedule_averages_the_step_over_the_run() {
         short.waste.zero_signal_usd,
         1e-12
     ));
+}
+
+#[test]
+fn startup_is_charged_once_per_run_and_checkpoints_per_step() {
+    // 10 steps on 8 GPUs, 600 s of start-up: exactly 600 × 8 GPU-seconds and 600 wall seconds
+    // more than without it. Checkpoints of 50 s every 5 steps: 10 s more per step.
+    let mut f = Fixture::new("qwen2.5-1.5b");
+    let plain = evaluate(&f.config(64, 4, 4096, 1, Stop::Iterations(10)));
+    f.run.startup_seconds = 600.0;
+    let started = evaluate(&f.config(64, 4, 4096, 1, Stop::Iterations(10)));
+    let gpus = f.hardware.gpus as f64;
+    assert!(close(
+        started.total_gpu_hours() - plain.total_gpu_hours(),
+        600.0 * gpus / 3600.0,
+        1e-9
+    ));
+    assert!(close(
+        started.wall_hours() - plain.wall_hours(),
+        600.0 / 3600.0,
+        1e-9
+    ));
+    assert_eq!(started.phase(Phase::Startup).seconds, 60.0);
+    assert_eq!(started.total_flops(), plain.total_flops());
+    // Under a GPU-hour budget the start-up comes out of it first.
+    let per = plain.total_gpu_hours_per_step();
+    let budget = Stop::Budget(Budget {
+        amount: 20.5 * per + 600.0 * gpus / 3600.0,
+        unit: crate::config::BudgetUnit::GpuHours,
+    });
+    assert_eq!(evaluate(&f.config(64, 4, 4096, 1, budget)).iterations, 20);
+    f.run.startup_seconds = 0.0;
+    f.run.checkpoint_every_steps = 5;
+    f.run.checkpoint_seconds = 50.0;
+    let saved = evaluate(&f.config(64, 4, 4096, 1, Stop::Iterations(10)));
+    assert!(close(saved.step_seconds - plain.step_seconds, 10.0, 1e-9));
 }
 
 #[test]

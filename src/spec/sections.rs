@@ -263,6 +263,25 @@ pub(super) fn run(rr: &RawRun, v: &Validator, catalog: &Catalog) -> Result<RunSe
             1,
             d.critic_max_tokens_per_gpu,
         )?,
+        startup_seconds: v.non_negative_or(
+            &rr.startup_seconds,
+            rs,
+            "startup_seconds",
+            d.startup_seconds,
+        )?,
+        checkpoint_every_steps: v.count_or(
+            &rr.checkpoint_every_steps,
+            rs,
+            "checkpoint_every_steps",
+            (0, MAX_LEVER),
+            d.checkpoint_every_steps,
+        )?,
+        checkpoint_seconds: v.non_negative_or(
+            &rr.checkpoint_seconds,
+            rs,
+            "checkpoint_seconds",
+            d.checkpoint_seconds,
+        )?,
         validation_every_steps: v.count_or(
             &rr.validation_every_steps,
             rs,
