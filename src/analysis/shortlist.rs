@@ -1,6 +1,6 @@
 //! The shortlist: per budget, the regimes worth a real validation run (docs/design.md §8).
 //!
-//! - Every cell of the budget's pool (its best cells by predicted score) whose 90% interval
+//! - Every cell among the budget's [`DRAWN_CELLS`] best by predicted score whose 90% interval
 //!   reaches the highest low end of the pool gets the probability that it is the best of the
 //!   budget, from [`DRAWS`] joint draws of the outcome model
 //!   ([`crate::outcome::draw_score`]): parameter uncertainty and the shared part of the
@@ -25,6 +25,9 @@ pub const MAX_PER_BUDGET: usize = 5;
 
 /// Joint draws of the outcome model per budget.
 pub const DRAWS: usize = 1000;
+
+/// Cells of a budget's pool that are drawn (the best by predicted score).
+pub const DRAWN_CELLS: usize = 128;
 
 /// The smallest probability of being best a listed regime needs.
 pub const MIN_PROBABILITY_BEST: f64 = 0.02;
@@ -195,6 +198,9 @@ pub fn select(grid: &Grid, aggregate: &Aggregate) -> Vec<Entry> {
             .map(|p| p.score_low)
             .fold(f64::NEG_INFINITY, f64::max);
         pool.retain(|p| p.score_high >= floor);
+        // The draws share most of their uncertainty, so a cell far down the ranking by predicted
+        // score almost never comes out on top: the best DRAWN_CELLS are drawn.
+        pool.truncate(DRAWN_CELLS);
         let probability = probability_best(grid, budget_index, &pool);
         let mut order: Vec<usize> = (0..pool.len()).collect();
         // Highest probability first; ties (often zero) by predicted score, then id.
