@@ -554,3 +554,32 @@ fn collect_turns_verl_metric_logs_into_what_fit_reads() {
             "the files have: val-core/math/acc/mean@1",
         ));
 }
+
+#[test]
+fn pilots_pay_for_their_validation_when_the_grid_names_a_validation_set() {
+    // The launch scripts validate every eval_every_steps and before training; with
+    // `[run] validation_prompts`, the pilots' budgets pay for it: fewer steps each.
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(grid("race-pilot")).unwrap();
+    let validating = dir.path().join("validating.toml");
+    std::fs::write(
+        &validating,
+        text.replace("[run]\n", "[run]\nvalidation_prompts = 500\n"),
+    )
+    .unwrap();
+    let steps = |grid_file: &Path, out: &Path| -> u64 {
+        bin()
+            .arg("plan")
+            .arg(grid_file)
+            .args(["--pilot-budget", "3e17 flops", "--max-pilots", "6", "--out"])
+            .arg(out)
+            .assert()
+            .success();
+        let (header, rows) = common::read_csv(&out.join("plan.csv"));
+        let col = header.iter().position(|h| h == "steps").unwrap();
+        rows.iter().map(|r| r[col].parse::<u64>().unwrap()).sum()
+    };
+    let plain = steps(&grid("race-pilot"), &dir.path().join("plain"));
+    let with_validation = steps(&validating, &dir.path().join("validating"));
+    assert!(with_validation < plain, "{with_validation} vs {plain}");
+}

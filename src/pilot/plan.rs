@@ -86,7 +86,31 @@ fn candidate(grid: &Grid, i: AxisIndices, budget: Budget) -> Option<Candidate> {
         return None;
     }
     let config = config_at(grid, &i, Stop::Budget(budget));
-    let ledger = crate::ledger::evaluate(&config);
+    let mut ledger = crate::ledger::evaluate(&config);
+    // The launch scripts validate every `eval_every_steps` and once before training
+    // (`trainer.test_freq`, `val_before_train`): with a validation set in the grid
+    // (`[run] validation_prompts`), the pilot's budget pays for both.
+    let run_with_validation;
+    let config = if grid.run.validation_prompts > 0 && ledger.iterations > 0 {
+        let mut run = grid.run.clone();
+        run.validation_every_steps = (ledger.iterations / TARGET_CHECKPOINTS).max(1);
+        let validating = crate::ledger::evaluate(&crate::ledger::RunConfig {
+            run: &run,
+            ..config
+        });
+        let one_validation = validating.phase(crate::ledger::Phase::Validation).seconds
+            * run.validation_every_steps as f64;
+        run.startup_seconds += one_validation;
+        run_with_validation = run;
+        let config = crate::ledger::RunConfig {
+            run: &run_with_validation,
+            ..config
+        };
+        ledger = crate::ledger::evaluate(&config);
+        config
+    } else {
+        config
+    };
     if !ledger.feasible() || ledger.iterations < MIN_PILOT_STEPS {
         return None;
     }
