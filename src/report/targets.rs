@@ -42,32 +42,31 @@ fn regime(grid: &Grid, e: &Entry) -> String {
 fn rows(grid: &Grid, targets: &[TargetShortlist]) -> Vec<(usize, Vec<Option<String>>, bool)> {
     (0..grid.axes.budget.len())
         .map(|b| {
-            let best: Vec<Option<String>> = targets
+            // Each target's rank-1 regime at this budget, found once.
+            let regimes: Vec<Option<(String, &Entry)>> = targets
                 .iter()
                 .map(|t| {
                     t.shortlist
                         .iter()
                         .find(|e| e.budget_index == b && e.rank == 1)
-                        .map(|e| {
-                            format!(
-                                "{} (P(best) {:.0}%, score {:.3})",
-                                regime(t.grid, e),
-                                100.0 * e.probability_best,
-                                e.point.score
-                            )
-                        })
+                        .map(|e| (regime(t.grid, e), e))
                 })
                 .collect();
-            let regimes: Vec<Option<String>> = targets
+            let differs = regimes
+                .windows(2)
+                .any(|w| w[0].as_ref().map(|r| &r.0) != w[1].as_ref().map(|r| &r.0));
+            let best = regimes
                 .iter()
-                .map(|t| {
-                    t.shortlist
-                        .iter()
-                        .find(|e| e.budget_index == b && e.rank == 1)
-                        .map(|e| regime(t.grid, e))
+                .map(|r| {
+                    r.as_ref().map(|(text, e)| {
+                        format!(
+                            "{text} (P(best) {:.0}%, score {:.3})",
+                            100.0 * e.probability_best,
+                            e.point.score
+                        )
+                    })
                 })
                 .collect();
-            let differs = regimes.windows(2).any(|w| w[0] != w[1]);
             (b, best, differs)
         })
         .collect()
