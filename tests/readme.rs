@@ -135,7 +135,8 @@ fn every_readme_example_prints_what_the_readme_shows() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     // Commands that read a default path inside the repository (`backtest` reads
     // evidence/published_results.csv and grids/isocompute.toml) find it through a link.
-    for linked in ["evidence", "grids", "validation"] {
+    std::fs::create_dir(dir.path().join("tests")).unwrap();
+    for linked in ["evidence", "grids", "validation", "tests/fixtures"] {
         std::os::unix::fs::symlink(repo.join(linked), dir.path().join(linked)).unwrap();
     }
     let mut checked = 0;

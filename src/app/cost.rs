@@ -5,7 +5,9 @@
 //! stages and ownership); every default is read from `rlfrontier::config`, the same source grids
 //! and `compare` use.
 
+use std::ffi::OsString;
 use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use rlfrontier::catalog::Catalog;
@@ -58,8 +60,11 @@ pub struct LeverFlags {
     #[arg(long)]
     pub no_prefix_cache: bool,
     /// DAPO-style dynamic sampling.
-    #[arg(long)]
+    #[arg(long, overrides_with = "no_dynamic_sampling")]
     pub dynamic_sampling: bool,
+    /// No dynamic sampling [default].
+    #[arg(long)]
+    pub no_dynamic_sampling: bool,
     /// Fixed seconds per step for weight sync and bookkeeping.
     #[arg(long, default_value_t = RunSettings::default().step_overhead_seconds)]
     pub step_overhead_seconds: f64,
@@ -113,6 +118,19 @@ pub struct ClusterFlags {
     /// Rollout engine profile (see `rlfrontier catalog engines`).
     #[arg(long, default_value = rlfrontier::catalog::DEFAULT_ENGINE)]
     pub engine: String,
+    /// Share of each GPU's memory the rollout engine may use (veRL
+    /// `rollout.gpu_memory_utilization`, TRL `vllm_gpu_memory_utilization`) [default: the
+    /// framework's].
+    #[arg(long)]
+    pub rollout_gpu_memory_utilization: Option<f64>,
+    /// The rollout engine's cap on sequences in flight per replica (vLLM `max_num_seqs`)
+    /// [default: the framework's, else the engine's].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_num_seqs: Option<u64>,
+    /// Tensor-parallel degree of a rollout replica (veRL `rollout.tensor_model_parallel_size`)
+    /// [default: the framework's; larger when the model needs it].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub rollout_tensor_parallel: Option<u64>,
 }
 
 /// The task: lengths and pass rates.
@@ -219,6 +237,14 @@ pub struct CostArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    /// Read the run from a veRL launch script or a file of Hydra overrides; flags given on the
+    /// command line win over the file.
+    #[arg(long, value_name = "FILE", conflicts_with = "from_trl")]
+    pub from_verl: Option<PathBuf>,
+    /// Read the run from a TRL GRPO config (YAML, JSON, or a `trl grpo`/`accelerate launch`
+    /// command); flags given on the command line win over the file.
+    #[arg(long, value_name = "FILE")]
+    pub from_trl: Option<PathBuf>,
     /// RL levers.
     #[command(flatten)]
     pub levers: LeverFlags,
@@ -315,6 +341,21 @@ impl CostArgs {
         if let Some(schedule) = c.schedule {
             hardware.schedule = schedule;
         }
+        if let Some(x) = c.rollout_gpu_memory_utilization {
+            if !(x > 0.0 && x < 1.0) {
+                return Err(Error::in_flag(
+                    "--rollout-gpu-memory-utilization",
+                    format!("{x} must lie strictly between 0 and 1 (a share of GPU memory)"),
+                ));
+            }
+            hardware.rollout_gpu_memory_utilization = x;
+        }
+        if let Some(n) = c.max_num_seqs {
+            hardware.max_num_seqs = n;
+        }
+        if let Some(n) = c.rollout_tensor_parallel {
+            hardware.rollout_tensor_parallel = n;
+        }
         if hardware.schedule != Schedule::Colocated && c.gpus < 2 {
             return Err(Error::in_flag(
                 "--gpus",
@@ -376,7 +417,7 @@ impl CostArgs {
             kl_reference: !l.no_kl_reference,
             kl_coef: l.kl_coef,
             prefix_cache: !l.no_prefix_cache,
-            dynamic_sampling: l.dynamic_sampling,
+            dynamic_sampling: l.dynamic_sampling && !l.no_dynamic_sampling,
             framework: self.cluster.framework,
             old_logprob: self.cluster.framework.profile().old_logprob,
             startup_seconds: non_negative("--startup-seconds", l.startup_seconds)?,
@@ -506,11 +547,32 @@ impl CostArgs {
 
 /// Prices the run and prints it (table or JSON).
 pub fn run(args: &CostArgs, out: &mut dyn Write) -> Result<()> {
-    let request = args.request()?;
+    let imported = match args.import_source() {
+        Some((path, format)) => {
+            let launch = TrlLaunch {
+                processes: Some(args.cluster.gpus),
+                num_generations: Some(args.levers.group_size),
+            };
+            Some((path, read_import(path, format, launch)?))
+        }
+        None => None,
+    };
+    let request = args.request().map_err(|e| match &imported {
+        Some((path, run)) => locate_in_import(e, path, run),
+        None => e,
+    })?;
     let report = price(&request);
+    let user_flags = user_flags();
     if args.json {
-        emit(out, &json_text(&render::json(&report, &request)))?;
+        let mut value = render::json(&report, &request);
+        if let (Some((path, run)), Some(object)) = (&imported, value.as_object_mut()) {
+            object.insert("imported".into(), imported_json(path, run, &user_flags));
+        }
+        emit(out, &json_text(&value))?;
     } else {
+        if let Some((path, run)) = &imported {
+            emit(out, &imported_text(path, run, &user_flags))?;
+        }
         emit(out, &render::text(&report, &request))?;
     }
     // The report is printed either way; the exit code and one line on stderr say it cannot run.
@@ -518,4 +580,251 @@ pub fn run(args: &CostArgs, out: &mut dyn Write) -> Result<()> {
         Some(reason) => Err(rlfrontier::error::Error::Infeasible(reason.to_string())),
         None => Ok(()),
     }
+}
+
+impl CostArgs {
+    /// The file to import and its framework, when `--from-verl` or `--from-trl` is given.
+    fn import_source(&self) -> Option<(&Path, ConfigFormat)> {
+        self.from_verl
+            .as_deref()
+            .map(|p| (p, ConfigFormat::Verl))
+            .or_else(|| self.from_trl.as_deref().map(|p| (p, ConfigFormat::Trl)))
+    }
+}
+
+use rlfrontier::config::import::{
+    ConfigFormat, ImportedRun, RESPONSE_LENGTH_NOTE, Setting, TrlLaunch, import_trl, import_verl,
+};
+
+/// Reads and imports a framework file; errors name the file, line and key.
+fn read_import(path: &Path, format: ConfigFormat, launch: TrlLaunch) -> Result<ImportedRun> {
+    let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            Error::in_file(path, None, "", "file not found; check the path")
+        }
+        std::io::ErrorKind::InvalidData => Error::in_file(
+            path,
+            None,
+            "",
+            "not UTF-8 text; give the launch script or config file itself",
+        ),
+        _ => Error::io(path, e),
+    })?;
+    let imported = match format {
+        ConfigFormat::Verl => import_verl(&text),
+        ConfigFormat::Trl => import_trl(&text, launch),
+    };
+    imported.map_err(|e| Error::in_file(path, e.line, &e.key, e.message))
+}
+
+/// An error about a flag whose value came from the imported file, located in the file instead.
+fn locate_in_import(error: Error, path: &Path, run: &ImportedRun) -> Error {
+    let Error::Input(input) = &error else {
+        return error;
+    };
+    let rlfrontier::error::Location::Flag(flag) = &input.location else {
+        return error;
+    };
+    if user_flags().iter().any(|f| f == flag) {
+        return error;
+    }
+    match run
+        .settings
+        .iter()
+        .find(|i| i.setting.cost_flag().0 == flag)
+    {
+        Some(imported) if imported.line.is_some() => Error::in_file(
+            path,
+            imported.line,
+            &imported.key,
+            format!("{} (imported as {flag})", input.message),
+        ),
+        _ => error,
+    }
+}
+
+/// The flags the user typed after `cost` (names only), to tell imported values from overrides.
+fn user_flags() -> Vec<String> {
+    let args: Vec<String> = std::env::args().collect();
+    let start = args
+        .iter()
+        .position(|a| a == "cost")
+        .map_or(args.len(), |i| i + 1);
+    args[start..]
+        .iter()
+        .filter(|a| a.starts_with("--"))
+        .map(|a| a.split('=').next().unwrap_or(a).to_string())
+        .collect()
+}
+
+/// Whether the user's flags set what `flag` sets (a switch and its negation count as one).
+fn overridden(flag: &str, user_flags: &[String]) -> bool {
+    let twin = flag
+        .strip_prefix("--no-")
+        .map(|f| format!("--{f}"))
+        .unwrap_or_else(|| flag.replacen("--", "--no-", 1));
+    let budget_for_steps = flag == "--steps" && user_flags.iter().any(|f| f == "--budget");
+    budget_for_steps || user_flags.iter().any(|f| f == flag || *f == twin)
+}
+
+/// The command line a run imported from a file stands for: the file's settings as `cost` flags
+/// inserted right after `cost`, so that flags the user typed (later on the line) win. Other
+/// subcommands' arguments are returned unchanged.
+pub fn with_imported_flags(args: Vec<OsString>) -> Result<Vec<OsString>> {
+    let text: Vec<String> = args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let Some(at) = text
+        .iter()
+        .skip(1)
+        .position(|a| !a.starts_with('-'))
+        .map(|i| i + 1)
+    else {
+        return Ok(args);
+    };
+    if text[at] != "cost" {
+        return Ok(args);
+    }
+    let value_of = |flag: &str| -> Option<String> {
+        let equals = format!("{flag}=");
+        text[at + 1..].iter().enumerate().find_map(|(i, a)| {
+            if a == flag {
+                text.get(at + 2 + i).cloned()
+            } else {
+                a.strip_prefix(&equals).map(str::to_string)
+            }
+        })
+    };
+    let source = match (value_of("--from-verl"), value_of("--from-trl")) {
+        (Some(path), None) => (PathBuf::from(path), ConfigFormat::Verl),
+        (None, Some(path)) => (PathBuf::from(path), ConfigFormat::Trl),
+        // None: nothing to import; both: clap reports the conflict.
+        _ => return Ok(args),
+    };
+    let launch = TrlLaunch {
+        processes: value_of("--gpus").and_then(|g| g.parse().ok()),
+        num_generations: value_of("--group-size").and_then(|g| g.parse().ok()),
+    };
+    let run = read_import(&source.0, source.1, launch)?;
+    let typed: Vec<String> = text[at + 1..]
+        .iter()
+        .filter(|a| a.starts_with("--"))
+        .map(|a| a.split('=').next().unwrap_or(a).to_string())
+        .collect();
+    let mut spliced: Vec<OsString> = args[..=at].to_vec();
+    for imported in &run.settings {
+        let (flag, value) = imported.setting.cost_flag();
+        if overridden(flag, &typed) {
+            continue;
+        }
+        spliced.push(flag.into());
+        if let Some(value) = value {
+            spliced.push(value.into());
+        }
+    }
+    spliced.extend_from_slice(&args[at + 1..]);
+    Ok(spliced)
+}
+
+/// Where an imported setting came from, for humans.
+fn origin(imported: &rlfrontier::config::import::Imported, run: &ImportedRun) -> String {
+    let framework = match run.format {
+        ConfigFormat::Verl => "veRL",
+        ConfigFormat::Trl => "TRL",
+    };
+    match imported.line {
+        Some(line) => format!("{} (line {line})", imported.key),
+        None if matches!(imported.setting, Setting::Framework(_)) => "the file's framework".into(),
+        None if imported.key.starts_with("--") => imported.key.clone(),
+        None => format!("{} ({framework} default)", imported.key),
+    }
+}
+
+/// The text block `cost` prints before the ledger of an imported run.
+fn imported_text(path: &Path, run: &ImportedRun, user_flags: &[String]) -> String {
+    let framework = match run.format {
+        ConfigFormat::Verl => "veRL",
+        ConfigFormat::Trl => "TRL",
+    };
+    let mut s = format!("Imported from {} ({framework}):\n", path.display());
+    let rows: Vec<(String, String)> = run
+        .settings
+        .iter()
+        .map(|i| {
+            let (flag, value) = i.setting.cost_flag();
+            let flag_text = match value {
+                Some(v) => format!("{flag} {v}"),
+                None => flag.to_string(),
+            };
+            let mut from = origin(i, run);
+            if overridden(flag, user_flags) {
+                from.push_str(": overridden on the command line");
+            }
+            (flag_text, from)
+        })
+        .collect();
+    let width = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
+    for (flag, from) in &rows {
+        s.push_str(&format!("  {flag:<width$}  <- {from}\n"));
+    }
+    for k in &run.not_modelled {
+        s.push_str(&format!(
+            "  not modelled: {} (line {}): {}\n",
+            k.key, k.line, k.why
+        ));
+    }
+    if !run.unknown.is_empty() {
+        let keys: Vec<String> = run
+            .unknown
+            .iter()
+            .map(|k| format!("{} (line {})", k.key, k.line))
+            .collect();
+        s.push_str(&format!(
+            "  unknown keys, not priced (a typo, or a newer {framework}?): {}\n",
+            keys.join(", ")
+        ));
+    }
+    if !run.not_priced.is_empty() {
+        s.push_str(&format!(
+            "  read, not priced ({} keys that do not change the cost: learning rate, clipping, logging, paths, ...)\n",
+            run.not_priced.len()
+        ));
+    }
+    for note in &run.notes {
+        let length_given = user_flags.iter().any(|f| f == "--mean-response-tokens");
+        if !(length_given && note == RESPONSE_LENGTH_NOTE) {
+            s.push_str(&format!("  note: {note}\n"));
+        }
+    }
+    s.push('\n');
+    s
+}
+
+/// The JSON form of an import: settings with their keys and lines, and the keys not used.
+fn imported_json(path: &Path, run: &ImportedRun, user_flags: &[String]) -> serde_json::Value {
+    let keys = |notes: &[rlfrontier::config::import::KeyNote]| {
+        notes
+            .iter()
+            .map(|k| serde_json::json!({"key": k.key, "line": k.line, "why": k.why}))
+            .collect::<Vec<_>>()
+    };
+    serde_json::json!({
+        "file": path.display().to_string(),
+        "framework": run.format.framework().as_str(),
+        "settings": run.settings.iter().map(|i| {
+            let (flag, value) = i.setting.cost_flag();
+            serde_json::json!({
+                "flag": flag,
+                "value": value,
+                "key": i.key,
+                "line": i.line,
+                "overridden": overridden(flag, user_flags),
+            })
+        }).collect::<Vec<_>>(),
+        "not_modelled": keys(&run.not_modelled),
+        "unknown": keys(&run.unknown),
+        "not_priced": keys(&run.not_priced),
+        "notes": run.notes,
+    })
 }

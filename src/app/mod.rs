@@ -45,6 +45,7 @@ enum Command {
     /// Validate a grid, print its axes and count its cells.
     Check(check::CheckArgs),
     /// Price one run: ledger per phase and bucket, waste, iterations a budget affords.
+    #[command(args_override_self = true)]
     Cost(Box<cost::CostArgs>),
     /// FLOPs of one pass over a batch of sequences (to reconcile with veRL's perf/mfu/actor).
     Flops(flops::FlopsArgs),
@@ -160,7 +161,18 @@ fn one_line_usage_error(error: &clap::Error) -> String {
 /// priced run is infeasible, 130 when interrupted, 1 otherwise). The only place exit codes
 /// exist.
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let args = match cost::with_imported_flags(std::env::args_os().collect()) {
+        Ok(args) => args,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return ExitCode::from(if matches!(error, Error::Input(_)) {
+                2
+            } else {
+                1
+            });
+        }
+    };
+    let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(error) => {
             if !error.use_stderr() {

@@ -7,6 +7,8 @@
 //! is written once, here, with the evidence behind it; parsers and flag definitions read it from
 //! here so the entry points cannot drift apart.
 
+pub mod import;
+mod shell;
 mod values;
 
 use std::fmt;

@@ -1,0 +1,450 @@
+//! Just enough of a POSIX shell to read RL launch scripts: the words of each command with their
+//! line, after quotes, backslash-newline continuations, comments and the variable expansions
+//! such scripts use (`$x`, `${x}`, `${x:-default}`, `$((a * b))`).
+//!
+//! veRL's recipes set their levers as shell variables and pass them as Hydra overrides
+//! (`max_response_length=$((1024 * 20))` … `data.max_response_length=${max_response_length}`,
+//! verl-project/verl `recipe/dapo/run_dapo_qwen2.5_32b.sh`), so an importer that only read
+//! literal `key=value` words would miss most of a real script. The process environment is never
+//! read: the same file gives the same run on every machine. A variable the file never assigns
+//! stays unresolved and the importer says so when a priced key needs it.
+
+use std::collections::BTreeMap;
+
+/// Shell variables the file assigned: name → (value, whether the value is fully resolved).
+pub type Variables = BTreeMap<String, (String, bool)>;
+
+/// One word of a command, after quote removal and expansion.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Word {
+    /// The expanded text.
+    pub text: String,
+    /// 1-based line where the word starts.
+    pub line: usize,
+    /// Whether an expansion in it referred to a variable the file does not assign (or a command
+    /// substitution): the text then holds the unexpanded reference.
+    pub unresolved: bool,
+}
+
+/// A word that could not be read (an unterminated quote or expansion), with its line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShellError {
+    /// 1-based line.
+    pub line: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// The words of a script, in order, with shell variable assignments (`name=value`, `export
+/// name=value`) applied to later expansions. Assignments themselves are returned as words too.
+pub fn words(text: &str) -> Result<Vec<Word>, ShellError> {
+    let mut variables: Variables = BTreeMap::new();
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut line = 1;
+    let mut at_command_start = true;
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            '\n' => {
+                line += 1;
+                i += 1;
+                at_command_start = true;
+            }
+            ';' | '|' | '&' => {
+                i += 1;
+                at_command_start = true;
+            }
+            ' ' | '\t' | '\r' => i += 1,
+            '\\' if chars.get(i + 1) == Some(&'\n') => {
+                line += 1;
+                i += 2;
+            }
+            '#' => {
+                while i < chars.len() && chars[i] != '\n' {
+                    i += 1;
+                }
+            }
+            _ => {
+                let start_line = line;
+                let (word, unresolved, next, lines) = read_word(&chars, i, start_line, &variables)?;
+                i = next;
+                line += lines;
+                if let Some((name, value)) = assignment(&word) {
+                    if at_command_start || out.last().is_some_and(|w: &Word| w.text == "export") {
+                        variables.insert(name.to_string(), (value.to_string(), !unresolved));
+                    }
+                }
+                at_command_start =
+                    word == "export" || (at_command_start && assignment(&word).is_some());
+                out.push(Word {
+                    text: word,
+                    line: start_line,
+                    unresolved,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `name=value` when `name` is a shell identifier (no dots: `a.b=c` is a Hydra override).
+fn assignment(word: &str) -> Option<(&str, &str)> {
+    let (name, value) = word.split_once('=')?;
+    let mut name_chars = name.chars();
+    let first = name_chars.next()?;
+    ((first.is_ascii_alphabetic() || first == '_')
+        && name_chars.all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    .then_some((name, value))
+}
+
+/// Reads one word starting at `i`: returns its text, whether it holds an unresolved reference,
+/// the index after it and the newlines it spanned.
+fn read_word(
+    chars: &[char],
+    mut i: usize,
+    line: usize,
+    variables: &Variables,
+) -> Result<(String, bool, usize, usize), ShellError> {
+    let mut text = String::new();
+    let mut unresolved = false;
+    let mut lines = 0;
+    let error = |message: &str, lines: usize| ShellError {
+        line: line + lines,
+        message: message.to_string(),
+    };
+    while i < chars.len() {
+        match chars[i] {
+            ' ' | '\t' | '\r' | '\n' | ';' | '|' | '&' => break,
+            '\\' => {
+                match chars.get(i + 1) {
+                    Some('\n') => lines += 1,
+                    Some(&c) => text.push(c),
+                    None => {}
+                }
+                i += 2;
+            }
+            '\'' => {
+                let close = chars[i + 1..]
+                    .iter()
+                    .position(|&c| c == '\'')
+                    .ok_or_else(|| error("a single quote is never closed", lines))?;
+                let quoted: String = chars[i + 1..i + 1 + close].iter().collect();
+                lines += quoted.matches('\n').count();
+                text.push_str(&quoted);
+                i += close + 2;
+            }
+            '"' => {
+                i += 1;
+                loop {
+                    match chars.get(i) {
+                        None => return Err(error("a double quote is never closed", lines)),
+                        Some('"') => {
+                            i += 1;
+                            break;
+                        }
+                        Some('\\') if matches!(chars.get(i + 1), Some('"' | '\\' | '$' | '`')) => {
+                            text.push(chars[i + 1]);
+                            i += 2;
+                        }
+                        Some('\\') if chars.get(i + 1) == Some(&'\n') => {
+                            lines += 1;
+                            i += 2;
+                        }
+                        Some('$') => {
+                            let (value, ok, next) =
+                                expand(chars, i, variables).map_err(|m| error(&m, lines))?;
+                            unresolved |= !ok;
+                            text.push_str(&value);
+                            i = next;
+                        }
+                        Some(&c) => {
+                            if c == '\n' {
+                                lines += 1;
+                            }
+                            text.push(c);
+                            i += 1;
+                        }
+                    }
+                }
+            }
+            '$' => {
+                let (value, ok, next) =
+                    expand(chars, i, variables).map_err(|m| error(&m, lines))?;
+                unresolved |= !ok;
+                text.push_str(&value);
+                i = next;
+            }
+            c => {
+                text.push(c);
+                i += 1;
+            }
+        }
+    }
+    Ok((text, unresolved, i, lines))
+}
+
+/// Expands the `$…` at `i`: (text, resolved, index after).
+fn expand(
+    chars: &[char],
+    i: usize,
+    variables: &Variables,
+) -> Result<(String, bool, usize), String> {
+    let rest = &chars[i + 1..];
+    // $(( arithmetic ))
+    if rest.starts_with(&['(', '(']) {
+        let body_start = i + 3;
+        let mut depth = 2;
+        let mut j = body_start;
+        while j < chars.len() {
+            match chars[j] {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                _ => {}
+            }
+            j += 1;
+        }
+        if j >= chars.len() || chars[j - 1] != ')' {
+            return Err("a `$((` arithmetic expansion is never closed".to_string());
+        }
+        let body: String = chars[body_start..j - 1].iter().collect();
+        return Ok(match arithmetic(&body, variables) {
+            Some(value) => (value.to_string(), true, j + 1),
+            None => (format!("$(({body}))"), false, j + 1),
+        });
+    }
+    // $( command ) and `command`: never run
+    if rest.first() == Some(&'(') {
+        let close = rest
+            .iter()
+            .position(|&c| c == ')')
+            .ok_or("a `$(` command substitution is never closed")?;
+        let body: String = rest[..=close].iter().collect();
+        return Ok((format!("${body}"), false, i + 2 + close));
+    }
+    // ${name}, ${name:-default}, ${name-default}, ${name:=default}, ${name:?message}
+    if rest.first() == Some(&'{') {
+        // The matching brace: defaults may hold expansions of their own (`${a:-"${HOME}/x"}`).
+        let mut depth = 0usize;
+        let close = rest
+            .iter()
+            .position(|&c| {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    _ => {}
+                }
+                depth == 0
+            })
+            .ok_or("a `${` expansion is never closed")?;
+        let body: String = rest[1..close].iter().collect();
+        let next = i + 2 + close;
+        let name_end = body
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(body.len());
+        let (name, operator) = body.split_at(name_end);
+        let value = variables.get(name);
+        let default = operator
+            .strip_prefix(":-")
+            .or_else(|| operator.strip_prefix(":="))
+            .or_else(|| operator.strip_prefix('-'))
+            .or_else(|| operator.strip_prefix('='));
+        return Ok(match (value, default) {
+            (Some((v, ok)), _) if !v.is_empty() || operator.is_empty() => (v.clone(), *ok, next),
+            (_, Some(default)) => {
+                let default: Vec<char> = default.chars().collect();
+                let (text, unresolved, _, _) =
+                    read_word(&default, 0, 0, variables).unwrap_or((String::new(), true, 0, 0));
+                (text, !unresolved, next)
+            }
+            _ => (format!("${{{body}}}"), false, next),
+        });
+    }
+    // $name
+    let length = rest
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric() || **c == '_')
+        .count();
+    if length == 0 {
+        // `$@`, `$1`, a lone `$`: kept as written.
+        let taken = usize::from(rest.first().is_some_and(|c| "@*#?0123456789".contains(*c)));
+        let text: String = chars[i..i + 1 + taken].iter().collect();
+        return Ok((text, taken == 0, i + 1 + taken));
+    }
+    let name: String = rest[..length].iter().collect();
+    Ok(match variables.get(&name) {
+        Some((v, ok)) => (v.clone(), *ok, i + 1 + length),
+        None => (format!("${name}"), false, i + 1 + length),
+    })
+}
+
+/// Integer arithmetic of `$(( … ))`: + - * / % and parentheses over integers and variables
+/// (with or without `$`). None when a variable is unknown or the expression is malformed.
+pub fn arithmetic(expression: &str, variables: &Variables) -> Option<i64> {
+    let tokens = arithmetic_tokens(expression, variables)?;
+    let mut at = 0;
+    let value = sum(&tokens, &mut at)?;
+    (at == tokens.len()).then_some(value)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Token {
+    Number(i64),
+    Operator(char),
+}
+
+fn arithmetic_tokens(text: &str, variables: &Variables) -> Option<Vec<Token>> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut tokens = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_whitespace() {
+            i += 1;
+        } else if c.is_ascii_digit() {
+            let length = chars[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+            let digits: String = chars[i..i + length].iter().collect();
+            tokens.push(Token::Number(digits.parse().ok()?));
+            i += length;
+        } else if c == '$' || c == '{' || c == '}' {
+            i += 1;
+        } else if c.is_ascii_alphabetic() || c == '_' {
+            let length = chars[i..]
+                .iter()
+                .take_while(|c| c.is_ascii_alphanumeric() || **c == '_')
+                .count();
+            let name: String = chars[i..i + length].iter().collect();
+            let (value, _) = variables.get(&name)?;
+            tokens.push(Token::Number(arithmetic(value, variables)?));
+            i += length;
+        } else if "+-*/%()".contains(c) {
+            tokens.push(Token::Operator(c));
+            i += 1;
+        } else {
+            return None;
+        }
+    }
+    Some(tokens)
+}
+
+fn sum(tokens: &[Token], at: &mut usize) -> Option<i64> {
+    let mut value = product(tokens, at)?;
+    while let Some(Token::Operator(op @ ('+' | '-'))) = tokens.get(*at) {
+        *at += 1;
+        let right = product(tokens, at)?;
+        value = if *op == '+' {
+            value.checked_add(right)?
+        } else {
+            value.checked_sub(right)?
+        };
+    }
+    Some(value)
+}
+
+fn product(tokens: &[Token], at: &mut usize) -> Option<i64> {
+    let mut value = atom(tokens, at)?;
+    while let Some(Token::Operator(op @ ('*' | '/' | '%'))) = tokens.get(*at) {
+        *at += 1;
+        let right = atom(tokens, at)?;
+        value = match op {
+            '*' => value.checked_mul(right)?,
+            '/' => value.checked_div(right)?,
+            _ => value.checked_rem(right)?,
+        };
+    }
+    Some(value)
+}
+
+fn atom(tokens: &[Token], at: &mut usize) -> Option<i64> {
+    match tokens.get(*at)? {
+        Token::Number(n) => {
+            *at += 1;
+            Some(*n)
+        }
+        Token::Operator('-') => {
+            *at += 1;
+            atom(tokens, at).map(|v| -v)
+        }
+        Token::Operator('(') => {
+            *at += 1;
+            let value = sum(tokens, at)?;
+            (tokens.get(*at) == Some(&Token::Operator(')'))).then(|| *at += 1)?;
+            Some(value)
+        }
+        Token::Operator(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(script: &str) -> Vec<(String, usize)> {
+        words(script)
+            .unwrap()
+            .into_iter()
+            .map(|w| (w.text, w.line))
+            .collect()
+    }
+
+    #[test]
+    fn continuations_quotes_and_comments() {
+        let script = "# comment\npython3 -m verl.trainer.main_ppo \\\n  data.train_batch_size=512 \\\n  trainer.logger='[\"console\",\"wandb\"]' # trailing\n";
+        assert_eq!(
+            texts(script),
+            vec![
+                ("python3".to_string(), 2),
+                ("-m".to_string(), 2),
+                ("verl.trainer.main_ppo".to_string(), 2),
+                ("data.train_batch_size=512".to_string(), 3),
+                ("trainer.logger=[\"console\",\"wandb\"]".to_string(), 4),
+            ]
+        );
+    }
+
+    #[test]
+    fn variables_defaults_and_arithmetic_as_in_the_dapo_recipe() {
+        // The shape of verl-project/verl recipe/dapo/run_dapo_qwen2.5_32b.sh.
+        let script = "max_response_length=$((1024 * 20))\ntrain_prompt_bsz=512\ngen_prompt_bsz=$((train_prompt_bsz * 3))\nMODEL_PATH=${MODEL_PATH:-\"Qwen/Qwen2.5-32B\"}\npython3 x data.max_response_length=${max_response_length} data.gen_batch_size=${gen_prompt_bsz} actor_rollout_ref.model.path=\"${MODEL_PATH}\" data.train_files=\"$HOME/x\"\n";
+        let w = words(script).unwrap();
+        let find = |prefix: &str| w.iter().find(|w| w.text.starts_with(prefix)).unwrap();
+        assert_eq!(
+            find("data.max_response_length=").text,
+            "data.max_response_length=20480"
+        );
+        assert_eq!(
+            find("data.gen_batch_size=").text,
+            "data.gen_batch_size=1536"
+        );
+        assert_eq!(
+            find("actor_rollout_ref.model.path=").text,
+            "actor_rollout_ref.model.path=Qwen/Qwen2.5-32B"
+        );
+        let files = find("data.train_files=");
+        assert!(files.unresolved, "$HOME is not read from the environment");
+        assert_eq!(files.line, 5);
+    }
+
+    #[test]
+    fn arithmetic_follows_precedence_and_refuses_unknowns() {
+        let vars: Variables = [("a".to_string(), ("6".to_string(), true))].into();
+        assert_eq!(arithmetic("2 + 3 * 4", &vars), Some(14));
+        assert_eq!(arithmetic("(2 + 3) * $a / 4", &vars), Some(7));
+        assert_eq!(arithmetic("a % 4 - -1", &vars), Some(3));
+        assert_eq!(arithmetic("b * 2", &vars), None);
+        assert_eq!(arithmetic("1 / 0", &vars), None);
+    }
+
+    #[test]
+    fn unterminated_quotes_name_their_line() {
+        let error = words("a=1\nx 'open\n").unwrap_err();
+        assert_eq!(error.line, 2);
+        assert!(error.message.contains("single quote"));
+    }
+}

@@ -1,0 +1,241 @@
+//! `cost --from-verl` and `cost --from-trl` with the real binary: the fixtures in
+//! tests/fixtures/import (written in the shapes of veRL's example scripts and TRL's GRPOConfig),
+//! flags that override the file, one-line errors naming file, line and key, and the round trip
+//! from the launch scripts `plan` writes back to the same cell.
+
+use std::path::Path;
+
+use predicates::prelude::*;
+
+mod common;
+use common::{bin, grid, read_csv, repo};
+
+fn fixture(name: &str) -> String {
+    repo(&format!("tests/fixtures/import/{name}"))
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+fn cost_json(args: &[&str]) -> serde_json::Value {
+    let a = bin()
+        .arg("cost")
+        .args(args)
+        .arg("--json")
+        .assert()
+        .success();
+    serde_json::from_slice(&a.get_output().stdout).unwrap()
+}
+
+#[test]
+fn a_verl_script_is_priced_as_written() {
+    let v = cost_json(&["--from-verl", &fixture("verl_grpo_qwen2.5-7b.sh")]);
+    let c = &v["config"];
+    assert_eq!(c["model"], "qwen2.5-7b");
+    assert_eq!(c["prompts_per_step"], 512);
+    assert_eq!(c["group_size"], 8);
+    assert_eq!(c["max_response_len"], 4096);
+    assert_eq!(c["gpus"], 16, "n_gpus_per_node 8 × nnodes 2");
+    assert_eq!(c["kl_reference"], true);
+    assert_eq!(c["algo"], "grpo");
+    assert_eq!(v["iterations"], 300);
+    let settings = v["imported"]["settings"].as_array().unwrap();
+    let g = settings
+        .iter()
+        .find(|s| s["flag"] == "--group-size")
+        .unwrap();
+    assert_eq!(g["key"], "actor_rollout_ref.rollout.n");
+    assert_eq!(g["line"], 26);
+    // The same run typed as flags costs the same.
+    let typed = cost_json(&[
+        "--model",
+        "Qwen/Qwen2.5-7B-Instruct",
+        "--prompts-per-step",
+        "512",
+        "--group-size",
+        "8",
+        "--max-response-len",
+        "4096",
+        "--mini-batch-prompts",
+        "128",
+        "--kl-reference",
+        "--steps",
+        "300",
+        "--gpus",
+        "16",
+        "--rollout-gpu-memory-utilization",
+        "0.6",
+        "--rollout-tensor-parallel",
+        "2",
+        "--validation-every-steps",
+        "10",
+        "--checkpoint-every-steps",
+        "50",
+    ]);
+    assert_eq!(v["usd"]["total"], typed["usd"]["total"]);
+}
+
+#[test]
+fn flags_on_the_command_line_win_over_the_file() {
+    let v = cost_json(&[
+        "--from-verl",
+        &fixture("verl_grpo_qwen2.5-7b.sh"),
+        "--group-size",
+        "16",
+        "--budget",
+        "1000 usd",
+        "--no-kl-reference",
+    ]);
+    assert_eq!(v["config"]["group_size"], 16);
+    assert_eq!(v["config"]["kl_reference"], false);
+    assert!((v["usd"]["total"].as_f64().unwrap() - 1000.0).abs() < 20.0);
+    let overridden: Vec<&str> = v["imported"]["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["overridden"] == true)
+        .map(|s| s["flag"].as_str().unwrap())
+        .collect();
+    assert_eq!(overridden, ["--group-size", "--kl-reference", "--steps"]);
+}
+
+#[test]
+fn a_dapo_shaped_script_prices_dynamic_sampling_and_lists_what_it_cannot_model() {
+    bin()
+        .args(["cost", "--from-verl", &fixture("verl_dapo_shaped.sh")])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("--max-response-len 8192"))
+        .stdout(predicate::str::contains("--generation-batch-prompts 768"))
+        .stdout(predicate::str::contains("--dynamic-sampling"))
+        .stdout(predicate::str::contains("--gpus 32"))
+        .stdout(predicate::str::contains(
+            "not modelled: actor_rollout_ref.actor.fsdp_config.param_offload (line 36)",
+        ))
+        .stdout(predicate::str::contains("qwen2.5-7b"));
+}
+
+#[test]
+fn trl_yaml_json_and_the_verl_equivalent_agree() {
+    let yaml = cost_json(&["--from-trl", &fixture("trl_grpo.yaml")]);
+    let json = cost_json(&["--from-trl", &fixture("trl_grpo.json")]);
+    assert_eq!(yaml["config"], json["config"]);
+    assert_eq!(yaml["usd"], json["usd"]);
+    // 16 per device × 8 processes × 4 accumulation steps = 512 completions = 64 prompts of 8.
+    assert_eq!(yaml["config"]["prompts_per_step"], 64);
+    assert_eq!(yaml["config"]["kl_reference"], false);
+    assert_eq!(yaml["iterations"], 400);
+    // With 16 processes the same per-device batch is twice the prompts.
+    let wider = cost_json(&["--from-trl", &fixture("trl_grpo.yaml"), "--gpus", "16"]);
+    assert_eq!(wider["config"]["prompts_per_step"], 128);
+}
+
+#[test]
+fn bad_files_fail_with_one_line_naming_file_line_and_key() {
+    for (flag, name, wanted) in [
+        (
+            "--from-verl",
+            "verl_unresolved.sh",
+            "verl_unresolved.sh:4: actor_rollout_ref.rollout.n: `${N_RESPONSES}` refers to a shell variable",
+        ),
+        (
+            "--from-trl",
+            "trl_bad_mode.yaml",
+            "trl_bad_mode.yaml:3: vllm_mode: `remote` is not a vLLM mode of TRL",
+        ),
+        (
+            "--from-trl",
+            "trl_bad.json",
+            "trl_bad.json:3: not valid JSON",
+        ),
+        ("--from-trl", "missing.yaml", "missing.yaml: file not found"),
+    ] {
+        let out = bin()
+            .args(["cost", flag, &fixture(name)])
+            .assert()
+            .code(2)
+            .get_output()
+            .clone();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(wanted), "{stderr}");
+    }
+    // Both formats at once is a usage error.
+    bin()
+        .args([
+            "cost",
+            "--from-verl",
+            &fixture("verl_grpo_qwen2.5-7b.sh"),
+            "--from-trl",
+            &fixture("trl_grpo.yaml"),
+        ])
+        .assert()
+        .code(2);
+}
+
+/// The cell a plan row describes, as `cost --json` reports its config.
+fn plan_cell(headers: &[String], row: &[String]) -> serde_json::Value {
+    let col = |name: &str| &row[headers.iter().position(|h| h == name).unwrap()];
+    let number = |name: &str| col(name).parse::<u64>().unwrap();
+    serde_json::json!({
+        "model": col("model"),
+        "finetune": col("finetune"),
+        "group_size": number("group_size"),
+        "max_response_len": number("max_response_len"),
+        "update_epochs": number("update_epochs"),
+        "prompts_per_step": number("prompts_per_step"),
+    })
+}
+
+fn round_trip(framework: &str, flag: &str, dir: &Path) {
+    let out = dir.join(framework);
+    bin()
+        .args([
+            "plan",
+            grid("race-pilot").to_str().unwrap(),
+            "--pilot-budget",
+            "3e17 flops",
+            "--max-pilots",
+            "8",
+            "--framework",
+            framework,
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let (headers, rows) = read_csv(&out.join("plan.csv"));
+    assert_eq!(rows.len(), 8);
+    for row in &rows {
+        let id = &row[0];
+        let script = out.join(format!("launch/{id}.sh"));
+        let v = cost_json(&[flag, script.to_str().unwrap()]);
+        let c = &v["config"];
+        let got = serde_json::json!({
+            "model": c["model"],
+            "finetune": c["finetune"],
+            "group_size": c["group_size"],
+            "max_response_len": c["max_response_len"],
+            "update_epochs": c["update_epochs"],
+            "prompts_per_step": c["prompts_per_step"],
+        });
+        assert_eq!(got, plan_cell(&headers, row), "{framework} {id}");
+        let steps = row[headers.iter().position(|h| h == "steps").unwrap()]
+            .parse::<u64>()
+            .unwrap();
+        assert_eq!(v["iterations"], steps, "{framework} {id}");
+        assert_eq!(c["kl_reference"], true, "race-pilot keeps the KL reference");
+        assert!(
+            v["imported"]["unknown"].as_array().unwrap().is_empty(),
+            "{framework} {id}: plan writes only keys the framework knows: {}",
+            v["imported"]["unknown"]
+        );
+    }
+}
+
+#[test]
+fn the_launch_scripts_plan_writes_import_back_to_the_same_cells() {
+    let dir = tempfile::tempdir().unwrap();
+    round_trip("verl", "--from-verl", dir.path());
+    round_trip("trl", "--from-trl", dir.path());
+}
