@@ -554,3 +554,63 @@ fn calibrate_hw_reads_verl_file_logger_lines_prints_json_and_refuses_unused_flag
             "--steps: calibrate-hw fits one measured step",
         ));
 }
+
+#[test]
+fn calibrate_hw_on_a_log_with_every_phase_reproduces_its_step_within_two_percent() {
+    // Issue 13's bar. A veRL file-logger log whose phases add up (gen + old log-prob + ref +
+    // update, plus 3 s of reward, advantages and bookkeeping): medians gen 62, old 30, ref 31,
+    // update 72, step 198, length 1,950 over steps 2-4 (step 1, the start-up step, is left out).
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("metrics.jsonl");
+    std::fs::write(
+        &log,
+        "{\"step\":1,\"data\":{\"timing_s/gen\":90,\"timing_s/update_actor\":80,\"timing_s/step\":230,\"response_length/mean\":1800}}\n\
+         {\"step\":2,\"data\":{\"timing_s/gen\":60,\"timing_s/update_actor\":70,\"timing_s/ref\":30,\"timing_s/old_log_prob\":31,\"timing_s/step\":195,\"response_length/mean\":1900}}\n\
+         {\"step\":3,\"data\":{\"timing_s/gen\":62,\"timing_s/update_actor\":72,\"timing_s/ref\":31,\"timing_s/old_log_prob\":30,\"timing_s/step\":198,\"response_length/mean\":1950}}\n\
+         {\"step\":4,\"data\":{\"timing_s/gen\":64,\"timing_s/update_actor\":74,\"timing_s/ref\":32,\"timing_s/old_log_prob\":29,\"timing_s/step\":201,\"response_length/mean\":2000}}\n",
+    )
+    .unwrap();
+    let run = [
+        "--model",
+        "qwen2.5-7b",
+        "--gpus",
+        "16",
+        "--prompts-per-step",
+        "512",
+        "--group-size",
+        "8",
+        "--max-response-len",
+        "4096",
+    ];
+    let overrides = dir.path().join("hw.toml");
+    let a = bin()
+        .arg("calibrate-hw")
+        .args(run)
+        .arg("--log")
+        .arg(&log)
+        .arg("--out")
+        .arg(&overrides)
+        .arg("--json")
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    let logged = v["logged_step_seconds"].as_f64().unwrap();
+    assert_eq!(logged, 198.0);
+    let modelled = v["modelled_step_seconds"].as_f64().unwrap();
+    assert!(
+        (modelled / logged - 1.0).abs() <= 0.02,
+        "calibrated step {modelled} s against the log's {logged} s"
+    );
+    // The follow-up `cost` with the override and the measured length prices the same step.
+    let length = v["uncapped_mean_response_tokens"].as_f64().unwrap().to_string();
+    let mut cost_args: Vec<&str> = vec!["cost"];
+    cost_args.extend(run);
+    cost_args.extend(["--steps", "1", "--mean-response-tokens", &length, "--catalog"]);
+    cost_args.push(overrides.to_str().unwrap());
+    let c = json(&cost_args);
+    let step = c["step_seconds"].as_f64().unwrap();
+    assert!(
+        (step / logged - 1.0).abs() <= 0.02,
+        "cost with the override prices a step of {step} s against the log's {logged} s"
+    );
+}

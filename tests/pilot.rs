@@ -542,6 +542,26 @@ fn collect_turns_verl_metric_logs_into_what_fit_reads() {
         .arg(dir.path().join("fit"))
         .assert()
         .success();
+    // `fit --logs` reads the same logs directly and fits the same.
+    bin()
+        .arg("fit")
+        .arg("--plan")
+        .arg(plan_dir.join("plan.csv"))
+        .args(["--metric", "val-core/math/acc/mean@1", "--out"])
+        .arg(dir.path().join("fit-logs"))
+        .arg("--logs")
+        .args(&paths)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(format!(
+            "collected {} rows of `val-core/math/acc/mean@1` from {} logs",
+            rows.len(),
+            paths.len()
+        )));
+    assert_eq!(
+        std::fs::read(dir.path().join("fit/calibration.json")).unwrap(),
+        std::fs::read(dir.path().join("fit-logs/calibration.json")).unwrap()
+    );
     // Without --metric, the metrics the files have are listed.
     bin()
         .arg("collect")

@@ -12,13 +12,23 @@ use rlfrontier::fit::sigmoid::{bootstrap, fit};
 use rlfrontier::pilot::ingest::ValueScale;
 use serde_json::json;
 
+use rlfrontier::pilot::collect::{collect, results_csv};
+
 use super::{CatalogFlag, emit, json_text};
 
 /// Arguments of `fit`.
 #[derive(Debug, Args)]
 pub struct FitArgs {
-    /// Results: a CSV with columns run_id, step, metric, value.
-    pub results: PathBuf,
+    /// Results: a CSV with columns run_id, step, metric, value (or give the runs' logs with
+    /// --logs).
+    #[arg(required_unless_present = "logs", conflicts_with = "logs")]
+    pub results: Option<PathBuf>,
+    /// The pilots' logs instead of a results CSV: veRL file-logger JSON lines
+    /// (`metrics/p001.jsonl`), wandb CSV exports or TRL `trainer_state.json`, one per run (run
+    /// ids from the file names, as `collect` reads them); needs --metric. The collected rows
+    /// are kept as OUT/results.csv.
+    #[arg(long, num_args = 1.., value_name = "FILES", requires = "metric")]
+    pub logs: Vec<PathBuf>,
     /// The plan the runs came from (plan.csv; plan.json beside it).
     #[arg(long)]
     pub plan: PathBuf,
@@ -63,8 +73,30 @@ pub struct FitArgs {
 /// Fits everything, writes the outputs and prints the summary.
 pub fn run(args: &FitArgs, out: &mut dyn Write) -> Result<()> {
     let catalog = args.catalog.load()?;
+    let mut collected_note = String::new();
+    let results = match &args.results {
+        Some(path) => path.clone(),
+        None => {
+            let paths: Vec<&std::path::Path> = args.logs.iter().map(PathBuf::as_path).collect();
+            let collected = collect(&paths, args.metric.as_deref())?;
+            if collected.rows.is_empty() {
+                return Err(Error::in_flag("--metric", "no log has a value of it"));
+            }
+            std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, e))?;
+            let path = args.out.join("results.csv");
+            rlfrontier::report::write_atomic(&path, &results_csv(&collected.rows))?;
+            collected_note = format!(
+                "collected {} rows of `{}` from {} logs into {}\n",
+                collected.rows.len(),
+                args.metric.as_deref().unwrap_or_default(),
+                collected.files.len(),
+                path.display()
+            );
+            path
+        }
+    };
     let settings = PilotFitSettings {
-        results: args.results.clone(),
+        results,
         plan: args.plan.clone(),
         out: args.out.clone(),
         metric: args.metric.clone(),
@@ -85,6 +117,7 @@ pub fn run(args: &FitArgs, out: &mut dyn Write) -> Result<()> {
         force: args.force,
     };
     let report = fit_pilots(&settings, &catalog)?;
+    emit(out, &collected_note)?;
     emit(out, &report.to_text())
 }
 

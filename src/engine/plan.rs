@@ -132,6 +132,22 @@ pub fn plan_pilots(grid: &Grid, settings: &PilotPlanSettings) -> Result<PilotPla
             Framework::Verl => verl_script(&context),
             Framework::Trl => trl_script(&context),
         };
+        if framework == Framework::Verl {
+            // Never hand out a script veRL refuses after the queue wait and the model download.
+            let overrides = crate::config::import::verl_overrides(&script)
+                .expect("generated scripts are valid shell");
+            let problems = crate::pilot::verl_checks::verl_rejections(&overrides);
+            if !problems.is_empty() {
+                return Err(Error::in_setting(
+                    "framework",
+                    format!(
+                        "pilot {}'s veRL script would be refused by veRL's config checks: {}; use fewer GPUs, more prompts per step, or --framework trl",
+                        run.run_id,
+                        problems.join("; ")
+                    ),
+                ));
+            }
+        }
         staged.add(
             &launch_dir.join(format!("{}.sh", run.run_id)),
             script.as_bytes(),

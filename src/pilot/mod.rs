@@ -11,6 +11,7 @@ pub mod ingest;
 pub mod launch;
 pub mod plan;
 pub mod simulate;
+pub mod verl_checks;
 
 use std::path::{Path, PathBuf};
 
