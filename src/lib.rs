@@ -39,6 +39,7 @@ pub mod evaluate;
 pub mod fit;
 pub mod format;
 pub mod ledger;
+pub mod logs;
 pub mod outcome;
 pub mod pilot;
 pub mod report;

@@ -602,10 +602,19 @@ fn calibrate_hw_on_a_log_with_every_phase_reproduces_its_step_within_two_percent
         "calibrated step {modelled} s against the log's {logged} s"
     );
     // The follow-up `cost` with the override and the measured length prices the same step.
-    let length = v["uncapped_mean_response_tokens"].as_f64().unwrap().to_string();
+    let length = v["uncapped_mean_response_tokens"]
+        .as_f64()
+        .unwrap()
+        .to_string();
     let mut cost_args: Vec<&str> = vec!["cost"];
     cost_args.extend(run);
-    cost_args.extend(["--steps", "1", "--mean-response-tokens", &length, "--catalog"]);
+    cost_args.extend([
+        "--steps",
+        "1",
+        "--mean-response-tokens",
+        &length,
+        "--catalog",
+    ]);
     cost_args.push(overrides.to_str().unwrap());
     let c = json(&cost_args);
     let step = c["step_seconds"].as_f64().unwrap();

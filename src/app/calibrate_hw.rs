@@ -21,9 +21,15 @@ pub struct CalibrateHwArgs {
     /// One veRL metrics line: console (`step:5 - timing_s/gen:41.2 - ...`) or JSON.
     #[arg(long)]
     pub log_line: Option<String>,
-    /// A veRL log file: its last line with `timing_s/gen` is used.
+    /// A log with per-step timings: veRL console lines, veRL's file-logger JSON lines or a wandb
+    /// CSV export; the median of each phase over the logged steps is used (the first, start-up
+    /// step left out when three or more are logged).
     #[arg(long)]
     pub log: Option<PathBuf>,
+    /// The log's format (`verl-console`, `verl-jsonl`, `jsonl`, `wandb-csv`, `trl-state`)
+    /// [default: detected from the file].
+    #[arg(long, value_name = "FORMAT", requires = "log")]
+    pub format: Option<rlfrontier::logs::LogFormat>,
     /// Measured generation seconds of one step (`timing_s/gen`).
     #[arg(long)]
     pub gen_seconds: Option<f64>,
@@ -50,7 +56,7 @@ fn logged_metrics(args: &CalibrateHwArgs) -> Result<(BTreeMap<String, f64>, Opti
     let mut metrics = BTreeMap::new();
     let mut source = None;
     if let Some(path) = &args.log {
-        let log = rlfrontier::costing::logs::read_step_log(path)?;
+        let log = rlfrontier::costing::logs::read_step_log(path, args.format)?;
         source = Some(format!(
             "{}: {}, median of {} of {} logged steps",
             path.display(),

@@ -25,12 +25,16 @@ pub struct CollectArgs {
     /// Where to write the tidy CSV (run_id, step, metric, value).
     #[arg(long)]
     pub out: PathBuf,
+    /// The log's format (`verl-console`, `verl-jsonl`, `jsonl`, `wandb-csv`, `trl-state`)
+    /// [default: detected from the file].
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<rlfrontier::logs::LogFormat>,
 }
 
 /// Collects and writes.
 pub fn run(args: &CollectArgs, out: &mut dyn Write) -> Result<()> {
     let paths: Vec<&std::path::Path> = args.files.iter().map(PathBuf::as_path).collect();
-    let c = collect(&paths, args.metric.as_deref())?;
+    let c = collect(&paths, args.metric.as_deref(), args.format)?;
     if c.rows.is_empty() {
         return Err(Error::in_flag("--metric", "no file has a value of it"));
     }

@@ -29,6 +29,10 @@ pub struct FitArgs {
     /// are kept as OUT/results.csv.
     #[arg(long, num_args = 1.., value_name = "FILES", requires = "metric")]
     pub logs: Vec<PathBuf>,
+    /// The format of --logs (`verl-console`, `verl-jsonl`, `jsonl`, `wandb-csv`, `trl-state`)
+    /// [default: detected from each file].
+    #[arg(long, value_name = "FORMAT", requires = "logs")]
+    pub format: Option<rlfrontier::logs::LogFormat>,
     /// The plan the runs came from (plan.csv; plan.json beside it).
     #[arg(long)]
     pub plan: PathBuf,
@@ -78,7 +82,7 @@ pub fn run(args: &FitArgs, out: &mut dyn Write) -> Result<()> {
         Some(path) => path.clone(),
         None => {
             let paths: Vec<&std::path::Path> = args.logs.iter().map(PathBuf::as_path).collect();
-            let collected = collect(&paths, args.metric.as_deref())?;
+            let collected = collect(&paths, args.metric.as_deref(), args.format)?;
             if collected.rows.is_empty() {
                 return Err(Error::in_flag("--metric", "no log has a value of it"));
             }

@@ -721,7 +721,7 @@ pub fn import_verl(text: &str) -> Result<ImportedRun, ImportError> {
 
 /// The Hydra overrides of a veRL launch script, key → value after shell expansion (the last
 /// assignment of a key wins, as in Hydra). Used to check generated scripts against veRL's own
-/// configuration rules ([`crate::pilot::verl_checks`]).
+/// configuration rules (`pilot::verl_checks`).
 pub fn verl_overrides(text: &str) -> Result<BTreeMap<String, String>, ImportError> {
     let words = shell::words(text).map_err(|e| error(Some(e.line), "", e.message))?;
     Ok(words.iter().filter_map(hydra_override).collect())

@@ -13,8 +13,6 @@
 //! [`HardwareFit::override_toml`] is the catalog file that `cost`, `sweep` and `plan` accept with
 //! `--catalog`.
 
-use std::collections::BTreeMap;
-
 use super::RunRequest;
 use crate::catalog::GpuSpec;
 use crate::format::Table;
@@ -79,31 +77,7 @@ pub enum HardwareFitError {
     },
 }
 
-/// Parses one veRL metrics line: JSON (`{"timing_s/gen": 41.2, ...}`) or the console logger's
-/// `step:5 - timing_s/gen:41.2 - ...`.
-pub fn parse_metrics_line(line: &str) -> BTreeMap<String, f64> {
-    let mut out = BTreeMap::new();
-    let line = line.trim();
-    if line.starts_with('{') {
-        if let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(line)
-        {
-            for (k, v) in map {
-                if let Some(x) = v.as_f64() {
-                    out.insert(k, x);
-                }
-            }
-        }
-        return out;
-    }
-    for part in line.split(" - ") {
-        if let Some((k, v)) = part.trim().rsplit_once(':')
-            && let Ok(x) = v.trim().parse::<f64>()
-        {
-            out.insert(k.trim().to_string(), x);
-        }
-    }
-    out
-}
+pub use crate::logs::parse_metrics_line;
 
 /// The uncapped mean whose capped mean E[min(X, L)] equals `measured` (bisection).
 pub fn uncapped_mean_for(measured: f64, cv: f64, cap: f64) -> Option<f64> {

@@ -1,15 +1,12 @@
-//! Reading what RL frameworks log: per-step metrics from veRL's console lines
-//! (`step:5 - timing_s/gen:41.2 - ...`), veRL's file logger (JSON lines
-//! `{"step": 5, "data": {"timing_s/gen": 41.2, ...}}`), plain JSON lines of metrics, and wandb's
-//! CSV export (one row per step, a column per metric). The step metrics are summarised by their
-//! median over the logged steps, leaving out the first when three or more are logged (start-up
-//! and compilation make it slow).
+//! Phase timings from a framework's log (any format [`crate::logs`] reads): the steps that carry
+//! `timing_s/gen` are summarised by the median of each metric, leaving out the first step when
+//! three or more are logged (start-up and compilation make it slow).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::hardware_fit::parse_metrics_line;
 use crate::error::{Error, Result};
+use crate::logs::{LogFormat, read_log};
 use crate::stats::median;
 
 /// The metric that marks a step's line or row.
@@ -28,79 +25,15 @@ pub struct StepLog {
     pub format: &'static str,
 }
 
-fn json_metrics(value: &serde_json::Value) -> BTreeMap<String, f64> {
-    let object = value.get("data").unwrap_or(value);
-    let mut out = BTreeMap::new();
-    if let serde_json::Value::Object(map) = object {
-        for (k, v) in map {
-            if let Some(x) = v.as_f64() {
-                out.insert(k.clone(), x);
-            }
-        }
-    }
-    out
-}
-
-fn csv_rows(path: &Path, text: &str) -> Result<Vec<BTreeMap<String, f64>>> {
-    let mut reader = csv::Reader::from_reader(text.as_bytes());
-    let headers = reader
-        .headers()
-        .map_err(|e| Error::in_file(path, Some(1), "", e.to_string()))?
-        .clone();
-    let mut rows = Vec::new();
-    for (k, record) in reader.records().enumerate() {
-        let record = record.map_err(|e| Error::in_file(path, Some(k + 2), "", e.to_string()))?;
-        let row: BTreeMap<String, f64> = headers
-            .iter()
-            .zip(record.iter())
-            .filter_map(|(h, v)| {
-                v.trim()
-                    .parse::<f64>()
-                    .ok()
-                    .map(|x| (h.trim().to_string(), x))
-            })
-            .filter(|(_, x)| x.is_finite())
-            .collect();
-        rows.push(row);
-    }
-    Ok(rows)
-}
-
-/// Reads a log file and summarises its steps.
-pub fn read_step_log(path: &Path) -> Result<StepLog> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    let (rows, format): (Vec<BTreeMap<String, f64>>, &'static str) =
-        if first.trim_start().starts_with('{') {
-            let mut file_logger = false;
-            let rows = text
-                .lines()
-                .filter(|l| l.trim_start().starts_with('{'))
-                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-                .map(|v| {
-                    file_logger |= v.get("data").is_some();
-                    json_metrics(&v)
-                })
-                .collect();
-            let format = if file_logger {
-                "veRL file logger (JSON lines)"
-            } else {
-                "JSON lines"
-            };
-            (rows, format)
-        } else if first.contains(',') && first.contains("timing_s/") {
-            (csv_rows(path, &text)?, "CSV (wandb export)")
-        } else {
-            let rows = text
-                .lines()
-                .filter(|l| l.contains(STEP_MARKER))
-                .map(parse_metrics_line)
-                .collect();
-            (rows, "veRL console")
-        };
-    let steps: Vec<&BTreeMap<String, f64>> = rows
+/// Reads a log file (its format detected unless given) and summarises its steps.
+pub fn read_step_log(path: &Path, format: Option<LogFormat>) -> Result<StepLog> {
+    let log = read_log(path, format)?;
+    let format = log.format.describe();
+    let steps: Vec<&BTreeMap<String, f64>> = log
+        .steps
         .iter()
-        .filter(|r| r.contains_key(STEP_MARKER))
+        .map(|s| &s.metrics)
+        .filter(|m| m.contains_key(STEP_MARKER))
         .collect();
     if steps.is_empty() {
         return Err(Error::in_file(
@@ -143,7 +76,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(name);
         std::fs::write(&path, text).unwrap();
-        read_step_log(&path).unwrap()
+        read_step_log(&path, None).unwrap()
     }
 
     #[test]
@@ -170,7 +103,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("empty.jsonl");
         std::fs::write(&path, "{\"step\":1,\"data\":{\"loss\":1.0}}\n").unwrap();
-        let m = read_step_log(&path).unwrap_err().to_string();
+        let m = read_step_log(&path, None).unwrap_err().to_string();
         assert!(
             m.contains("empty.jsonl") && m.contains("timing_s/gen") && m.contains("JSON lines"),
             "{m}"

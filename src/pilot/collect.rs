@@ -15,6 +15,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use crate::error::{Error, Result, suggestion};
+use crate::logs::{LogFormat, read_log};
 
 /// One measured value.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,103 +56,16 @@ pub fn run_id_of(path: &Path) -> String {
 /// (step, metric, value) triples.
 type Points = Vec<(u64, String, f64)>;
 
-/// Every (step, metric, value) a file holds, and its format's name.
-fn read_points(path: &Path) -> Result<(Points, &'static str)> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    let number = |v: &serde_json::Value| v.as_f64().filter(|x| x.is_finite());
-    if path.file_name().is_some_and(|n| n == "trainer_state.json") {
-        let state: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| Error::in_file(path, Some(e.line()), "", e.to_string()))?;
-        let history = state
-            .get("log_history")
-            .and_then(|h| h.as_array())
-            .ok_or_else(|| {
-                Error::in_file(
-                    path,
-                    None,
-                    "log_history",
-                    "missing: is this TRL's trainer_state.json?",
-                )
-            })?;
-        let mut points = Vec::new();
-        for entry in history {
-            let Some(step) = entry.get("step").and_then(|s| s.as_u64()) else {
-                continue;
-            };
-            if let serde_json::Value::Object(map) = entry {
-                for (k, v) in map {
-                    if k != "step"
-                        && let Some(x) = number(v)
-                    {
-                        points.push((step, k.clone(), x));
-                    }
-                }
-            }
-        }
-        return Ok((points, "TRL trainer_state.json"));
-    }
-    if first.trim_start().starts_with('{') {
-        let mut points = Vec::new();
-        for (k, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let v: serde_json::Value = serde_json::from_str(line)
-                .map_err(|e| Error::in_file(path, Some(k + 1), "", e.to_string()))?;
-            let Some(step) = v.get("step").and_then(|s| s.as_u64()) else {
-                continue;
-            };
-            if let Some(serde_json::Value::Object(map)) = v.get("data") {
-                for (name, x) in map {
-                    if let Some(x) = number(x) {
-                        points.push((step, name.clone(), x));
-                    }
-                }
-            }
-        }
-        return Ok((points, "veRL file logger (JSON lines)"));
-    }
-    let mut reader = csv::Reader::from_reader(text.as_bytes());
-    let headers = reader
-        .headers()
-        .map_err(|e| Error::in_file(path, Some(1), "", e.to_string()))?
-        .clone();
-    let step_column = ["Step", "_step", "step", "trainer/global_step", "global_step"]
-        .iter()
-        .find_map(|name| headers.iter().position(|h| h == *name))
-        .ok_or_else(|| {
-            Error::in_file(
-                path,
-                Some(1),
-                "Step",
-                "no step column (Step, _step, step or trainer/global_step): is this a wandb CSV export?",
-            )
-        })?;
-    let mut points = Vec::new();
-    for (k, record) in reader.records().enumerate() {
-        let record = record.map_err(|e| Error::in_file(path, Some(k + 2), "", e.to_string()))?;
-        let Some(step) = record
-            .get(step_column)
-            .and_then(|s| s.trim().parse::<f64>().ok())
-            .filter(|s| *s >= 0.0)
-        else {
-            continue;
-        };
-        for (i, name) in headers.iter().enumerate() {
-            if i == step_column {
-                continue;
-            }
-            if let Some(x) = record
-                .get(i)
-                .and_then(|s| s.trim().parse::<f64>().ok())
-                .filter(|x| x.is_finite())
-            {
-                points.push((step as u64, name.to_string(), x));
-            }
-        }
-    }
-    Ok((points, "CSV (wandb export)"))
+/// Every (step, metric, value) a file holds, and its format's description.
+fn read_points(path: &Path, format: Option<LogFormat>) -> Result<(Points, &'static str)> {
+    let log = read_log(path, format)?;
+    let points = log
+        .steps
+        .into_iter()
+        .filter_map(|s| s.step.map(|step| (step, s.metrics)))
+        .flat_map(|(step, metrics)| metrics.into_iter().map(move |(k, v)| (step, k, v)))
+        .collect();
+    Ok((points, log.format.describe()))
 }
 
 /// What collecting found.
@@ -165,11 +79,15 @@ pub struct Collected {
 
 /// Reads every file and keeps `metric`'s values. Without `metric`, or when no file has it, the
 /// error lists the metrics the files do have (validation metrics first).
-pub fn collect(paths: &[&Path], metric: Option<&str>) -> Result<Collected> {
+pub fn collect(
+    paths: &[&Path],
+    metric: Option<&str>,
+    format: Option<LogFormat>,
+) -> Result<Collected> {
     let mut all: Vec<(String, &'static str, Points)> = Vec::new();
     let mut names: BTreeSet<String> = BTreeSet::new();
     for path in paths {
-        let (points, format) = read_points(path)?;
+        let (points, format) = read_points(path, format)?;
         names.extend(points.iter().map(|p| p.1.clone()));
         all.push((run_id_of(path), format, points));
     }
@@ -267,7 +185,7 @@ mod tests {
             "{\"log_history\":[{\"step\":5,\"loss\":1.2},{\"step\":10,\"val/acc\":0.5},{\"step\":20,\"val/acc\":0.55}]}",
         )
         .unwrap();
-        let c = collect(&[&jsonl, &wandb, &trl], Some("val/acc")).unwrap();
+        let c = collect(&[&jsonl, &wandb, &trl], Some("val/acc"), None).unwrap();
         let got: Vec<(String, u64, f64)> = c
             .rows
             .iter()
@@ -291,9 +209,11 @@ mod tests {
             "{text}"
         );
         // A wrong name lists what the files have.
-        let m = collect(&[&jsonl], Some("val/ac")).unwrap_err().to_string();
+        let m = collect(&[&jsonl], Some("val/ac"), None)
+            .unwrap_err()
+            .to_string();
         assert!(m.contains("did you mean `val/acc`"), "{m}");
-        let m = collect(&[&jsonl], None).unwrap_err().to_string();
+        let m = collect(&[&jsonl], None, None).unwrap_err().to_string();
         assert!(m.contains("the files have: val/acc"), "{m}");
     }
 }

@@ -59,8 +59,16 @@ pub fn verl_rejections(overrides: &BTreeMap<String, String>) -> Vec<String> {
         }
         let micro_pairs = [
             ("actor_rollout_ref.actor", "ppo_micro_batch_size", true),
-            ("actor_rollout_ref.ref", "log_prob_micro_batch_size", reference),
-            ("actor_rollout_ref.rollout", "log_prob_micro_batch_size", true),
+            (
+                "actor_rollout_ref.ref",
+                "log_prob_micro_batch_size",
+                reference,
+            ),
+            (
+                "actor_rollout_ref.rollout",
+                "log_prob_micro_batch_size",
+                true,
+            ),
         ];
         for (section, param, needed) in micro_pairs {
             let deprecated = set(&format!("{section}.{param}"));

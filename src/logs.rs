@@ -1,0 +1,368 @@
+//! Reading what RL frameworks log, in one place for every command that reads logs
+//! (`calibrate-hw` takes phase timings from them, `collect` and `fit --logs` held-out metrics).
+//!
+//! Formats, detected from the file or forced with `--format`:
+//! - `verl-console`: veRL's console lines, `step:5 - timing_s/gen:41.2 - val-core/...:0.31`
+//!   (veRL `verl/utils/tracking.py` prints a step's metrics joined by ` - `; a Ray prefix such as
+//!   `(TaskRunner pid=1234)` before `step:` is allowed);
+//! - `verl-jsonl`: veRL's file logger, one JSON line per step, `{"step": 5, "data": {...}}`
+//!   (`trainer.logger=['file']`, written to `$VERL_FILE_LOGGER_PATH`);
+//! - `jsonl`: plain JSON lines of metrics, `{"step": 5, "timing_s/gen": 41.2}`;
+//! - `wandb-csv`: a wandb history export, one row per step (`Step`, `_step`, `step`,
+//!   `trainer/global_step` or `global_step`) and one column per metric;
+//! - `trl-state`: TRL's (transformers') `trainer_state.json`, whose `log_history` is a list of
+//!   `{"step": N, "loss": …, "eval_…": …}`.
+//!
+//! OpenRLHF logs to wandb or TensorBoard rather than a documented text format of its own; its
+//! wandb export is read as `wandb-csv`.
+//!
+//! The formats are one enum rather than a trait with an implementation per format: each is a
+//! short function from text to steps, and the enum gives `--format` its parser, its names and
+//! its error messages in one place.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+/// A log format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    /// veRL console lines.
+    VerlConsole,
+    /// veRL's file logger (JSON lines with `step` and `data`).
+    VerlJsonl,
+    /// Plain JSON lines of metrics.
+    Jsonl,
+    /// A wandb CSV export.
+    WandbCsv,
+    /// TRL's `trainer_state.json`.
+    TrlState,
+}
+
+impl LogFormat {
+    /// Every format, in detection order's spirit.
+    pub const ALL: [LogFormat; 5] = [
+        LogFormat::VerlConsole,
+        LogFormat::VerlJsonl,
+        LogFormat::Jsonl,
+        LogFormat::WandbCsv,
+        LogFormat::TrlState,
+    ];
+
+    /// The name `--format` takes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogFormat::VerlConsole => "verl-console",
+            LogFormat::VerlJsonl => "verl-jsonl",
+            LogFormat::Jsonl => "jsonl",
+            LogFormat::WandbCsv => "wandb-csv",
+            LogFormat::TrlState => "trl-state",
+        }
+    }
+
+    /// A description for humans.
+    pub fn describe(self) -> &'static str {
+        match self {
+            LogFormat::VerlConsole => "veRL console",
+            LogFormat::VerlJsonl => "veRL file logger (JSON lines)",
+            LogFormat::Jsonl => "JSON lines",
+            LogFormat::WandbCsv => "CSV (wandb export)",
+            LogFormat::TrlState => "TRL trainer_state.json",
+        }
+    }
+
+    /// The format of a file, from its name and text.
+    pub fn detect(path: &Path, text: &str) -> LogFormat {
+        let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        let is_state = path.file_name().is_some_and(|n| n == "trainer_state.json")
+            || (first.trim() == "{" && text.contains("\"log_history\""));
+        if is_state {
+            LogFormat::TrlState
+        } else if first.trim_start().starts_with('{') {
+            let file_logger = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .and_then(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                .is_some_and(|v| v.get("data").is_some());
+            if file_logger {
+                LogFormat::VerlJsonl
+            } else {
+                LogFormat::Jsonl
+            }
+        } else if first.contains(',') && !first.contains(" - ") {
+            LogFormat::WandbCsv
+        } else {
+            LogFormat::VerlConsole
+        }
+    }
+}
+
+impl std::str::FromStr for LogFormat {
+    type Err = String;
+
+    fn from_str(text: &str) -> std::result::Result<Self, String> {
+        LogFormat::ALL
+            .into_iter()
+            .find(|f| f.as_str() == text)
+            .ok_or_else(|| {
+                format!(
+                    "`{text}` is not a log format; {}",
+                    crate::error::suggestion(text, LogFormat::ALL.iter().map(|f| f.as_str()))
+                )
+            })
+    }
+}
+
+impl std::fmt::Display for LogFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One logged step: its number (when the log gives one) and its numeric metrics.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoggedStep {
+    /// The training step.
+    pub step: Option<u64>,
+    /// Metric name → value (finite numbers only).
+    pub metrics: BTreeMap<String, f64>,
+}
+
+/// A log read into steps.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricLog {
+    /// The format it was read as.
+    pub format: LogFormat,
+    /// Its steps, in file order.
+    pub steps: Vec<LoggedStep>,
+}
+
+/// Reads a log, detecting its format unless one is given.
+pub fn read_log(path: &Path, format: Option<LogFormat>) -> Result<MetricLog> {
+    let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            Error::in_file(path, None, "", "file not found; check the path")
+        }
+        std::io::ErrorKind::InvalidData => Error::in_file(
+            path,
+            None,
+            "",
+            "not UTF-8 text; give the log file itself (uncompressed)",
+        ),
+        _ => Error::io(path, e),
+    })?;
+    let format = format.unwrap_or_else(|| LogFormat::detect(path, &text));
+    let steps = match format {
+        LogFormat::VerlConsole => console_steps(&text),
+        LogFormat::VerlJsonl | LogFormat::Jsonl => json_line_steps(path, &text)?,
+        LogFormat::WandbCsv => csv_steps(path, &text)?,
+        LogFormat::TrlState => trainer_state_steps(path, &text)?,
+    };
+    Ok(MetricLog { format, steps })
+}
+
+/// The `key:value` pairs of one console line joined by ` - ` (a JSON object line is read as
+/// JSON). A key is the last word before its colon, so a Ray prefix does not hide `step`.
+pub fn parse_metrics_line(line: &str) -> BTreeMap<String, f64> {
+    let line = line.trim();
+    if line.starts_with('{') {
+        return serde_json::from_str::<serde_json::Value>(line)
+            .map(|v| json_metrics(&v))
+            .unwrap_or_default();
+    }
+    let mut out = BTreeMap::new();
+    for part in line.split(" - ") {
+        if let Some((k, v)) = part.trim().rsplit_once(':')
+            && let Ok(x) = v.trim().parse::<f64>()
+            && x.is_finite()
+        {
+            let key = k.split_whitespace().last().unwrap_or("");
+            if !key.is_empty() {
+                out.insert(key.to_string(), x);
+            }
+        }
+    }
+    out
+}
+
+fn console_steps(text: &str) -> Vec<LoggedStep> {
+    text.lines()
+        .filter(|l| l.contains(" - "))
+        .map(parse_metrics_line)
+        .filter(|m| m.contains_key("step"))
+        .map(|mut metrics| {
+            let step = metrics
+                .remove("step")
+                .filter(|s| *s >= 0.0)
+                .map(|s| s as u64);
+            LoggedStep { step, metrics }
+        })
+        .collect()
+}
+
+/// Numeric entries of a JSON object (of its `data` member when it has one).
+fn json_metrics(value: &serde_json::Value) -> BTreeMap<String, f64> {
+    let object = value.get("data").unwrap_or(value);
+    let mut out = BTreeMap::new();
+    if let serde_json::Value::Object(map) = object {
+        for (k, v) in map {
+            if let Some(x) = v.as_f64().filter(|x| x.is_finite()) {
+                out.insert(k.clone(), x);
+            }
+        }
+    }
+    out
+}
+
+fn json_line_steps(path: &Path, text: &str) -> Result<Vec<LoggedStep>> {
+    let mut steps = Vec::new();
+    for (k, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: serde_json::Value = serde_json::from_str(line)
+            .map_err(|e| Error::in_file(path, Some(k + 1), "", format!("not a JSON line: {e}")))?;
+        let step = v.get("step").and_then(|s| s.as_u64());
+        let mut metrics = json_metrics(&v);
+        metrics.remove("step");
+        steps.push(LoggedStep { step, metrics });
+    }
+    Ok(steps)
+}
+
+fn csv_steps(path: &Path, text: &str) -> Result<Vec<LoggedStep>> {
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let headers = reader
+        .headers()
+        .map_err(|e| Error::in_file(path, Some(1), "", e.to_string()))?
+        .clone();
+    let step_column = [
+        "Step",
+        "_step",
+        "step",
+        "trainer/global_step",
+        "global_step",
+    ]
+    .iter()
+    .find_map(|name| headers.iter().position(|h| h.trim() == *name));
+    let mut steps = Vec::new();
+    for (k, record) in reader.records().enumerate() {
+        let record = record.map_err(|e| Error::in_file(path, Some(k + 2), "", e.to_string()))?;
+        let step = step_column
+            .and_then(|c| record.get(c))
+            .and_then(|s| s.trim().parse::<f64>().ok())
+            .filter(|s| *s >= 0.0)
+            .map(|s| s as u64);
+        let metrics = headers
+            .iter()
+            .zip(record.iter())
+            .enumerate()
+            .filter(|(i, _)| Some(*i) != step_column)
+            .filter_map(|(_, (h, v))| {
+                v.trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|x| x.is_finite())
+                    .map(|x| (h.trim().to_string(), x))
+            })
+            .collect();
+        steps.push(LoggedStep { step, metrics });
+    }
+    Ok(steps)
+}
+
+fn trainer_state_steps(path: &Path, text: &str) -> Result<Vec<LoggedStep>> {
+    let state: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| Error::in_file(path, Some(e.line()), "", e.to_string()))?;
+    let history = state
+        .get("log_history")
+        .and_then(|h| h.as_array())
+        .ok_or_else(|| {
+            Error::in_file(
+                path,
+                None,
+                "log_history",
+                "missing: is this TRL's trainer_state.json?",
+            )
+        })?;
+    Ok(history
+        .iter()
+        .map(|entry| {
+            let mut metrics = json_metrics(entry);
+            metrics.remove("step");
+            LoggedStep {
+                step: entry.get("step").and_then(|s| s.as_u64()),
+                metrics,
+            }
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(name: &str, text: &str, format: Option<LogFormat>) -> MetricLog {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        read_log(&path, format).unwrap()
+    }
+
+    #[test]
+    fn each_format_is_detected_and_read_into_steps() {
+        let cases = [
+            (
+                "run.log",
+                "(TaskRunner pid=77) step:3 - timing_s/gen:40.5 - val-core/acc:0.5\nINFO other\n",
+                LogFormat::VerlConsole,
+            ),
+            (
+                "m.jsonl",
+                "{\"step\":3,\"data\":{\"timing_s/gen\":40.5,\"val-core/acc\":0.5}}\n",
+                LogFormat::VerlJsonl,
+            ),
+            (
+                "m.jsonl",
+                "{\"step\":3,\"timing_s/gen\":40.5,\"val-core/acc\":0.5}\n",
+                LogFormat::Jsonl,
+            ),
+            (
+                "export.csv",
+                "Step,timing_s/gen,val-core/acc\n3,40.5,0.5\n",
+                LogFormat::WandbCsv,
+            ),
+            (
+                "trainer_state.json",
+                "{\n  \"log_history\": [{\"step\": 3, \"timing_s/gen\": 40.5, \"val-core/acc\": 0.5}]\n}\n",
+                LogFormat::TrlState,
+            ),
+        ];
+        for (name, text, format) in cases {
+            let log = read(name, text, None);
+            assert_eq!(log.format, format, "{name}");
+            assert_eq!(log.steps.len(), 1, "{format}");
+            assert_eq!(log.steps[0].step, Some(3), "{format}");
+            assert_eq!(log.steps[0].metrics["timing_s/gen"], 40.5, "{format}");
+            assert_eq!(log.steps[0].metrics["val-core/acc"], 0.5, "{format}");
+            // Forcing the detected format reads the same.
+            assert_eq!(read(name, text, Some(format)), log);
+        }
+    }
+
+    #[test]
+    fn a_bad_json_line_names_its_line_and_format_names_parse() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.jsonl");
+        std::fs::write(&path, "{\"step\":1,\"data\":{}}\n{\"step\":2,\n").unwrap();
+        let m = read_log(&path, None).unwrap_err().to_string();
+        assert!(
+            m.contains("m.jsonl:2") && m.contains("not a JSON line"),
+            "{m}"
+        );
+        assert_eq!("wandb-csv".parse::<LogFormat>(), Ok(LogFormat::WandbCsv));
+        let m = "verl-json".parse::<LogFormat>().unwrap_err();
+        assert!(m.contains("did you mean `verl-jsonl`"), "{m}");
+    }
+}
