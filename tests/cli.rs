@@ -13,7 +13,9 @@ const REQUIRED_COLUMNS: &[&str] = &[
     "cell_id",
     "model",
     "finetune",
+    "lora_rank",
     "reward",
+    "reward_model",
     "group_size",
     "max_response_len",
     "update_epochs",
@@ -139,7 +141,7 @@ fn default_sweep_writes_cells_and_manifest_under_results() {
     let (fh, front_rows) = read_csv(&out.join("frontier.csv"));
     let front_ids: std::collections::BTreeSet<String> = front_rows
         .iter()
-        .filter(|r| r[fh.iter().position(|h| h == "front").unwrap()] == "budget_unit")
+        .filter(|r| r[fh.iter().position(|h| h == "front").unwrap()] == "flops")
         .map(|r| r[fh.iter().position(|h| h == "cell_id").unwrap()].clone())
         .collect();
     let marked: std::collections::BTreeSet<String> = rows
@@ -149,6 +151,57 @@ fn default_sweep_writes_cells_and_manifest_under_results() {
         .collect();
     assert!(!marked.is_empty());
     assert_eq!(marked, front_ids);
+    // Tidy tables: every file names a cell with the same columns, one quantity each, numbers as
+    // numbers, so they merge on cell_id without parsing.
+    let identity = [
+        "engine",
+        "model",
+        "finetune",
+        "lora_rank",
+        "reward",
+        "reward_model",
+        "group_size",
+        "max_response_len",
+        "update_epochs",
+        "prompts_per_step",
+        "budget",
+        "budget_unit",
+    ];
+    for file in [
+        "cells.csv",
+        "frontier.csv",
+        "shortlist.csv",
+        "allocation_frontier.csv",
+    ] {
+        let (h, rows) = read_csv(&out.join(file));
+        for column in identity {
+            assert!(h.iter().any(|c| c == column), "{file} lacks {column}");
+        }
+        assert!(
+            !h.iter().any(|c| c == "update_fraction" || c == "flags"),
+            "{file}: {h:?}"
+        );
+        let at = |name: &str| h.iter().position(|c| c == name).unwrap();
+        for row in &rows {
+            assert!(row[at("budget")].parse::<f64>().is_ok(), "{file}: {row:?}");
+            assert!(
+                row[at("lora_rank")].parse::<u64>().is_ok(),
+                "{file}: {row:?}"
+            );
+            assert!(["full", "lora"].contains(&row[at("finetune")].as_str()));
+            assert!(!row[at("reward")].contains(':'), "{file}: {row:?}");
+            assert_eq!(
+                row[at("finetune")] == "full",
+                row[at("lora_rank")] == "0",
+                "{file}: {row:?}"
+            );
+        }
+    }
+    let (h, rows) = read_csv(&out.join("shortlist.csv"));
+    for flag in ["calibrated", "at_grid_edge", "infeasible_neighbour"] {
+        let at = h.iter().position(|c| c == flag).unwrap();
+        assert!(rows.iter().all(|r| r[at] == "true" || r[at] == "false"));
+    }
 }
 
 #[test]

@@ -179,7 +179,10 @@ fn plan_cell(headers: &[String], row: &[String]) -> serde_json::Value {
     let number = |name: &str| col(name).parse::<u64>().unwrap();
     serde_json::json!({
         "model": col("model"),
-        "finetune": col("finetune"),
+        "finetune": match col("finetune").as_str() {
+            "lora" => format!("lora:{}", col("lora_rank")),
+            other => other.to_string(),
+        },
         "group_size": number("group_size"),
         "max_response_len": number("max_response_len"),
         "update_epochs": number("update_epochs"),

@@ -59,8 +59,13 @@ fn plan_writes_runs_launch_scripts_and_a_slurm_array() {
     assert_eq!(info["grid_sha256"].as_str().unwrap().len(), 64);
     // Every model x reward stratum is covered.
     for model in ["qwen2.5-1.5b", "qwen2.5-3b", "qwen2.5-7b"] {
-        for reward in ["rule", "prm:qwen2.5-math-prm-7b"] {
-            assert!(plan_csv.lines().any(|l| l.contains(&format!("{model},")) && l.contains(&format!(",{reward},"))), "{model} {reward}");
+        for reward in ["rule,", "prm,qwen2.5-math-prm-7b,"] {
+            assert!(
+                plan_csv
+                    .lines()
+                    .any(|l| l.contains(&format!("{model},")) && l.contains(&format!(",{reward}"))),
+                "{model} {reward}"
+            );
         }
     }
     let script = std::fs::read_to_string(out.join("launch/p001.sh")).unwrap();

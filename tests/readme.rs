@@ -185,3 +185,45 @@ fn shell_words_honour_quotes() {
         vec!["a", "--b", "c d", "e"]
     );
 }
+
+/// Whether `python3` can import pandas here.
+fn pandas_available() -> bool {
+    std::process::Command::new("python3")
+        .args(["-c", "import pandas"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn the_readmes_python_snippets_run_against_the_committed_results() {
+    // Each ```python block of the README runs from the repository root (it reads the committed
+    // results/). `.ci/run` installs pandas and sets RLFRONTIER_REQUIRE_PYTHON=1, so in CI the
+    // snippets always run; elsewhere they are skipped when pandas is missing, and say so.
+    if !pandas_available() {
+        assert!(
+            std::env::var("RLFRONTIER_REQUIRE_PYTHON").is_err(),
+            "RLFRONTIER_REQUIRE_PYTHON is set but python3 cannot import pandas"
+        );
+        eprintln!("skipped: python3 with pandas is not available");
+        return;
+    }
+    let readme = std::fs::read_to_string(common::repo("README.md")).unwrap();
+    let snippets: Vec<(usize, String, Vec<String>)> = fenced_blocks(&readme)
+        .into_iter()
+        .filter(|(_, info, _)| info == "python")
+        .collect();
+    assert!(!snippets.is_empty(), "the README has no python snippet");
+    for (line, _, body) in snippets {
+        let output = std::process::Command::new("python3")
+            .arg("-c")
+            .arg(body.join("\n"))
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "README line {line}: the python snippet failed:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}

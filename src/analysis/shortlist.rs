@@ -88,7 +88,60 @@ pub struct Entry {
     /// Probability that this regime (with its near-duplicates) is the best of its budget.
     pub probability_best: f64,
     /// Warnings and advice.
-    pub flags: Vec<String>,
+    pub flags: Vec<Flag>,
+}
+
+/// A warning about a shortlisted regime, typed so that tables can give each kind a column.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Flag {
+    /// The regime sits at the lower end of a numeric axis that could go lower.
+    LowerEdge {
+        /// The axis.
+        axis: Axis,
+        /// Its smallest value in the grid.
+        value: u64,
+    },
+    /// The regime sits at the upper end of a numeric axis.
+    UpperEdge {
+        /// The axis.
+        axis: Axis,
+        /// Its largest value in the grid.
+        value: u64,
+    },
+    /// The outcome model is the uncalibrated prior.
+    Uncalibrated,
+    /// A neighbouring cell on a numeric axis cannot run.
+    InfeasibleNeighbour {
+        /// The axis.
+        axis: Axis,
+        /// The neighbour's value.
+        value: u64,
+        /// Why it cannot run (`InfeasibleKind` code).
+        code: &'static str,
+    },
+}
+
+impl std::fmt::Display for Flag {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Flag::LowerEdge { axis, value } => {
+                write!(
+                    f,
+                    "at the lower edge of {axis} ({value}): add smaller values"
+                )
+            }
+            Flag::UpperEdge { axis, value } => {
+                write!(
+                    f,
+                    "at the upper edge of {axis} ({value}): add larger values"
+                )
+            }
+            Flag::Uncalibrated => write!(f, "prior only (uncalibrated): validate before trusting"),
+            Flag::InfeasibleNeighbour { axis, value, code } => {
+                write!(f, "infeasible neighbour at {axis} = {value} ({code})")
+            }
+        }
+    }
 }
 
 /// Whether two cells are one regime for the shortlist: same engine and model, fine-tuning mode (or LoRA
@@ -141,23 +194,23 @@ fn numeric_axes<'g>(grid: &'g Grid, i: &AxisIndices) -> Vec<(Axis, &'g [u64], us
         .collect()
 }
 
-fn flags(grid: &Grid, point: &Point) -> Vec<String> {
+fn flags(grid: &Grid, point: &Point) -> Vec<Flag> {
     let mut flags = Vec::new();
     for (axis, values, index, minimum) in numeric_axes(grid, &point.indices) {
         if values.len() > 1 && index == 0 && values[0] > minimum {
-            flags.push(format!(
-                "at the lower edge of {axis} ({}): add smaller values",
-                values[0]
-            ));
+            flags.push(Flag::LowerEdge {
+                axis,
+                value: values[0],
+            });
         } else if values.len() > 1 && index + 1 == values.len() {
-            flags.push(format!(
-                "at the upper edge of {axis} ({}): add larger values",
-                values[index]
-            ));
+            flags.push(Flag::UpperEdge {
+                axis,
+                value: values[index],
+            });
         }
     }
     if grid.outcome_state == crate::outcome::OutcomeState::Prior {
-        flags.push("prior only (uncalibrated): validate before trusting".to_string());
+        flags.push(Flag::Uncalibrated);
     }
     for (axis, values, index, _) in numeric_axes(grid, &point.indices) {
         for neighbour in [index.checked_sub(1), Some(index + 1)]
@@ -171,11 +224,11 @@ fn flags(grid: &Grid, point: &Point) -> Vec<String> {
             if let Some(e) = crate::evaluate::evaluate_cell(grid, id)
                 && let Some(reason) = e.ledger.infeasible
             {
-                flags.push(format!(
-                    "infeasible neighbour at {axis} = {} ({})",
-                    values[neighbour],
-                    reason.code()
-                ));
+                flags.push(Flag::InfeasibleNeighbour {
+                    axis,
+                    value: values[neighbour],
+                    code: reason.code(),
+                });
             }
         }
     }

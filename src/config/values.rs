@@ -38,6 +38,39 @@ impl Finetune {
     }
 }
 
+impl Finetune {
+    /// `full` or `lora`: the mode alone, for a table column beside [`Finetune::lora_rank`].
+    pub fn mode(self) -> &'static str {
+        match self {
+            Finetune::Full => "full",
+            Finetune::Lora(_) => "lora",
+        }
+    }
+
+    /// The LoRA rank, 0 for full fine-tuning (veRL's `lora_rank` convention).
+    pub fn lora_rank(self) -> u64 {
+        match self {
+            Finetune::Full => 0,
+            Finetune::Lora(r) => r,
+        }
+    }
+
+    /// The value from its two table columns (`mode`, `lora_rank`).
+    pub fn from_columns(mode: &str, lora_rank: u64) -> Result<Self, String> {
+        match (mode, lora_rank) {
+            ("full", 0) => Ok(Finetune::Full),
+            ("lora", r) if r > 0 => Ok(Finetune::Lora(r)),
+            ("full", r) => Err(format!(
+                "finetune `full` with lora_rank {r}: write lora_rank 0"
+            )),
+            ("lora", _) => Err("finetune `lora` needs a lora_rank of 1 or more".to_string()),
+            (other, _) => Err(format!(
+                "`{other}` is not a fine-tuning mode; write full or lora"
+            )),
+        }
+    }
+}
+
 impl std::str::FromStr for Finetune {
     type Err = String;
 
@@ -144,6 +177,13 @@ impl Reward {
             kind,
             model: Some(model),
         })
+    }
+}
+
+impl Reward {
+    /// The reward or judge model's id, empty for rules: a table column beside the kind.
+    pub fn model_id(&self) -> &str {
+        self.model.as_ref().map_or("", |m| m.id.as_str())
     }
 }
 

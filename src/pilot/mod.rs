@@ -187,12 +187,16 @@ pub fn ledger_at(grid: &Grid, i: &AxisIndices, stop: Stop) -> Ledger {
     evaluate(&config_at(grid, i, stop))
 }
 
-/// Column order of `plan.csv`.
-pub const PLAN_COLUMNS: [&str; 18] = [
+/// Column order of `plan.csv`: the same names as the sweep's tables (`finetune` beside
+/// `lora_rank`, `reward` beside `reward_model`, `flops_share_learning` for RACE's update
+/// fraction).
+pub const PLAN_COLUMNS: [&str; 20] = [
     "run_id",
     "model",
     "finetune",
+    "lora_rank",
     "reward",
+    "reward_model",
     "group_size",
     "max_response_len",
     "update_epochs",
@@ -201,7 +205,7 @@ pub const PLAN_COLUMNS: [&str; 18] = [
     "budget_unit",
     "steps",
     "eval_every_steps",
-    "update_fraction",
+    "flops_share_learning",
     "cost_per_step",
     "expected_usd",
     "expected_gpu_hours",
@@ -209,17 +213,85 @@ pub const PLAN_COLUMNS: [&str; 18] = [
     "prior_score",
 ];
 
+/// One row of `plan.csv` as written and read.
+#[derive(Debug, Deserialize)]
+struct PlanRow {
+    run_id: String,
+    model: String,
+    finetune: String,
+    lora_rank: u64,
+    reward: String,
+    reward_model: String,
+    group_size: u64,
+    max_response_len: u64,
+    update_epochs: u64,
+    prompts_per_step: u64,
+    pilot_budget: f64,
+    budget_unit: String,
+    steps: u64,
+    eval_every_steps: u64,
+    flops_share_learning: f64,
+    cost_per_step: f64,
+    expected_usd: f64,
+    expected_gpu_hours: f64,
+    expected_wall_hours: f64,
+    prior_score: f64,
+}
+
+impl PlanRow {
+    /// The run, with fine-tuning and reward joined back into the grid's spelling.
+    fn into_run(self) -> std::result::Result<PilotRun, (&'static str, String)> {
+        let finetune = crate::config::Finetune::from_columns(&self.finetune, self.lora_rank)
+            .map_err(|m| ("finetune", m))?;
+        let reward = if self.reward_model.is_empty() {
+            self.reward
+        } else {
+            format!("{}:{}", self.reward, self.reward_model)
+        };
+        Ok(PilotRun {
+            run_id: self.run_id,
+            model: self.model,
+            finetune: finetune.to_string(),
+            reward,
+            group_size: self.group_size,
+            max_response_len: self.max_response_len,
+            update_epochs: self.update_epochs,
+            prompts_per_step: self.prompts_per_step,
+            pilot_budget: self.pilot_budget,
+            budget_unit: self.budget_unit,
+            steps: self.steps,
+            eval_every_steps: self.eval_every_steps,
+            update_fraction: self.flops_share_learning,
+            cost_per_step: self.cost_per_step,
+            expected_usd: self.expected_usd,
+            expected_gpu_hours: self.expected_gpu_hours,
+            expected_wall_hours: self.expected_wall_hours,
+            prior_score: self.prior_score,
+        })
+    }
+}
+
 /// `plan.csv` bytes.
 pub fn plan_csv(plan: &Plan) -> Vec<u8> {
     use crate::format::number;
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(PLAN_COLUMNS).expect("memory");
     for r in &plan.runs {
+        let (finetune, lora_rank) = match crate::config::Finetune::parse(&r.finetune) {
+            Ok(f) => (f.mode().to_string(), f.lora_rank().to_string()),
+            Err(_) => (r.finetune.clone(), String::new()),
+        };
+        let (reward, reward_model) = match r.reward.split_once(':') {
+            Some((kind, model)) => (kind.to_string(), model.to_string()),
+            None => (r.reward.clone(), String::new()),
+        };
         w.write_record([
             r.run_id.clone(),
             r.model.clone(),
-            r.finetune.clone(),
-            r.reward.clone(),
+            finetune,
+            lora_rank,
+            reward,
+            reward_model,
             r.group_size.to_string(),
             r.max_response_len.to_string(),
             r.update_epochs.to_string(),
@@ -287,10 +359,12 @@ pub fn read_plan(csv_path: &Path) -> Result<Plan> {
         }
     }
     let mut runs = Vec::new();
-    for (k, record) in reader.deserialize::<PilotRun>().enumerate() {
+    for (k, record) in reader.deserialize::<PlanRow>().enumerate() {
         let line = k + 2;
         let run = record
-            .map_err(|e| Error::in_file(csv_path, Some(line), "", format!("bad plan row: {e}")))?;
+            .map_err(|e| Error::in_file(csv_path, Some(line), "", format!("bad plan row: {e}")))?
+            .into_run()
+            .map_err(|(field, m)| Error::in_file(csv_path, Some(line), field, m))?;
         if runs.iter().any(|r: &PilotRun| r.run_id == run.run_id) {
             return Err(Error::in_file(
                 csv_path,

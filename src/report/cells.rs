@@ -27,8 +27,14 @@ pub struct CellRow {
     pub cell_id: u64,
     pub engine: String,
     pub model: String,
-    pub finetune: String,
-    pub reward: String,
+    /// `full` or `lora`.
+    pub finetune: &'static str,
+    /// LoRA rank, 0 for full fine-tuning.
+    pub lora_rank: u64,
+    /// `rule`, `orm`, `prm` or `judge`.
+    pub reward: &'static str,
+    /// The reward or judge model's id, empty for rules.
+    pub reward_model: String,
     pub group_size: u64,
     pub max_response_len: u64,
     pub update_epochs: u64,
@@ -100,8 +106,10 @@ impl CellRow {
             cell_id: cell.id,
             engine: cell.engine.id.clone(),
             model: cell.model.id.clone(),
-            finetune: cell.finetune.to_string(),
-            reward: cell.reward.to_string(),
+            finetune: cell.finetune.mode(),
+            lora_rank: cell.finetune.lora_rank(),
+            reward: cell.reward.kind.as_str(),
+            reward_model: cell.reward.model_id().to_string(),
             group_size: cell.group_size,
             max_response_len: cell.max_response_len,
             update_epochs: cell.update_epochs,
@@ -260,7 +268,7 @@ mod tests {
     #[test]
     fn the_header_is_the_rows_field_list() {
         let columns = cell_columns();
-        assert_eq!(columns.len(), 52);
+        assert_eq!(columns.len(), 54);
         assert_eq!(columns.first().map(String::as_str), Some("cell_id"));
         assert_eq!(columns.last().map(String::as_str), Some("on_frontier"));
         assert_eq!(

@@ -9,6 +9,7 @@ use crate::outcome::params::PARAMS;
 use crate::spec::Grid;
 
 use super::tables::{budget_label, shortlist_cells};
+use crate::analysis::shortlist::Flag;
 
 /// Escapes text for HTML.
 pub fn escape(text: &str) -> String {
@@ -171,8 +172,8 @@ fn shortlist_section(grid: &Grid, shortlist: &[Entry]) -> String {
                 e.rank,
                 c.probability_best,
                 escape(&f.model),
-                escape(&f.finetune),
-                escape(&f.reward),
+                escape(&f.finetune_label),
+                escape(&f.reward_label),
                 f.group_size,
                 f.max_response_len,
                 f.update_epochs,
@@ -182,7 +183,14 @@ fn shortlist_section(grid: &Grid, shortlist: &[Entry]) -> String {
                 c.usd,
                 c.gpu_hours,
                 c.usd_per_point,
-                escape(&e.flags.join("; ")),
+                escape(
+                    &e.flags
+                        .iter()
+                        .filter(|f| **f != Flag::Uncalibrated)
+                        .map(Flag::to_string)
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
             ));
         }
         h.push_str("</table>\n");

@@ -2,22 +2,28 @@
 //! `shortlist.csv`, `shortlist.md`.
 
 use crate::analysis::frontier::{Aggregate, CostBasis, Point, UPDATE_FRACTION_BIN};
-use crate::analysis::shortlist::Entry;
+use crate::analysis::shortlist::{Entry, Flag};
 use crate::evaluate::cost_unit;
 use crate::format::{money, number, percent};
-use crate::spec::{Axis, BudgetAxis, Grid};
+use crate::spec::{BudgetAxis, Grid};
 
-/// A cell's axis values as text, by name.
+/// A cell's axis values as table columns: one quantity per column, numbers as numbers (the
+/// fine-tuning mode beside its LoRA rank, the reward kind beside its model, the budget's amount
+/// beside its unit), so the files merge and filter in pandas without parsing.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CellFields {
     /// Rollout engine id.
     pub engine: String,
     /// Policy model id.
     pub model: String,
-    /// `full` or `lora:R`.
+    /// `full` or `lora`.
     pub finetune: String,
-    /// `rule`, `prm:MODEL`, ...
+    /// LoRA rank, 0 for full fine-tuning.
+    pub lora_rank: String,
+    /// `rule`, `orm`, `prm` or `judge`.
     pub reward: String,
+    /// The reward or judge model's id, empty for rules.
+    pub reward_model: String,
     /// G.
     pub group_size: String,
     /// Response cap.
@@ -26,41 +32,88 @@ pub struct CellFields {
     pub update_epochs: String,
     /// Prompts per step.
     pub prompts_per_step: String,
-    /// The budget as written in the grid.
+    /// The budget's amount (or the fixed iteration count).
     pub budget: String,
+    /// `flops`, `gpu_hours`, `usd` or `iterations`.
+    pub budget_unit: String,
+    /// The fine-tuning as people write it (`full`, `lora:64`).
+    pub finetune_label: String,
+    /// The reward as people write it (`rule`, `prm:qwen2.5-math-prm-7b`).
+    pub reward_label: String,
+    /// The budget as people write it (`1e17 flops`).
+    pub budget_label: String,
 }
 
+/// Column names of [`CellFields::into_row`], in order; the same names as `cells.csv`.
+pub const CELL_HEADER: [&str; 12] = [
+    "engine",
+    "model",
+    "finetune",
+    "lora_rank",
+    "reward",
+    "reward_model",
+    "group_size",
+    "max_response_len",
+    "update_epochs",
+    "prompts_per_step",
+    "budget",
+    "budget_unit",
+];
+
 impl CellFields {
-    /// The fields in column order (the axes in `spec::Axis::ALL` order).
-    pub fn into_row(self) -> [String; 9] {
+    /// The table columns in [`CELL_HEADER`] order.
+    pub fn into_row(self) -> [String; 12] {
         [
             self.engine,
             self.model,
             self.finetune,
+            self.lora_rank,
             self.reward,
+            self.reward_model,
             self.group_size,
             self.max_response_len,
             self.update_epochs,
             self.prompts_per_step,
             self.budget,
+            self.budget_unit,
         ]
     }
 }
 
-/// The cell's axis values as text.
+/// The cell's axis values.
 pub fn cell_fields(grid: &Grid, p: &Point) -> CellFields {
     let a = &grid.axes;
     let i = &p.indices;
+    let finetune = a.finetune[i.finetune];
+    let reward = &a.reward[i.reward];
+    let (budget, budget_unit) = budget_columns(grid, i.budget);
     CellFields {
         engine: a.engine[i.engine].id.clone(),
         model: a.model[i.model].id.clone(),
-        finetune: a.finetune[i.finetune].to_string(),
-        reward: a.reward[i.reward].to_string(),
+        finetune: finetune.mode().to_string(),
+        lora_rank: finetune.lora_rank().to_string(),
+        reward: reward.kind.as_str().to_string(),
+        reward_model: reward.model_id().to_string(),
         group_size: a.group_size[i.group_size].to_string(),
         max_response_len: a.max_response_len[i.max_response_len].to_string(),
         update_epochs: a.update_epochs[i.update_epochs].to_string(),
         prompts_per_step: a.prompts_per_step[i.prompts_per_step].to_string(),
-        budget: budget_label(grid, i.budget),
+        budget,
+        budget_unit,
+        finetune_label: finetune.to_string(),
+        reward_label: reward.to_string(),
+        budget_label: budget_label(grid, i.budget),
+    }
+}
+
+/// A budget's amount and unit as two columns (`1e17`, `flops`; a fixed count: `100`,
+/// `iterations`).
+pub fn budget_columns(grid: &Grid, index: usize) -> (String, String) {
+    match &grid.axes.budget {
+        BudgetAxis::Budgets { unit, amounts } => {
+            (number(amounts[index]), unit.as_str().to_string())
+        }
+        BudgetAxis::Iterations(n) => (n[index].to_string(), "iterations".to_string()),
     }
 }
 
@@ -74,8 +127,34 @@ pub fn budget_label(grid: &Grid, index: usize) -> String {
     }
 }
 
-/// Column names of [`CellFields`], in order: the axes' names.
-const CELL_HEADER: [&str; 9] = Axis::NAMES;
+/// The shortlist flags as columns: whether the regime sits at an edge of the grid and which
+/// (`max_response_len:lower;prompts_per_step:lower`), whether a neighbour is infeasible and
+/// which (`prompts_per_step=64:budget_below_one_iteration`). Calibration is a column of its own.
+pub fn flag_columns(flags: &[Flag]) -> [String; 4] {
+    let edges: Vec<String> = flags
+        .iter()
+        .filter_map(|f| match f {
+            Flag::LowerEdge { axis, .. } => Some(format!("{axis}:lower")),
+            Flag::UpperEdge { axis, .. } => Some(format!("{axis}:upper")),
+            _ => None,
+        })
+        .collect();
+    let neighbours: Vec<String> = flags
+        .iter()
+        .filter_map(|f| match f {
+            Flag::InfeasibleNeighbour { axis, value, code } => {
+                Some(format!("{axis}={value}:{code}"))
+            }
+            _ => None,
+        })
+        .collect();
+    [
+        (!edges.is_empty()).to_string(),
+        edges.join(";"),
+        (!neighbours.is_empty()).to_string(),
+        neighbours.join(";"),
+    ]
+}
 
 fn to_bytes(header: Vec<String>, rows: Vec<Vec<String>>) -> Vec<u8> {
     let mut w = csv::Writer::from_writer(Vec::new());
@@ -87,7 +166,8 @@ fn to_bytes(header: Vec<String>, rows: Vec<Vec<String>>) -> Vec<u8> {
 }
 
 /// `frontier.csv`: the cost–score front in the grid's budget unit and in dollars, each sorted by
-/// cost; `front` says which.
+/// cost; `front` names the cost the front is drawn against, in `budget_unit` spelling (`flops`,
+/// `gpu-h` or `usd`).
 pub fn frontier_csv(grid: &Grid, aggregate: &Aggregate) -> Vec<u8> {
     let unit = cost_unit(grid);
     let mut header: Vec<String> = ["front", "cell_id"].iter().map(|s| s.to_string()).collect();
@@ -101,7 +181,6 @@ pub fn frontier_csv(grid: &Grid, aggregate: &Aggregate) -> Vec<u8> {
             "predicted_score",
             "score_low",
             "score_high",
-            "update_fraction",
             "flops_share_search",
             "flops_share_learning",
             "flops_share_feedback",
@@ -113,15 +192,12 @@ pub fn frontier_csv(grid: &Grid, aggregate: &Aggregate) -> Vec<u8> {
         .map(|s| s.to_string()),
     );
     let mut rows = Vec::new();
-    let bases: &[(CostBasis, &str)] = if unit == "usd" {
-        &[(CostBasis::BudgetUnit, "usd")]
+    let bases: Vec<(CostBasis, &str)> = if unit == "usd" {
+        vec![(CostBasis::BudgetUnit, "usd")]
     } else {
-        &[
-            (CostBasis::BudgetUnit, "budget_unit"),
-            (CostBasis::Usd, "usd"),
-        ]
+        vec![(CostBasis::BudgetUnit, unit), (CostBasis::Usd, "usd")]
     };
-    for &(basis, label) in bases {
+    for &(basis, label) in &bases {
         for p in aggregate.front(basis) {
             let mut row = vec![label.to_string(), p.id.to_string()];
             row.extend(cell_fields(grid, &p).into_row());
@@ -134,7 +210,6 @@ pub fn frontier_csv(grid: &Grid, aggregate: &Aggregate) -> Vec<u8> {
                     p.score,
                     p.score_low,
                     p.score_high,
-                    p.update_fraction,
                     p.flops_shares[0],
                     p.flops_shares[1],
                     p.flops_shares[2],
@@ -150,51 +225,40 @@ pub fn frontier_csv(grid: &Grid, aggregate: &Aggregate) -> Vec<u8> {
     to_bytes(header, rows)
 }
 
-/// `allocation_frontier.csv`: per model, reward and budget, the best predicted score in each
-/// update-fraction bin and the cell attaining it (the RACE picture as a table).
+/// `allocation_frontier.csv`: per model, reward and budget, the best predicted score in each bin
+/// of the learning share of FLOPs (RACE's update fraction) and the cell attaining it (the RACE
+/// picture as a table).
 pub fn allocation_csv(grid: &Grid, aggregate: &Aggregate) -> Vec<u8> {
-    let header: Vec<String> = [
-        "model",
-        "reward",
-        "budget",
-        "update_fraction_low",
-        "update_fraction_high",
+    let mut header: Vec<String> = [
+        "flops_share_learning_low",
+        "flops_share_learning_high",
         "cell_id",
-        "update_fraction",
-        "predicted_score",
-        "score_low",
-        "score_high",
-        "usd",
-        "finetune",
-        "group_size",
-        "max_response_len",
-        "update_epochs",
-        "prompts_per_step",
     ]
     .iter()
     .map(|s| s.to_string())
     .collect();
+    header.extend(CELL_HEADER.iter().map(|s| s.to_string()));
+    header.extend(
+        [
+            "flops_share_learning",
+            "predicted_score",
+            "score_low",
+            "score_high",
+            "usd",
+        ]
+        .iter()
+        .map(|s| s.to_string()),
+    );
     let mut rows = Vec::new();
     for (&(_, _, _, bin), p) in &aggregate.allocation {
-        let f = cell_fields(grid, p);
-        rows.push(vec![
-            f.model.clone(),
-            f.reward.clone(),
-            f.budget.clone(),
+        let mut row = vec![
             number(bin as f64 * UPDATE_FRACTION_BIN),
             number((bin + 1) as f64 * UPDATE_FRACTION_BIN),
             p.id.to_string(),
-            number(p.update_fraction),
-            number(p.score),
-            number(p.score_low),
-            number(p.score_high),
-            number(p.usd),
-            f.finetune.clone(),
-            f.group_size.clone(),
-            f.max_response_len.clone(),
-            f.update_epochs.clone(),
-            f.prompts_per_step.clone(),
-        ]);
+        ];
+        row.extend(cell_fields(grid, p).into_row());
+        row.extend([p.update_fraction, p.score, p.score_low, p.score_high, p.usd].map(number));
+        rows.push(row);
     }
     to_bytes(header, rows)
 }
@@ -213,13 +277,17 @@ pub fn shortlist_csv(grid: &Grid, entries: &[Entry]) -> Vec<u8> {
             "score_high",
             "probability_best",
             "base_score",
-            "update_fraction",
+            "flops_share_learning",
             "validation_usd",
             "validation_gpu_hours",
             "validation_wall_hours",
             "usd_per_point",
             "gpu_hours_per_point",
-            "flags",
+            "calibrated",
+            "at_grid_edge",
+            "edge_axes",
+            "infeasible_neighbour",
+            "infeasible_neighbours",
         ]
         .iter()
         .map(|s| s.to_string()),
@@ -254,7 +322,8 @@ pub fn shortlist_csv(grid: &Grid, entries: &[Entry]) -> Vec<u8> {
                     .map(number)
                     .unwrap_or_default(),
             );
-            row.push(e.flags.join("; "));
+            row.push((!e.flags.contains(&Flag::Uncalibrated)).to_string());
+            row.extend(flag_columns(&e.flags));
             row
         })
         .collect();
@@ -328,8 +397,8 @@ pub fn shortlist_markdown(grid: &Grid, entries: &[Entry]) -> String {
                 e.rank,
                 c.probability_best,
                 f.model,
-                f.finetune,
-                f.reward,
+                f.finetune_label,
+                f.reward_label,
                 f.group_size,
                 f.max_response_len,
                 f.update_epochs,
@@ -344,21 +413,14 @@ pub fn shortlist_markdown(grid: &Grid, entries: &[Entry]) -> String {
         }
         md.push('\n');
         for e in entries.iter().filter(|e| e.budget_index == b) {
-            let notes: Vec<&String> = e
+            let notes: Vec<String> = e
                 .flags
                 .iter()
-                .filter(|f| !f.starts_with("prior only"))
+                .filter(|f| **f != Flag::Uncalibrated)
+                .map(Flag::to_string)
                 .collect();
             if !notes.is_empty() {
-                md.push_str(&format!(
-                    "- rank {}: {}\n",
-                    e.rank,
-                    notes
-                        .iter()
-                        .map(|s| s.as_str())
-                        .collect::<Vec<_>>()
-                        .join("; ")
-                ));
+                md.push_str(&format!("- rank {}: {}\n", e.rank, notes.join("; ")));
             }
         }
         md.push('\n');

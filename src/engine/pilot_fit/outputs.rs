@@ -143,14 +143,16 @@ pub(super) fn surfaces_table(grid: &Grid, plan: &Plan, fits: &[RunFit]) -> (Vec<
     sw.write_record([
         "model",
         "reward",
+        "reward_model",
         "pilot_budget",
+        "budget_unit",
         "points",
         "loo_rmse_constant",
         "loo_rmse_linear",
         "loo_rmse_log_linear",
         "loo_rmse_quadratic",
         "form",
-        "best_update_fraction",
+        "best_flops_share_learning",
         "best_score",
         "fallback_run",
         "reason",
@@ -175,11 +177,14 @@ pub(super) fn surfaces_table(grid: &Grid, plan: &Plan, fits: &[RunFit]) -> (Vec<
             .map(|k| plan.runs[runs[k].index].run_id.clone())
             .unwrap_or_default();
         let model = &grid.axes.model[*m].id;
-        let reward = grid.axes.reward[*r].to_string();
+        let reward_spec = &grid.axes.reward[*r];
+        let reward = reward_spec.to_string();
         sw.write_record([
             model.clone(),
-            reward.clone(),
-            format!("{} {}", number(plan.info.pilot_budget), unit),
+            reward_spec.kind.as_str().to_string(),
+            reward_spec.model_id().to_string(),
+            number(plan.info.pilot_budget),
+            unit.clone(),
             s.points.to_string(),
             opt(s.loo_rmse[0]),
             opt(s.loo_rmse[1]),
