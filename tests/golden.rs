@@ -236,7 +236,7 @@ const CASES: &[Case] = &[
         args: &[
             "simulate",
             "--plan",
-            "results/race-pilot-pilots/plan.csv",
+            "results/examples/race-pilot-pilots/plan.csv",
             "--truth",
             "grids/truth/race-pilot.toml",
             "--noise",
@@ -251,9 +251,9 @@ const CASES: &[Case] = &[
         name: "fit-readme",
         args: &[
             "fit",
-            "results/race-pilot-pilots/results.csv",
+            "results/examples/race-pilot-pilots/results.csv",
             "--plan",
-            "results/race-pilot-pilots/plan.csv",
+            "results/examples/race-pilot-pilots/plan.csv",
             "--out",
             "$OUT",
         ],
@@ -265,7 +265,7 @@ const CASES: &[Case] = &[
             "grids/race-pilot.toml",
             "-q",
             "--calibration",
-            "results/race-pilot-fit/calibration.json",
+            "results/examples/race-pilot-fit/calibration.json",
             "--out",
             "$OUT",
         ],
@@ -278,7 +278,7 @@ const CASES: &[Case] = &[
         name: "front-cells",
         args: &[
             "front",
-            "results/race-pilot/frontier.csv",
+            "results/examples/race-pilot/frontier.csv",
             "--columns",
             "usd,predicted_score",
             "--senses",
