@@ -96,3 +96,137 @@ fn report_renders_in_headless_chromium() {
         "page has only {colours} colours: plots did not render"
     );
 }
+
+/// Chromium's common flags for a hermetic headless run with its own profile in `dir`.
+fn headless(browser: &Path, dir: &Path) -> Command {
+    let mut c = Command::new(browser);
+    c.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--hide-scrollbars",
+    ])
+    .arg(format!("--user-data-dir={}", dir.join("profile").display()));
+    c
+}
+
+fn sweep_race_pilot(out: &Path) {
+    let grid = Path::new(env!("CARGO_MANIFEST_DIR")).join("grids/race-pilot.toml");
+    let status = Command::cargo_bin("rlfrontier")
+        .unwrap()
+        .args(["sweep", grid.to_str().unwrap(), "--quiet", "--out"])
+        .arg(out)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn the_report_answers_per_budget_filters_its_shortlist_and_carries_tooltips() {
+    let Some(browser) = chromium() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "chromium is not installed"
+        );
+        eprintln!("skipping: chromium not installed");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    sweep_race_pilot(&out);
+    // Load the report with a filter in the address: the page's script runs, then Chromium
+    // prints the resulting DOM.
+    let url = format!(
+        "file://{}#filter=qwen2.5-7b%20prm",
+        out.join("report.html").display()
+    );
+    let output = headless(&browser, dir.path())
+        .args(["--virtual-time-budget=5000", "--dump-dom"])
+        .arg(&url)
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&output.stdout).to_string();
+    assert!(
+        dom.contains("<h2>Answer per budget</h2>"),
+        "no headline section"
+    );
+    assert!(dom.contains("id=\"headline\""), "no headline table");
+    // Every budget of the grid has a best row.
+    assert_eq!(dom.matches("<tr class=\"best\">").count(), 5);
+    // The filter ran: shown rows all mention both words, hidden rows miss one, and the count
+    // says how many are shown.
+    let body = &dom[dom.find("id=\"shortlist\"").expect("shortlist table")..];
+    let body = &body[..body.find("</table>").unwrap()];
+    let rows: Vec<&str> = body.split("<tr").skip(2).collect();
+    assert!(!rows.is_empty());
+    let mut shown = 0;
+    for row in &rows {
+        let matches = row.contains("qwen2.5-7b") && row.contains("prm");
+        if row.contains("data-shown=\"1\"") {
+            assert!(matches, "a shown row does not match the filter: {row}");
+            shown += 1;
+        } else {
+            assert!(
+                row.contains("data-shown=\"0\""),
+                "the filter did not run: {row}"
+            );
+            assert!(!matches, "a matching row is hidden: {row}");
+        }
+    }
+    assert!(shown > 0 && shown < rows.len(), "{shown} of {}", rows.len());
+    assert!(dom.contains(&format!("{shown} of {} rows", rows.len())));
+    // Hovering a front point shows its configuration: each point is a hover target with a
+    // <title>, as the browser parsed it.
+    let tips = dom.matches("<circle class=\"tip\"").count();
+    assert!(tips >= 3, "{tips} tooltips");
+    assert!(dom.contains("<title>qwen2.5-"), "tooltips name the regime");
+}
+
+#[test]
+fn every_plot_rasterises_to_a_picture_with_content() {
+    let Some(browser) = chromium() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "chromium is not installed"
+        );
+        eprintln!("skipping: chromium not installed");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    sweep_race_pilot(&out);
+    for plot in ["frontier", "allocation", "split", "simplex"] {
+        let svg = out.join(format!("plots/{plot}.svg"));
+        let text = std::fs::read_to_string(&svg).unwrap();
+        // Paint opacity only: element opacity renders as black shapes in ImageMagick.
+        assert!(
+            !text.contains(" opacity=\""),
+            "{plot}.svg uses element opacity"
+        );
+        let shot = dir.path().join(format!("{plot}.png"));
+        headless(&browser, dir.path())
+            .arg("--window-size=1600,1000")
+            .arg(format!("--screenshot={}", shot.display()))
+            .arg(format!("file://{}", svg.display()))
+            .output()
+            .unwrap();
+        assert!(shot.exists(), "{plot}: no PNG");
+        let (share, colours) = ink(&shot);
+        assert!(
+            share > 0.01 && colours > 5,
+            "{plot}.svg rasterises to an empty picture ({:.2}% inked, {colours} colours)",
+            100.0 * share
+        );
+        // Not a black slab either.
+        assert!(
+            share < 0.6,
+            "{plot}.svg is mostly ink: {:.0}%",
+            100.0 * share
+        );
+    }
+}

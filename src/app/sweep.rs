@@ -6,11 +6,13 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 use clap::Args;
+use rlfrontier::analysis::headline::{Headline, KNEE_POINTS};
 use rlfrontier::engine::{
     CellsMode, Progress, SweepOptions, SweepSummary, default_out_dir, run_sweep,
 };
 use rlfrontier::error::Result;
-use rlfrontier::format::{percent, thousands};
+use rlfrontier::format::{money, percent, thousands};
+use rlfrontier::report::tables::{budget_label, regime_label};
 use rlfrontier::spec;
 
 use super::{CatalogFlag, emit};
@@ -137,8 +139,50 @@ fn summary_text(grid: &spec::Grid, s: &SweepSummary) -> String {
             "no cell is feasible: see infeasible_reason in cells.csv for what to change\n",
         );
     }
+    text.push_str(&headline_text(grid, &s.headlines));
     for f in &s.files {
         text.push_str(&format!("wrote {}\n", f.display()));
+    }
+    text
+}
+
+/// Per budget: the best regime, and the knee when it is cheaper.
+fn headline_text(grid: &spec::Grid, headlines: &[Headline]) -> String {
+    if headlines.is_empty() {
+        return String::new();
+    }
+    let mut text = format!(
+        "per budget, the best predicted regime and the knee (the cheapest regime within {} point of it, at this budget or a smaller one):\n",
+        KNEE_POINTS
+    );
+    let labels: Vec<String> = headlines
+        .iter()
+        .map(|h| budget_label(grid, h.budget_index))
+        .collect();
+    let width = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+    for (h, label) in headlines.iter().zip(&labels) {
+        let b = &h.best;
+        text.push_str(&format!(
+            "  {label:>width$}  best {}: {:.3} [{:.3}, {:.3}] for ${}\n",
+            regime_label(grid, b),
+            b.score,
+            b.score_low,
+            b.score_high,
+            money(b.usd)
+        ));
+        if h.knee.id == b.id {
+            text.push_str(&format!("  {:>width$}  knee: the best itself\n", ""));
+        } else {
+            text.push_str(&format!(
+                "  {:>width$}  knee {}: {:.3} ({:.1} points lower) for ${} ({} of the best's dollars)\n",
+                "",
+                regime_label(grid, &h.knee),
+                h.knee.score,
+                h.points_below_best(),
+                money(h.knee.usd),
+                percent(h.usd_share_of_best())
+            ));
+        }
     }
     text
 }

@@ -143,6 +143,8 @@ pub struct SweepSummary {
     pub elapsed_seconds: f64,
     /// Files written.
     pub files: Vec<PathBuf>,
+    /// Per budget, the best regime and the knee (`analysis::headline`).
+    pub headlines: Vec<crate::analysis::headline::Headline>,
 }
 
 /// The slice of cell ids shard `index` of `count` evaluates: contiguous, covering every id once.

@@ -352,6 +352,7 @@ pub(super) fn finish(
         threads,
         elapsed_seconds: started.elapsed().as_secs_f64(),
         files,
+        headlines: crate::analysis::headline::headlines(&aggregate),
     };
     Manifest::of(grid, catalog, options, mode, &summary).write(&options.out_dir)?;
     Ok(summary)

@@ -8,7 +8,8 @@ use crate::format::{money, percent, thousands};
 use crate::outcome::params::PARAMS;
 use crate::spec::Grid;
 
-use super::tables::{budget_label, shortlist_cells};
+use super::tables::{budget_label, regime_label, shortlist_cells};
+use crate::analysis::headline::{KNEE_POINTS, headlines};
 use crate::analysis::shortlist::Flag;
 
 /// Escapes text for HTML.
@@ -26,7 +27,7 @@ fn inline_svg(svg: &str) -> &str {
     }
 }
 
-const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2rem auto;max-width:1100px;color:#222;line-height:1.45;padding:0 1rem}\
+const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2rem auto;max-width:min(1500px,96vw);color:#222;line-height:1.45;padding:0 1rem}table{display:block;overflow-x:auto;max-width:100%}.controls button{margin:.1rem;font-size:.8rem}\
 h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}\
 .state{display:inline-block;background:#fff3cd;border:1px solid #e0c36a;border-radius:4px;padding:.2rem .6rem;font-weight:600}\
 table{border-collapse:collapse;font-size:.88rem;margin:.6rem 0}th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:left;vertical-align:top}\
@@ -101,8 +102,65 @@ fn key_figures(aggregate: &Aggregate) -> String {
             money(p.usd)
         ));
     }
+    if let Some(last) = headlines(aggregate).last()
+        && last.knee.id != last.best.id
+    {
+        h.push_str(&format!(
+            "<div>within {KNEE_POINTS} point of that<b>{:.3} for ${}</b></div>",
+            last.knee.score,
+            money(last.knee.usd)
+        ));
+    }
     h.push_str("</div>\n");
 
+    h
+}
+
+/// The answer per budget: the best regime and the knee, with their splits and why.
+fn headline_section(grid: &Grid, aggregate: &Aggregate) -> String {
+    let rows = headlines(aggregate);
+    let mut h = String::new();
+    h.push_str(&format!("<h2>Answer per budget</h2>\n<p>For each budget, the regime with the best predicted score and the <b>knee</b>: the cheapest regime, at this budget or a smaller one, whose predicted score is within {KNEE_POINTS} percentage point of that best (below the resolution of a 500-problem benchmark). When the knee is much cheaper, the extra budget buys little. Shares are of FLOPs and of dollars: search / learning / feedback.</p>\n"));
+    if rows.is_empty() {
+        h.push_str("<p>No feasible cell.</p>\n");
+        return h;
+    }
+    h.push_str("<table id=\"headline\"><tr><th>budget</th><th></th><th>regime</th><th>score [90%]</th><th>dollars</th><th>FLOPs split</th><th>dollar split</th><th>why</th></tr>\n");
+    let split = |x: [f64; 3]| format!("{} / {} / {}", percent(x[0]), percent(x[1]), percent(x[2]));
+    for row in &rows {
+        for (which, p) in [("best", &row.best), ("knee", &row.knee)] {
+            if which == "knee" && row.knee.id == row.best.id {
+                continue;
+            }
+            let why = if which == "best" {
+                format!(
+                    "+{:.1} points over the base score {:.3}",
+                    100.0 * (p.score - p.base_score),
+                    p.base_score
+                )
+            } else {
+                format!(
+                    "{:.1} points below the best for {} of its dollars",
+                    row.points_below_best(),
+                    percent(row.usd_share_of_best())
+                )
+            };
+            h.push_str(&format!(
+                "<tr class=\"{which}\"><td>{}</td><td>{which}</td><td>{}</td><td class=\"n\">{:.3} [{:.3}, {:.3}]</td><td class=\"n\">${}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>\n",
+                escape(&budget_label(grid, row.budget_index)),
+                escape(&regime_label(grid, p)),
+                p.score,
+                p.score_low,
+                p.score_high,
+                money(p.usd),
+                split(p.flops_shares),
+                split(p.usd_shares),
+                escape(&why),
+            ));
+        }
+    }
+    h.push_str("</table>\n");
+    h.push_str("<p>Data: <a href=\"cells.csv\">cells.csv</a> &middot; <a href=\"frontier.csv\">frontier.csv</a> &middot; <a href=\"allocation_frontier.csv\">allocation_frontier.csv</a> &middot; <a href=\"shortlist.csv\">shortlist.csv</a> &middot; <a href=\"shortlist.md\">shortlist.md</a> &middot; <a href=\"manifest.json\">manifest.json</a></p>\n");
     h
 }
 
@@ -162,7 +220,18 @@ fn shortlist_section(grid: &Grid, shortlist: &[Entry]) -> String {
     if shortlist.is_empty() {
         h.push_str("<p>No feasible cell.</p>\n");
     } else {
-        h.push_str("<table><tr><th>budget</th><th>rank</th><th>P(best)</th><th>model</th><th>finetune</th><th>reward</th><th>G</th><th>cap</th><th>epochs</th><th>prompts</th><th>score [low, high]</th><th>update fraction</th><th>validation run</th><th>$/point</th><th>flags</th></tr>\n");
+        // Filter box, one button per model and reward (they fill the box), a row count.
+        let mut names: Vec<String> = grid.axes.model.iter().map(|m| m.id.clone()).collect();
+        names.extend(grid.axes.reward.iter().map(|r| r.to_string()));
+        h.push_str("<p class=\"controls\"><label>Filter rows: <input id=\"shortlist-filter\" type=\"search\" placeholder=\"e.g. qwen2.5-7b prm\"></label> ");
+        for name in &names {
+            h.push_str(&format!(
+                "<button type=\"button\" class=\"pick\" data-filter=\"{0}\">{0}</button> ",
+                escape(name)
+            ));
+        }
+        h.push_str("<button type=\"button\" class=\"pick\" data-filter=\"\">all</button> <span id=\"shortlist-count\"></span> &middot; click a column heading to sort</p>\n");
+        h.push_str("<table id=\"shortlist\"><thead><tr><th>budget</th><th>rank</th><th>P(best)</th><th>model</th><th>finetune</th><th>reward</th><th>G</th><th>cap</th><th>epochs</th><th>prompts</th><th>score [low, high]</th><th>update fraction</th><th>validation run</th><th>$/point</th><th>flags</th></tr></thead><tbody>\n");
         for e in shortlist {
             let c = shortlist_cells(grid, e);
             let f = &c.fields;
@@ -193,11 +262,60 @@ fn shortlist_section(grid: &Grid, shortlist: &[Entry]) -> String {
                 ),
             ));
         }
-        h.push_str("</table>\n");
+        h.push_str("</tbody></table>\n");
+        h.push_str(&format!("<script>{SHORTLIST_SCRIPT}</script>\n"));
     }
 
     h
 }
+
+/// The shortlist's filter, buttons and sorting: inline, no library, no network. A filter in the
+/// address (`report.html#filter=qwen2.5-7b`) is applied on load, so a filtered view can be
+/// linked (and tested).
+const SHORTLIST_SCRIPT: &str = r#"(function () {
+  var table = document.getElementById("shortlist");
+  var box = document.getElementById("shortlist-filter");
+  if (!table || !box) { return; }
+  var body = table.tBodies[0];
+  var rows = Array.prototype.slice.call(body.rows);
+  var count = document.getElementById("shortlist-count");
+  function apply() {
+    var terms = box.value.toLowerCase().split(/\s+/).filter(function (w) { return w.length > 0; });
+    var shown = 0;
+    rows.forEach(function (row) {
+      var text = row.textContent.toLowerCase();
+      var keep = terms.every(function (w) { return text.indexOf(w) >= 0; });
+      row.style.display = keep ? "" : "none";
+      row.setAttribute("data-shown", keep ? "1" : "0");
+      if (keep) { shown += 1; }
+    });
+    count.textContent = shown + " of " + rows.length + " rows";
+  }
+  box.addEventListener("input", apply);
+  Array.prototype.forEach.call(document.querySelectorAll("button.pick"), function (b) {
+    b.addEventListener("click", function () { box.value = b.getAttribute("data-filter"); apply(); });
+  });
+  Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, i) {
+    th.style.cursor = "pointer";
+    th.addEventListener("click", function () {
+      var ascending = th.getAttribute("data-ascending") !== "1";
+      th.setAttribute("data-ascending", ascending ? "1" : "0");
+      function key(row) {
+        var text = row.cells[i].textContent.replace(/[$,%]/g, "");
+        var n = parseFloat(text);
+        return isNaN(n) ? text : n;
+      }
+      rows.sort(function (a, b) {
+        var x = key(a), y = key(b);
+        return (x < y ? -1 : x > y ? 1 : 0) * (ascending ? 1 : -1);
+      });
+      rows.forEach(function (row) { body.appendChild(row); });
+    });
+  });
+  var wanted = /filter=([^&]*)/.exec(window.location.hash);
+  if (wanted) { box.value = decodeURIComponent(wanted[1]); }
+  apply();
+})();"#;
 
 /// The ledger's assumptions and the hardware price.
 fn assumptions_section(grid: &Grid) -> String {
@@ -291,6 +409,7 @@ pub fn render(
 ) -> String {
     let mut h = page_head(grid);
     h.push_str(&key_figures(aggregate));
+    h.push_str(&headline_section(grid, aggregate));
     h.push_str(&grid_section(grid));
     h.push_str(&plots_section(svgs));
     h.push_str(&shortlist_section(grid, shortlist));

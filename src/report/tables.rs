@@ -106,6 +106,27 @@ pub fn cell_fields(grid: &Grid, p: &Point) -> CellFields {
     }
 }
 
+/// A regime in a few words: `qwen2.5-32b full, rule, G 16, cap 8192, 2 epochs, 512 prompts`.
+pub fn regime_label(grid: &Grid, p: &Point) -> String {
+    let f = cell_fields(grid, p);
+    let engine = if grid.axes.engine.len() > 1 {
+        format!(", {}", f.engine)
+    } else {
+        String::new()
+    };
+    format!(
+        "{} {}, {}, G {}, cap {}, {} epoch{}, {} prompts{engine}",
+        f.model,
+        f.finetune_label,
+        f.reward_label,
+        f.group_size,
+        f.max_response_len,
+        f.update_epochs,
+        if f.update_epochs == "1" { "" } else { "s" },
+        f.prompts_per_step,
+    )
+}
+
 /// A budget's amount and unit as two columns (`1e17`, `flops`; a fixed count: `100`,
 /// `iterations`).
 pub fn budget_columns(grid: &Grid, index: usize) -> (String, String) {

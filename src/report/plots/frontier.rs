@@ -7,9 +7,11 @@ use crate::spec::Grid;
 
 use super::*;
 
-/// `frontier.svg`.
+/// `frontier.svg`: with a shaded 90% band along the front, and every front point carrying its
+/// full configuration as an SVG `<title>` (a tooltip in browsers, text for screen readers).
 pub fn frontier(grid: &Grid, aggregate: &Aggregate) -> String {
-    render(1000, 640, |root| {
+    let mut tips: Vec<(i32, i32, String)> = Vec::new();
+    let svg = render(1000, 640, |root| {
         let title = format!(
             "Cost-score frontier, grid {} ({})",
             grid.name,
@@ -58,6 +60,42 @@ pub fn frontier(grid: &Grid, aggregate: &Aggregate) -> String {
                 .label(model.id.clone())
                 .legend(move |(x, y)| Circle::new((x, y), 5, c.filled()));
         }
+        // The front's 90% predictive band, clamped to the plotted range.
+        let clamp = |y: f64| y.clamp(y0, y1);
+        let band: Vec<(f64, f64)> = front
+            .iter()
+            .map(|p| (p.usd, clamp(p.score_high)))
+            .chain(front.iter().rev().map(|p| (p.usd, clamp(p.score_low))))
+            .collect();
+        if front.len() > 1 {
+            chart
+                .draw_series(std::iter::once(Polygon::new(
+                    band,
+                    BLACK.mix(0.08).filled(),
+                )))?
+                .label("90% band of the front")
+                .legend(|(x, y)| {
+                    Rectangle::new([(x - 8, y - 5), (x + 8, y + 5)], BLACK.mix(0.08).filled())
+                });
+        }
+        for p in &front {
+            let (px, py) = chart.backend_coord(&(p.usd, p.score));
+            tips.push((
+                px,
+                py,
+                format!(
+                    "{} | budget {} | score {:.3} [{:.3}, {:.3}] | ${} | {} GPU-h | cell {}",
+                    crate::report::tables::regime_label(grid, p),
+                    crate::report::tables::budget_label(grid, p.indices.budget),
+                    p.score,
+                    p.score_low,
+                    p.score_high,
+                    crate::format::money(p.usd),
+                    crate::format::money(p.gpu_hours),
+                    p.id
+                ),
+            ));
+        }
         chart
             .draw_series(LineSeries::new(
                 front.iter().map(|p| (p.usd, p.score)),
@@ -83,5 +121,6 @@ pub fn frontier(grid: &Grid, aggregate: &Aggregate) -> String {
             .label_font(("sans-serif", 14))
             .draw()?;
         Ok(())
-    })
+    });
+    with_tooltips(svg, &tips)
 }

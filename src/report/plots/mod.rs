@@ -82,7 +82,54 @@ fn render(
         }
         let _ = root.present();
     }
-    svg
+    element_opacity_to_paint_opacity(&svg)
+}
+
+/// Adds an invisible hover target with a `<title>` at each (x, y) pixel: browsers show the title
+/// as a tooltip when the pointer rests on the point.
+pub fn with_tooltips(svg: String, tips: &[(i32, i32, String)]) -> String {
+    let Some(end) = svg.rfind("</svg>") else {
+        return svg;
+    };
+    let mut out = String::with_capacity(svg.len() + tips.len() * 160);
+    out.push_str(&svg[..end]);
+    out.push_str("<g class=\"tips\">\n");
+    for (x, y, text) in tips {
+        out.push_str(&format!(
+            "<circle class=\"tip\" cx=\"{x}\" cy=\"{y}\" r=\"8\" fill=\"#000000\" fill-opacity=\"0\"><title>{}</title></circle>\n",
+            crate::report::html::escape(text)
+        ));
+    }
+    out.push_str("</g>\n");
+    out.push_str(&svg[end..]);
+    out
+}
+
+/// Rewrites plotters' element `opacity="a"` as `fill-opacity="a" stroke-opacity="a"` (dropping it
+/// where it is 1). Renderers that implement element opacity by compositing an offscreen group
+/// (ImageMagick's built-in SVG reader, some librsvg versions) paint those elements as black
+/// shapes; paint opacity renders the same everywhere, and for a single shape it looks the same.
+pub fn element_opacity_to_paint_opacity(svg: &str) -> String {
+    const NEEDLE: &str = " opacity=\"";
+    let mut out = String::with_capacity(svg.len() + svg.len() / 8);
+    let mut rest = svg;
+    while let Some(at) = rest.find(NEEDLE) {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + NEEDLE.len()..];
+        let Some(end) = after.find('"') else {
+            out.push_str(&rest[at..]);
+            return out;
+        };
+        let value = &after[..end];
+        if value.parse::<f64>().is_ok_and(|v| v < 1.0) {
+            out.push_str(&format!(
+                " fill-opacity=\"{value}\" stroke-opacity=\"{value}\""
+            ));
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 fn padded(min: f64, max: f64, fraction: f64) -> (f64, f64) {
@@ -127,4 +174,19 @@ pub fn render_all(grid: &Grid, aggregate: &Aggregate) -> Vec<(String, String)> {
         ("split.svg".to_string(), split(grid, aggregate)),
         ("simplex.svg".to_string(), simplex(grid, aggregate)),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn element_opacity_becomes_paint_opacity() {
+        let svg =
+            r##"<circle cx="1" opacity="0.3" fill="#2CA02C"/><rect opacity="1" fill="#FFF"/>"##;
+        assert_eq!(
+            element_opacity_to_paint_opacity(svg),
+            r##"<circle cx="1" fill-opacity="0.3" stroke-opacity="0.3" fill="#2CA02C"/><rect fill="#FFF"/>"##
+        );
+    }
 }
