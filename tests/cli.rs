@@ -869,3 +869,108 @@ fn front_reads_the_tools_own_cells_csv_and_names_rows_by_id() {
         assert_eq!(r[col("feasible")], "true");
     }
 }
+
+#[test]
+fn init_writes_a_grid_that_checks_and_sweeps() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("grids/mine.toml");
+    bin()
+        .args([
+            "init",
+            path.to_str().unwrap(),
+            "--models",
+            "qwen2.5-7b,Qwen/Qwen2.5-14B-Instruct",
+            "--gpus",
+            "32",
+            "--budget-usd",
+            "5000,50000",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("(192 cells)"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("# Question:") && text.contains("mean_response_tokens"));
+    let a = bin()
+        .args(["check", path.to_str().unwrap(), "--json"])
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    assert_eq!(v["name"], "mine");
+    assert_eq!(v["cells"]["valid"], 192);
+    assert_eq!(v["budget_unit"], "usd");
+    assert_eq!(v["axes"]["budget"], serde_json::json!([5000.0, 50000.0]));
+    // An existing file is kept unless --force; a bad model is named by its flag.
+    bin()
+        .args(["init", path.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("already exists"));
+    bin()
+        .args([
+            "init",
+            dir.path().join("bad.toml").to_str().unwrap(),
+            "--models",
+            "qwen9",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::starts_with(
+            "error: --models: unknown model `qwen9`",
+        ));
+    assert!(!dir.path().join("bad.toml").exists());
+    let a = bin()
+        .args(["sweep", path.to_str().unwrap(), "-q", "--json", "--out"])
+        .arg(dir.path().join("out"))
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    assert_eq!(v["cells_evaluated"], 192);
+    let answers = v["answer_per_budget"].as_array().unwrap();
+    assert_eq!(answers.len(), 2);
+    for a in answers {
+        assert!(a["knee"]["usd"].as_f64().unwrap() <= a["best"]["usd"].as_f64().unwrap() + 1e-9);
+        assert!(a["knee_points_below_best"].as_f64().unwrap() <= 1.0 + 1e-9);
+    }
+}
+
+#[test]
+fn completions_and_json_listings() {
+    for shell in ["bash", "zsh", "fish"] {
+        let a = bin().args(["completions", shell]).assert().success();
+        let text = String::from_utf8(a.get_output().stdout.clone()).unwrap();
+        assert!(
+            text.contains("rlfrontier") && text.contains("sweep"),
+            "{shell}"
+        );
+    }
+    let a = bin().args(["catalog", "gpus", "--json"]).assert().success();
+    let v: serde_json::Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    assert!(
+        v["gpus"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|g| g["id"] == "h100-sxm")
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let a = bin()
+        .args([
+            "plan",
+            grid("race-pilot").to_str().unwrap(),
+            "--pilot-budget",
+            "3e17 flops",
+            "--max-pilots",
+            "24",
+            "--json",
+            "--out",
+        ])
+        .arg(dir.path().join("plan"))
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 24);
+    assert_eq!(runs[0]["run_id"], "p001");
+    assert!(runs[0]["lora_rank"].is_number() && runs[0]["flops_share_learning"].is_number());
+    assert_eq!(v["plan"]["grid_name"], "race-pilot");
+}

@@ -191,7 +191,8 @@ fn every_readme_example_prints_what_the_readme_shows() {
             without_timing(&actual),
             without_timing(&example.expected),
             "README line {}: `{}` prints something else than the README shows",
-            example.line, example.args
+            example.line,
+            example.args
         );
         checked += 1;
     }

@@ -26,6 +26,9 @@ pub enum CatalogPart {
 pub struct CatalogArgs {
     /// What to list [default: all four].
     pub part: Option<CatalogPart>,
+    /// Print JSON (every field of every entry, with its source).
+    #[arg(long)]
+    pub json: bool,
     /// The catalog.
     #[command(flatten)]
     pub catalog: CatalogFlag,
@@ -34,6 +37,25 @@ pub struct CatalogArgs {
 /// Prints the requested tables.
 pub fn run(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
     let catalog = args.catalog.load()?;
+    if args.json {
+        let value = match args.part {
+            Some(CatalogPart::Models) => serde_json::json!({ "models": catalog.models }),
+            Some(CatalogPart::Gpus) => serde_json::json!({ "gpus": catalog.gpus }),
+            Some(CatalogPart::Engines) => serde_json::json!({ "engines": catalog.engines }),
+            Some(CatalogPart::Rewards) => serde_json::json!({
+                "reward_kinds": ["rule", "orm", "prm", "judge"],
+                "reward_models": catalog.models.iter().filter(|m| !m.lm_head).collect::<Vec<_>>(),
+            }),
+            None => serde_json::json!({
+                "version": catalog.version,
+                "models": catalog.models,
+                "gpus": catalog.gpus,
+                "engines": catalog.engines,
+                "services": catalog.services,
+            }),
+        };
+        return emit(out, &super::json_text(&value));
+    }
     let text = match args.part {
         Some(CatalogPart::Models) => models_table(&catalog),
         Some(CatalogPart::Gpus) => gpus_table(&catalog),

@@ -14,6 +14,9 @@ use super::{CatalogFlag, emit};
 pub struct CheckArgs {
     /// The grid file (TOML).
     pub grid: PathBuf,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
     /// The catalog.
     #[command(flatten)]
     pub catalog: CatalogFlag,
@@ -23,5 +26,8 @@ pub struct CheckArgs {
 pub fn run(args: &CheckArgs, out: &mut dyn Write) -> Result<()> {
     let catalog = args.catalog.load()?;
     let grid = spec::load(&args.grid, &catalog)?;
+    if args.json {
+        return emit(out, &super::json_text(&spec::describe_json(&grid)));
+    }
     emit(out, &spec::describe(&grid))
 }

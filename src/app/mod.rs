@@ -12,6 +12,7 @@ mod cost;
 mod fit;
 mod flops;
 mod front;
+mod init;
 mod merge;
 mod plan;
 mod simulate;
@@ -78,6 +79,10 @@ enum Command {
     Collect(collect::CollectArgs),
     /// A catalog entry from a model's Hugging Face config.json (use it with --catalog).
     ImportModel(catalog::ImportModelArgs),
+    /// Write a commented grid from a few flags (models, GPU, budgets in dollars).
+    Init(init::InitArgs),
+    /// Print shell completions: `rlfrontier completions bash|zsh|fish|elvish|powershell`.
+    Completions(init::CompletionsArgs),
 }
 
 /// `--catalog FILE`, shared by every command that reads the catalog.
@@ -140,6 +145,8 @@ fn run(cli: Cli, interrupted: &AtomicBool) -> Result<()> {
         Command::Validate(args) => validate::run(&args, &mut out),
         Command::Collect(args) => collect::run(&args, &mut out),
         Command::ImportModel(args) => catalog::run_import(&args, &mut out),
+        Command::Init(args) => init::run(&args, &mut out),
+        Command::Completions(args) => init::run_completions(&args, &mut out),
     }
 }
 

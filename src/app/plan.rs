@@ -36,9 +36,39 @@ pub struct PlanArgs {
     /// Replace another grid's plan in the output folder.
     #[arg(long)]
     pub force: bool,
+    /// Print JSON: plan.json's fields, every run as plan.csv has it, and the files written.
+    #[arg(long)]
+    pub json: bool,
     /// The catalog.
     #[command(flatten)]
     pub catalog: CatalogFlag,
+}
+
+/// The runs as plan.csv writes them (same column names; numbers as numbers).
+fn plan_rows(plan: &rlfrontier::pilot::Plan) -> Vec<serde_json::Value> {
+    let bytes = rlfrontier::pilot::plan_csv(plan);
+    let mut reader = csv::Reader::from_reader(bytes.as_slice());
+    let headers = reader.headers().cloned().unwrap_or_default();
+    reader
+        .records()
+        .filter_map(|r| r.ok())
+        .map(|record| {
+            headers
+                .iter()
+                .zip(record.iter())
+                .map(|(h, v)| {
+                    let value = match v.parse::<f64>() {
+                        Ok(x) if !h.ends_with("_id") && !h.starts_with("model") => {
+                            serde_json::json!(x)
+                        }
+                        _ => serde_json::json!(v),
+                    };
+                    (h.to_string(), value)
+                })
+                .collect::<serde_json::Map<_, _>>()
+                .into()
+        })
+        .collect()
 }
 
 /// Plans, writes and prints the pilots.
@@ -57,5 +87,13 @@ pub fn run(args: &PlanArgs, out: &mut dyn Write) -> Result<()> {
             force: args.force,
         },
     )?;
+    if args.json {
+        let value = serde_json::json!({
+            "plan": plan.plan.info,
+            "runs": plan_rows(&plan.plan),
+            "files": plan.written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+        });
+        return emit(out, &super::json_text(&value));
+    }
     emit(out, &plan.to_text())
 }

@@ -40,6 +40,9 @@ pub struct SweepArgs {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Print the summary as JSON (counts, shares, the answer per budget, files written).
+    #[arg(long)]
+    pub json: bool,
     /// The catalog.
     #[command(flatten)]
     pub catalog: CatalogFlag,
@@ -74,9 +77,26 @@ impl Bar {
         let bar = indicatif::ProgressBar::new(0);
         bar.set_style(
             indicatif::ProgressStyle::with_template(
-                "{spinner} sweep {bar:40} {percent:>3}%  {per_sec}  eta {eta}  {msg}",
+                "{spinner} sweep {bar:40} {human_pos}/{human_len} cells  {rate}  {remaining}  {msg}",
             )
-            .expect("valid template"),
+            .expect("valid template")
+            // Cells per second with a unit and no decimals; the time left from the mean rate so
+            // far (indicatif's own estimate weights the first seconds and stalls on fast runs).
+            .with_key("rate", |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = write!(w, "{} cells/s", thousands(state.per_sec().round()));
+            })
+            .with_key(
+                "remaining",
+                |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                    let done = state.pos() as f64;
+                    let total = state.len().unwrap_or(0) as f64;
+                    let elapsed = state.elapsed().as_secs_f64();
+                    if done > 0.0 && total > done && elapsed > 0.0 {
+                        let left = (total - done) * elapsed / done;
+                        let _ = write!(w, "{left:.0} s left");
+                    }
+                },
+            ),
         );
         Bar(bar)
     }
@@ -96,7 +116,8 @@ impl Progress for Bar {
         self.0.finish_and_clear();
     }
     fn abandon(&self) {
-        self.0.abandon();
+        // Interrupted: clear the line so the shell prompt does not follow a stale bar.
+        self.0.finish_and_clear();
     }
 }
 
@@ -209,7 +230,53 @@ pub fn run(args: &SweepArgs, interrupted: &AtomicBool, out: &mut dyn Write) -> R
         &Bar::new(args.quiet),
         interrupted,
     )?;
+    if args.json {
+        return emit(out, &super::json_text(&summary_json(&grid, &summary)));
+    }
     emit(out, &summary_text(&grid, &summary))
+}
+
+/// The summary as JSON.
+fn summary_json(grid: &spec::Grid, s: &SweepSummary) -> serde_json::Value {
+    let point = |p: &rlfrontier::analysis::frontier::Point| {
+        serde_json::json!({
+            "cell_id": p.id,
+            "regime": regime_label(grid, p),
+            "predicted_score": p.score,
+            "score_low": p.score_low,
+            "score_high": p.score_high,
+            "usd": p.usd,
+            "gpu_hours": p.gpu_hours,
+            "flops_share_learning": p.update_fraction,
+        })
+    };
+    let (_, budget_unit) = rlfrontier::report::tables::budget_columns(grid, 0);
+    serde_json::json!({
+        "grid": grid.name,
+        "predictions": grid.outcome_state.label(),
+        "cells_total": s.cells_total,
+        "cells_in_slice": s.cells_in_slice,
+        "cells_pruned": s.cells_pruned,
+        "cells_evaluated": s.cells_evaluated,
+        "cells_feasible": s.cells_feasible,
+        "infeasible_by_code": s.infeasible_by_code.iter().map(|(c, n)| (c.clone(), serde_json::json!(n))).collect::<serde_json::Map<_, _>>(),
+        "mean_usd_share_search": s.mean_usd_share_search,
+        "mean_flops_share_search": s.mean_flops_share_search,
+        "threads": s.threads,
+        "elapsed_seconds": s.elapsed_seconds,
+        "budget_unit": budget_unit,
+        "answer_per_budget": s.headlines.iter().map(|h| {
+            let (budget, _) = rlfrontier::report::tables::budget_columns(grid, h.budget_index);
+            serde_json::json!({
+                "budget": budget.parse::<f64>().unwrap_or(f64::NAN),
+                "best": point(&h.best),
+                "knee": point(&h.knee),
+                "knee_points_below_best": h.points_below_best(),
+                "knee_usd_share_of_best": h.usd_share_of_best(),
+            })
+        }).collect::<Vec<_>>(),
+        "files": s.files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+    })
 }
 
 #[cfg(test)]

@@ -92,6 +92,67 @@ pub fn describe(grid: &Grid) -> String {
     text
 }
 
+/// The same summary as JSON: grid, hardware, task, axes (values as `cost` and grids write
+/// them) and cell counts.
+pub fn describe_json(grid: &Grid) -> serde_json::Value {
+    let a = &grid.axes;
+    let h = &grid.hardware;
+    let t = &grid.task;
+    let mut axes = serde_json::Map::new();
+    axes.insert(
+        Axis::Engine.name().into(),
+        a.engine.iter().map(|e| e.id.clone()).collect(),
+    );
+    axes.insert(
+        Axis::Model.name().into(),
+        a.model.iter().map(|m| m.id.clone()).collect(),
+    );
+    axes.insert(
+        Axis::Finetune.name().into(),
+        a.finetune.iter().map(|f| f.to_string()).collect(),
+    );
+    axes.insert(
+        Axis::Reward.name().into(),
+        a.reward.iter().map(|r| r.to_string()).collect(),
+    );
+    for axis in Axis::NUMERIC {
+        let values = axis
+            .numeric_values(a)
+            .expect("NUMERIC axes have numeric values");
+        axes.insert(axis.name().into(), values.to_vec().into());
+    }
+    let (budget_unit, budgets): (&str, Vec<f64>) = match &a.budget {
+        BudgetAxis::Budgets { unit, amounts } => (unit.as_str(), amounts.clone()),
+        BudgetAxis::Iterations(n) => ("iterations", n.iter().map(|&x| x as f64).collect()),
+    };
+    axes.insert("budget".into(), budgets.into());
+    let total = grid.cell_count().unwrap_or(u64::MAX);
+    let valid = grid.valid_cell_count();
+    serde_json::json!({
+        "name": grid.name,
+        "file": grid.path.display().to_string(),
+        "description": grid.description,
+        "sha256": grid.sha256,
+        "predictions": grid.outcome_state.label(),
+        "hardware": {
+            "gpu": h.gpu.id,
+            "gpus": h.gpus,
+            "usd_per_gpu_hour": h.usd_per_gpu_hour,
+            "schedule": h.schedule.as_str(),
+        },
+        "task": {
+            "prompt_tokens": t.prompt_tokens,
+            "mean_response_tokens": t.mean_response_tokens,
+            "response_length_cv": t.response_length_cv,
+            "pass_rate_mean": t.pass_rate_mean,
+            "pass_rate_concentration": t.pass_rate_concentration,
+        },
+        "budget_unit": budget_unit,
+        "axes": axes,
+        "cells": { "total": total, "valid": valid, "pruned": total - valid },
+    })
+}
+
 /// Where each model's base score (R0) comes from: measured (`[task] base_score`) or the prior's
 /// size-dependent default.
 fn base_scores_line(grid: &Grid) -> String {

@@ -27,7 +27,7 @@ use validator::Validator;
 
 pub use axis::Axis;
 pub use cells::{AxisIndices, Cell};
-pub use describe::describe;
+pub use describe::{describe, describe_json};
 
 /// Prunes the product of axes.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
