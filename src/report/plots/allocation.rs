@@ -9,39 +9,44 @@ use crate::spec::Grid;
 use super::*;
 use crate::report::tables::budget_label;
 
-/// Budgets shown in the allocation plot: all when four or fewer, else four spread evenly.
-fn shown_budgets(count: usize) -> Vec<usize> {
-    if count <= 4 {
-        (0..count).collect()
-    } else {
-        (0..4).map(|k| k * (count - 1) / 3).collect()
-    }
-}
+/// Panels per row of the small multiples.
+const COLUMNS: usize = 3;
 
-/// `allocation.svg`.
+/// `allocation.svg`: one panel per budget (every budget, in rows of three), sharing one score
+/// scale so panels compare at a glance; the legend sits above the panels.
 pub fn allocation(grid: &Grid, aggregate: &Aggregate) -> String {
-    let budgets = shown_budgets(grid.axes.budget.len());
+    let budgets: Vec<usize> = (0..grid.axes.budget.len()).collect();
     let series: Vec<(usize, usize)> = (0..grid.axes.model.len())
         .flat_map(|m| (0..grid.axes.reward.len()).map(move |r| (m, r)))
         .collect();
+    let columns = budgets.len().clamp(1, COLUMNS);
+    let rows = budgets.len().div_ceil(columns).max(1);
     let legend_rows = series.len().div_ceil(3) as u32;
-    let width = (360 * budgets.len() as u32 + 40).max(760);
-    let height = 480 + 24 * legend_rows;
+    let legend_height = 26 * legend_rows + 10;
+    let width = (440 * columns as u32 + 40).max(900);
+    let height = 50 + legend_height + 380 * rows as u32;
+    // One score scale for every panel.
+    let scores = || aggregate.allocation.values().map(|p| p.score);
+    let (y0, y1) = padded(
+        scores().fold(f64::INFINITY, f64::min),
+        scores().fold(f64::NEG_INFINITY, f64::max),
+        0.06,
+    );
     render(width, height, |root| {
         let title = format!(
-            "Best predicted score against update fraction, grid {} (the RACE picture)",
+            "Best predicted score against update fraction, per budget, grid {} (the RACE picture)",
             grid.name
         );
         if aggregate.allocation.is_empty() {
             return empty_message(root, &title);
         }
-        let root = root.titled(&title, ("sans-serif", 20))?;
-        let (charts, legend) = root.split_vertically(root.dim_in_pixel().1 - 24 * legend_rows - 16);
-        let panels = charts.split_evenly((1, budgets.len()));
-        for (panel, &b) in panels.iter().zip(&budgets) {
-            draw_panel(panel, grid, aggregate, b, &series)?;
-        }
+        let root = root.titled(&title, ("sans-serif", 22))?;
+        let (legend, charts) = root.split_vertically(legend_height);
         draw_legend(&legend, grid, &series)?;
+        let panels = charts.split_evenly((rows, columns));
+        for (panel, &b) in panels.iter().zip(&budgets) {
+            draw_panel(panel, grid, aggregate, b, &series, (y0, y1))?;
+        }
         Ok(())
     })
 }
@@ -54,38 +59,27 @@ fn draw_panel(
     aggregate: &Aggregate,
     b: usize,
     series: &[(usize, usize)],
+    (y0, y1): (f64, f64),
 ) -> PlotResult {
-    let in_budget: Vec<&Point> = aggregate
-        .allocation
-        .iter()
-        .filter(|((_, _, bb, _), _)| *bb == b)
-        .map(|(_, p)| p)
-        .collect();
-    let (y0, y1) = padded(
-        in_budget
-            .iter()
-            .map(|p| p.score)
-            .fold(f64::INFINITY, f64::min),
-        in_budget
-            .iter()
-            .map(|p| p.score)
-            .fold(f64::NEG_INFINITY, f64::max),
-        0.08,
-    );
     let mut chart = ChartBuilder::on(panel)
         .caption(
             format!("budget {}", budget_label(grid, b)),
-            ("sans-serif", 16),
+            ("sans-serif", 18),
         )
-        .margin(10)
-        .x_label_area_size(45)
-        .y_label_area_size(55)
+        .margin(12)
+        .x_label_area_size(50)
+        .y_label_area_size(62)
         .build_cartesian_2d(0.0..1.0, y0..y1)?;
     chart
         .configure_mesh()
         .x_desc("update fraction (learning share of FLOPs)")
         .y_desc("best predicted score")
-        .y_label_formatter(&|y| format!("{y:.3}"))
+        .x_labels(6)
+        .y_labels(6)
+        .x_label_formatter(&|x| format!("{x:.1}"))
+        .y_label_formatter(&|y| format!("{y:.2}"))
+        .label_style(("sans-serif", 14))
+        .axis_desc_style(("sans-serif", 14))
         .light_line_style(WHITE.mix(0.0))
         .draw()?;
     let mut best: Option<Point> = None;
@@ -140,17 +134,17 @@ fn draw_panel(
     Ok(())
 }
 
-/// The legend strip under the panels: one entry per model and reward.
+/// The legend strip above the panels: one entry per model and reward.
 fn draw_legend(
     legend: &DrawingArea<SVGBackend, Shift>,
     grid: &Grid,
     series: &[(usize, usize)],
 ) -> PlotResult {
-    let font = ("sans-serif", 13).into_font().color(&BLACK);
+    let font = ("sans-serif", 15).into_font().color(&BLACK);
     let column_width = (legend.dim_in_pixel().0 as i32 - 40) / 3;
     for (k, &(m, r)) in series.iter().enumerate() {
         let x = 30 + (k % 3) as i32 * column_width;
-        let y = 8 + (k / 3) as i32 * 24;
+        let y = 6 + (k / 3) as i32 * 26;
         let c = colour(m);
         if grid.axes.reward[r].kind == crate::config::RewardKind::Rule {
             legend.draw(&Circle::new((x, y + 6), 5, c.filled()))?;

@@ -64,8 +64,9 @@ pub fn fit_plot(plot: &FitPlot) -> String {
             .configure_mesh()
             .x_desc(format!("compute spent ({}, log scale)", plot.unit))
             .y_desc("held-out score")
-            .x_label_formatter(&|x| crate::format::number(*x))
+            .x_label_formatter(&|x| log_tick(*x))
             .y_label_formatter(&|y| format!("{y:.3}"))
+            .label_style(("sans-serif", 13))
             .light_line_style(WHITE.mix(0.0))
             .draw()?;
         let band = RGBColor(31, 119, 180);
@@ -124,7 +125,7 @@ pub fn fit_plot(plot: &FitPlot) -> String {
             .legend(|(x, y)| Circle::new((x, y), 4, BLACK.filled()));
         chart
             .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
+            .position(SeriesLabelPosition::UpperLeft)
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
             .label_font(("sans-serif", 13))

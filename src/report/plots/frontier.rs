@@ -43,7 +43,7 @@ pub fn frontier(grid: &Grid, aggregate: &Aggregate) -> String {
                 "predicted {}",
                 grid.metric.as_deref().unwrap_or("score")
             ))
-            .x_label_formatter(&|x| crate::format::number(*x))
+            .x_label_formatter(&|x| log_tick(*x))
             .y_label_formatter(&|y| format!("{y:.3}"))
             .light_line_style(WHITE.mix(0.0))
             .draw()?;
@@ -71,11 +71,11 @@ pub fn frontier(grid: &Grid, aggregate: &Aggregate) -> String {
             chart
                 .draw_series(std::iter::once(Polygon::new(
                     band,
-                    BLACK.mix(0.08).filled(),
+                    BLACK.mix(0.05).filled(),
                 )))?
-                .label("90% band of the front")
+                .label("90% band of the front (clipped to the plot)")
                 .legend(|(x, y)| {
-                    Rectangle::new([(x - 8, y - 5), (x + 8, y + 5)], BLACK.mix(0.08).filled())
+                    Rectangle::new([(x - 8, y - 5), (x + 8, y + 5)], BLACK.mix(0.12).filled())
                 });
         }
         for p in &front {

@@ -132,6 +132,23 @@ pub fn element_opacity_to_paint_opacity(svg: &str) -> String {
     out
 }
 
+/// A log axis's tick label: only at 1, 2 and 5 times a power of ten (plotters places a tick at
+/// every integer multiple, whose labels overlap towards the next decade).
+pub fn log_tick(x: f64) -> String {
+    if !(x.is_finite() && x > 0.0) {
+        return String::new();
+    }
+    let mantissa = x / 10f64.powf(x.log10().floor());
+    let keep = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .any(|m| (mantissa - m).abs() < 1e-6 * m);
+    if keep {
+        crate::format::number(x)
+    } else {
+        String::new()
+    }
+}
+
 fn padded(min: f64, max: f64, fraction: f64) -> (f64, f64) {
     if !(min.is_finite() && max.is_finite()) {
         return (0.0, 1.0);
@@ -179,6 +196,15 @@ pub fn render_all(grid: &Grid, aggregate: &Aggregate) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn log_ticks_keep_one_two_five() {
+        assert_eq!(log_tick(1e17), "1e17");
+        assert_eq!(log_tick(2e17), "2e17");
+        assert_eq!(log_tick(5e17), "5e17");
+        assert_eq!(log_tick(7e17), "");
+        assert_eq!(log_tick(3e17), "");
+    }
 
     #[test]
     fn element_opacity_becomes_paint_opacity() {

@@ -1,78 +1,103 @@
-//! `split.svg`: search, learning and feedback shares of the frontier cells, FLOPs against dollars.
+//! `split.svg`: search, learning and feedback shares of the frontier cells, FLOPs beside
+//! dollars, one horizontal bar per regime, labelled with the regime and its cost.
 
 use plotters::prelude::*;
 
 use crate::analysis::frontier::{Aggregate, CostBasis, Point};
+use crate::report::tables::regime_label;
 use crate::spec::Grid;
 
 use super::*;
 
+/// Most bars shown; longer fronts are sampled evenly from cheapest to costliest.
+const MAX_BARS: usize = 24;
+/// Pixels per bar row.
+const ROW: i32 = 26;
+/// Width of the label column.
+const LABEL_WIDTH: i32 = 560;
+/// Width of one share panel.
+const PANEL_WIDTH: i32 = 320;
+
 /// `split.svg`.
 pub fn split(grid: &Grid, aggregate: &Aggregate) -> String {
-    render(1000, 520, |root| {
+    let front = aggregate.front(CostBasis::BudgetUnit);
+    let shown: Vec<Point> = if front.len() <= MAX_BARS {
+        front.clone()
+    } else {
+        (0..MAX_BARS)
+            .map(|k| front[k * (front.len() - 1) / (MAX_BARS - 1)])
+            .collect()
+    };
+    let top = 96;
+    let height = (top + ROW * shown.len().max(1) as i32 + 60) as u32;
+    let width = (LABEL_WIDTH + 2 * PANEL_WIDTH + 80) as u32;
+    render(width, height, |root| {
         let title = format!(
-            "Where the frontier's compute goes: FLOPs vs dollars, grid {}",
+            "Where the frontier's compute goes: FLOPs against dollars, grid {}",
             grid.name
         );
-        let front = aggregate.front(CostBasis::BudgetUnit);
-        if front.is_empty() {
+        if shown.is_empty() {
             return empty_message(root, &title);
         }
-        let shown: Vec<Point> = if front.len() <= 24 {
-            front.clone()
-        } else {
-            (0..24).map(|k| front[k * (front.len() - 1) / 23]).collect()
-        };
-        let root = root.titled(&title, ("sans-serif", 20))?;
-        let (legend, charts) = root.split_vertically(28);
-        let font = ("sans-serif", 14).into_font().color(&BLACK);
-        let centre = legend.dim_in_pixel().0 as i32 / 2;
+        let black = |size: u32| ("sans-serif", size).into_font().color(&BLACK);
+        root.draw(&Text::new(title, (20, 12), black(20)))?;
+        // Legend.
         for (k, name) in BUCKET_NAMES.iter().enumerate() {
-            let x = centre - 150 + 110 * k as i32;
-            legend.draw(&Rectangle::new(
-                [(x, 6), (x + 14, 20)],
+            let x = LABEL_WIDTH + 20 + 130 * k as i32;
+            root.draw(&Rectangle::new(
+                [(x, 44), (x + 14, 58)],
                 BUCKET_COLOURS[k].filled(),
             ))?;
-            legend.draw(&Text::new(*name, (x + 20, 5), font.clone()))?;
+            root.draw(&Text::new(*name, (x + 20, 43), black(15)))?;
         }
-        let panels = charts.split_evenly((1, 2));
-        for (panel, (name, dollars)) in panels
-            .iter()
-            .zip([("share of FLOPs", false), ("share of dollars", true)])
-        {
-            let n = shown.len() as f64;
-            let mut chart = ChartBuilder::on(panel)
-                .caption(name, ("sans-serif", 16))
-                .margin(10)
-                .x_label_area_size(45)
-                .y_label_area_size(50)
-                .build_cartesian_2d(0.0..n, 0.0..1.0)?;
-            chart
-                .configure_mesh()
-                .x_desc("frontier cells, cheapest to costliest")
-                .y_desc(name)
-                .x_labels(shown.len().min(12))
-                .x_label_formatter(&|x| format!("{}", (*x as usize) + 1))
-                .y_label_formatter(&|y| format!("{:.0}%", 100.0 * y))
-                .light_line_style(WHITE.mix(0.0))
-                .draw()?;
-            for (k, c) in BUCKET_COLOURS.iter().copied().enumerate() {
-                let bars = shown.iter().enumerate().map(move |(i, p)| {
-                    let shares = if dollars {
-                        p.usd_shares
-                    } else {
-                        p.flops_shares
-                    };
-                    let below: f64 = shares[..k].iter().sum();
-                    Rectangle::new(
-                        [
-                            (i as f64 + 0.12, below),
-                            (i as f64 + 0.88, below + shares[k]),
-                        ],
-                        c.filled(),
-                    )
-                });
-                chart.draw_series(bars)?;
+        let panel_x = |k: i32| LABEL_WIDTH + 20 + k * (PANEL_WIDTH + 30);
+        for (k, name) in ["share of FLOPs", "share of dollars"].iter().enumerate() {
+            root.draw(&Text::new(*name, (panel_x(k as i32), 70), black(15)))?;
+        }
+        root.draw(&Text::new(
+            format!(
+                "frontier regime, by cost in {} (cheapest first), and its dollars",
+                crate::evaluate::cost_unit(grid)
+            ),
+            (20, 70),
+            black(15),
+        ))?;
+        for (i, p) in shown.iter().enumerate() {
+            let y = top + ROW * i as i32;
+            let label = format!(
+                "{}  ${}",
+                regime_label(grid, p),
+                crate::format::money(p.usd)
+            );
+            root.draw(&Text::new(label, (20, y + 5), black(13)))?;
+            for (k, shares) in [p.flops_shares, p.usd_shares].iter().enumerate() {
+                let mut x = panel_x(k as i32);
+                for (b, share) in shares.iter().enumerate() {
+                    let w = (share.clamp(0.0, 1.0) * PANEL_WIDTH as f64).round() as i32;
+                    if w > 0 {
+                        root.draw(&Rectangle::new(
+                            [(x, y + 3), (x + w, y + ROW - 5)],
+                            BUCKET_COLOURS[b].filled(),
+                        ))?;
+                    }
+                    x += w;
+                }
+            }
+        }
+        // Axis ticks under both panels: 0, 50%, 100%.
+        let axis_y = top + ROW * shown.len() as i32 + 4;
+        for k in 0..2 {
+            let x0 = panel_x(k);
+            root.draw(&PathElement::new(
+                vec![(x0, axis_y), (x0 + PANEL_WIDTH, axis_y)],
+                BLACK.stroke_width(1),
+            ))?;
+            for (t, text) in [(0, "0%"), (PANEL_WIDTH / 2, "50%"), (PANEL_WIDTH, "100%")] {
+                root.draw(&PathElement::new(
+                    vec![(x0 + t, axis_y), (x0 + t, axis_y + 5)],
+                    BLACK.stroke_width(1),
+                ))?;
+                root.draw(&Text::new(text, (x0 + t - 10, axis_y + 8), black(13)))?;
             }
         }
         Ok(())
