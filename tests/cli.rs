@@ -974,3 +974,75 @@ fn completions_and_json_listings() {
     assert!(runs[0]["lora_rank"].is_number() && runs[0]["flops_share_learning"].is_number());
     assert_eq!(v["plan"]["grid_name"], "race-pilot");
 }
+
+#[test]
+fn parquet_tables_hold_the_csv_rows_with_types() {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use parquet::record::Field;
+    let dir = tempfile::tempdir().unwrap();
+    let csv_dir = dir.path().join("csv");
+    let pq_dir = dir.path().join("pq");
+    quiet_sweep("race-pilot", &csv_dir).success();
+    bin()
+        .args([
+            "sweep",
+            grid("race-pilot").to_str().unwrap(),
+            "-q",
+            "--format",
+            "parquet",
+            "--out",
+        ])
+        .arg(&pq_dir)
+        .assert()
+        .success();
+    assert!(!pq_dir.join("cells.csv").exists());
+    let (headers, rows) = read_csv(&csv_dir.join("cells.csv"));
+    let reader =
+        SerializedFileReader::new(std::fs::File::open(pq_dir.join("cells.parquet")).unwrap())
+            .unwrap();
+    assert_eq!(
+        reader.metadata().file_metadata().num_rows() as usize,
+        rows.len()
+    );
+    let names: Vec<String> = reader
+        .metadata()
+        .file_metadata()
+        .schema_descr()
+        .columns()
+        .iter()
+        .map(|c| c.name().to_string())
+        .collect();
+    assert_eq!(names, headers);
+    // Every 97th row, every column: the same value, typed.
+    for (k, row) in reader.get_row_iter(None).unwrap().enumerate() {
+        if k % 97 != 0 {
+            continue;
+        }
+        let row = row.unwrap();
+        for (c, (name, field)) in row.get_column_iter().enumerate() {
+            let text = &rows[k][c];
+            match field {
+                Field::Null => assert!(text.is_empty(), "{name} row {k}: {text}"),
+                Field::Long(v) => assert_eq!(&v.to_string(), text, "{name}"),
+                Field::Double(v) => {
+                    let want: f64 = text.parse().unwrap();
+                    assert!((v - want).abs() <= 1e-9 * want.abs().max(1.0), "{name}");
+                }
+                Field::Bool(v) => assert_eq!(&v.to_string(), text, "{name}"),
+                Field::Str(v) => assert_eq!(v, text, "{name}"),
+                other => panic!("{name}: unexpected {other:?}"),
+            }
+        }
+    }
+    for table in ["frontier", "shortlist", "allocation_frontier"] {
+        assert!(pq_dir.join(format!("{table}.parquet")).exists(), "{table}");
+    }
+    // Sweeping the same folder as CSV again removes the stale Parquet cells.
+    bin()
+        .args(["sweep", grid("race-pilot").to_str().unwrap(), "-q", "--out"])
+        .arg(&pq_dir)
+        .assert()
+        .success();
+    assert!(pq_dir.join("cells.csv").exists() && !pq_dir.join("cells.parquet").exists());
+    assert!(!pq_dir.join("frontier.parquet").exists());
+}

@@ -143,7 +143,7 @@ impl Aggregate {
                 }
             }
         }
-        if point.id % sample_stride.max(1) == 0 {
+        if point.id.is_multiple_of(sample_stride.max(1)) {
             self.sample.push(point);
         }
     }

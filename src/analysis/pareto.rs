@@ -467,11 +467,10 @@ mod tests {
                 prop_assert_eq!(sorted_stair, front_brute_force(&a, &b, COST_SCORE));
                 // Same order as the sort-based path: by cost, then score, then index.
                 let via_sort = staircase_front(&a, &b, COST_SCORE, 0).is_none().then(|| front_2d_sorted(&a, &b, COST_SCORE));
-                if let Some(v) = via_sort {
-                    if !a.is_empty() {
+                if let Some(v) = via_sort
+                    && !a.is_empty() {
                         prop_assert_eq!(stair, v);
                     }
-                }
             }
         }
 

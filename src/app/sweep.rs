@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 use clap::Args;
 use rlfrontier::analysis::headline::{Headline, KNEE_POINTS};
 use rlfrontier::engine::{
-    CellsMode, Progress, SweepOptions, SweepSummary, default_out_dir, run_sweep,
+    CellsMode, Progress, SweepOptions, SweepSummary, TableFormat, default_out_dir, run_sweep,
 };
 use rlfrontier::error::Result;
 use rlfrontier::format::{money, percent, thousands};
@@ -43,6 +43,10 @@ pub struct SweepArgs {
     /// Print the summary as JSON (counts, shares, the answer per budget, files written).
     #[arg(long)]
     pub json: bool,
+    /// `csv`, or `parquet`: cells.parquet instead of cells.csv (typed columns, compressed) and a
+    /// .parquet copy of every CSV table.
+    #[arg(long, default_value = "csv", value_parser = parse_format)]
+    pub format: TableFormat,
     /// The catalog.
     #[command(flatten)]
     pub catalog: CatalogFlag,
@@ -52,6 +56,17 @@ pub struct SweepArgs {
     /// Rows of cells.csv: all, feasible, frontier or none [default: all up to 2,000,000 cells].
     #[arg(long)]
     pub cells: Option<CellsMode>,
+}
+
+/// Parses `--format`.
+fn parse_format(text: &str) -> std::result::Result<TableFormat, String> {
+    match text {
+        "csv" => Ok(TableFormat::Csv),
+        "parquet" => Ok(TableFormat::Parquet),
+        other => Err(format!(
+            "`{other}` is not a table format; write csv or parquet"
+        )),
+    }
 }
 
 /// Parses `I/N` (0-based I below N).
@@ -222,6 +237,7 @@ pub fn run(args: &SweepArgs, interrupted: &AtomicBool, out: &mut dyn Write) -> R
         max_cells: args.max_cells,
         force: args.force,
         cells: args.cells,
+        format: args.format,
     };
     let summary = run_sweep(
         &grid,

@@ -971,23 +971,24 @@ pub fn import_trl(text: &str, launch: TrlLaunch) -> Result<ImportedRun, ImportEr
     let strategy = |key: &str| -> Result<bool, ImportError> {
         Ok(pairs.text(key)?.is_none_or(|(s, _)| s == "steps"))
     };
-    if strategy("eval_strategy")? && pairs.get("eval_strategy").is_some() {
-        if let Some((n, line)) = pairs.positive("eval_steps")? {
-            b.set(
-                Setting::ValidationEverySteps(to_iterations(n)),
-                "eval_steps",
-                Some(line),
-            );
-        }
+    if strategy("eval_strategy")?
+        && pairs.get("eval_strategy").is_some()
+        && let Some((n, line)) = pairs.positive("eval_steps")?
+    {
+        b.set(
+            Setting::ValidationEverySteps(to_iterations(n)),
+            "eval_steps",
+            Some(line),
+        );
     }
-    if strategy("save_strategy")? {
-        if let Some((n, line)) = pairs.positive("save_steps")? {
-            b.set(
-                Setting::CheckpointEverySteps(to_iterations(n)),
-                "save_steps",
-                Some(line),
-            );
-        }
+    if strategy("save_strategy")?
+        && let Some((n, line)) = pairs.positive("save_steps")?
+    {
+        b.set(
+            Setting::CheckpointEverySteps(to_iterations(n)),
+            "save_steps",
+            Some(line),
+        );
     }
     b.use_keys(&["eval_strategy", "eval_steps", "save_strategy", "save_steps"]);
     b.run.notes.push(RESPONSE_LENGTH_NOTE.to_string());

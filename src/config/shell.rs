@@ -71,10 +71,10 @@ pub fn words(text: &str) -> Result<Vec<Word>, ShellError> {
                 let (word, unresolved, next, lines) = read_word(&chars, i, start_line, &variables)?;
                 i = next;
                 line += lines;
-                if let Some((name, value)) = assignment(&word) {
-                    if at_command_start || out.last().is_some_and(|w: &Word| w.text == "export") {
-                        variables.insert(name.to_string(), (value.to_string(), !unresolved));
-                    }
+                if let Some((name, value)) = assignment(&word)
+                    && (at_command_start || out.last().is_some_and(|w: &Word| w.text == "export"))
+                {
+                    variables.insert(name.to_string(), (value.to_string(), !unresolved));
                 }
                 at_command_start =
                     word == "export" || (at_command_start && assignment(&word).is_some());

@@ -55,6 +55,7 @@ pub fn merge(
         max_cells: u64::MAX,
         force,
         cells: Some(mode),
+        format: super::TableFormat::Csv,
     };
     let total = grid
         .cell_count()
@@ -166,6 +167,14 @@ fn merged_cells(
 /// frontier rows kept in frontier mode). Columns are found by name; a shard written with other
 /// columns (another tool version) is refused.
 fn shard_cells(path: &Path, frontier_ids: &BTreeSet<u64>, mode: CellsMode) -> Result<Vec<u8>> {
+    if !path.exists() && path.with_extension("parquet").exists() {
+        return Err(Error::in_file(
+            &path.with_extension("parquet"),
+            None,
+            "",
+            "merge combines CSV shards; sweep the shards without --format parquet (or merge with --cells none)",
+        ));
+    }
     let mut reader =
         csv::Reader::from_path(path).map_err(|e| Error::in_file(path, None, "", e.to_string()))?;
     let header = reader

@@ -38,6 +38,29 @@ pub struct SweepOptions {
     pub force: bool,
     /// Which rows `cells.csv` gets (None: all rows up to [`DEFAULT_CELLS_LIMIT`] cells).
     pub cells: Option<CellsMode>,
+    /// CSV, or Parquet beside the CSV tables (`cells.parquet` instead of `cells.csv`).
+    pub format: TableFormat,
+}
+
+/// The file format of the tables a sweep writes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TableFormat {
+    /// `cells.csv` and the CSV tables.
+    #[default]
+    Csv,
+    /// `cells.parquet` (typed, compressed) and a `.parquet` copy of every CSV table.
+    Parquet,
+}
+
+impl TableFormat {
+    /// The cells file's name in this format.
+    pub fn cells_file(self) -> &'static str {
+        match self {
+            TableFormat::Csv => "cells.csv",
+            TableFormat::Parquet => "cells.parquet",
+        }
+    }
 }
 
 /// Largest grid whose every row is written to `cells.csv` without an explicit `--cells all`

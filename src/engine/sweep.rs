@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+use super::TableFormat;
 use super::{
     CellsMode, DEFAULT_CELLS_LIMIT, Manifest, Progress, SweepOptions, SweepSummary, chunks_of,
     shard_range,
@@ -15,7 +16,8 @@ use crate::analysis::frontier::{Aggregate, PLOT_SAMPLE, Point};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::evaluate::{cost_in_budget_unit, evaluate_cell};
-use crate::report::cells::{CellRow, start_cells_csv, target_columns, target_fields};
+use crate::report::cells::{CellRow, cell_columns, start_cells_csv, target_columns, target_fields};
+use crate::report::parquet::{ParquetTable, cells_column_type};
 use crate::report::{AtomicFile, prepare_output_dir};
 use crate::spec::Grid;
 
@@ -155,7 +157,7 @@ pub fn run_sweep(
     crate::report::create_output_dir(&options.out_dir)?;
     let cells_file = match mode {
         CellsMode::None => None,
-        _ => Some(run.cells_csv(&options.out_dir, &aggregate, mode)?),
+        _ => Some(run.cells_table(&options.out_dir, &aggregate, mode, options.format)?),
     };
     progress.finish();
     if interrupted.load(Ordering::SeqCst) {
@@ -248,31 +250,66 @@ impl Passes<'_> {
         Ok(aggregate)
     }
 
-    /// Pass 2: evaluate again and stream `cells.csv` in cell order, with `on_frontier`.
-    fn cells_csv(
+    /// Pass 2: evaluate again and stream `cells.csv` (or `cells.parquet`) in cell order, with
+    /// `on_frontier`. The Parquet rows are the CSV rows converted chunk by chunk, so the two
+    /// formats hold the same values.
+    fn cells_table(
         &self,
         out_dir: &std::path::Path,
         aggregate: &Aggregate,
         mode: CellsMode,
+        format: TableFormat,
     ) -> Result<AtomicFile> {
         let frontier_ids = aggregate.front_ids();
-        self.progress.phase("cells.csv");
-        let (mut file, temp) = start_cells_csv(out_dir, &target_columns(self.grid))?;
-        for group in self.chunks.chunks(self.window) {
-            self.check_interrupt()?;
-            let parts: Vec<Vec<u8>> = self.pool.install(|| {
+        self.progress.phase(format.cells_file());
+        let extra = target_columns(self.grid);
+        let (mut file, temp) = match format {
+            TableFormat::Csv => start_cells_csv(out_dir, &extra)?,
+            TableFormat::Parquet => {
+                let file = AtomicFile::create(&out_dir.join(format.cells_file()))?;
+                let temp = file.temp_path().to_path_buf();
+                (file, temp)
+            }
+        };
+        let mut names = cell_columns();
+        names.extend(extra);
+        let parquet_error = |m: String| Error::io(&temp, std::io::Error::other(m));
+        let rows_of = |group: &[std::ops::Range<u64>]| -> Vec<Vec<u8>> {
+            self.pool.install(|| {
                 group
                     .par_iter()
                     .map(|ids| write_chunk(self.grid, ids.clone(), &frontier_ids, mode))
                     .collect()
-            });
-            for bytes in &parts {
-                file.writer()
-                    .write_all(bytes)
-                    .map_err(|e| Error::io(&temp, e))?;
+            })
+        };
+        match format {
+            TableFormat::Csv => {
+                for group in self.chunks.chunks(self.window) {
+                    self.check_interrupt()?;
+                    for bytes in &rows_of(group) {
+                        file.writer()
+                            .write_all(bytes)
+                            .map_err(|e| Error::io(&temp, e))?;
+                    }
+                    self.progress
+                        .advance(group.iter().map(|r| r.end - r.start).sum());
+                }
             }
-            self.progress
-                .advance(group.iter().map(|r| r.end - r.start).sum());
+            TableFormat::Parquet => {
+                let types = names.iter().map(|n| cells_column_type(n)).collect();
+                let mut table =
+                    ParquetTable::new(file.writer(), &names, types).map_err(parquet_error)?;
+                for group in self.chunks.chunks(self.window) {
+                    self.check_interrupt()?;
+                    // One row group per window of chunks.
+                    table
+                        .write_csv_rows(&rows_of(group).concat())
+                        .map_err(parquet_error)?;
+                    self.progress
+                        .advance(group.iter().map(|r| r.end - r.start).sum());
+                }
+                table.finish().map_err(parquet_error)?;
+            }
         }
         Ok(file)
     }
@@ -317,23 +354,38 @@ pub(super) fn finish(
     threads: usize,
     started: Instant,
 ) -> Result<SweepSummary> {
-    let mut staged =
-        crate::report::write_sweep_outputs(grid, &aggregate, &options.out_dir, other_targets)?;
+    let mut staged = crate::report::write_sweep_outputs(
+        grid,
+        &aggregate,
+        &options.out_dir,
+        other_targets,
+        options.format == TableFormat::Parquet,
+    )?;
     if options.shard.is_some() {
         let mut text = serde_json::to_string(&aggregate).expect("json");
         text.push('\n');
         staged.add(&options.out_dir.join("aggregate.json"), text.as_bytes())?;
     }
     let mut files = Vec::new();
-    if let Some(file) = cells_file {
-        file.commit()?;
-        files.push(options.out_dir.join("cells.csv"));
-    } else {
-        // A cells.csv from an earlier run would not match these outputs.
-        let stale = options.out_dir.join("cells.csv");
-        if stale.exists() {
+    // A cells file from an earlier run (either format) would not match these outputs.
+    for format in [TableFormat::Csv, TableFormat::Parquet] {
+        let stale = options.out_dir.join(format.cells_file());
+        let kept = cells_file.is_some() && format == options.format;
+        if !kept && stale.exists() {
             std::fs::remove_file(&stale).map_err(|e| Error::io(&stale, e))?;
         }
+    }
+    if options.format == TableFormat::Csv {
+        for table in ["frontier", "allocation_frontier", "shortlist"] {
+            let stale = options.out_dir.join(format!("{table}.parquet"));
+            if stale.exists() {
+                std::fs::remove_file(&stale).map_err(|e| Error::io(&stale, e))?;
+            }
+        }
+    }
+    if let Some(file) = cells_file {
+        file.commit()?;
+        files.push(options.out_dir.join(options.format.cells_file()));
     }
     files.extend(staged.commit()?);
     files.push(options.out_dir.join("manifest.json"));

@@ -254,11 +254,14 @@ pub fn verl_script(c: &LaunchContext) -> String {
 
 /// Per-device batch and accumulation so that devices × per-device × accumulation = B·G.
 pub fn trl_batching(completions: u64, devices: u64) -> (u64, u64, bool) {
-    if completions % devices != 0 {
+    if !completions.is_multiple_of(devices) {
         return (1, completions.div_ceil(devices), false);
     }
     let per = completions / devices;
-    let device_batch = (1..=per.min(16)).rev().find(|d| per % d == 0).unwrap_or(1);
+    let device_batch = (1..=per.min(16))
+        .rev()
+        .find(|d| per.is_multiple_of(*d))
+        .unwrap_or(1);
     (device_batch, per / device_batch, true)
 }
 

@@ -13,6 +13,7 @@ use crate::spec::Grid;
 
 pub mod cells;
 pub mod html;
+pub mod parquet;
 pub mod plots;
 pub mod tables;
 pub mod targets;
@@ -59,6 +60,7 @@ pub fn write_sweep_outputs(
     aggregate: &Aggregate,
     out_dir: &Path,
     other_targets: &[(Grid, Aggregate)],
+    parquet: bool,
 ) -> Result<Staged> {
     let mut staged = Staged::default();
     let shortlist = crate::analysis::shortlist::select(grid, aggregate);
@@ -92,7 +94,14 @@ pub fn write_sweep_outputs(
                 .join("targets")
                 .join(grid.targets[index + 1].folder_name());
             std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-            staged.extend(write_target_outputs(view, agg, &others[index], &dir, "")?);
+            staged.extend(write_target_outputs(
+                view,
+                agg,
+                &others[index],
+                &dir,
+                "",
+                parquet,
+            )?);
         }
     }
     staged.extend(write_target_outputs(
@@ -101,6 +110,7 @@ pub fn write_sweep_outputs(
         &shortlist,
         out_dir,
         &comparison_html,
+        parquet,
     )?);
     Ok(staged)
 }
@@ -112,20 +122,25 @@ fn write_target_outputs(
     shortlist: &[crate::analysis::shortlist::Entry],
     out_dir: &Path,
     comparison_html: &str,
+    parquet: bool,
 ) -> Result<Staged> {
     let mut staged = Staged::default();
-    staged.add(
-        &out_dir.join("frontier.csv"),
-        &tables::frontier_csv(grid, aggregate),
-    )?;
-    staged.add(
-        &out_dir.join("allocation_frontier.csv"),
-        &tables::allocation_csv(grid, aggregate),
-    )?;
-    staged.add(
-        &out_dir.join("shortlist.csv"),
-        &tables::shortlist_csv(grid, shortlist),
-    )?;
+    for (name, bytes) in [
+        ("frontier", tables::frontier_csv(grid, aggregate)),
+        (
+            "allocation_frontier",
+            tables::allocation_csv(grid, aggregate),
+        ),
+        ("shortlist", tables::shortlist_csv(grid, shortlist)),
+    ] {
+        staged.add(&out_dir.join(format!("{name}.csv")), &bytes)?;
+        if parquet {
+            let path = out_dir.join(format!("{name}.parquet"));
+            let table = self::parquet::csv_table_to_parquet(&bytes)
+                .map_err(|m| Error::io(&path, std::io::Error::other(m)))?;
+            staged.add(&path, &table)?;
+        }
+    }
     staged.add(
         &out_dir.join("shortlist.md"),
         tables::shortlist_markdown(grid, shortlist).as_bytes(),

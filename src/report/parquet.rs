@@ -1,0 +1,254 @@
+//! Parquet output (`sweep --format parquet`): the same tables as the CSV files, with typed,
+//! nullable columns and Snappy compression, so a million cells load in pandas or polars in a
+//! fraction of the CSV's time and memory.
+//!
+//! The rows are produced exactly as for the CSV (the same serialisation, so the two formats
+//! cannot drift apart) and converted here: `cells.parquet` one row group per streamed chunk,
+//! the small tables in one. Column types: `cells.parquet` from the column names
+//! ([`cells_column_type`]: ids and counts are INT64, labels UTF-8 strings, flags BOOLEAN,
+//! everything else DOUBLE); the small tables from their values ([`infer_types`]). An empty CSV
+//! field is a null.
+
+use std::sync::Arc;
+
+use parquet::basic::{Compression, LogicalType, Repetition, Type as PhysicalType};
+use parquet::column::writer::ColumnWriter;
+use parquet::data_type::ByteArray;
+use parquet::file::properties::WriterProperties;
+use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::types::Type;
+
+/// A column's type in a Parquet table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColumnType {
+    /// 64-bit integer.
+    Int,
+    /// 64-bit float.
+    Double,
+    /// true/false.
+    Bool,
+    /// UTF-8 text.
+    Text,
+}
+
+/// The type of a `cells.csv` column, from its name.
+pub fn cells_column_type(name: &str) -> ColumnType {
+    match name {
+        "cell_id" | "lora_rank" | "group_size" | "max_response_len" | "update_epochs"
+        | "prompts_per_step" | "iterations" | "tensor_parallel" => ColumnType::Int,
+        "engine" | "model" | "finetune" | "reward" | "reward_model" | "budget_unit"
+        | "infeasible_reason" | "infeasible_code" => ColumnType::Text,
+        "feasible" | "on_frontier" => ColumnType::Bool,
+        _ => ColumnType::Double,
+    }
+}
+
+/// Column types of a small table from its values: integers, numbers, booleans where every
+/// non-empty value parses as one, text otherwise.
+pub fn infer_types(header: &[String], rows: &[Vec<String>]) -> Vec<ColumnType> {
+    (0..header.len())
+        .map(|c| {
+            let values = || rows.iter().map(|r| r[c].as_str()).filter(|v| !v.is_empty());
+            if values().next().is_none() {
+                ColumnType::Text
+            } else if values().all(|v| v.parse::<i64>().is_ok()) {
+                ColumnType::Int
+            } else if values().all(|v| v.parse::<f64>().is_ok()) {
+                ColumnType::Double
+            } else if values().all(|v| v == "true" || v == "false") {
+                ColumnType::Bool
+            } else {
+                ColumnType::Text
+            }
+        })
+        .collect()
+}
+
+/// The Parquet schema of a table.
+fn schema(names: &[String], types: &[ColumnType]) -> Result<Arc<Type>, String> {
+    let fields = names
+        .iter()
+        .zip(types)
+        .map(|(name, t)| {
+            let (physical, logical) = match t {
+                ColumnType::Int => (PhysicalType::INT64, None),
+                ColumnType::Double => (PhysicalType::DOUBLE, None),
+                ColumnType::Bool => (PhysicalType::BOOLEAN, None),
+                ColumnType::Text => (PhysicalType::BYTE_ARRAY, Some(LogicalType::String)),
+            };
+            Type::primitive_type_builder(name, physical)
+                .with_repetition(Repetition::OPTIONAL)
+                .with_logical_type(logical)
+                .build()
+                .map(Arc::new)
+                .map_err(|e| e.to_string())
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Type::group_type_builder("table")
+        .with_fields(fields)
+        .build()
+        .map(Arc::new)
+        .map_err(|e| e.to_string())
+}
+
+/// A Parquet file being written, one row group at a time.
+pub struct ParquetTable<W: std::io::Write + Send> {
+    writer: SerializedFileWriter<W>,
+    types: Vec<ColumnType>,
+}
+
+impl<W: std::io::Write + Send> ParquetTable<W> {
+    /// Starts a table with these columns.
+    pub fn new(out: W, names: &[String], types: Vec<ColumnType>) -> Result<Self, String> {
+        let properties = WriterProperties::builder()
+            .set_compression(Compression::SNAPPY)
+            .set_created_by(format!("rlfrontier {}", crate::VERSION))
+            .build();
+        let writer = SerializedFileWriter::new(out, schema(names, &types)?, Arc::new(properties))
+            .map_err(|e| e.to_string())?;
+        Ok(ParquetTable { writer, types })
+    }
+
+    /// Appends rows given as CSV bytes without a header (the CSV writer's output for them) as
+    /// one row group.
+    pub fn write_csv_rows(&mut self, csv_bytes: &[u8]) -> Result<(), String> {
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .from_reader(csv_bytes);
+        let mut columns: Vec<Vec<String>> = vec![Vec::new(); self.types.len()];
+        for record in reader.records() {
+            let record = record.map_err(|e| e.to_string())?;
+            for (c, value) in record.iter().enumerate().take(self.types.len()) {
+                columns[c].push(value.to_string());
+            }
+        }
+        self.write_columns(&columns)
+    }
+
+    /// Appends rows given column by column as text (empty = null) as one row group.
+    pub fn write_columns(&mut self, columns: &[Vec<String>]) -> Result<(), String> {
+        if columns.first().is_none_or(|c| c.is_empty()) {
+            return Ok(());
+        }
+        let mut group = self.writer.next_row_group().map_err(|e| e.to_string())?;
+        let mut c = 0;
+        while let Some(mut column) = group.next_column().map_err(|e| e.to_string())? {
+            let values = &columns[c];
+            let levels: Vec<i16> = values.iter().map(|v| i16::from(!v.is_empty())).collect();
+            let present = values.iter().filter(|v| !v.is_empty());
+            let bad = |v: &str| format!("column {c}: `{v}` does not fit its type");
+            match (column.untyped(), self.types[c]) {
+                (ColumnWriter::Int64ColumnWriter(w), ColumnType::Int) => {
+                    let data = present
+                        .map(|v| v.parse::<i64>().map_err(|_| bad(v)))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    w.write_batch(&data, Some(&levels), None)
+                }
+                (ColumnWriter::DoubleColumnWriter(w), ColumnType::Double) => {
+                    let data = present
+                        .map(|v| v.parse::<f64>().map_err(|_| bad(v)))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    w.write_batch(&data, Some(&levels), None)
+                }
+                (ColumnWriter::BoolColumnWriter(w), ColumnType::Bool) => {
+                    let data: Vec<bool> = present.map(|v| v == "true").collect();
+                    w.write_batch(&data, Some(&levels), None)
+                }
+                (ColumnWriter::ByteArrayColumnWriter(w), ColumnType::Text) => {
+                    let data: Vec<ByteArray> =
+                        present.map(|v| ByteArray::from(v.as_str())).collect();
+                    w.write_batch(&data, Some(&levels), None)
+                }
+                _ => return Err(format!("column {c}: writer and type disagree")),
+            }
+            .map_err(|e| e.to_string())?;
+            column.close().map_err(|e| e.to_string())?;
+            c += 1;
+        }
+        group.close().map_err(|e| e.to_string())?;
+        Ok(())
+    }
+
+    /// Writes the footer and returns the output.
+    pub fn finish(self) -> Result<W, String> {
+        self.writer.into_inner().map_err(|e| e.to_string())
+    }
+}
+
+/// A whole small table (CSV bytes with a header) as Parquet bytes, types inferred.
+pub fn csv_table_to_parquet(csv_bytes: &[u8]) -> Result<Vec<u8>, String> {
+    let mut reader = csv::Reader::from_reader(csv_bytes);
+    let header: Vec<String> = reader
+        .headers()
+        .map_err(|e| e.to_string())?
+        .iter()
+        .map(str::to_string)
+        .collect();
+    let rows: Vec<Vec<String>> = reader
+        .records()
+        .map(|r| r.map(|r| r.iter().map(str::to_string).collect()))
+        .collect::<Result<_, _>>()
+        .map_err(|e| e.to_string())?;
+    let types = infer_types(&header, &rows);
+    let mut columns: Vec<Vec<String>> = vec![Vec::with_capacity(rows.len()); header.len()];
+    for row in &rows {
+        for (c, v) in row.iter().enumerate() {
+            columns[c].push(v.clone());
+        }
+    }
+    let mut table = ParquetTable::new(Vec::new(), &header, types)?;
+    table.write_columns(&columns)?;
+    table.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use parquet::record::Field;
+
+    #[test]
+    fn a_small_table_round_trips_with_types_and_nulls() {
+        let csv =
+            b"cell_id,model,usd,feasible,note\n3,qwen2.5-7b,1.5,true,\n7,qwen2.5-3b,,false,edge\n";
+        let bytes = csv_table_to_parquet(csv).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.parquet");
+        std::fs::write(&path, bytes).unwrap();
+        let reader = SerializedFileReader::new(std::fs::File::open(&path).unwrap()).unwrap();
+        assert_eq!(reader.metadata().file_metadata().num_rows(), 2);
+        let rows: Vec<Vec<(String, Field)>> = reader
+            .get_row_iter(None)
+            .unwrap()
+            .map(|r| {
+                r.unwrap()
+                    .get_column_iter()
+                    .map(|(n, f)| (n.clone(), f.clone()))
+                    .collect()
+            })
+            .collect();
+        assert_eq!(rows[0][0], ("cell_id".to_string(), Field::Long(3)));
+        assert_eq!(
+            rows[0][1],
+            ("model".to_string(), Field::Str("qwen2.5-7b".into()))
+        );
+        assert_eq!(rows[0][2], ("usd".to_string(), Field::Double(1.5)));
+        assert_eq!(rows[0][3], ("feasible".to_string(), Field::Bool(true)));
+        assert_eq!(rows[0][4], ("note".to_string(), Field::Null));
+        assert_eq!(rows[1][2], ("usd".to_string(), Field::Null));
+        assert_eq!(rows[1][4], ("note".to_string(), Field::Str("edge".into())));
+    }
+
+    #[test]
+    fn cells_columns_are_typed_by_name() {
+        assert_eq!(cells_column_type("cell_id"), ColumnType::Int);
+        assert_eq!(cells_column_type("lora_rank"), ColumnType::Int);
+        assert_eq!(cells_column_type("reward_model"), ColumnType::Text);
+        assert_eq!(cells_column_type("on_frontier"), ColumnType::Bool);
+        assert_eq!(cells_column_type("budget"), ColumnType::Double);
+        assert_eq!(
+            cells_column_type("predicted_score_gsm8k"),
+            ColumnType::Double
+        );
+    }
+}
