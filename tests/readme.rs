@@ -218,7 +218,7 @@ fn pandas_available() -> bool {
 #[test]
 fn the_readmes_python_snippets_run_against_the_committed_results() {
     // Each ```python block of the README runs from the repository root (it reads the committed
-    // results/). `.ci/run` installs pandas and sets RLFRONTIER_REQUIRE_PYTHON=1, so in CI the
+    // results/); ```py blocks show code that needs outputs of a run of your own and are not run. `.ci/run` installs pandas and sets RLFRONTIER_REQUIRE_PYTHON=1, so in CI the
     // snippets always run; elsewhere they are skipped when pandas is missing, and say so.
     if !pandas_available() {
         assert!(
