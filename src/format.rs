@@ -155,6 +155,11 @@ impl Table {
     }
 }
 
+/// Lowercase hexadecimal of bytes (SHA-256 digests in manifests and plans).
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

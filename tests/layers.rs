@@ -12,7 +12,15 @@ use std::path::Path;
 
 /// Top-level modules from the bottom up. A module may use any module listed before it.
 const LAYERS: &[&[&str]] = &[
-    &["error", "format", "rng", "stats", "toml_text", "logs"],
+    &[
+        "error",
+        "format",
+        "rng",
+        "stats",
+        "toml_text",
+        "logs",
+        "interrupt",
+    ],
     &["catalog"],
     &["config"],
     &["ledger"],

@@ -296,6 +296,17 @@ impl CostArgs {
             .model(&self.model)
             .map_err(|m| Error::in_flag("--model", m))?
             .clone();
+        if let Finetune::Lora(rank) = self.finetune
+            && rank > policy.hidden
+        {
+            return Err(Error::in_flag(
+                "--finetune",
+                format!(
+                    "`lora:{rank}` is above the hidden size of `{}` ({}); use a rank below it, or `full`",
+                    policy.id, policy.hidden
+                ),
+            ));
+        }
         if !policy.lm_head {
             return Err(Error::in_flag(
                 "--model",
@@ -337,6 +348,12 @@ impl CostArgs {
         let mut hardware = Hardware::new(gpu, c.gpus, engine, c.framework);
         if let Some(x) = c.usd_per_gpu_hour {
             hardware.usd_per_gpu_hour = positive("--usd-per-gpu-hour", x)?;
+            if x > 1e4 {
+                return Err(Error::in_flag(
+                    "--usd-per-gpu-hour",
+                    format!("{x} dollars per GPU-hour is beyond any real price (at most 10,000)"),
+                ));
+            }
         }
         if let Some(schedule) = c.schedule {
             hardware.schedule = schedule;

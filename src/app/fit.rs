@@ -99,6 +99,14 @@ pub fn run(args: &FitArgs, out: &mut dyn Write) -> Result<()> {
             path
         }
     };
+    if let Some(names) = &args.free
+        && names.iter().all(|n| n.trim().is_empty())
+    {
+        return Err(Error::in_flag(
+            "--free",
+            "names no parameter; give at least one, e.g. --free k_mid_at_7b,gain_logit_at_7b (or leave --free out for the default set)",
+        ));
+    }
     let settings = PilotFitSettings {
         results,
         plan: args.plan.clone(),

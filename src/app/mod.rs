@@ -113,13 +113,36 @@ fn json_text(value: &serde_json::Value) -> String {
     text
 }
 
-/// A flag set to true on Ctrl-C (SIGINT); long commands poll it and clean up.
+/// A flag set on SIGINT (Ctrl-C) or SIGTERM (what Slurm sends at a time limit or preemption);
+/// long commands poll it, and every commit of outputs checks the library's record of it
+/// (`rlfrontier::interrupt`), so nothing is half-written.
 fn install_interrupt_handler() -> Arc<AtomicBool> {
     let flag = Arc::new(AtomicBool::new(false));
-    let handler_flag = Arc::clone(&flag);
-    // If a handler cannot be installed, Ctrl-C keeps its default behaviour.
-    let _ = ctrlc::set_handler(move || handler_flag.store(true, Ordering::SeqCst));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        let handler_flag = Arc::clone(&flag);
+        // SAFETY: the action only stores to atomics, which is async-signal-safe.
+        let registered = unsafe {
+            signal_hook::low_level::register(signal, move || {
+                rlfrontier::interrupt::record_signal(signal);
+                handler_flag.store(true, Ordering::SeqCst);
+            })
+        };
+        // If a handler cannot be installed, the signal keeps its default behaviour.
+        let _ = registered;
+    }
     flag
+}
+
+/// Writes a line to stderr without panicking when stderr is closed (a broken pipe there must
+/// not turn an error into a crash).
+fn report_error(text: &str) {
+    let _ = writeln!(std::io::stderr(), "error: {text}");
+}
+
+/// Whether an error is stdout closed by its reader (`rlfrontier ... | head`): the Unix way is to
+/// stop quietly, with the work (outputs already committed) done.
+fn is_closed_stdout(error: &Error) -> bool {
+    matches!(error, Error::Io { path, source } if path == Path::new("<stdout>") && source.kind() == std::io::ErrorKind::BrokenPipe)
 }
 
 /// Runs a parsed command line, printing to stdout.
@@ -165,13 +188,14 @@ fn one_line_usage_error(error: &clap::Error) -> String {
 }
 
 /// The binary's whole life: parse, run, and decide the exit code (2 for bad input, 3 when the
-/// priced run is infeasible, 130 when interrupted, 1 otherwise). The only place exit codes
+/// priced run is infeasible, 130 on SIGINT and 143 on SIGTERM, 0 when stdout is closed by its
+/// reader after the work is done, 1 otherwise). The only place exit codes
 /// exist.
 pub fn main() -> ExitCode {
     let args = match cost::with_imported_flags(std::env::args_os().collect()) {
         Ok(args) => args,
         Err(error) => {
-            eprintln!("error: {error}");
+            report_error(&error.to_string());
             return ExitCode::from(if matches!(error, Error::Input(_)) {
                 2
             } else {
@@ -187,19 +211,20 @@ pub fn main() -> ExitCode {
                 let _ = error.print();
                 return ExitCode::SUCCESS;
             }
-            eprintln!("error: {}", one_line_usage_error(&error));
+            report_error(&one_line_usage_error(&error));
             return ExitCode::from(2);
         }
     };
     let interrupted = install_interrupt_handler();
     match run(cli, &interrupted) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(error) if is_closed_stdout(&error) => ExitCode::SUCCESS,
         Err(error) => {
             let error = error.with_flag_names();
-            eprintln!("error: {error}");
+            report_error(&error.to_string());
             let code = match error {
                 Error::Input(_) => 2,
-                Error::Interrupted => 130,
+                Error::Interrupted => rlfrontier::interrupt::exit_code(),
                 Error::Infeasible(_) => 3,
                 Error::Io { .. } => 1,
             };

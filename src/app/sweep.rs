@@ -25,8 +25,8 @@ pub struct SweepArgs {
     /// Output folder [default: results/GRID_NAME].
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Worker threads [default: one per core]. Outputs do not depend on it.
-    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    /// Worker threads [default: one per core], at most 256. Outputs do not depend on it.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub threads: Option<u16>,
     /// Evaluate only shard I of N (0-based I), a contiguous slice of cell ids.
     #[arg(long, value_name = "I/N", value_parser = parse_shard)]

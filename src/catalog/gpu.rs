@@ -63,14 +63,14 @@ impl GpuSpec {
         self.bandwidth_tbps * 1e12
     }
 
-    /// Checks every number is finite and positive (price and overhead may be 0) and every
+    /// Checks every number is finite, positive and below a physical bound, and every
     /// efficiency is at most 1.
     pub fn validate(&self, origin: &Path) -> Result<()> {
         let checks: [(&str, f64, bool); 9] = [
             ("bf16_dense_tflops", self.bf16_dense_tflops, false),
             ("memory_gb", self.memory_gb, false),
             ("bandwidth_tbps", self.bandwidth_tbps, false),
-            ("usd_per_gpu_hour", self.usd_per_gpu_hour, true),
+            ("usd_per_gpu_hour", self.usd_per_gpu_hour, false),
             ("train_mfu", self.train_mfu, false),
             ("prefill_efficiency", self.prefill_efficiency, false),
             ("forward_efficiency", self.forward_efficiency, false),
@@ -91,6 +91,23 @@ impl GpuSpec {
                         "{value} is not valid; use a finite number {}",
                         if zero_ok { ">= 0" } else { "> 0" }
                     ),
+                ));
+            }
+        }
+        // Beyond these, a number is a typo (and 1e308 would overflow the ledger's products).
+        for (field, value, max) in [
+            ("bf16_dense_tflops", self.bf16_dense_tflops, 1e6),
+            ("memory_gb", self.memory_gb, 1e5),
+            ("bandwidth_tbps", self.bandwidth_tbps, 1e3),
+            ("usd_per_gpu_hour", self.usd_per_gpu_hour, 1e4),
+            ("nvlink_domain_gpus", self.nvlink_domain_gpus as f64, 1e5),
+        ] {
+            if value > max {
+                return Err(Error::in_file(
+                    origin,
+                    None,
+                    &format!("gpu `{}`.{field}", self.id),
+                    format!("{value} is beyond any real GPU (at most {max}); check the value"),
                 ));
             }
         }

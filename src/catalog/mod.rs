@@ -51,6 +51,20 @@ pub struct Catalog {
 }
 
 impl Catalog {
+    /// SHA-256 of every entry (models, GPUs, services, engines, as JSON): two runs priced with
+    /// the same numbers have the same hash, whatever file the numbers came from.
+    pub fn sha256(&self) -> String {
+        use sha2::Digest;
+        let value = serde_json::json!({
+            "models": self.models,
+            "gpus": self.gpus,
+            "services": self.services,
+            "engines": self.engines,
+        });
+        let text = serde_json::to_string(&value).expect("catalog entries serialise");
+        crate::format::hex(&sha2::Sha256::digest(text.as_bytes()))
+    }
+
     /// The catalog compiled into the binary.
     pub fn embedded() -> Self {
         Self::load(None).expect("the embedded catalog is valid (checked by unit tests)")

@@ -221,6 +221,37 @@ impl ModelSpec {
                 ));
             }
         }
+        // Upper bounds far above any real model and far below where products of dimensions
+        // could overflow (parameter counts are computed in u64).
+        for (field, value, max) in [
+            ("layers", model.layers, 10_000),
+            ("hidden", model.hidden, 1_000_000),
+            ("heads", model.heads, 100_000),
+            ("head_dim", model.head_dim, 100_000),
+            ("intermediate", model.intermediate, 10_000_000),
+            ("vocab", model.vocab, 100_000_000),
+            ("experts", model.experts, 100_000),
+        ] {
+            if value > max {
+                return Err(Error::in_file(
+                    origin,
+                    None,
+                    &format!("model `{}`.{field}", model.id),
+                    format!("{value} is beyond any real model (at most {max}); check config.json"),
+                ));
+            }
+        }
+        if model.kv_heads > model.heads || !model.heads.is_multiple_of(model.kv_heads) {
+            return Err(Error::in_file(
+                origin,
+                None,
+                &format!("model `{}`.kv_heads", model.id),
+                format!(
+                    "{} key-value heads must divide the {} attention heads (grouped-query attention)",
+                    model.kv_heads, model.heads
+                ),
+            ));
+        }
         if !model.is_moe() && model.intermediate == 0 {
             return Err(Error::in_file(
                 origin,

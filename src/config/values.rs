@@ -17,8 +17,13 @@ pub enum Finetune {
     Lora(u64),
 }
 
+/// Largest LoRA rank accepted: above every model's hidden size in the catalog, far below
+/// where rank × dimensions could overflow. The rank is also checked against the policy's hidden
+/// size where the policy is known.
+pub const MAX_LORA_RANK: u64 = 65_536;
+
 impl Finetune {
-    /// Parses `full` or `lora:R` (R ≥ 1).
+    /// Parses `full` or `lora:R` (1 ≤ R ≤ [`MAX_LORA_RANK`]).
     pub fn parse(text: &str) -> Result<Self, String> {
         let t = text.trim().to_ascii_lowercase();
         if t == "full" {
@@ -26,9 +31,9 @@ impl Finetune {
         }
         if let Some(rank) = t.strip_prefix("lora:") {
             return match rank.trim().parse::<i64>() {
-                Ok(r) if r >= 1 => Ok(Finetune::Lora(r as u64)),
+                Ok(r) if (1..=MAX_LORA_RANK as i64).contains(&r) => Ok(Finetune::Lora(r as u64)),
                 _ => Err(format!(
-                    "`{text}`: the LoRA rank must be an integer of at least 1, as in `lora:64`"
+                    "`{text}`: the LoRA rank must be an integer from 1 to {MAX_LORA_RANK}, as in `lora:64` (a rank as large as the hidden size is full fine-tuning)"
                 )),
             };
         }

@@ -2,6 +2,7 @@
 //! and tool they belong to and their cross-validated errors. `sweep --calibration FILE` applies it
 //! after checking that it was made for the same grid file and the same tool version.
 
+use sha2::Digest;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -161,12 +162,45 @@ pub fn apply(grid: &mut Grid, path: &Path) -> Result<()> {
             ),
         ));
     }
+    // A calibration must have been fitted to something, with errors that are errors.
+    let bad_error = |x: f64| !(x.is_finite() && x >= 0.0);
+    if file.runs == 0 || file.checkpoints < file.runs {
+        return Err(Error::in_file(
+            path,
+            None,
+            "runs",
+            format!(
+                "claims {} runs and {} checkpoints; a calibration needs at least one run with checkpoints: re-run `rlfrontier fit`",
+                file.runs, file.checkpoints
+            ),
+        ));
+    }
+    for (field, value) in [
+        ("prior_rmse", Some(file.prior_rmse)),
+        ("fit_rmse", Some(file.fit_rmse)),
+        ("loro_rmse", file.loro_rmse),
+        ("lomso_rmse", file.lomso_rmse),
+    ] {
+        if let Some(x) = value
+            && bad_error(x)
+        {
+            return Err(Error::in_file(
+                path,
+                None,
+                field,
+                format!(
+                    "{x} is not an error (a finite number, 0 or more): the file was edited or damaged; re-run `rlfrontier fit`"
+                ),
+            ));
+        }
+    }
     grid.outcome = file.outcome_params(path)?;
     grid.outcome_state = OutcomeState::Calibrated {
         runs: file.runs,
         loro_rmse: file.loro_rmse,
         prior_rmse: file.prior_rmse,
         file: path.display().to_string(),
+        sha256: crate::spec::hex(&sha2::Sha256::digest(text.as_bytes())),
     };
     Ok(())
 }

@@ -64,6 +64,12 @@ pub struct ManifestOutcome {
     /// outputs); absent otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub targets: Vec<String>,
+    /// The calibration file applied, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration_file: Option<String>,
+    /// SHA-256 of that file's bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration_sha256: Option<String>,
 }
 
 /// `manifest.json`. Keys are written in sorted order (through `serde_json::Value`), so the file
@@ -78,6 +84,9 @@ pub struct Manifest {
     pub grid: ManifestGrid,
     /// Catalog version (date).
     pub catalog_version: String,
+    /// SHA-256 of the catalog's entries (`Catalog::sha256`): an override changes it.
+    #[serde(default)]
+    pub catalog_sha256: String,
     /// Which rows `cells.csv` holds.
     pub cells_mode: CellsMode,
     /// GPU id.
@@ -122,6 +131,7 @@ impl Manifest {
                 budget_unit: budget_unit.to_string(),
             },
             catalog_version: catalog.version.clone(),
+            catalog_sha256: catalog.sha256(),
             cells_mode: mode,
             gpu: grid.hardware.gpu.id.clone(),
             usd_per_gpu_hour: grid.hardware.usd_per_gpu_hour,
@@ -146,6 +156,14 @@ impl Manifest {
                 state: grid.outcome_state.label(),
                 metric: grid.metric.clone(),
                 targets: grid.targets.iter().map(|t| t.name.clone()).collect(),
+                calibration_file: match &grid.outcome_state {
+                    crate::outcome::OutcomeState::Calibrated { file, .. } => Some(file.clone()),
+                    crate::outcome::OutcomeState::Prior => None,
+                },
+                calibration_sha256: match &grid.outcome_state {
+                    crate::outcome::OutcomeState::Calibrated { sha256, .. } => Some(sha256.clone()),
+                    crate::outcome::OutcomeState::Prior => None,
+                },
             },
             threads: summary.threads,
             elapsed_seconds: summary.elapsed_seconds,

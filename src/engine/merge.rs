@@ -25,7 +25,39 @@ pub fn merge(
     let started = Instant::now();
     let shards = read_shards(shard_dirs)?;
     let (first_file, first_sha, mode) = (&shards[0].file, &shards[0].sha, shards[0].mode);
-    let grid = crate::spec::load(Path::new(first_file), catalog)?;
+    let mut grid = crate::spec::load(Path::new(first_file), catalog)?;
+    let (tool_version, catalog_sha, calibration_file, calibration_sha) = &shards[0].provenance;
+    if tool_version != crate::VERSION {
+        return Err(Error::in_file(
+            &shards[0].dir.join("manifest.json"),
+            None,
+            "tool_version",
+            format!(
+                "the shards were swept by rlfrontier {tool_version}, this is {}; sweep them again with this version",
+                crate::VERSION
+            ),
+        ));
+    }
+    if !catalog_sha.is_empty() && *catalog_sha != catalog.sha256() {
+        return Err(Error::in_setting(
+            "catalog",
+            "the shards were priced with another catalog; pass merge the same --catalog FILE the shards were swept with",
+        ));
+    }
+    // The merged outputs carry the shards' calibration, checked to be the same file.
+    if let (Some(file), Some(sha)) = (calibration_file, calibration_sha) {
+        super::calibration_file::apply(&mut grid, Path::new(file))?;
+        if let crate::outcome::OutcomeState::Calibrated { sha256, .. } = &grid.outcome_state
+            && sha256 != sha
+        {
+            return Err(Error::in_file(
+                Path::new(file),
+                None,
+                "",
+                "changed since the shards were swept with it; sweep the shards again",
+            ));
+        }
+    }
     if grid.sha256 != *first_sha {
         return Err(Error::in_file(
             Path::new(first_file),
@@ -34,16 +66,66 @@ pub fn merge(
             "the grid file changed since the shards were swept; sweep again",
         ));
     }
+    let total_cells = grid
+        .cell_count()
+        .map_err(|m| Error::in_file(&grid.path, None, "axes", m))?;
     let mut aggregate = Aggregate::default();
     for s in &shards {
         let path = s.dir.join("aggregate.json");
         let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
         let part: Aggregate = serde_json::from_str(&text)
             .map_err(|e| Error::in_file(&path, Some(e.line()), "", e.to_string()))?;
+        // Each shard's aggregate must describe its own slice: its cell count, and every cell it
+        // names inside the slice (a copied or edited aggregate fails here).
+        let range = super::shard_range(total_cells, s.index, s.count);
+        let outside = part
+            .front_candidates
+            .iter()
+            .chain(part.sample.iter())
+            .chain(part.shortlist_pool.values().flatten())
+            .chain(part.allocation.values())
+            .find(|p| !range.contains(&p.id));
+        if part.evaluated + part.pruned != range.end - range.start || outside.is_some() {
+            return Err(Error::in_file(
+                &path,
+                None,
+                "",
+                format!(
+                    "does not describe shard {}/{} (cells {}..{}): the aggregate.json was copied or edited; sweep the shard again",
+                    s.index, s.count, range.start, range.end
+                ),
+            ));
+        }
         aggregate.merge(part);
     }
-    prepare_output_dir(out_dir, &grid.name, force)?;
+    if aggregate.evaluated + aggregate.pruned != total_cells {
+        return Err(Error::in_setting(
+            "DIR",
+            format!(
+                "the shards' aggregates count {} cells but the grid has {}; an aggregate.json was copied or edited: sweep the shards again",
+                aggregate.evaluated + aggregate.pruned,
+                total_cells
+            ),
+        ));
+    }
+    // Writing into a shard's own folder would destroy the shard being read.
+    let out_canonical = std::fs::canonicalize(out_dir).ok();
+    for s in &shards {
+        if out_canonical.is_some() && std::fs::canonicalize(&s.dir).ok() == out_canonical {
+            return Err(Error::in_setting(
+                "out",
+                format!(
+                    "{} is shard {}'s folder; merge into a new folder",
+                    out_dir.display(),
+                    s.index
+                ),
+            ));
+        }
+    }
+    prepare_output_dir(out_dir, &grid, force)?;
     crate::report::create_output_dir(out_dir)?;
+    let _lock = crate::report::OutputLock::acquire(out_dir)?;
+    crate::report::remove_stale_temporaries(out_dir);
     let cells_file = match mode {
         CellsMode::None => None,
         _ => Some(merged_cells(&shards, out_dir, &aggregate, mode)?),
@@ -82,6 +164,9 @@ struct Shard {
     sha: String,
     file: String,
     mode: CellsMode,
+    /// What the shard's numbers were computed with: tool version, catalog hash, calibration
+    /// (file and hash).
+    provenance: (String, String, Option<String>, Option<String>),
 }
 
 /// Reads every shard's manifest and checks they are shards 0..N of one grid file with one
@@ -106,6 +191,12 @@ fn read_shards(shard_dirs: &[PathBuf]) -> Result<Vec<Shard>> {
             sha: manifest.grid.sha256,
             file: manifest.grid.file,
             mode: manifest.cells_mode,
+            provenance: (
+                manifest.tool_version,
+                manifest.catalog_sha256,
+                manifest.outcome.calibration_file,
+                manifest.outcome.calibration_sha256,
+            ),
         });
     }
     if shards.is_empty() {
@@ -128,6 +219,34 @@ fn read_shards(shard_dirs: &[PathBuf]) -> Result<Vec<Shard>> {
                     s.index,
                     s.count,
                     &s.sha[..12.min(s.sha.len())]
+                ),
+            ));
+        }
+    }
+    // Every shard must have been computed with the same tool, catalog and calibration.
+    for s in &shards[1..] {
+        let (a, b) = (&shards[0].provenance, &s.provenance);
+        let differs = if a.0 != b.0 {
+            Some(format!("rlfrontier {} against {}", b.0, a.0))
+        } else if a.1 != b.1 {
+            Some("another catalog (a different --catalog override)".to_string())
+        } else if a.3 != b.3 {
+            Some(format!(
+                "another calibration ({} against {})",
+                b.2.as_deref().unwrap_or("none"),
+                a.2.as_deref().unwrap_or("none")
+            ))
+        } else {
+            None
+        };
+        if let Some(what) = differs {
+            return Err(Error::in_file(
+                &s.dir.join("manifest.json"),
+                None,
+                "",
+                format!(
+                    "shard {} was computed with {what} than shard 0; sweep every shard the same way",
+                    s.index
                 ),
             ));
         }

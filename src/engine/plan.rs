@@ -45,22 +45,39 @@ pub struct PilotPlan {
 }
 
 /// Refuses to overwrite another grid's plan unless forced.
-fn check_out_dir(dir: &Path, grid_name: &str, force: bool) -> Result<()> {
+fn check_out_dir(dir: &Path, grid: &Grid, grid_file: &Path, force: bool) -> Result<()> {
     crate::report::create_output_dir(dir)?;
     let existing = dir.join("plan.json");
-    if !force
-        && let Ok(text) = std::fs::read_to_string(&existing)
-        && let Ok(info) = serde_json::from_str::<PlanInfo>(&text)
-        && info.grid_name != grid_name
-    {
+    if force || !existing.exists() {
+        return Ok(());
+    }
+    let info = std::fs::read_to_string(&existing)
+        .ok()
+        .and_then(|text| serde_json::from_str::<PlanInfo>(&text).ok());
+    let Some(info) = info else {
         return Err(Error::in_file(
             &existing,
             None,
-            "grid_name",
+            "",
             format!(
-                "{} holds a plan for grid `{}`; choose another --out or pass --force",
+                "{} holds a plan.json rlfrontier cannot read; choose another --out or pass --force to replace it",
+                dir.display()
+            ),
+        ));
+    };
+    let same = info.grid_sha256 == grid.sha256
+        || (info.grid_name == grid.name && Path::new(&info.grid_file) == grid_file);
+    if !same {
+        return Err(Error::in_file(
+            &existing,
+            None,
+            "grid_sha256",
+            format!(
+                "{} holds a plan for grid `{}` ({}), not `{}`; choose another --out or pass --force",
                 dir.display(),
-                info.grid_name
+                info.grid_name,
+                info.grid_file,
+                grid.name
             ),
         ));
     }
@@ -105,7 +122,9 @@ pub fn plan_pilots(grid: &Grid, settings: &PilotPlanSettings) -> Result<PilotPla
         },
         runs,
     };
-    check_out_dir(&settings.out, &grid.name, settings.force)?;
+    check_out_dir(&settings.out, grid, &settings.grid_file, settings.force)?;
+    let _lock = crate::report::OutputLock::acquire(&settings.out)?;
+    crate::report::remove_stale_temporaries(&settings.out);
     let mut plan = plan;
     // The folder exists now: record where the grid is as seen from it.
     plan.info.grid_file_from_plan = crate::pilot::relative_path(&settings.out, &settings.grid_file);
@@ -157,6 +176,21 @@ pub fn plan_pilots(grid: &Grid, settings: &PilotPlanSettings) -> Result<PilotPla
         &settings.out.join("slurm_array.sh"),
         slurm_array(grid, &plan.runs).as_bytes(),
     )?;
+    // Launch scripts of an earlier plan in this folder that this plan does not have would sit
+    // beside a Slurm array of another size: removed with the commit.
+    if let Ok(entries) = std::fs::read_dir(&launch_dir) {
+        let current: Vec<String> = plan
+            .runs
+            .iter()
+            .map(|r| format!("{}.sh", r.run_id))
+            .collect();
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".sh") && !current.contains(&name) {
+                staged.remove_after_commit(&entry.path());
+            }
+        }
+    }
     let written = staged.commit()?;
     Ok(PilotPlan {
         plan,

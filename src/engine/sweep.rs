@@ -117,7 +117,45 @@ pub fn run_sweep(
         Some((index, count)) => shard_range(total, index, count),
         None => 0..total,
     };
-    prepare_output_dir(&options.out_dir, &grid.name, options.force)?;
+    prepare_output_dir(&options.out_dir, grid, options.force)?;
+    // The folder is this run's from the start: one writer at a time (a second run is refused
+    // now, not after minutes of work), and what killed runs left is cleaned first. A folder
+    // created here and still empty when the run fails is removed again.
+    let created = !options.out_dir.exists();
+    crate::report::create_output_dir(&options.out_dir)?;
+    let lock = crate::report::OutputLock::acquire(&options.out_dir)?;
+    crate::report::remove_stale_temporaries(&options.out_dir);
+    let outcome = sweep_locked(
+        grid,
+        catalog,
+        options,
+        progress,
+        interrupted,
+        (total, mode, range, started),
+    );
+    drop(lock);
+    if outcome.is_err() && created && names_in(&options.out_dir).is_empty() {
+        let _ = std::fs::remove_dir(&options.out_dir);
+    }
+    outcome
+}
+
+/// Whether `dir` holds any entry (`true` also when it cannot be read).
+fn names_in(dir: &std::path::Path) -> Vec<std::ffi::OsString> {
+    std::fs::read_dir(dir)
+        .map(|entries| entries.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_else(|_| vec![std::ffi::OsString::from("?")])
+}
+
+/// The sweep proper, with the output folder locked.
+fn sweep_locked(
+    grid: &Grid,
+    catalog: &Catalog,
+    options: &SweepOptions,
+    progress: &dyn Progress,
+    interrupted: &AtomicBool,
+    (total, mode, range, started): (u64, CellsMode, std::ops::Range<u64>, Instant),
+) -> Result<SweepSummary> {
     let pool = thread_pool(options)?;
     let threads = pool.current_num_threads();
     let slice = range.end - range.start;
@@ -154,7 +192,6 @@ pub fn run_sweep(
         .aggregate()?;
         other_targets.push((view, aggregate));
     }
-    crate::report::create_output_dir(&options.out_dir)?;
     let cells_file = match mode {
         CellsMode::None => None,
         _ => Some(run.cells_table(&options.out_dir, &aggregate, mode, options.format)?),
@@ -366,28 +403,30 @@ pub(super) fn finish(
         text.push('\n');
         staged.add(&options.out_dir.join("aggregate.json"), text.as_bytes())?;
     }
-    let mut files = Vec::new();
-    // A cells file from an earlier run (either format) would not match these outputs.
+    // A cells file or Parquet table from an earlier run would not match these outputs: removed
+    // once the new outputs are in place.
     for format in [TableFormat::Csv, TableFormat::Parquet] {
-        let stale = options.out_dir.join(format.cells_file());
-        let kept = cells_file.is_some() && format == options.format;
-        if !kept && stale.exists() {
-            std::fs::remove_file(&stale).map_err(|e| Error::io(&stale, e))?;
+        if cells_file.is_none() || format != options.format {
+            staged.remove_after_commit(&options.out_dir.join(format.cells_file()));
         }
     }
     if options.format == TableFormat::Csv {
         for table in ["frontier", "allocation_frontier", "shortlist"] {
-            let stale = options.out_dir.join(format!("{table}.parquet"));
-            if stale.exists() {
-                std::fs::remove_file(&stale).map_err(|e| Error::io(&stale, e))?;
-            }
+            staged.remove_after_commit(&options.out_dir.join(format!("{table}.parquet")));
         }
     }
+    let mut files = Vec::new();
     if let Some(file) = cells_file {
-        file.commit()?;
-        files.push(options.out_dir.join(options.format.cells_file()));
+        files.push(file.final_path().to_path_buf());
+        staged.add_file(file)?;
     }
-    files.extend(staged.commit()?);
+    let cells_path = files.first().cloned();
+    files.extend(
+        staged
+            .paths()
+            .into_iter()
+            .filter(|p| Some(p) != cells_path.as_ref()),
+    );
     files.push(options.out_dir.join("manifest.json"));
     let summary = SweepSummary {
         cells_total: total,
@@ -406,6 +445,13 @@ pub(super) fn finish(
         files,
         headlines: crate::analysis::headline::headlines(&aggregate),
     };
-    Manifest::of(grid, catalog, options, mode, &summary).write(&options.out_dir)?;
+    // The manifest joins the same commit: the folder never holds new tables beside an old
+    // manifest (or the reverse).
+    let manifest = Manifest::of(grid, catalog, options, mode, &summary);
+    staged.add(
+        &options.out_dir.join("manifest.json"),
+        manifest.to_json_text().as_bytes(),
+    )?;
+    staged.commit()?;
     Ok(summary)
 }

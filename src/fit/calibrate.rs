@@ -373,6 +373,10 @@ impl MapFit<'_> {
     fn run_bootstrap(&self, runs: &[usize], replicates: usize, seed: u64) -> Vec<Vec<f64>> {
         let mut samples = Vec::new();
         for b in 0..replicates {
+            // A stop request ends the replicates; the command then stops before writing.
+            if crate::interrupt::requested().is_some() {
+                break;
+            }
             let mut rng = SplitMix64::new(seed, 0xB007 + b as u64);
             let picks: Vec<usize> = (0..runs.len())
                 .map(|_| runs[rng.below(runs.len())])

@@ -57,6 +57,9 @@ pub enum OutcomeState {
         prior_rmse: f64,
         /// The calibration file.
         file: String,
+        /// SHA-256 of the calibration file's bytes (what a merged or shared result was computed
+        /// with).
+        sha256: String,
     },
 }
 

@@ -1,16 +1,16 @@
 //! Everything written for a reader: `cells.csv` rows ([`cells`]), frontier and shortlist tables
 //! ([`tables`]), plots ([`plots`]), the HTML report ([`html`]), and atomic staging: files are
 //! written to a temporary name in the destination folder and renamed into place, so a reader
-//! never sees half a file, and an interrupted or failed run leaves nothing behind.
+//! never sees half a file, and an interrupted or failed run leaves nothing behind
+//! ([`AtomicFile`], [`Staged`], [`OutputLock`]).
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::analysis::frontier::Aggregate;
 use crate::error::{Error, Result};
 use crate::spec::Grid;
 
+mod atomic;
 pub mod cells;
 pub mod html;
 pub mod parquet;
@@ -18,40 +18,7 @@ pub mod plots;
 pub mod tables;
 pub mod targets;
 
-/// Files written under temporary names, renamed into place together by [`Staged::commit`]; if
-/// dropped uncommitted, every temporary file is removed.
-#[derive(Default)]
-pub struct Staged {
-    files: Vec<(std::path::PathBuf, AtomicFile)>,
-}
-
-impl Staged {
-    /// Stages a whole file.
-    pub fn add(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
-        let mut file = AtomicFile::create(path)?;
-        let temp = file.temp_path().to_path_buf();
-        file.writer()
-            .write_all(bytes)
-            .map_err(|e| Error::io(&temp, e))?;
-        self.files.push((path.to_path_buf(), file));
-        Ok(())
-    }
-
-    /// Takes over another set of staged files.
-    pub fn extend(&mut self, other: Staged) {
-        self.files.extend(other.files);
-    }
-
-    /// Renames every staged file into place; returns their paths.
-    pub fn commit(self) -> Result<Vec<PathBuf>> {
-        let mut paths = Vec::new();
-        for (path, file) in self.files {
-            file.commit()?;
-            paths.push(path);
-        }
-        Ok(paths)
-    }
-}
+pub use atomic::{AtomicFile, OutputLock, Staged, remove_stale_temporaries, write_atomic};
 
 /// Writes the sweep's derived outputs (frontier tables, shortlist, plots, report) under
 /// temporary names; the caller commits them once everything succeeded.
@@ -156,61 +123,6 @@ fn write_target_outputs(
     Ok(staged)
 }
 
-/// A file being written under a temporary name; [`AtomicFile::commit`] renames it into place,
-/// dropping it without committing removes the temporary file.
-pub struct AtomicFile {
-    final_path: PathBuf,
-    temp_path: PathBuf,
-    writer: Option<BufWriter<File>>,
-}
-
-impl AtomicFile {
-    /// Starts writing `path` (its folder must exist).
-    pub fn create(path: &Path) -> Result<Self> {
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "out".to_string());
-        let temp_path = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
-        let file = File::create(&temp_path).map_err(|e| Error::io(&temp_path, e))?;
-        Ok(AtomicFile {
-            final_path: path.to_path_buf(),
-            temp_path,
-            writer: Some(BufWriter::with_capacity(1 << 20, file)),
-        })
-    }
-
-    /// The writer of the temporary file.
-    pub fn writer(&mut self) -> &mut BufWriter<File> {
-        self.writer.as_mut().expect("not yet committed")
-    }
-
-    /// The temporary file's path (for error messages).
-    pub fn temp_path(&self) -> &Path {
-        &self.temp_path
-    }
-
-    /// Flushes, syncs and renames the file into place.
-    pub fn commit(mut self) -> Result<()> {
-        let writer = self.writer.take().expect("not yet committed");
-        let file = writer
-            .into_inner()
-            .map_err(|e| Error::io(&self.temp_path, e.into_error()))?;
-        file.sync_all().map_err(|e| Error::io(&self.temp_path, e))?;
-        std::fs::rename(&self.temp_path, &self.final_path)
-            .map_err(|e| Error::io(&self.final_path, e))?;
-        Ok(())
-    }
-}
-
-impl Drop for AtomicFile {
-    fn drop(&mut self) {
-        if self.writer.take().is_some() {
-            let _ = std::fs::remove_file(&self.temp_path);
-        }
-    }
-}
-
 /// Creates an output folder, or says which `--out` cannot be created and why (exit code 2).
 pub fn create_output_dir(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| {
@@ -224,19 +136,11 @@ pub fn create_output_dir(dir: &Path) -> Result<()> {
     })
 }
 
-/// Writes a whole file atomically.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut file = AtomicFile::create(path)?;
-    let temp = file.temp_path().to_path_buf();
-    file.writer()
-        .write_all(bytes)
-        .map_err(|e| Error::io(&temp, e))?;
-    file.commit()
-}
-
-/// Creates the output folder, refusing to overwrite the results of a different grid (a
-/// `manifest.json` naming another grid) unless `force` is set.
-pub fn prepare_output_dir(dir: &Path, grid_name: &str, force: bool) -> Result<()> {
+/// Creates the output folder, refusing to overwrite the results of a different grid unless
+/// `force` is set. The folder's `manifest.json` names the grid that wrote it: its results are
+/// this grid's when the SHA-256 matches, or when the name and the file match (the same grid file,
+/// edited). A manifest that cannot be read counts as another grid's, never as absent.
+pub fn prepare_output_dir(dir: &Path, grid: &Grid, force: bool) -> Result<()> {
     if dir.exists() && !dir.is_dir() {
         return Err(Error::in_setting(
             "out",
@@ -247,46 +151,63 @@ pub fn prepare_output_dir(dir: &Path, grid_name: &str, force: bool) -> Result<()
         ));
     }
     let manifest = dir.join("manifest.json");
-    if !force && let Ok(text) = std::fs::read_to_string(&manifest) {
-        let previous = serde_json::from_str::<serde_json::Value>(&text)
-            .ok()
-            .and_then(|v| {
-                v.get("grid")
-                    .and_then(|g| g.get("name"))
-                    .and_then(|n| n.as_str().map(str::to_string))
-            });
-        match previous {
-            Some(name) if name == grid_name => {}
-            Some(name) => {
-                return Err(Error::in_file(
-                    &manifest,
-                    None,
-                    "grid.name",
-                    format!(
-                        "{} holds results of grid `{name}`, not `{grid_name}`; choose another --out or pass --force to replace them",
-                        dir.display()
-                    ),
-                ));
-            }
-            None => {
-                return Err(Error::in_file(
-                    &manifest,
-                    None,
-                    "",
-                    format!(
-                        "{} holds a manifest rlfrontier cannot read; choose another --out or pass --force to replace it",
-                        dir.display()
-                    ),
-                ));
-            }
-        }
+    if force || !manifest.exists() {
+        return Ok(());
     }
-    Ok(())
+    let unreadable = |why: String| {
+        Error::in_file(
+            &manifest,
+            None,
+            "",
+            format!(
+                "{} holds a manifest rlfrontier cannot read ({why}); choose another --out or pass --force to replace it",
+                dir.display()
+            ),
+        )
+    };
+    let text = std::fs::read_to_string(&manifest).map_err(|e| unreadable(e.to_string()))?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| unreadable(e.to_string()))?;
+    let field = |key: &str| {
+        value
+            .get("grid")
+            .and_then(|g| g.get(key))
+            .and_then(|n| n.as_str())
+            .map(str::to_string)
+    };
+    let (Some(name), sha, file) = (field("name"), field("sha256"), field("file")) else {
+        return Err(unreadable("no grid name".to_string()));
+    };
+    let same_hash = sha.as_deref() == Some(grid.sha256.as_str());
+    let same_file = name == grid.name && file.as_deref() == Some(&*grid.path.to_string_lossy());
+    if same_hash || same_file {
+        return Ok(());
+    }
+    let what = if name == grid.name {
+        format!(
+            "grid `{name}` from another file ({})",
+            file.unwrap_or_default()
+        )
+    } else {
+        format!("grid `{name}`")
+    };
+    Err(Error::in_file(
+        &manifest,
+        None,
+        "grid",
+        format!(
+            "{} holds results of {what}, not of `{}` ({}); choose another --out or pass --force to replace them",
+            dir.display(),
+            grid.name,
+            grid.path.display()
+        ),
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
 
     #[test]
     fn dropped_file_leaves_nothing_behind() {
@@ -303,17 +224,36 @@ mod tests {
     }
 
     #[test]
-    fn refuses_other_grids_results() {
+    fn refuses_other_grids_results_by_hash_or_file_not_name_alone() {
+        let catalog = crate::catalog::Catalog::embedded();
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("grids/race-pilot.toml");
+        let grid = crate::spec::load(&path, &catalog).unwrap();
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("manifest.json"),
-            r#"{"grid":{"name":"other"}}"#,
-        )
-        .unwrap();
-        let err = prepare_output_dir(dir.path(), "mine", false).unwrap_err();
+        let write = |json: &str| std::fs::write(dir.path().join("manifest.json"), json).unwrap();
+        // Another grid's results.
+        write(r#"{"grid":{"name":"other","sha256":"00","file":"x.toml"}}"#);
+        let err = prepare_output_dir(dir.path(), &grid, false).unwrap_err();
+        assert!(err.to_string().contains("--force"), "{err}");
+        assert!(prepare_output_dir(dir.path(), &grid, true).is_ok());
+        // The same name from another file is not the same grid.
+        write(r#"{"grid":{"name":"race-pilot","sha256":"00","file":"elsewhere/race-pilot.toml"}}"#);
+        let err = prepare_output_dir(dir.path(), &grid, false).unwrap_err();
+        assert!(err.to_string().contains("from another file"), "{err}");
+        // The same file edited, or the same bytes anywhere, is.
+        write(&format!(
+            r#"{{"grid":{{"name":"race-pilot","sha256":"00","file":"{}"}}}}"#,
+            path.display()
+        ));
+        assert!(prepare_output_dir(dir.path(), &grid, false).is_ok());
+        write(&format!(
+            r#"{{"grid":{{"name":"x","sha256":"{}","file":"y"}}}}"#,
+            grid.sha256
+        ));
+        assert!(prepare_output_dir(dir.path(), &grid, false).is_ok());
+        // An unreadable manifest is never taken as absent.
+        write("{not json");
+        let err = prepare_output_dir(dir.path(), &grid, false).unwrap_err();
+        assert!(err.to_string().contains("cannot read"), "{err}");
         assert!(create_output_dir(&dir.path().join("manifest.json").join("sub")).is_err());
-        assert!(err.to_string().contains("--force"));
-        assert!(prepare_output_dir(dir.path(), "other", false).is_ok());
-        assert!(prepare_output_dir(dir.path(), "mine", true).is_ok());
     }
 }

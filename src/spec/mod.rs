@@ -212,7 +212,7 @@ pub fn load(path: &Path, catalog: &Catalog) -> Result<Grid> {
 
 /// Lower-case hex of bytes.
 pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    crate::format::hex(bytes)
 }
 
 /// Parses and validates grid text; `path` is used in messages only.

@@ -23,12 +23,14 @@ pub(super) fn header(raw: &RawGrid, v: &Validator) -> Result<(String, String, u6
             ));
         }
     };
+    // It names the output folder (results/NAME): no path, no hidden or parent folder.
     if name.is_empty()
+        || name.starts_with('.')
         || !name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
     {
-        return Err(v.err(None, "name", format!("`{name}` must be non-empty and use only letters, digits, `-`, `_` or `.` (it names the output folder)")));
+        return Err(v.err(None, "name", format!("`{name}` must be non-empty, start with a letter or digit and use only letters, digits, `-`, `_` or `.` (it names the output folder)")));
     }
     let description = match &raw.description {
         Some(value) => v.string(value, None, "description")?,
@@ -378,6 +380,21 @@ pub(super) fn axes(
         .iter()
         .map(|s| Finetune::parse(s).map_err(|m| v.err(ax, "finetune", m)))
         .collect::<Result<Vec<_>>>()?;
+    // A LoRA rank above a policy's hidden size is not low-rank.
+    for f in &finetune {
+        if let Finetune::Lora(rank) = f
+            && let Some(m) = model.iter().find(|m| *rank > m.hidden)
+        {
+            return Err(v.err(
+                ax,
+                "finetune",
+                format!(
+                    "`lora:{rank}` is above the hidden size of `{}` ({}); use a rank below it, or `full`",
+                    m.id, m.hidden
+                ),
+            ));
+        }
+    }
     let reward = v
         .string_list_or(&ra.reward, ax, "reward", "rule")?
         .iter()

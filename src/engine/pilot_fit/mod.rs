@@ -69,27 +69,41 @@ pub struct PilotFitReport {
     out: PathBuf,
 }
 
-/// Refuses to overwrite another grid's calibration unless forced.
-fn check_out_dir(dir: &Path, grid_name: &str, force: bool) -> Result<()> {
+/// Refuses to overwrite another grid's calibration unless forced (by the grid's hash; an
+/// unreadable calibration.json counts as another's, never as absent).
+fn check_out_dir(dir: &Path, grid: &crate::spec::Grid, force: bool) -> Result<()> {
     crate::report::create_output_dir(dir)?;
     let existing = dir.join("calibration.json");
-    if !force
-        && let Ok(text) = std::fs::read_to_string(&existing)
-        && let Ok(file) = serde_json::from_str::<CalibrationFile>(&text)
-        && file.grid_name != grid_name
-    {
-        return Err(Error::in_file(
+    if force || !existing.exists() {
+        return Ok(());
+    }
+    let file = std::fs::read_to_string(&existing)
+        .ok()
+        .and_then(|text| serde_json::from_str::<CalibrationFile>(&text).ok());
+    match file {
+        Some(file) if file.grid_sha256 == grid.sha256 => Ok(()),
+        Some(file) => Err(Error::in_file(
             &existing,
             None,
-            "grid_name",
+            "grid_sha256",
             format!(
-                "{} holds a calibration of grid `{}`; choose another --out or pass --force",
+                "{} holds a calibration of grid `{}` ({}…), not of this grid `{}`; choose another --out or pass --force",
                 dir.display(),
-                file.grid_name
+                file.grid_name,
+                &file.grid_sha256[..12.min(file.grid_sha256.len())],
+                grid.name
             ),
-        ));
+        )),
+        None => Err(Error::in_file(
+            &existing,
+            None,
+            "",
+            format!(
+                "{} holds a calibration.json rlfrontier cannot read; choose another --out or pass --force",
+                dir.display()
+            ),
+        )),
     }
-    Ok(())
 }
 
 /// Checks the names of the parameters to calibrate.
@@ -139,6 +153,7 @@ pub fn fit_pilots(settings: &PilotFitSettings, catalog: &Catalog) -> Result<Pilo
     let mut fits: Vec<RunFit> = Vec::new();
     let mut observations: Vec<Observation> = Vec::new();
     for (k, run) in plan.runs.iter().enumerate() {
+        crate::interrupt::check()?;
         let Some(points) = ingested.runs.get(&run.run_id) else {
             continue;
         };
@@ -157,9 +172,12 @@ pub fn fit_pilots(settings: &PilotFitSettings, catalog: &Catalog) -> Result<Pilo
         Some(names) => names.iter().map(String::as_str).collect(),
         None => default_free(&observations),
     };
+    crate::interrupt::check()?;
     let calibration = calibrate(&grid.outcome, &observations, &free, settings.bootstrap.min(200), seed)
         .ok_or_else(|| Error::in_file(&settings.results, None, "", "the calibration did not converge; check the results, or fit fewer parameters with --free"))?;
-    check_out_dir(&settings.out, &grid.name, settings.force)?;
+    check_out_dir(&settings.out, &grid, settings.force)?;
+    let _lock = crate::report::OutputLock::acquire(&settings.out)?;
+    crate::report::remove_stale_temporaries(&settings.out);
     let calibration_file = CalibrationFile {
         tool: "rlfrontier".to_string(),
         tool_version: crate::VERSION.to_string(),

@@ -1,0 +1,410 @@
+//! How every output reaches the disk: written under a temporary name, synced, then renamed into
+//! place, a set of files all together or not at all; with a lock on the output folder for the
+//! duration, and the temporary files of killed runs cleaned up by the next one.
+//!
+//! - [`AtomicFile`]: one file under `.NAME.tmp-PID`. Its temporary file is removed on every
+//!   failure path: the cleanup stays armed until the rename has succeeded.
+//! - [`Staged`]: a set of files committed as one: every destination is checked first (a folder
+//!   where a file should go fails before anything moves), existing files are moved aside to
+//!   `.NAME.bak-PID`, the new ones renamed in, and on any failure the moved-aside files are put
+//!   back and the temporary files removed, so the folder holds either the old outputs or the new
+//!   ones. Files to delete (stale outputs of another format) go only after success.
+//! - [`OutputLock`]: an exclusive OS lock on the output folder itself (released by the kernel
+//!   when the process dies, even by SIGKILL) so two runs cannot write one folder at once.
+//! - [`remove_stale_temporaries`]: temporary and backup files whose process is gone (the PID in
+//!   their name no longer runs), left by a SIGKILL or a power cut, removed before a new write.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// The suffix marking a temporary file of process `pid`.
+fn temp_suffix(kind: &str, pid: u32) -> String {
+    format!(".{kind}-{pid}")
+}
+
+/// `.NAME.KIND-PID` beside `path`.
+fn sibling(path: &Path, kind: &str) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".to_string());
+    path.with_file_name(format!(".{name}{}", temp_suffix(kind, std::process::id())))
+}
+
+/// A file being written under a temporary name; [`AtomicFile::commit`] renames it into place.
+/// Dropped without a successful commit, it removes its temporary file.
+pub struct AtomicFile {
+    final_path: PathBuf,
+    temp_path: PathBuf,
+    writer: Option<BufWriter<File>>,
+    armed: bool,
+}
+
+impl AtomicFile {
+    /// Starts writing `path` (its folder must exist).
+    pub fn create(path: &Path) -> Result<Self> {
+        if path.is_dir() {
+            return Err(Error::in_setting(
+                "out",
+                format!(
+                    "{} is a folder where a file should be written; remove it or choose another --out",
+                    path.display()
+                ),
+            ));
+        }
+        let temp_path = sibling(path, "tmp");
+        let file = File::create(&temp_path).map_err(|e| Error::io(&temp_path, e))?;
+        Ok(AtomicFile {
+            final_path: path.to_path_buf(),
+            temp_path,
+            writer: Some(BufWriter::with_capacity(1 << 20, file)),
+            armed: true,
+        })
+    }
+
+    /// The writer of the temporary file.
+    pub fn writer(&mut self) -> &mut BufWriter<File> {
+        self.writer.as_mut().expect("not yet committed")
+    }
+
+    /// The temporary file's path (for error messages).
+    pub fn temp_path(&self) -> &Path {
+        &self.temp_path
+    }
+
+    /// Where the file goes.
+    pub fn final_path(&self) -> &Path {
+        &self.final_path
+    }
+
+    /// Flushes, syncs and closes the temporary file; the cleanup stays armed.
+    fn finish_writing(&mut self) -> Result<()> {
+        if let Some(writer) = self.writer.take() {
+            let file = writer
+                .into_inner()
+                .map_err(|e| Error::io(&self.temp_path, e.into_error()))?;
+            file.sync_all().map_err(|e| Error::io(&self.temp_path, e))?;
+        }
+        Ok(())
+    }
+
+    /// Flushes, syncs and renames the file into place. On any failure the temporary file is
+    /// removed and the destination is untouched.
+    pub fn commit(mut self) -> Result<()> {
+        // A stop request wins over the rename: the old file stays, the temporary goes.
+        crate::interrupt::check()?;
+        self.finish_writing()?;
+        std::fs::rename(&self.temp_path, &self.final_path)
+            .map_err(|e| Error::io(&self.final_path, e))?;
+        self.armed = false;
+        Ok(())
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if self.armed {
+            drop(self.writer.take());
+            let _ = std::fs::remove_file(&self.temp_path);
+        }
+    }
+}
+
+/// Writes a whole file atomically.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut file = AtomicFile::create(path)?;
+    let temp = file.temp_path().to_path_buf();
+    file.writer()
+        .write_all(bytes)
+        .map_err(|e| Error::io(&temp, e))?;
+    file.commit()
+}
+
+/// Files staged under temporary names, renamed into place together by [`Staged::commit`].
+#[derive(Default)]
+pub struct Staged {
+    files: Vec<AtomicFile>,
+    removals: Vec<PathBuf>,
+}
+
+impl Staged {
+    /// Stages a whole file (written, synced and closed now: no file stays open).
+    pub fn add(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
+        let mut file = AtomicFile::create(path)?;
+        let temp = file.temp_path().to_path_buf();
+        file.writer()
+            .write_all(bytes)
+            .map_err(|e| Error::io(&temp, e))?;
+        file.finish_writing()?;
+        self.files.push(file);
+        Ok(())
+    }
+
+    /// Stages a file written elsewhere (a streamed table).
+    pub fn add_file(&mut self, mut file: AtomicFile) -> Result<()> {
+        file.finish_writing()?;
+        self.files.push(file);
+        Ok(())
+    }
+
+    /// Deletes `path`, if it exists, once the commit has succeeded (a stale output).
+    pub fn remove_after_commit(&mut self, path: &Path) {
+        self.removals.push(path.to_path_buf());
+    }
+
+    /// Takes over another set of staged files.
+    pub fn extend(&mut self, other: Staged) {
+        self.files.extend(other.files);
+        self.removals.extend(other.removals);
+    }
+
+    /// The destinations, in staging order.
+    pub fn paths(&self) -> Vec<PathBuf> {
+        self.files.iter().map(|f| f.final_path.clone()).collect()
+    }
+
+    /// Renames every staged file into place, all or nothing; returns their paths.
+    pub fn commit(mut self) -> Result<Vec<PathBuf>> {
+        crate::interrupt::check()?;
+        for file in &self.files {
+            if file.final_path.is_dir() {
+                return Err(Error::in_setting(
+                    "out",
+                    format!(
+                        "{} is a folder where a file should be written; remove it or choose another --out",
+                        file.final_path.display()
+                    ),
+                ));
+            }
+        }
+        // (destination, backup of what it held) for the files already swapped in.
+        let mut done: Vec<(PathBuf, Option<PathBuf>)> = Vec::new();
+        let outcome = (|| -> Result<()> {
+            for file in &mut self.files {
+                let backup = if file.final_path.exists() {
+                    let backup = sibling(&file.final_path, "bak");
+                    std::fs::rename(&file.final_path, &backup)
+                        .map_err(|e| Error::io(&file.final_path, e))?;
+                    Some(backup)
+                } else {
+                    None
+                };
+                if let Err(e) = std::fs::rename(&file.temp_path, &file.final_path) {
+                    if let Some(b) = &backup {
+                        let _ = std::fs::rename(b, &file.final_path);
+                    }
+                    return Err(Error::io(&file.final_path, e));
+                }
+                file.armed = false;
+                done.push((file.final_path.clone(), backup));
+            }
+            Ok(())
+        })();
+        match outcome {
+            Ok(()) => {
+                for (_, backup) in &done {
+                    if let Some(b) = backup {
+                        let _ = std::fs::remove_file(b);
+                    }
+                }
+                for path in &self.removals {
+                    if path.exists() {
+                        std::fs::remove_file(path).map_err(|e| Error::io(path, e))?;
+                    }
+                }
+                Ok(self.files.iter().map(|f| f.final_path.clone()).collect())
+            }
+            Err(error) => {
+                // Put the old outputs back, newest first; the remaining temporaries go with
+                // `self` (their cleanup is still armed).
+                for (path, backup) in done.iter().rev() {
+                    match backup {
+                        Some(b) => {
+                            let _ = std::fs::rename(b, path);
+                        }
+                        None => {
+                            let _ = std::fs::remove_file(path);
+                        }
+                    }
+                }
+                Err(error)
+            }
+        }
+    }
+}
+
+/// Whether process `pid` is running (Linux: `/proc/PID` exists; elsewhere assumed running, so
+/// nothing of another live process is ever removed).
+fn process_alive(pid: u32) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    let proc = Path::new("/proc");
+    if proc.is_dir() {
+        proc.join(pid.to_string()).exists()
+    } else {
+        true
+    }
+}
+
+/// Removes, under `dir` and its subfolders, the temporary (`.NAME.tmp-PID`) and backup
+/// (`.NAME.bak-PID`) files of processes that no longer run; a backup is restored first when its
+/// file is missing (a run killed mid-commit). Returns what was removed or restored.
+pub fn remove_stale_temporaries(dir: &Path) -> Vec<PathBuf> {
+    let mut touched = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return touched;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            touched.extend(remove_stale_temporaries(&path));
+            continue;
+        }
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix('.') else {
+            continue;
+        };
+        for kind in ["tmp", "bak"] {
+            let marker = format!(".{kind}-");
+            let Some(at) = rest.rfind(&marker) else {
+                continue;
+            };
+            let Ok(pid) = rest[at + marker.len()..].parse::<u32>() else {
+                continue;
+            };
+            if process_alive(pid) {
+                continue;
+            }
+            let original = path.with_file_name(&rest[..at]);
+            if kind == "bak" && !original.exists() {
+                if std::fs::rename(&path, &original).is_ok() {
+                    touched.push(original);
+                }
+            } else if std::fs::remove_file(&path).is_ok() {
+                touched.push(path.clone());
+            }
+        }
+    }
+    touched
+}
+
+/// An exclusive lock on an output folder for the duration of a write: a second run into the
+/// same folder is refused at once, instead of both writing. The lock is an OS lock (`flock`) on
+/// the folder itself, so no lock file is left behind and the kernel releases it when the process
+/// ends, even by SIGKILL.
+pub struct OutputLock {
+    _folder: File,
+}
+
+impl OutputLock {
+    /// Takes the lock on `dir` (which must exist).
+    pub fn acquire(dir: &Path) -> Result<Self> {
+        let folder = File::open(dir).map_err(|e| Error::io(dir, e))?;
+        match folder.try_lock() {
+            Ok(()) => Ok(OutputLock { _folder: folder }),
+            Err(std::fs::TryLockError::WouldBlock) => Err(Error::in_setting(
+                "out",
+                format!(
+                    "another rlfrontier run is writing {}; wait for it to finish or choose another --out",
+                    dir.display()
+                ),
+            )),
+            Err(std::fs::TryLockError::Error(e)) => Err(Error::io(dir, e)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_commit_restores_the_old_outputs_and_leaves_no_temporaries() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b, c) = (
+            dir.path().join("a.csv"),
+            dir.path().join("b.csv"),
+            dir.path().join("c.csv"),
+        );
+        std::fs::write(&a, "old a").unwrap();
+        std::fs::write(&b, "old b").unwrap();
+        let mut staged = Staged::default();
+        staged.add(&a, b"new a").unwrap();
+        staged.add(&b, b"new b").unwrap();
+        staged.add(&c, b"new c").unwrap();
+        // The third rename will fail: its temporary file disappears (as on a full disk or a
+        // vanished mount).
+        let temp_c = staged.files[2].temp_path.clone();
+        std::fs::remove_file(&temp_c).unwrap();
+        assert!(staged.commit().is_err());
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "old a");
+        assert_eq!(std::fs::read_to_string(&b).unwrap(), "old b");
+        assert!(!c.exists());
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["a.csv", "b.csv"]);
+    }
+
+    #[test]
+    fn a_folder_in_the_way_fails_before_anything_moves() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.csv"), "old").unwrap();
+        std::fs::create_dir(dir.path().join("b.csv")).unwrap();
+        let mut staged = Staged::default();
+        staged.add(&dir.path().join("a.csv"), b"new").unwrap();
+        assert!(AtomicFile::create(&dir.path().join("b.csv")).is_err());
+        // Someone turns a destination into a folder between staging and commit.
+        std::fs::create_dir(dir.path().join("c.csv")).unwrap();
+        let mut late = AtomicFile::create(&dir.path().join("d.csv")).unwrap();
+        late.final_path = dir.path().join("c.csv");
+        staged.add_file(late).unwrap();
+        let m = staged.commit().unwrap_err().to_string();
+        assert!(m.contains("is a folder"), "{m}");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("a.csv")).unwrap(),
+            "old"
+        );
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with('.'))
+            .collect();
+        assert!(names.is_empty(), "{names:?}");
+    }
+
+    #[test]
+    fn stale_temporaries_of_dead_processes_are_removed_and_backups_restored() {
+        let dir = tempfile::tempdir().unwrap();
+        // A PID far above Linux's pid_max (2^22): a dead run's leftovers.
+        let dead = u32::MAX - 1;
+        std::fs::write(dir.path().join(format!(".cells.csv.tmp-{dead}")), "half").unwrap();
+        std::fs::write(dir.path().join(format!(".report.html.bak-{dead}")), "old").unwrap();
+        let live = std::process::id();
+        std::fs::write(dir.path().join(format!(".x.csv.tmp-{live}")), "mine").unwrap();
+        let touched = remove_stale_temporaries(dir.path());
+        assert_eq!(touched.len(), 2, "{touched:?}");
+        assert!(!dir.path().join(format!(".cells.csv.tmp-{dead}")).exists());
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("report.html")).unwrap(),
+            "old"
+        );
+        assert!(dir.path().join(format!(".x.csv.tmp-{live}")).exists());
+    }
+
+    #[test]
+    fn a_second_lock_on_a_folder_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = OutputLock::acquire(dir.path()).unwrap();
+        let m = OutputLock::acquire(dir.path()).err().unwrap().to_string();
+        assert!(m.contains("another rlfrontier run"), "{m}");
+        drop(first);
+        OutputLock::acquire(dir.path()).unwrap();
+    }
+}

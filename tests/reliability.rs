@@ -1,0 +1,429 @@
+//! Issue 15's classes with the real binary: SIGTERM as Slurm sends it, a stop request during
+//! `fit`, two writers on one folder, temporaries of killed runs, output ownership by hash,
+//! merge provenance, closed pipes, and hostile numbers.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command as Process, Stdio};
+use std::time::Duration;
+
+use assert_cmd::cargo::CommandCargoExt;
+use predicates::prelude::*;
+
+mod common;
+use common::{bin, grid, repo};
+
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+fn spawn_sweep(grid_file: &Path, out: &Path, cells: &str) -> std::process::Child {
+    Process::cargo_bin("rlfrontier")
+        .unwrap()
+        .args([
+            "sweep",
+            grid_file.to_str().unwrap(),
+            "--cells",
+            cells,
+            "-q",
+            "--out",
+        ])
+        .arg(out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn signal(pid: u32, name: &str) {
+    let status = Process::new("kill")
+        .args([&format!("-{name}"), &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn sigterm_stops_a_sweep_with_143_and_leaves_nothing_half_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let child = spawn_sweep(&repo("grids/ten-million.toml"), &out, "all");
+    std::thread::sleep(Duration::from_millis(1500));
+    signal(child.id(), "TERM");
+    let result = child.wait_with_output().unwrap();
+    assert_eq!(
+        result.status.code(),
+        Some(143),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    assert!(String::from_utf8_lossy(&result.stderr).contains("interrupted"));
+    assert!(
+        names_in(&out).is_empty(),
+        "left behind: {:?}",
+        names_in(&out)
+    );
+}
+
+/// A plan of race-pilot and results with many checkpoints per run, so that `fit` takes seconds.
+fn slow_fit_inputs(dir: &Path) -> (PathBuf, PathBuf) {
+    let plan = dir.join("plan");
+    bin()
+        .args([
+            "plan",
+            grid("race-pilot").to_str().unwrap(),
+            "--pilot-budget",
+            "3e17 flops",
+            "--max-pilots",
+            "24",
+            "--out",
+        ])
+        .arg(&plan)
+        .assert()
+        .success();
+    let truth = dir.join("truth.toml");
+    std::fs::write(
+        &truth,
+        "k_mid_at_7b = 2500\ngain_logit_at_7b = 1.4\nsteepness = 1.5\n",
+    )
+    .unwrap();
+    let results = plan.join("results.csv");
+    bin()
+        .args(["simulate", "--plan"])
+        .arg(plan.join("plan.csv"))
+        .arg("--truth")
+        .arg(&truth)
+        .args(["--noise", "0.005", "--seed", "3", "--out"])
+        .arg(&results)
+        .assert()
+        .success();
+    (plan.join("plan.csv"), results)
+}
+
+#[test]
+fn a_stop_request_during_fit_writes_nothing_and_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let (plan, results) = slow_fit_inputs(dir.path());
+    let out = dir.path().join("fit");
+    // Many bootstrap replicates keep fit busy long enough to be interrupted mid-way.
+    let child = Process::cargo_bin("rlfrontier")
+        .unwrap()
+        .arg("fit")
+        .arg(&results)
+        .arg("--plan")
+        .arg(&plan)
+        .args(["--bootstrap", "100000", "--out"])
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    signal(child.id(), "INT");
+    let result = child.wait_with_output().unwrap();
+    assert_eq!(
+        result.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let left: Vec<String> = names_in(&out)
+        .into_iter()
+        .filter(|n| n != "plots")
+        .collect();
+    assert!(left.is_empty(), "fit left {left:?}");
+    assert!(names_in(&out.join("plots")).is_empty());
+}
+
+#[test]
+fn two_sweeps_into_one_folder_one_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let big = repo("grids/big.toml");
+    // `--cells frontier`: the second pass evaluates every cell (holding the folder for
+    // seconds) but writes only the frontier's rows.
+    let first = spawn_sweep(&big, &out, "frontier");
+    // Wait until the first run has taken the folder (it creates it when it starts writing).
+    let started = std::time::Instant::now();
+    while !out.exists() && started.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let second = bin()
+        .args([
+            "sweep",
+            big.to_str().unwrap(),
+            "-q",
+            "--cells",
+            "none",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let first = first.wait_with_output().unwrap();
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert_eq!(second.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&second.stderr).contains("another rlfrontier run is writing"),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+    // The first run's outputs are complete and consistent.
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["cells"]["evaluated"], 1_008_000);
+    assert!(out.join("cells.csv").exists());
+}
+
+#[test]
+fn temporaries_of_a_killed_run_are_cleaned_by_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    // What SIGKILL leaves: a half-written table and a moved-aside report of a dead process.
+    let dead = 4_000_000_000u32;
+    std::fs::write(out.join(format!(".cells.csv.tmp-{dead}")), "half").unwrap();
+    std::fs::write(out.join(format!(".report.html.bak-{dead}")), "old").unwrap();
+    bin()
+        .args(["sweep", grid("race-pilot").to_str().unwrap(), "-q", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let hidden: Vec<String> = names_in(&out)
+        .into_iter()
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(hidden.is_empty(), "{hidden:?}");
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(report.contains("<!DOCTYPE html>"), "the new report won");
+}
+
+#[test]
+fn a_grid_with_another_file_but_the_same_name_does_not_overwrite() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    bin()
+        .args([
+            "sweep",
+            grid("race-pilot").to_str().unwrap(),
+            "-q",
+            "--cells",
+            "none",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    // Same name, different content and file.
+    let other = dir.path().join("race-pilot.toml");
+    let text = std::fs::read_to_string(grid("race-pilot"))
+        .unwrap()
+        .replace("seed = 7", "seed = 8");
+    std::fs::write(&other, text).unwrap();
+    bin()
+        .args([
+            "sweep",
+            other.to_str().unwrap(),
+            "-q",
+            "--cells",
+            "none",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("from another file"));
+    // A grid named to escape its folder is refused before anything is written.
+    let escape = dir.path().join("escape.toml");
+    std::fs::write(
+        &escape,
+        std::fs::read_to_string(grid("race-pilot"))
+            .unwrap()
+            .replace("name = \"race-pilot\"", "name = \"..\""),
+    )
+    .unwrap();
+    bin()
+        .current_dir(dir.path())
+        .args(["sweep", escape.to_str().unwrap(), "-q"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("name"));
+}
+
+#[test]
+fn merge_checks_what_the_shards_were_computed_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let shard = |k: u32, extra: &[&str]| {
+        let out = dir.path().join(format!("s{k}"));
+        bin()
+            .args([
+                "sweep",
+                grid("race-pilot").to_str().unwrap(),
+                "-q",
+                "--shard",
+            ])
+            .arg(format!("{k}/2"))
+            .args(extra)
+            .arg("--out")
+            .arg(&out)
+            .assert()
+            .success();
+        out
+    };
+    let s0 = shard(0, &[]);
+    let cheap = dir.path().join("cheap.toml");
+    std::fs::write(
+        &cheap,
+        "[[gpu]]\nid = \"h100-sxm\"\nusd_per_gpu_hour = 1.0\n",
+    )
+    .unwrap();
+    let s1 = shard(1, &["--catalog", cheap.to_str().unwrap()]);
+    bin()
+        .args(["merge"])
+        .arg(&s0)
+        .arg(&s1)
+        .arg("--out")
+        .arg(dir.path().join("m"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("another catalog"));
+    // Onto a shard's own folder: refused, the shard intact.
+    let s1 = shard(1, &[]);
+    let before = std::fs::read(s1.join("cells.csv")).unwrap();
+    bin()
+        .args(["merge"])
+        .arg(&s0)
+        .arg(&s1)
+        .arg("--out")
+        .arg(&s1)
+        .arg("--force")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("shard 1's folder"));
+    assert_eq!(std::fs::read(s1.join("cells.csv")).unwrap(), before);
+    // A copied aggregate counts cells twice.
+    std::fs::copy(s0.join("aggregate.json"), s1.join("aggregate.json")).unwrap();
+    bin()
+        .args(["merge"])
+        .arg(&s0)
+        .arg(&s1)
+        .arg("--out")
+        .arg(dir.path().join("m2"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "the aggregate.json was copied or edited",
+        ));
+}
+
+#[test]
+fn a_closed_stdout_ends_quietly_and_a_closed_stderr_does_not_panic() {
+    for args in [
+        vec!["completions", "bash"],
+        vec!["catalog"],
+        vec!["cost", "--model", "qwen2.5-7b", "--steps", "10"],
+    ] {
+        let mut child = Process::cargo_bin("rlfrontier")
+            .unwrap()
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let result = child.wait_with_output().unwrap();
+        assert_eq!(result.status.code(), Some(0), "{args:?}");
+        assert!(
+            result.stderr.is_empty(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&result.stderr)
+        );
+    }
+    // An error with stderr closed: exit 2, no panic (a panic exits 101).
+    let mut child = Process::cargo_bin("rlfrontier")
+        .unwrap()
+        .args(["cost", "--model", "qwen9", "--steps", "1"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    assert_eq!(child.wait().unwrap().code(), Some(2));
+}
+
+#[test]
+fn hostile_numbers_are_refused_at_the_boundary() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec!["--finetune".into(), "lora:18014398509481984".into()],
+            "the LoRA rank must be an integer from 1 to 65536",
+        ),
+        (
+            vec!["--finetune".into(), "lora:8192".into()],
+            "above the hidden size of `qwen2.5-7b` (3584)",
+        ),
+        (
+            vec!["--usd-per-gpu-hour".into(), "1e308".into()],
+            "beyond any real price",
+        ),
+    ];
+    for (extra, wanted) in cases {
+        bin()
+            .args(["cost", "--model", "qwen2.5-7b", "--steps", "10"])
+            .args(&extra)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(wanted));
+    }
+    for (entry, wanted) in [
+        (
+            "[[gpu]]\nid = \"h100-sxm\"\nusd_per_gpu_hour = 0.0\n",
+            "usd_per_gpu_hour: 0 is not valid",
+        ),
+        (
+            "[[gpu]]\nid = \"h100-sxm\"\nusd_per_gpu_hour = 1e308\n",
+            "beyond any real GPU",
+        ),
+        (
+            "[[model]]\nid = \"odd\"\nname = \"x/odd\"\nlayers = 2\nhidden = 64\nheads = 4\nkv_heads = 8\nhead_dim = 16\nintermediate = 128\nvocab = 1000\ntied_embeddings = true\npublished_params = 0\nsource = \"t\"\ndate = \"2026\"\n",
+            "key-value heads must divide",
+        ),
+    ] {
+        let path = dir.path().join("catalog.toml");
+        std::fs::write(&path, entry).unwrap();
+        bin()
+            .args([
+                "cost",
+                "--model",
+                "qwen2.5-7b",
+                "--steps",
+                "10",
+                "--catalog",
+            ])
+            .arg(&path)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(wanted));
+    }
+    bin()
+        .args([
+            "sweep",
+            grid("race-pilot").to_str().unwrap(),
+            "--threads",
+            "65535",
+        ])
+        .assert()
+        .code(2);
+}
