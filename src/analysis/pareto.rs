@@ -363,6 +363,59 @@ pub fn nondominated_ranks(
     Ok(rank)
 }
 
+/// The first non-dominated front of any number of objectives, in O(n log n + n·F) time (F the
+/// front's size) and O(n) memory: the points sorted lexicographically (oriented so that smaller
+/// is better) are scanned once, each kept unless a kept point dominates it. A dominator is
+/// lexicographically smaller, so it is scanned first, and a dominated dominator has a kept
+/// dominator of its own (dominance is transitive): the kept set is exactly the front. Returns
+/// indices in ascending order. This replaces [`nondominated_ranks`] (O(n²) memory) when only the
+/// front is wanted (Kung, Luccio and Preparata 1975 give the same result by divide and conquer).
+pub fn first_front(
+    objectives: ArrayView2<f64>,
+    senses: &[Sense],
+) -> Result<Vec<usize>, ParetoError> {
+    let (n, m) = objectives.dim();
+    if senses.len() != m {
+        return Err(ParetoError::Shape(format!(
+            "{} senses for {m} objectives",
+            senses.len()
+        )));
+    }
+    let mut rows: Vec<f64> = Vec::with_capacity(n * m);
+    for point in 0..n {
+        for (objective, sense) in senses.iter().enumerate() {
+            let value = objectives[[point, objective]];
+            if !value.is_finite() {
+                return Err(ParetoError::NonFinite {
+                    point,
+                    objective,
+                    value,
+                });
+            }
+            rows.push(sense.oriented(value));
+        }
+    }
+    let row = |i: usize| &rows[i * m..(i + 1) * m];
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| {
+        row(a)
+            .iter()
+            .zip(row(b))
+            .map(|(x, y)| x.total_cmp(y))
+            .find(|o| o.is_ne())
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.cmp(&b))
+    });
+    let mut kept: Vec<usize> = Vec::new();
+    for &i in &order {
+        if !kept.iter().any(|&k| dominates(row(k), row(i))) {
+            kept.push(i);
+        }
+    }
+    kept.sort_unstable();
+    Ok(kept)
+}
+
 /// Brute-force O(n²) front, for tests and as the specification of [`front_2d`].
 pub fn front_brute_force(first: &[f64], second: &[f64], senses: [Sense; 2]) -> Vec<usize> {
     let rows: Vec<[f64; 2]> = first
@@ -445,6 +498,26 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn first_front_is_rank_zero(
+            pts in prop::collection::vec(prop::collection::vec(0u8..6, 3), 0..200),
+            wide in prop::collection::vec(prop::collection::vec(-1e6f64..1e6, 4), 0..150),
+        ) {
+            let as_matrix = |rows: Vec<Vec<f64>>, m: usize| {
+                ndarray::Array2::from_shape_fn((rows.len(), m), |(i, j)| rows[i][j])
+            };
+            let small = as_matrix(pts.into_iter().map(|r| r.into_iter().map(f64::from).collect()).collect(), 3);
+            let senses3 = [Sense::Minimize, Sense::Maximize, Sense::Minimize];
+            let ranks = nondominated_ranks(small.view(), &senses3).unwrap();
+            let want: Vec<usize> = (0..ranks.len()).filter(|&i| ranks[i] == 0).collect();
+            prop_assert_eq!(first_front(small.view(), &senses3).unwrap(), want);
+            let big = as_matrix(wide, 4);
+            let senses4 = [Sense::Maximize; 4];
+            let ranks = nondominated_ranks(big.view(), &senses4).unwrap();
+            let want: Vec<usize> = (0..ranks.len()).filter(|&i| ranks[i] == 0).collect();
+            prop_assert_eq!(first_front(big.view(), &senses4).unwrap(), want);
+        }
+
         #[test]
         fn sweep_matches_brute_force(pts in points(false), tie_pts in points(true)) {
             for p in [pts, tie_pts] {

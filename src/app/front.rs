@@ -13,7 +13,7 @@ use ndarray::Array2;
 use serde_json::json;
 
 use super::emit;
-use rlfrontier::analysis::pareto::{Sense, front_2d, nondominated_ranks};
+use rlfrontier::analysis::pareto::{Sense, first_front, front_2d};
 use rlfrontier::error::{Error, Result};
 
 /// Arguments of `front`.
@@ -99,9 +99,8 @@ pub fn run(args: &FrontArgs, out: &mut dyn Write) -> Result<()> {
         let n = values[0].len();
         let m = columns.len();
         let matrix = Array2::from_shape_fn((n, m), |(i, j)| values[j][i]);
-        let ranks = nondominated_ranks(matrix.view(), senses)
-            .map_err(|e| Error::in_file(&args.points, None, "", e.to_string()))?;
-        (0..n).filter(|&i| ranks[i] == 0).collect()
+        first_front(matrix.view(), senses)
+            .map_err(|e| Error::in_file(&args.points, None, "", e.to_string()))?
     };
     let seconds = started.elapsed().as_secs_f64();
     let mut sorted = front.clone();

@@ -80,6 +80,37 @@ pub struct Ingested {
     pub other_metric_rows: usize,
 }
 
+/// Most checkpoints per run that the fits use; longer series are averaged into this many bins.
+pub const MAX_CHECKPOINTS_PER_RUN: usize = 64;
+
+/// A run's checkpoints, at most `max`: the first (the base score) kept, the rest averaged in
+/// consecutive groups of near-equal size (mean step, mean value). A metric logged at every step
+/// of a long run carries no more information about a smooth curve than its bin means do, and the
+/// fits then cost the same for a thousand or a million rows.
+pub fn thin(points: &[Checkpoint], max: usize) -> Vec<Checkpoint> {
+    if points.len() <= max || max < 2 {
+        return points.to_vec();
+    }
+    let (first, rest) = points.split_first().expect("more than max >= 2 points");
+    let bins = max - 1;
+    let mut out = vec![*first];
+    for b in 0..bins {
+        let (lo, hi) = (b * rest.len() / bins, (b + 1) * rest.len() / bins);
+        let group = &rest[lo..hi];
+        if group.is_empty() {
+            continue;
+        }
+        let n = group.len() as f64;
+        let step = (group.iter().map(|c| c.step as f64).sum::<f64>() / n).round() as u64;
+        let value = group.iter().map(|c| c.value).sum::<f64>() / n;
+        if out.last().is_some_and(|c| c.step >= step) {
+            continue;
+        }
+        out.push(Checkpoint { step, value });
+    }
+    out
+}
+
 /// Whether a metric name looks like a training signal rather than a held-out evaluation.
 pub fn looks_like_training_metric(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
@@ -357,6 +388,26 @@ pub fn read_results_from<R: std::io::Read>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn thinning_keeps_the_base_and_averages_the_rest_in_equal_bins() {
+        let points: Vec<Checkpoint> = (0..=1000)
+            .map(|s| Checkpoint {
+                step: s,
+                value: s as f64 / 1000.0,
+            })
+            .collect();
+        let thinned = thin(&points, 11);
+        assert_eq!(thinned.len(), 11);
+        assert_eq!(thinned[0], points[0]);
+        // 1,000 points after the first in 10 bins of 100: steps 1-100 average 50.5, rounded 51.
+        assert_eq!(thinned[1].step, 51);
+        assert!((thinned[1].value - 0.0505).abs() < 1e-12);
+        assert_eq!(thinned[10].step, 951);
+        assert!(thinned.windows(2).all(|w| w[0].step < w[1].step));
+        // Short series are untouched.
+        assert_eq!(thin(&points[..5], 11), points[..5].to_vec());
+    }
 
     #[test]
     fn training_signals_are_recognised() {

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use runs::{RunFit, RunFitSettings, fit_run};
 
+use crate::pilot::ingest::MAX_CHECKPOINTS_PER_RUN;
 use crate::catalog::Catalog;
 use crate::engine::calibration_file::{CalibrationFile, entries};
 use crate::error::{Error, Result};
@@ -67,6 +68,7 @@ pub struct PilotFitReport {
     calibration: Calibration,
     written: usize,
     out: PathBuf,
+    thinned_runs: usize,
 }
 
 /// Refuses to overwrite another grid's calibration unless forced (by the grid's hash; an
@@ -152,11 +154,17 @@ pub fn fit_pilots(settings: &PilotFitSettings, catalog: &Catalog) -> Result<Pilo
     };
     let mut fits: Vec<RunFit> = Vec::new();
     let mut observations: Vec<Observation> = Vec::new();
+    let mut thinned_runs = 0usize;
     for (k, run) in plan.runs.iter().enumerate() {
         crate::interrupt::check()?;
         let Some(points) = ingested.runs.get(&run.run_id) else {
             continue;
         };
+        // Long series are averaged into bins: the fits' cost stays flat in the rows.
+        let points = &crate::pilot::ingest::thin(points, MAX_CHECKPOINTS_PER_RUN);
+        if points.len() < ingested.runs[&run.run_id].len() {
+            thinned_runs += 1;
+        }
         let indices = run_indices(&grid, run, &settings.plan, k + 2)?;
         fits.push(fit_run(
             &grid,
@@ -218,6 +226,7 @@ pub fn fit_pilots(settings: &PilotFitSettings, catalog: &Catalog) -> Result<Pilo
         fits,
         observations: observations.len(),
         surface_lines,
+        thinned_runs,
         calibration,
         written,
         out: settings.out.clone(),
@@ -288,6 +297,12 @@ impl PilotFitReport {
             report.push_str(&format!(
                 "  runs without data: {}\n",
                 ingested.missing_runs.join(", ")
+            ));
+        }
+        if self.thinned_runs > 0 {
+            report.push_str(&format!(
+                "  {} runs have more than {MAX_CHECKPOINTS_PER_RUN} checkpoints: averaged into {MAX_CHECKPOINTS_PER_RUN} bins each for fitting\n",
+                self.thinned_runs
             ));
         }
         report.push_str(&self.runs_table());
