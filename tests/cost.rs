@@ -623,3 +623,66 @@ fn calibrate_hw_on_a_log_with_every_phase_reproduces_its_step_within_two_percent
         "cost with the override prices a step of {step} s against the log's {logged} s"
     );
 }
+
+#[test]
+fn agentic_runs_price_the_environment_and_keep_buckets_summing() {
+    let base = [
+        "cost",
+        "--model",
+        "qwen2.5-3b-instruct",
+        "--gpus",
+        "8",
+        "--prompts-per-step",
+        "512",
+        "--group-size",
+        "5",
+        "--max-response-len",
+        "3000",
+        "--mean-response-tokens",
+        "400",
+        "--steps",
+        "200",
+    ];
+    let single = json(&base);
+    let mut agentic: Vec<&str> = base.to_vec();
+    agentic.extend([
+        "--turns",
+        "2",
+        "--observation-tokens",
+        "300",
+        "--tool-seconds",
+        "0.5",
+        "--sandbox-usd-per-hour",
+        "0.5",
+        "--judge-usd-per-million-input",
+        "0.15",
+        "--judge-usd-per-million-output",
+        "0.6",
+    ]);
+    let v = json(&agentic);
+    let env = &v["environment"];
+    // Turn-synchronous by default: one 0.5 s search per episode idles the cluster 0.5 s a step.
+    assert!((env["wait_seconds"].as_f64().unwrap() - 100.0).abs() < 1e-9);
+    // 512 × 5 episodes × 0.5 s × 200 steps at $0.50/h.
+    assert!((env["sandbox_usd"].as_f64().unwrap() - 35.555_555_555).abs() < 1e-6);
+    assert!(env["api_usd"].as_f64().unwrap() > 0.0);
+    let usd = &v["usd"];
+    let sum: f64 = ["search", "learning", "feedback"]
+        .iter()
+        .map(|b| usd[b].as_f64().unwrap())
+        .sum();
+    assert!((sum - usd["total"].as_f64().unwrap()).abs() < 1e-6 * sum);
+    // The API judge's dollars sit in feedback without GPU-hours.
+    assert_eq!(v["gpu_hours"]["feedback"], 0.0);
+    assert!(usd["feedback"].as_f64().unwrap() > 0.0);
+    assert!(usd["total"].as_f64().unwrap() > single["usd"]["total"].as_f64().unwrap());
+    assert_eq!(single["environment"]["usd_outside_gpus"], 0.0);
+    // Bad agent numbers are named by their flag.
+    let mut bad = base.to_vec();
+    bad.extend(["--turns", "0.5"]);
+    bin()
+        .args(&bad)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--turns: 0.5 must lie between 1"));
+}

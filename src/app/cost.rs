@@ -166,6 +166,84 @@ pub struct TaskFlags {
     pub start: RlStart,
 }
 
+/// Multi-turn episodes: tools, sandboxes, an API judge.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Agents (multi-turn episodes, tools, sandboxes, API judges)")]
+pub struct AgentFlags {
+    /// Mean model turns per episode; every turn but the last calls a tool (1: single-turn).
+    /// With more than one, --mean-response-tokens is per turn.
+    #[arg(long, default_value_t = 1.0)]
+    pub turns: f64,
+    /// Tokens one tool call returns into the context.
+    #[arg(long, default_value_t = 0.0)]
+    pub observation_tokens: f64,
+    /// Mean seconds one tool call takes.
+    #[arg(long, default_value_t = 0.0)]
+    pub tool_seconds: f64,
+    /// `sync` (every sequence waits at each tool call) or `async` (others keep decoding).
+    #[arg(long, default_value = "sync")]
+    pub environment_wait: rlfrontier::config::EnvironmentWait,
+    /// US$ per hour of one sandbox running one tool call or reward test.
+    #[arg(long, default_value_t = 0.0)]
+    pub sandbox_usd_per_hour: f64,
+    /// Sandbox seconds per rollout to compute the reward (running tests).
+    #[arg(long, default_value_t = 0.0)]
+    pub reward_sandbox_seconds: f64,
+    /// An API judge's price per million input tokens (setting any --judge-* flag prices the
+    /// reward through an API).
+    #[arg(long)]
+    pub judge_usd_per_million_input: Option<f64>,
+    /// The API judge's price per million output tokens.
+    #[arg(long)]
+    pub judge_usd_per_million_output: Option<f64>,
+    /// Tokens the API judge writes per rollout [default: 64].
+    #[arg(long)]
+    pub judge_output_tokens: Option<f64>,
+    /// The API's rate limit in tokens per minute (0: none) [default: 0].
+    #[arg(long)]
+    pub judge_tokens_per_minute: Option<f64>,
+}
+
+impl AgentFlags {
+    /// The agent settings, validated.
+    fn agent(&self) -> Result<rlfrontier::config::Agent> {
+        let judge = [
+            self.judge_usd_per_million_input,
+            self.judge_usd_per_million_output,
+            self.judge_output_tokens,
+            self.judge_tokens_per_minute,
+        ];
+        let agent = rlfrontier::config::Agent {
+            turns: self.turns,
+            observation_tokens: self.observation_tokens,
+            tool_seconds: self.tool_seconds,
+            wait: self.environment_wait,
+            sandbox_usd_per_hour: self.sandbox_usd_per_hour,
+            reward_sandbox_seconds: self.reward_sandbox_seconds,
+            api_judge: judge
+                .iter()
+                .any(Option::is_some)
+                .then(|| rlfrontier::config::ApiJudge {
+                    usd_per_million_input_tokens: self.judge_usd_per_million_input.unwrap_or(0.0),
+                    usd_per_million_output_tokens: self.judge_usd_per_million_output.unwrap_or(0.0),
+                    output_tokens: self.judge_output_tokens.unwrap_or(64.0),
+                    tokens_per_minute: self.judge_tokens_per_minute.unwrap_or(0.0),
+                }),
+        };
+        agent.validate().map_err(|(field, message)| {
+            let flag = match field {
+                "judge_usd_per_million_input" => "--judge-usd-per-million-input".to_string(),
+                "judge_usd_per_million_output" => "--judge-usd-per-million-output".to_string(),
+                "judge_output_tokens" => "--judge-output-tokens".to_string(),
+                "judge_tokens_per_minute" => "--judge-tokens-per-minute".to_string(),
+                other => format!("--{}", other.replace('_', "-")),
+            };
+            Error::in_flag(&flag, message)
+        })?;
+        Ok(agent)
+    }
+}
+
 /// SFT, reward-model and DPO stages.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Supervised stages (--algo sft|rm|dpo)")]
@@ -254,6 +332,9 @@ pub struct CostArgs {
     /// The task.
     #[command(flatten)]
     pub task: TaskFlags,
+    /// Agents.
+    #[command(flatten)]
+    pub agent: AgentFlags,
     /// Supervised stages.
     #[command(flatten)]
     pub supervised: SupervisedFlags,
@@ -445,6 +526,7 @@ impl CostArgs {
             validation_samples_per_prompt: l.validation_samples_per_prompt,
             generation_batch_prompts: l.generation_batch_prompts,
             mini_batch_prompts: l.mini_batch_prompts,
+            agent: self.agent.agent()?,
             ..RunSettings::default()
         })
     }

@@ -426,7 +426,7 @@ const VERL_NOT_MODELLED: &[(&str, &str)] = &[
     ),
     (
         "actor_rollout_ref.rollout.multi_turn.*",
-        "multi-turn rollouts are priced as one turn",
+        "multi-turn: the file gives caps, not means; give --turns, --observation-tokens and --tool-seconds to price the episodes",
     ),
     (
         "reward_model.overlong_buffer.*",
@@ -746,7 +746,7 @@ const TRL_NOT_MODELLED: &[(&str, &str)] = &[
     ),
     (
         "max_tool_calling_iterations",
-        "multi-turn tool calls are priced as one turn",
+        "a cap on tool calls, not their mean; give --turns, --observation-tokens and --tool-seconds to price the episodes",
     ),
     (
         "use_transformers_paged",

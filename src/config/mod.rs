@@ -178,6 +178,8 @@ pub struct RunSettings {
     pub judge_verdict_tokens: f64,
     /// The PPO critic (defaults to the policy's shape).
     pub critic: Option<ModelSpec>,
+    /// Multi-turn episodes with tools, sandboxes and an API judge (default: single-turn, none).
+    pub agent: Agent,
 }
 
 /// How long a run lasts: until its budget is spent, or a fixed number of iterations.
@@ -294,6 +296,7 @@ impl Default for RunSettings {
             judge_rubric_tokens: 512.0,
             judge_verdict_tokens: 64.0,
             critic: None,
+            agent: Agent::default(),
         }
     }
 }
@@ -428,3 +431,5 @@ named_enum!(RlStart { Base => "base", Tuned => "tuned" });
 // After the macro: the framework module uses it.
 mod framework;
 pub use framework::{DEFAULT_FRAMEWORK, Framework, FrameworkProfile};
+mod agent;
+pub use agent::{Agent, ApiJudge, EnvironmentWait};

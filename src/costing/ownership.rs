@@ -116,11 +116,21 @@ fn service_option(
 pub fn buy_or_build(ledger: &Ledger, request: &RunRequest) -> (Vec<PaymentOption>, Option<String>) {
     let hardware = &request.hardware;
     let gpu_hours = ledger.total_gpu_hours();
+    // Sandboxes and API judges are paid wherever the GPUs are.
+    let outside = ledger.external_usd_per_step.iter().sum::<f64>() * ledger.iterations as f64;
+    let plus_outside = if outside > 0.0 {
+        format!(
+            " + ${} outside the GPUs (sandboxes, API judge)",
+            money(outside)
+        )
+    } else {
+        String::new()
+    };
     let mut options = vec![PaymentOption {
         name: format!("rented {} on demand", hardware.gpu.id),
         usd: Some(ledger.total_usd()),
         basis: format!(
-            "{} GPU-hours x ${}/GPU-hour ({}, {})",
+            "{} GPU-hours x ${}/GPU-hour ({}, {}){plus_outside}",
             money(gpu_hours),
             money(hardware.usd_per_gpu_hour),
             hardware.gpu.price_provider,
@@ -148,8 +158,8 @@ pub fn buy_or_build(ledger: &Ledger, request: &RunRequest) -> (Vec<PaymentOption
         }
         options.push(PaymentOption {
             name: "own cluster".to_string(),
-            usd: Some(gpu_hours * rate),
-            basis,
+            usd: Some(gpu_hours * rate + outside),
+            basis: format!("{basis}{plus_outside}"),
         });
     }
     for service in &request.catalog.services {

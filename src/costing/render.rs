@@ -112,6 +112,13 @@ pub fn json(report: &CostReport, request: &RunRequest) -> serde_json::Value {
             "sequences_in_flight": ledger.decode.sequences_in_flight,
         },
         "training_memory_gb_per_gpu": ledger.training_memory_gb_per_gpu,
+        "environment": {
+            "wait_seconds": ledger.phase(Phase::Environment).seconds * iterations,
+            "wait_gpu_hours": ledger.phase(Phase::Environment).gpu_seconds / SECONDS_PER_HOUR * iterations,
+            "sandbox_usd": ledger.environment_usd_per_step * iterations,
+            "api_usd": ledger.api_usd_per_step * iterations,
+            "usd_outside_gpus": ledger.external_usd_per_step.iter().sum::<f64>() * iterations,
+        },
         "waste": {
             "zero_signal_usd": ledger.waste.zero_signal_usd,
             "oversampling_usd": ledger.waste.oversampling_usd,
@@ -282,6 +289,24 @@ fn buckets_table(ledger: &Ledger) -> String {
     buckets.render()
 }
 
+/// What the episodes' environment costs (multi-turn runs, sandboxes, API judges): the waiting
+/// on the GPUs and the dollars paid outside them. Empty for single-turn runs without one.
+fn environment_lines(ledger: &Ledger) -> String {
+    let it = ledger.iterations as f64;
+    let wait = ledger.phase(Phase::Environment);
+    let outside = ledger.external_usd_per_step.iter().sum::<f64>() * it;
+    if wait.seconds == 0.0 && outside == 0.0 {
+        return String::new();
+    }
+    format!(
+        "environment: {} GPU-hours waiting for tools (in search); outside the GPUs ${}: sandboxes ${} (tool calls in search, reward tests in feedback), API judge ${} (feedback)\n",
+        money(wait.gpu_seconds / SECONDS_PER_HOUR * it),
+        money(outside),
+        money(ledger.environment_usd_per_step * it),
+        money(ledger.api_usd_per_step * it)
+    )
+}
+
 /// The waste lines (RL only), with each line's share of the run.
 fn waste_table(report: &CostReport) -> String {
     let total = report.ledger.total_usd();
@@ -379,6 +404,7 @@ pub fn text(report: &CostReport, request: &RunRequest) -> String {
     text.push_str(&phases_table(&report.ledger));
     text.push('\n');
     text.push_str(&buckets_table(&report.ledger));
+    text.push_str(&environment_lines(&report.ledger));
     text.push_str(&waste_table(report));
     text.push_str(&gain_lines(report));
     text.push_str("\nwhere to run it:\n");

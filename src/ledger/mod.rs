@@ -6,6 +6,7 @@
 //! pass-rate profile), [`flops`] (per-pass FLOPs, veRL's convention), [`time`] (compute-bound
 //! phases and the memory-bound decode loop), [`memory`] (training state and activations).
 
+pub mod agent;
 pub mod flops;
 pub mod lengths;
 pub mod memory;
@@ -40,6 +41,11 @@ impl Bucket {
     /// The three buckets in report order.
     pub const ALL: [Bucket; 3] = [Bucket::Search, Bucket::Learning, Bucket::Feedback];
 
+    /// Position in [`Bucket::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
     /// Lowercase name.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -51,7 +57,7 @@ impl Bucket {
 }
 
 /// Number of phases of a step.
-pub const PHASE_COUNT: usize = 11;
+pub const PHASE_COUNT: usize = 12;
 
 /// One phase of an RL iteration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -80,6 +86,8 @@ pub enum Phase {
     Sync,
     /// Start-up (model loading, engine initialisation), as its share per step of the run.
     Startup,
+    /// GPUs idle while episodes wait for their tools (multi-turn rollouts; `ledger::agent`).
+    Environment,
 }
 
 impl Phase {
@@ -87,6 +95,7 @@ impl Phase {
     pub const ALL: [Phase; PHASE_COUNT] = [
         Phase::Prefill,
         Phase::Decode,
+        Phase::Environment,
         Phase::Validation,
         Phase::Reward,
         Phase::OldLogprob,
@@ -101,7 +110,9 @@ impl Phase {
     /// The bucket the phase's cost belongs to.
     pub fn bucket(self) -> Bucket {
         match self {
-            Phase::Prefill | Phase::Decode | Phase::Validation => Bucket::Search,
+            Phase::Prefill | Phase::Decode | Phase::Validation | Phase::Environment => {
+                Bucket::Search
+            }
             Phase::Reward => Bucket::Feedback,
             _ => Bucket::Learning,
         }
@@ -120,12 +131,27 @@ impl Phase {
             Phase::Update => "update",
             Phase::CriticUpdate => "critic_update",
             Phase::Sync => "sync",
+            Phase::Environment => "environment",
             Phase::Startup => "startup",
         }
     }
 
+    /// Position in [`Phase::ALL`] (a match, not a search: it sits in the hot loop).
     fn index(self) -> usize {
-        Phase::ALL.iter().position(|&p| p == self).expect("listed")
+        match self {
+            Phase::Prefill => 0,
+            Phase::Decode => 1,
+            Phase::Environment => 2,
+            Phase::Validation => 3,
+            Phase::Reward => 4,
+            Phase::OldLogprob => 5,
+            Phase::RefLogprob => 6,
+            Phase::CriticValues => 7,
+            Phase::Update => 8,
+            Phase::CriticUpdate => 9,
+            Phase::Sync => 10,
+            Phase::Startup => 11,
+        }
     }
 }
 
@@ -391,6 +417,14 @@ pub struct Ledger {
     pub infeasible: Option<Infeasible>,
     /// Waste over the run.
     pub waste: Waste,
+    /// Dollars of one iteration paid outside the GPUs, by bucket (search, learning, feedback):
+    /// sandboxes running tool calls and reward tests, API judges (`ledger::agent`). Zero for
+    /// single-turn rollouts without an environment.
+    pub external_usd_per_step: [f64; 3],
+    /// Of those, the sandboxes' (tool calls during rollouts and reward tests).
+    pub environment_usd_per_step: f64,
+    /// Of those, the API judge's.
+    pub api_usd_per_step: f64,
 }
 
 impl Ledger {
@@ -428,9 +462,16 @@ impl Ledger {
         self.phases.iter().map(|p| p.gpu_seconds).sum::<f64>() / SECONDS_PER_HOUR
     }
 
-    /// Dollars of one iteration.
+    /// Dollars of one iteration: GPU-hours at the price, plus what is paid outside the GPUs.
     pub fn total_usd_per_step(&self) -> f64 {
         self.total_gpu_hours_per_step() * self.usd_per_gpu_hour
+            + self.external_usd_per_step.iter().sum::<f64>()
+    }
+
+    /// Dollars of one iteration in a bucket.
+    pub fn usd_per_step(&self, bucket: Bucket) -> f64 {
+        self.gpu_hours_per_step(bucket) * self.usd_per_gpu_hour
+            + self.external_usd_per_step[bucket.index()]
     }
 
     /// Run FLOPs in a bucket.
@@ -455,12 +496,12 @@ impl Ledger {
 
     /// Run dollars in a bucket.
     pub fn usd(&self, bucket: Bucket) -> f64 {
-        self.gpu_hours(bucket) * self.usd_per_gpu_hour
+        self.usd_per_step(bucket) * self.iterations as f64
     }
 
     /// Run dollars.
     pub fn total_usd(&self) -> f64 {
-        self.total_gpu_hours() * self.usd_per_gpu_hour
+        self.total_usd_per_step() * self.iterations as f64
     }
 
     /// Wall-clock hours of the run.
@@ -474,12 +515,9 @@ impl Ledger {
         share(self.flops_per_step(bucket), self.total_flops_per_step())
     }
 
-    /// Share of GPU-hours (and so of dollars) in a bucket.
+    /// Share of dollars in a bucket (GPU-hours at the price plus what is paid outside them).
     pub fn usd_share(&self, bucket: Bucket) -> f64 {
-        share(
-            self.gpu_hours_per_step(bucket),
-            self.total_gpu_hours_per_step(),
-        )
+        share(self.usd_per_step(bucket), self.total_usd_per_step())
     }
 
     /// Cost of one iteration in a budget unit.

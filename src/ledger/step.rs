@@ -611,6 +611,9 @@ fn evaluate_constant(cfg: &RunConfig) -> Ledger {
         training_memory_gb_per_gpu: training_bytes / 1e9,
         infeasible,
         waste: Waste::default(),
+        external_usd_per_step: [0.0; 3],
+        environment_usd_per_step: 0.0,
+        api_usd_per_step: 0.0,
     };
     let (iterations, budget_infeasible) = iterations(&ledger, cfg.stop, cfg.run.startup_seconds);
     ledger.iterations = iterations;
@@ -688,6 +691,63 @@ fn weighted_waste(parts: &[(f64, Ledger)]) -> Waste {
 /// average over the run (Simpson's rule in the length), the run is infeasible where any point of
 /// it is, memory is the largest, and the waste is the weighted sum of each point's.
 pub fn evaluate(cfg: &RunConfig) -> Ledger {
+    let agent = &cfg.run.agent;
+    if agent.is_single_turn_without_environment() {
+        return evaluate_task(cfg);
+    }
+    // Multi-turn episodes (`ledger::agent`): the equivalent single-turn task on the GPUs, then
+    // the environment's waiting and dollars; a budget is spent on both.
+    let task = super::agent::equivalent_task(cfg.task, agent);
+    let inner = RunConfig {
+        task: &task,
+        ..*cfg
+    };
+    let mut one = evaluate_task(&RunConfig {
+        stop: Stop::Iterations(1),
+        ..inner
+    });
+    one.step_seconds -= one.phases[Phase::Startup.index()].seconds;
+    one.phases[Phase::Startup.index()] = PhaseCost::default();
+    add_environment(&inner, &mut one);
+    let (n, budget_infeasible) = iterations(&one, cfg.stop, cfg.run.startup_seconds);
+    let mut ledger = evaluate_task(&RunConfig {
+        stop: Stop::Iterations(n),
+        ..inner
+    });
+    add_environment(&inner, &mut ledger);
+    ledger.infeasible = ledger.infeasible.or(budget_infeasible);
+    ledger
+}
+
+/// Adds what the environment costs per step (`ledger::agent::environment_step`): the cluster
+/// idling while episodes wait for tools (phase `environment`) or for a rate-limited API judge
+/// (phase `reward`), and the sandbox and API dollars paid outside the GPUs.
+fn add_environment(cfg: &RunConfig, ledger: &mut Ledger) {
+    let agent = &cfg.run.agent;
+    let tokens = cfg.task.prompt_tokens + ledger.tokens.mean_response_tokens;
+    let e = super::agent::environment_step(
+        agent,
+        ledger.tokens.generated_rollouts_per_step,
+        tokens,
+        ledger.decode.seconds,
+    );
+    let gpus = cfg.hardware.gpus as f64;
+    ledger.phases[Phase::Environment.index()] = PhaseCost {
+        flops: 0.0,
+        seconds: e.wait_seconds,
+        gpu_seconds: e.wait_seconds * gpus,
+    };
+    let reward = &mut ledger.phases[Phase::Reward.index()];
+    reward.seconds += e.api_seconds;
+    reward.gpu_seconds += e.api_seconds * gpus;
+    ledger.step_seconds += e.wait_seconds + e.api_seconds;
+    ledger.external_usd_per_step = [e.tool_sandbox_usd, 0.0, e.reward_sandbox_usd + e.api_usd];
+    ledger.environment_usd_per_step = e.tool_sandbox_usd + e.reward_sandbox_usd;
+    ledger.api_usd_per_step = e.api_usd;
+}
+
+/// [`evaluate`] for a single-turn task with no environment.
+fn evaluate_task(cfg: &RunConfig) -> Ledger {
     let Some(end) = cfg.task.mean_response_tokens_end else {
         return evaluate_constant(cfg);
     };

@@ -142,6 +142,9 @@ pub fn evaluate_supervised(r: &SupervisedRun) -> Ledger {
         training_memory_gb_per_gpu: bytes / 1e9,
         infeasible,
         waste: Waste::default(),
+        external_usd_per_step: [0.0; 3],
+        environment_usd_per_step: 0.0,
+        api_usd_per_step: 0.0,
     }
 }
 
@@ -194,6 +197,7 @@ mod tests {
             judge_rubric_tokens: 0.0,
             judge_verdict_tokens: 1.0,
             critic: None,
+            agent: crate::config::Agent::default(),
         }
     }
 

@@ -52,6 +52,7 @@ fn settings() -> RunSettings {
         judge_rubric_tokens: 512.0,
         judge_verdict_tokens: 64.0,
         critic: None,
+        agent: crate::config::Agent::default(),
     }
 }
 
@@ -620,5 +621,75 @@ proptest! {
             BudgetUnit::Usd => ledger.total_usd(),
         };
         prop_assert!(spent <= budget.amount * (1.0 + 1e-12));
+    }
+}
+
+#[test]
+fn a_one_turn_episode_with_a_free_environment_is_the_single_turn_ledger() {
+    // Issue 16: the agent path (forced by a zero-priced, unlimited API judge and a zero-second
+    // reward sandbox) with one turn and no tool prices exactly what the single-turn path does,
+    // under a fixed step count and under a dollar budget.
+    let base = Fixture::new("qwen2.5-1.5b");
+    let mut agentic = Fixture::new("qwen2.5-1.5b");
+    agentic.run.agent = crate::config::Agent {
+        api_judge: Some(crate::config::ApiJudge {
+            usd_per_million_input_tokens: 0.0,
+            usd_per_million_output_tokens: 0.0,
+            output_tokens: 64.0,
+            tokens_per_minute: 0.0,
+        }),
+        observation_tokens: 700.0,
+        tool_seconds: 5.0,
+        ..crate::config::Agent::default()
+    };
+    assert!(!agentic.run.agent.is_single_turn_without_environment());
+    for stop in [
+        Stop::Iterations(37),
+        Stop::Budget(Budget::parse("150 usd").unwrap()),
+    ] {
+        let a = evaluate(&base.config(64, 8, 2048, 2, stop));
+        let b = evaluate(&agentic.config(64, 8, 2048, 2, stop));
+        assert_eq!(a, b, "{stop:?}");
+    }
+}
+
+#[test]
+fn tool_calls_add_waiting_sandbox_dollars_and_longer_episodes() {
+    let base = Fixture::new("qwen2.5-1.5b");
+    let mut agentic = Fixture::new("qwen2.5-1.5b");
+    agentic.run.agent = crate::config::Agent {
+        turns: 3.0,
+        observation_tokens: 200.0,
+        tool_seconds: 4.0,
+        sandbox_usd_per_hour: 0.36,
+        ..crate::config::Agent::default()
+    };
+    let a = evaluate(&base.config(64, 8, 8192, 1, Stop::Iterations(10)));
+    let b = evaluate(&agentic.config(64, 8, 8192, 1, Stop::Iterations(10)));
+    // Two tool calls of 4 s per episode, turn-synchronous: 8 s of the cluster idle per step.
+    let env = b.phase(Phase::Environment);
+    assert_eq!(env.seconds, 8.0);
+    assert_eq!(env.gpu_seconds, 8.0 * 8.0);
+    // 512 episodes × 2 calls × 4 s = 4,096 sandbox-seconds at $0.0001 each ($0.36/h) = $0.4096
+    // per step, in the search bucket.
+    assert!((b.environment_usd_per_step - 0.4096).abs() < 1e-9);
+    assert!((b.external_usd_per_step[0] - 0.4096).abs() < 1e-9);
+    // Three turns generate three times the tokens, and the dollars still add up by bucket.
+    assert!(close(
+        b.tokens.generated_tokens_per_step,
+        3.0 * a.tokens.generated_tokens_per_step,
+        1e-9
+    ));
+    let by_bucket: f64 = Bucket::ALL.iter().map(|&k| b.usd(k)).sum();
+    assert!(close(by_bucket, b.total_usd(), 1e-12));
+    let shares: f64 = Bucket::ALL.iter().map(|&k| b.usd_share(k)).sum();
+    assert!((shares - 1.0).abs() < 1e-12);
+    assert!(b.total_usd() > a.total_usd());
+}
+
+#[test]
+fn phase_indices_are_positions_in_all() {
+    for (k, phase) in Phase::ALL.iter().enumerate() {
+        assert_eq!(phase.index(), k, "{phase:?}");
     }
 }

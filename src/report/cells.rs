@@ -6,7 +6,7 @@ use serde::{Serialize, Serializer};
 use crate::config::Stop;
 use crate::evaluate::{Evaluated, usd_per_point};
 use crate::format::number;
-use crate::ledger::Bucket;
+use crate::ledger::{Bucket, Phase};
 
 /// A number as the tables write it (`crate::format::number`: about seven significant digits,
 /// trailing zeros trimmed; empty when not finite).
@@ -76,6 +76,12 @@ pub struct CellRow {
     pub waste_zero_signal_usd: Num,
     pub waste_truncated_usd: Num,
     pub waste_straggler_gpu_hours: Num,
+    /// Seconds the cluster waits for tools over the run (multi-turn episodes).
+    pub environment_seconds: Num,
+    /// Sandbox dollars over the run (tool calls and reward tests), outside the GPU-hours.
+    pub environment_usd: Num,
+    /// API judge dollars over the run, outside the GPU-hours.
+    pub api_usd: Num,
     pub predicted_score: Option<Num>,
     pub score_low: Option<Num>,
     pub score_high: Option<Num>,
@@ -153,6 +159,9 @@ impl CellRow {
             waste_zero_signal_usd: Num(ledger.waste.zero_signal_usd),
             waste_truncated_usd: Num(ledger.waste.truncated_usd),
             waste_straggler_gpu_hours: Num(ledger.waste.straggler_idle_gpu_hours),
+            environment_seconds: Num(ledger.phase(Phase::Environment).seconds * iterations),
+            environment_usd: Num(ledger.environment_usd_per_step * iterations),
+            api_usd: Num(ledger.api_usd_per_step * iterations),
             predicted_score: predicted(prediction.score),
             score_low: predicted(prediction.score_low),
             score_high: predicted(prediction.score_high),
@@ -268,7 +277,7 @@ mod tests {
     #[test]
     fn the_header_is_the_rows_field_list() {
         let columns = cell_columns();
-        assert_eq!(columns.len(), 54);
+        assert_eq!(columns.len(), 57);
         assert_eq!(columns.first().map(String::as_str), Some("cell_id"));
         assert_eq!(columns.last().map(String::as_str), Some("on_frontier"));
         assert_eq!(

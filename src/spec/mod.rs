@@ -221,7 +221,8 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
     let v = Validator { text, path };
     let (name, description, seed) = sections::header(&raw, &v)?;
     // [run] first: its framework decides the hardware's defaults (placement, engine settings).
-    let run = sections::run(&raw.run, &v, catalog)?;
+    let mut run = sections::run(&raw.run, &v, catalog)?;
+    run.agent = sections::agent(&raw.agent, &v)?;
     let hardware = sections::hardware(raw.hardware, &v, catalog, run.framework)?;
     let task = sections::task(&raw.task, &v)?;
     let axes = sections::axes(raw.axes, &v, catalog, run.algorithm, &hardware.engine)?;

@@ -24,6 +24,8 @@ pub(super) struct RawGrid {
     #[serde(default)]
     pub(super) run: RawRun,
     #[serde(default)]
+    pub(super) agent: RawAgent,
+    #[serde(default)]
     pub(super) constraints: RawConstraints,
     #[serde(default)]
     pub(super) outcome: toml::Table,
@@ -109,6 +111,21 @@ pub(super) struct RawRun {
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
+pub(super) struct RawAgent {
+    pub(super) turns: Option<Spanned>,
+    pub(super) observation_tokens: Option<Spanned>,
+    pub(super) tool_seconds: Option<Spanned>,
+    pub(super) wait: Option<Spanned>,
+    pub(super) sandbox_usd_per_hour: Option<Spanned>,
+    pub(super) reward_sandbox_seconds: Option<Spanned>,
+    pub(super) judge_usd_per_million_input: Option<Spanned>,
+    pub(super) judge_usd_per_million_output: Option<Spanned>,
+    pub(super) judge_output_tokens: Option<Spanned>,
+    pub(super) judge_tokens_per_minute: Option<Spanned>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
 pub(super) struct RawConstraints {
     pub(super) max_rollouts_per_step: Option<Spanned>,
     pub(super) min_rollouts_per_step: Option<Spanned>,
@@ -126,6 +143,7 @@ const KEYS: &[(&str, &[&str])] = &[
             "task",
             "axes",
             "run",
+            "agent",
             "constraints",
             "outcome",
         ],
@@ -186,6 +204,21 @@ const KEYS: &[(&str, &[&str])] = &[
             "judge_rubric_tokens",
             "judge_verdict_tokens",
             "critic",
+        ],
+    ),
+    (
+        "agent",
+        &[
+            "turns",
+            "observation_tokens",
+            "tool_seconds",
+            "wait",
+            "sandbox_usd_per_hour",
+            "reward_sandbox_seconds",
+            "judge_usd_per_million_input",
+            "judge_usd_per_million_output",
+            "judge_output_tokens",
+            "judge_tokens_per_minute",
         ],
     ),
     (

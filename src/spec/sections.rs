@@ -1,13 +1,13 @@
 //! One function per table of a grid file: each turns the raw TOML values of its table into
 //! validated settings, with one-line errors that name the file, line and field.
 
-use super::raw::{RawAxes, RawConstraints, RawGrid, RawHardware, RawRun, RawTask};
+use super::raw::{RawAgent, RawAxes, RawConstraints, RawGrid, RawHardware, RawRun, RawTask};
 use super::validator::{Spanned, Validator};
 use super::{Axes, BudgetAxis, Constraints};
 use crate::catalog::Catalog;
 use crate::config::{
-    Algorithm, Budget, Finetune, Framework, Hardware, MAX_LEVER, Reward, RunSettings, Schedule,
-    Task,
+    Agent, Algorithm, ApiJudge, Budget, Finetune, Framework, Hardware, MAX_LEVER, Reward,
+    RunSettings, Schedule, Task,
 };
 use crate::error::{Result, suggestion};
 
@@ -202,6 +202,52 @@ pub(super) fn task(rt: &RawTask, v: &Validator) -> Result<Task> {
     Ok(task)
 }
 
+/// `[agent]`: multi-turn episodes, tools, sandboxes and an API judge (absent: single-turn).
+pub(super) fn agent(ra: &RawAgent, v: &Validator) -> Result<Agent> {
+    let s = Some("agent");
+    let d = Agent::default();
+    let number = |value: &Option<Spanned>, key: &str, default: f64| {
+        v.non_negative_or(value, s, key, default)
+    };
+    let judge_keys = [
+        &ra.judge_usd_per_million_input,
+        &ra.judge_usd_per_million_output,
+        &ra.judge_output_tokens,
+        &ra.judge_tokens_per_minute,
+    ];
+    let api_judge = if judge_keys.iter().any(|k| k.is_some()) {
+        Some(ApiJudge {
+            usd_per_million_input_tokens: number(
+                &ra.judge_usd_per_million_input,
+                "judge_usd_per_million_input",
+                0.0,
+            )?,
+            usd_per_million_output_tokens: number(
+                &ra.judge_usd_per_million_output,
+                "judge_usd_per_million_output",
+                0.0,
+            )?,
+            output_tokens: number(&ra.judge_output_tokens, "judge_output_tokens", 64.0)?,
+            tokens_per_minute: number(&ra.judge_tokens_per_minute, "judge_tokens_per_minute", 0.0)?,
+        })
+    } else {
+        None
+    };
+    let agent = Agent {
+        turns: number(&ra.turns, "turns", d.turns)?,
+        observation_tokens: number(&ra.observation_tokens, "observation_tokens", 0.0)?,
+        tool_seconds: number(&ra.tool_seconds, "tool_seconds", 0.0)?,
+        wait: v.named_or(&ra.wait, s, "wait", d.wait)?,
+        sandbox_usd_per_hour: number(&ra.sandbox_usd_per_hour, "sandbox_usd_per_hour", 0.0)?,
+        reward_sandbox_seconds: number(&ra.reward_sandbox_seconds, "reward_sandbox_seconds", 0.0)?,
+        api_judge,
+    };
+    agent
+        .validate()
+        .map_err(|(key, message)| v.err(s, key, message))?;
+    Ok(agent)
+}
+
 /// `[run]`: algorithm, KL, caching, sampling and the other run settings.
 pub(super) fn run(rr: &RawRun, v: &Validator, catalog: &Catalog) -> Result<RunSettings> {
     let rs = Some("run");
@@ -347,6 +393,7 @@ pub(super) fn run(rr: &RawRun, v: &Validator, catalog: &Catalog) -> Result<RunSe
             d.judge_verdict_tokens,
         )?,
         critic,
+        agent: Agent::default(),
     })
 }
 

@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 
 use runs::{RunFit, RunFitSettings, fit_run};
 
-use crate::pilot::ingest::MAX_CHECKPOINTS_PER_RUN;
 use crate::catalog::Catalog;
 use crate::engine::calibration_file::{CalibrationFile, entries};
 use crate::error::{Error, Result};
@@ -19,6 +18,7 @@ use crate::fit::calibrate::{
 };
 use crate::format::{Table, number};
 use crate::outcome::PARAM_NAMES;
+use crate::pilot::ingest::MAX_CHECKPOINTS_PER_RUN;
 use crate::pilot::ingest::{IngestOptions, Ingested, read_results};
 use crate::pilot::{Plan, plan_grid, read_plan, run_indices};
 use crate::report::Staged;

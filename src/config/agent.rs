@@ -1,0 +1,125 @@
+//! Agentic, multi-turn episodes: the model acts, a tool (code interpreter, search, a test suite
+//! in a sandbox) answers, and the answer is appended to the context before the next turn.
+//!
+//! The defaults describe today's single-turn rollout (one turn, no tool, no sandbox, no API
+//! judge), which the ledger prices exactly as before; see `ledger::agent` for the formulas.
+
+use std::fmt;
+
+use crate::error::suggestion;
+
+/// Whether generation waits for the environment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EnvironmentWait {
+    /// Every sequence of the batch waits at each tool call (turn-synchronous rollouts, the
+    /// simple multi-turn loop): the GPUs idle for every call's latency.
+    #[default]
+    Sync,
+    /// Other sequences keep decoding while one waits (asynchronous per-request rollouts, e.g.
+    /// veRL's SGLang multi-turn with async tool calls): the GPUs idle only when an episode's
+    /// waits outlast the step's decoding.
+    Async,
+}
+
+named_enum!(EnvironmentWait { Sync => "sync", Async => "async" });
+
+/// An LLM judge or reward model called through a provider's API, priced per token.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ApiJudge {
+    /// US$ per million input tokens.
+    pub usd_per_million_input_tokens: f64,
+    /// US$ per million output tokens.
+    pub usd_per_million_output_tokens: f64,
+    /// Tokens the judge writes per rollout (its verdict).
+    pub output_tokens: f64,
+    /// The provider's rate limit, input plus output tokens per minute (0: none); a step cannot
+    /// finish its judging faster than this allows.
+    pub tokens_per_minute: f64,
+}
+
+/// The shape and price of an episode's environment.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Agent {
+    /// Mean model turns per episode (1: single-turn); every turn but the last ends in a tool
+    /// call.
+    pub turns: f64,
+    /// Tokens one tool call returns into the context (prefilled, not generated).
+    pub observation_tokens: f64,
+    /// Mean seconds one tool call takes (sandbox start, execution, network).
+    pub tool_seconds: f64,
+    /// Whether generation waits for the tools.
+    pub wait: EnvironmentWait,
+    /// US$ per hour of one sandbox running one tool call (a container or CPU slot).
+    pub sandbox_usd_per_hour: f64,
+    /// Sandbox seconds per rollout to compute the reward (running a test suite), 0 for none.
+    pub reward_sandbox_seconds: f64,
+    /// An API-priced judge, if the reward comes from one.
+    pub api_judge: Option<ApiJudge>,
+}
+
+impl Default for Agent {
+    /// A single-turn rollout with no environment: the ledger as it was before agents.
+    fn default() -> Self {
+        Agent {
+            turns: 1.0,
+            observation_tokens: 0.0,
+            tool_seconds: 0.0,
+            wait: EnvironmentWait::Sync,
+            sandbox_usd_per_hour: 0.0,
+            reward_sandbox_seconds: 0.0,
+            api_judge: None,
+        }
+    }
+}
+
+impl Agent {
+    /// Tool calls per episode: every turn but the last.
+    pub fn tool_calls(&self) -> f64 {
+        (self.turns - 1.0).max(0.0)
+    }
+
+    /// Whether this is today's single-turn rollout with nothing outside the GPUs.
+    pub fn is_single_turn_without_environment(&self) -> bool {
+        self.turns <= 1.0 && self.reward_sandbox_seconds == 0.0 && self.api_judge.is_none()
+    }
+
+    /// Checks the numbers: turns at least 1, the rest finite and not negative. The message names
+    /// the field.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        if !(self.turns.is_finite() && (1.0..=1000.0).contains(&self.turns)) {
+            return Err((
+                "turns",
+                format!("{} must lie between 1 (single-turn) and 1000", self.turns),
+            ));
+        }
+        for (field, value) in [
+            ("observation_tokens", self.observation_tokens),
+            ("tool_seconds", self.tool_seconds),
+            ("sandbox_usd_per_hour", self.sandbox_usd_per_hour),
+            ("reward_sandbox_seconds", self.reward_sandbox_seconds),
+        ] {
+            if !(value.is_finite() && value >= 0.0) {
+                return Err((field, format!("{value} must be a finite number, 0 or more")));
+            }
+        }
+        if let Some(api) = &self.api_judge {
+            for (field, value) in [
+                (
+                    "judge_usd_per_million_input",
+                    api.usd_per_million_input_tokens,
+                ),
+                (
+                    "judge_usd_per_million_output",
+                    api.usd_per_million_output_tokens,
+                ),
+                ("judge_output_tokens", api.output_tokens),
+                ("judge_tokens_per_minute", api.tokens_per_minute),
+            ] {
+                if !(value.is_finite() && value >= 0.0) {
+                    return Err((field, format!("{value} must be a finite number, 0 or more")));
+                }
+            }
+        }
+        Ok(())
+    }
+}
