@@ -16,7 +16,7 @@ use std::fmt;
 use crate::catalog::{EngineSpec, GpuSpec, ModelSpec};
 use crate::error::suggestion;
 
-pub use values::{Budget, BudgetUnit, Finetune, Reward, RewardKind};
+pub use values::{Budget, BudgetUnit, Finetune, MAX_LORA_RANK, Reward, RewardKind};
 
 /// Seconds in an hour: GPU-seconds to GPU-hours.
 pub const SECONDS_PER_HOUR: f64 = 3600.0;
