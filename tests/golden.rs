@@ -313,6 +313,9 @@ fn normalise(relative: &str, bytes: Vec<u8>, out: &Path) -> Vec<u8> {
             // The grid's path relative to the output folder depends on where the clone sits
             // relative to the temporary folder (tests/cli.rs checks that it resolves).
             object.remove("grid_file_from_plan");
+            if let Some(grid) = object.get_mut("grid").and_then(|g| g.as_object_mut()) {
+                grid.remove("file_from_output");
+            }
         }
         text = serde_json::to_string_pretty(&value).unwrap();
     }

@@ -427,3 +427,75 @@ fn hostile_numbers_are_refused_at_the_boundary() {
         .assert()
         .code(2);
 }
+
+#[test]
+fn fit_refuses_an_edited_plan_and_another_catalog() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("plan");
+    bin()
+        .args([
+            "plan",
+            grid("race-pilot").to_str().unwrap(),
+            "--pilot-budget",
+            "3e17 flops",
+            "--max-pilots",
+            "24",
+            "--out",
+        ])
+        .arg(&plan)
+        .assert()
+        .success();
+    let results = repo("results/examples/race-pilot-pilots/results.csv");
+    let fit = |extra: &[&str]| {
+        bin()
+            .arg("fit")
+            .arg(&results)
+            .arg("--plan")
+            .arg(plan.join("plan.csv"))
+            .args(["--bootstrap", "5", "--out"])
+            .arg(dir.path().join("fit"))
+            .args(extra)
+            .assert()
+    };
+    let cheap = dir.path().join("cheap.toml");
+    std::fs::write(
+        &cheap,
+        "[[gpu]]\nid = \"h100-sxm\"\nusd_per_gpu_hour = 1.0\n",
+    )
+    .unwrap();
+    fit(&["--catalog", cheap.to_str().unwrap()])
+        .code(2)
+        .stderr(predicate::str::contains("priced with another catalog"));
+    let text = std::fs::read_to_string(plan.join("plan.csv")).unwrap();
+    std::fs::write(plan.join("plan.csv"), text.replacen(",631,", ",632,", 1)).unwrap();
+    fit(&[]).code(2).stderr(predicate::str::contains(
+        "changed since `rlfrontier plan` wrote it",
+    ));
+}
+
+#[test]
+fn merge_finds_the_grid_from_another_working_directory() {
+    // Shards swept from the repository with a relative grid path, merged from elsewhere.
+    let dir = tempfile::tempdir().unwrap();
+    for k in 0..2 {
+        bin()
+            .current_dir(repo(""))
+            .args(["sweep", "grids/race-pilot.toml", "-q", "--shard"])
+            .arg(format!("{k}/2"))
+            .arg("--out")
+            .arg(dir.path().join(format!("s{k}")))
+            .assert()
+            .success();
+    }
+    let elsewhere = tempfile::tempdir().unwrap();
+    bin()
+        .current_dir(elsewhere.path())
+        .arg("merge")
+        .arg(dir.path().join("s0"))
+        .arg(dir.path().join("s1"))
+        .arg("--out")
+        .arg(dir.path().join("merged"))
+        .assert()
+        .success();
+    assert!(dir.path().join("merged/cells.csv").exists());
+}

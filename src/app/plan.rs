@@ -85,6 +85,7 @@ pub fn run(args: &PlanArgs, out: &mut dyn Write) -> Result<()> {
             framework: args.framework,
             out: args.out.clone(),
             force: args.force,
+            catalog_sha256: catalog.sha256(),
         },
     )?;
     if args.json {

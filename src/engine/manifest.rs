@@ -19,6 +19,9 @@ pub struct ManifestGrid {
     pub name: String,
     /// The grid file as given on the command line.
     pub file: String,
+    /// The grid file as seen from the output folder (so `merge` finds it from anywhere).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub file_from_output: String,
     /// SHA-256 of the grid file's bytes, hex.
     pub sha256: String,
     /// The grid's seed.
@@ -126,6 +129,7 @@ impl Manifest {
             grid: ManifestGrid {
                 name: grid.name.clone(),
                 file: grid.path.display().to_string(),
+                file_from_output: crate::pilot::relative_path(&options.out_dir, &grid.path),
                 sha256: grid.sha256.clone(),
                 seed: grid.seed,
                 budget_unit: budget_unit.to_string(),

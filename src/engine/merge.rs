@@ -25,7 +25,18 @@ pub fn merge(
     let started = Instant::now();
     let shards = read_shards(shard_dirs)?;
     let (first_file, first_sha, mode) = (&shards[0].file, &shards[0].sha, shards[0].mode);
-    let mut grid = crate::spec::load(Path::new(first_file), catalog)?;
+    // The grid as named when sweeping (relative to that working directory), else as seen from
+    // the shard's folder (merge may run from elsewhere).
+    let grid_path = {
+        let as_given = PathBuf::from(first_file);
+        let from_shard = shards[0].dir.join(&shards[0].file_from_output);
+        if as_given.is_file() || shards[0].file_from_output.is_empty() || !from_shard.is_file() {
+            as_given
+        } else {
+            from_shard
+        }
+    };
+    let mut grid = crate::spec::load(&grid_path, catalog)?;
     let (tool_version, catalog_sha, calibration_file, calibration_sha) = &shards[0].provenance;
     if tool_version != crate::VERSION {
         return Err(Error::in_file(
@@ -60,7 +71,7 @@ pub fn merge(
     }
     if grid.sha256 != *first_sha {
         return Err(Error::in_file(
-            Path::new(first_file),
+            &grid_path,
             None,
             "",
             "the grid file changed since the shards were swept; sweep again",
@@ -163,6 +174,7 @@ struct Shard {
     count: u64,
     sha: String,
     file: String,
+    file_from_output: String,
     mode: CellsMode,
     /// What the shard's numbers were computed with: tool version, catalog hash, calibration
     /// (file and hash).
@@ -190,6 +202,7 @@ fn read_shards(shard_dirs: &[PathBuf]) -> Result<Vec<Shard>> {
             count: shard.count,
             sha: manifest.grid.sha256,
             file: manifest.grid.file,
+            file_from_output: manifest.grid.file_from_output,
             mode: manifest.cells_mode,
             provenance: (
                 manifest.tool_version,

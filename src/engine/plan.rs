@@ -30,6 +30,8 @@ pub struct PilotPlanSettings {
     pub out: PathBuf,
     /// Replace another grid's plan in the output folder.
     pub force: bool,
+    /// SHA-256 of the catalog the plan is priced with (recorded in `plan.json`).
+    pub catalog_sha256: String,
 }
 
 /// A plan written to disk.
@@ -115,6 +117,8 @@ pub fn plan_pilots(grid: &Grid, settings: &PilotPlanSettings) -> Result<PilotPla
             grid_file: settings.grid_file.display().to_string(),
             grid_file_from_plan: String::new(),
             grid_sha256: grid.sha256.clone(),
+            catalog_sha256: settings.catalog_sha256.clone(),
+            plan_csv_sha256: String::new(),
             pilot_budget: budget.amount,
             budget_unit: budget.unit.as_str().to_string(),
             framework: framework.as_str().to_string(),
@@ -131,7 +135,12 @@ pub fn plan_pilots(grid: &Grid, settings: &PilotPlanSettings) -> Result<PilotPla
     let launch_dir = settings.out.join("launch");
     std::fs::create_dir_all(&launch_dir).map_err(|e| Error::io(&launch_dir, e))?;
     let mut staged = Staged::default();
-    staged.add(&settings.out.join("plan.csv"), &plan_csv(&plan))?;
+    let csv_bytes = plan_csv(&plan);
+    {
+        use sha2::Digest;
+        plan.info.plan_csv_sha256 = crate::format::hex(&sha2::Sha256::digest(&csv_bytes));
+    }
+    staged.add(&settings.out.join("plan.csv"), &csv_bytes)?;
     let mut json = serde_json::to_string_pretty(&plan.info).expect("json");
     json.push('\n');
     staged.add(&settings.out.join("plan.json"), json.as_bytes())?;

@@ -334,15 +334,60 @@ impl RowReader<'_> {
     }
 }
 
+/// 1-based line numbers from byte offsets, counting `\n` once per line whatever the line
+/// ending; offsets must be asked in increasing order (each byte is scanned once).
+struct LineCounter<'a> {
+    bytes: &'a [u8],
+    scanned: usize,
+    newlines: usize,
+}
+
+impl<'a> LineCounter<'a> {
+    fn new(bytes: &'a [u8]) -> Self {
+        LineCounter {
+            bytes,
+            scanned: 0,
+            newlines: 0,
+        }
+    }
+
+    /// The line holding the record that starts at byte `offset`. With `\r\n` endings the csv
+    /// crate reports a record as starting at the `\n` that ends the previous line: line-ending
+    /// bytes at the offset are skipped first.
+    fn line_at(&mut self, offset: usize) -> usize {
+        let mut offset = offset.min(self.bytes.len());
+        while offset < self.bytes.len() && matches!(self.bytes[offset], b'\r' | b'\n') {
+            offset += 1;
+        }
+        if offset > self.scanned {
+            self.newlines += self.bytes[self.scanned..offset]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
+            self.scanned = offset;
+        }
+        self.newlines + 1
+    }
+}
+
 /// Reads results from any reader (`path` names it in messages): what [`read_results`] does after
 /// opening the file; the fuzz target drives this directly.
 pub fn read_results_from<R: std::io::Read>(
-    source: R,
+    mut source: R,
     path: &Path,
     plan: &Plan,
     options: &IngestOptions,
 ) -> Result<Ingested> {
-    let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(source);
+    let mut bytes = Vec::new();
+    source
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, e))?;
+    // Lines are counted here from byte offsets: the csv crate's own line numbers drift by one
+    // per `\r\n` line ending, so errors in files written on Windows named the wrong line.
+    let mut lines = LineCounter::new(&bytes);
+    let mut reader = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_reader(bytes.as_slice());
     let headers = reader
         .headers()
         .map_err(|e| Error::in_file(path, Some(1), "", format!("unreadable header: {e}")))?
@@ -357,14 +402,14 @@ pub fn read_results_from<R: std::io::Read>(
     };
     let mut record = csv::StringRecord::new();
     loop {
-        let line_of_next = reader.position().line() as usize;
+        let line_of_next = lines.line_at(reader.position().byte() as usize);
         match reader.read_record(&mut record) {
             Ok(false) => break,
             Ok(true) => {}
             Err(e) => {
                 let line = e
                     .position()
-                    .map(|p| p.line() as usize)
+                    .map(|p| lines.line_at(p.byte() as usize))
                     .unwrap_or(line_of_next);
                 return Err(Error::in_file(
                     path,
@@ -376,7 +421,7 @@ pub fn read_results_from<R: std::io::Read>(
         }
         let line = record
             .position()
-            .map(|p| p.line() as usize)
+            .map(|p| lines.line_at(p.byte() as usize))
             .unwrap_or(line_of_next);
         if let Some(message) = rows.take(&record) {
             rows.reject(path, line, message)?;
@@ -388,6 +433,20 @@ pub fn read_results_from<R: std::io::Read>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn line_numbers_are_the_same_with_crlf_endings() {
+        for ending in ["\n", "\r\n"] {
+            let text = ["a,b", "1,2", "3,4", "5,6"].join(ending) + ending;
+            let mut reader = csv::Reader::from_reader(text.as_bytes());
+            let mut lines = LineCounter::new(text.as_bytes());
+            let found: Vec<usize> = reader
+                .records()
+                .map(|r| lines.line_at(r.unwrap().position().unwrap().byte() as usize))
+                .collect();
+            assert_eq!(found, [2, 3, 4], "{ending:?}");
+        }
+    }
 
     #[test]
     fn thinning_keeps_the_base_and_averages_the_rest_in_equal_bins() {

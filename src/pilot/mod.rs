@@ -81,6 +81,14 @@ pub struct PlanInfo {
     pub grid_file_from_plan: String,
     /// SHA-256 of the grid file.
     pub grid_sha256: String,
+    /// SHA-256 of the catalog the plan was priced with (`Catalog::sha256`): `fit` must use the
+    /// same numbers (empty in plans of older versions: not checked).
+    #[serde(default)]
+    pub catalog_sha256: String,
+    /// SHA-256 of `plan.csv` as written: an edited plan (its steps and budgets drive the fit) is
+    /// refused (empty in plans of older versions: not checked).
+    #[serde(default)]
+    pub plan_csv_sha256: String,
     /// Pilot budget amount.
     pub pilot_budget: f64,
     /// Its unit.
@@ -335,6 +343,19 @@ pub fn read_plan(csv_path: &Path) -> Result<Plan> {
             format!("not a plan.json written by rlfrontier: {e}"),
         )
     })?;
+    if !info.plan_csv_sha256.is_empty()
+        && let Ok(bytes) = std::fs::read(csv_path)
+    {
+        use sha2::Digest;
+        if crate::format::hex(&sha2::Sha256::digest(&bytes)) != info.plan_csv_sha256 {
+            return Err(Error::in_file(
+                csv_path,
+                None,
+                "",
+                "changed since `rlfrontier plan` wrote it (its steps and budgets drive the fit and the simulation); restore it or plan again",
+            ));
+        }
+    }
     let mut reader = csv::Reader::from_path(csv_path).map_err(|e| match e.kind() {
         csv::ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::NotFound => Error::in_file(
             csv_path,

@@ -127,6 +127,14 @@ fn check_free(names: &[String]) -> Result<()> {
 /// Fits everything and writes the outputs.
 pub fn fit_pilots(settings: &PilotFitSettings, catalog: &Catalog) -> Result<PilotFitReport> {
     let plan = read_plan(&settings.plan)?;
+    if !plan.info.catalog_sha256.is_empty() && plan.info.catalog_sha256 != catalog.sha256() {
+        return Err(Error::in_file(
+            &settings.plan.with_file_name("plan.json"),
+            None,
+            "catalog_sha256",
+            "the plan was priced with another catalog (a different --catalog override); pass fit the same --catalog FILE as plan",
+        ));
+    }
     let grid = plan_grid(&plan, &settings.plan, settings.grid.as_deref(), catalog)?;
     let metric = settings
         .metric
@@ -368,10 +376,15 @@ impl PilotFitReport {
                     run.run_id.clone(),
                     f.points.len().to_string(),
                     format!("{:.3}", f.base),
-                    format!(
-                        "{:.3} [{:.3}, {:.3}]",
-                        s.params.ceiling, b.params[0].0, b.params[0].1
-                    ),
+                    if b.params[0].0.is_finite() && b.params[0].1.is_finite() {
+                        format!(
+                            "{:.3} [{:.3}, {:.3}]",
+                            s.params.ceiling, b.params[0].0, b.params[0].1
+                        )
+                    } else {
+                        // No bootstrap (`--bootstrap 0`): no interval, never NaN.
+                        format!("{:.3} [-]", s.params.ceiling)
+                    },
                     format!("{:.2}", s.params.steepness),
                     number(s.params.midpoint),
                     format!("{:.4}", s.rmse),

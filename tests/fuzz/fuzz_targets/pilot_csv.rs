@@ -39,6 +39,8 @@ fuzz_target!(|data: &[u8]| {
             grid_name: "g".into(),
             grid_file: "g.toml".into(),
             grid_file_from_plan: String::new(),
+            catalog_sha256: String::new(),
+            plan_csv_sha256: String::new(),
             grid_sha256: "0".repeat(64),
             pilot_budget: 1e17,
             budget_unit: "flops".into(),
