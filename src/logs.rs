@@ -152,12 +152,18 @@ pub fn read_log(path: &Path, format: Option<LogFormat>) -> Result<MetricLog> {
         ),
         _ => Error::io(path, e),
     })?;
-    let format = format.unwrap_or_else(|| LogFormat::detect(path, &text));
+    parse_log(path, &text, format)
+}
+
+/// Parses a log's text (`path` names it in messages and helps detect the format): what
+/// [`read_log`] does after reading the file; the fuzz target drives this directly.
+pub fn parse_log(path: &Path, text: &str, format: Option<LogFormat>) -> Result<MetricLog> {
+    let format = format.unwrap_or_else(|| LogFormat::detect(path, text));
     let steps = match format {
-        LogFormat::VerlConsole => console_steps(&text),
-        LogFormat::VerlJsonl | LogFormat::Jsonl => json_line_steps(path, &text)?,
-        LogFormat::WandbCsv => csv_steps(path, &text)?,
-        LogFormat::TrlState => trainer_state_steps(path, &text)?,
+        LogFormat::VerlConsole => console_steps(text),
+        LogFormat::VerlJsonl | LogFormat::Jsonl => json_line_steps(path, text)?,
+        LogFormat::WandbCsv => csv_steps(path, text)?,
+        LogFormat::TrlState => trainer_state_steps(path, text)?,
     };
     Ok(MetricLog { format, steps })
 }
