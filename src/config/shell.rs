@@ -257,6 +257,11 @@ fn expand(
             .or_else(|| operator.strip_prefix('='));
         return Ok(match (value, default) {
             (Some((v, ok)), _) if !v.is_empty() || operator.is_empty() => (v.clone(), *ok, next),
+            // Defaults nest (`${a:-${b:-…}}`) and each level recurses: deep nesting is left
+            // unresolved rather than allowed to exhaust the stack.
+            (_, Some(default)) if default.matches('$').count() > 64 => {
+                (format!("${{{body}}}"), false, next)
+            }
             (_, Some(default)) => {
                 let default: Vec<char> = default.chars().collect();
                 let (text, unresolved, _, _) =
@@ -287,7 +292,21 @@ fn expand(
 /// Integer arithmetic of `$(( … ))`: + - * / % and parentheses over integers and variables
 /// (with or without `$`). None when a variable is unknown or the expression is malformed.
 pub fn arithmetic(expression: &str, variables: &Variables) -> Option<i64> {
-    let tokens = arithmetic_tokens(expression, variables)?;
+    arithmetic_at_depth(expression, variables, 0)
+}
+
+/// How deep variables may refer to variables inside an arithmetic expansion (bash itself stops
+/// at 1024; a self-reference such as `a=a` would otherwise recurse until the stack overflows,
+/// found by fuzzing).
+const MAX_ARITHMETIC_DEPTH: usize = 32;
+
+fn arithmetic_at_depth(expression: &str, variables: &Variables, depth: usize) -> Option<i64> {
+    // Parentheses and unary minus recurse too: bounded the same way.
+    let nesting = expression.matches('(').count() + expression.matches('-').count();
+    if depth > MAX_ARITHMETIC_DEPTH || expression.len() > 10_000 || nesting > 256 {
+        return None;
+    }
+    let tokens = arithmetic_tokens(expression, variables, depth)?;
     let mut at = 0;
     let value = sum(&tokens, &mut at)?;
     (at == tokens.len()).then_some(value)
@@ -299,7 +318,7 @@ enum Token {
     Operator(char),
 }
 
-fn arithmetic_tokens(text: &str, variables: &Variables) -> Option<Vec<Token>> {
+fn arithmetic_tokens(text: &str, variables: &Variables, depth: usize) -> Option<Vec<Token>> {
     let chars: Vec<char> = text.chars().collect();
     let mut tokens = Vec::new();
     let mut i = 0;
@@ -321,7 +340,11 @@ fn arithmetic_tokens(text: &str, variables: &Variables) -> Option<Vec<Token>> {
                 .count();
             let name: String = chars[i..i + length].iter().collect();
             let (value, _) = variables.get(&name)?;
-            tokens.push(Token::Number(arithmetic(value, variables)?));
+            tokens.push(Token::Number(arithmetic_at_depth(
+                value,
+                variables,
+                depth + 1,
+            )?));
             i += length;
         } else if "+-*/%()".contains(c) {
             tokens.push(Token::Operator(c));
@@ -439,6 +462,9 @@ mod tests {
         assert_eq!(arithmetic("a % 4 - -1", &vars), Some(3));
         assert_eq!(arithmetic("b * 2", &vars), None);
         assert_eq!(arithmetic("1 / 0", &vars), None);
+        // A variable that refers to itself ends, unresolved (a fuzzer found the overflow).
+        let looping: Variables = [("a".to_string(), ("a + 1".to_string(), true))].into();
+        assert_eq!(arithmetic("a", &looping), None);
     }
 
     #[test]
