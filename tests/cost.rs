@@ -686,3 +686,44 @@ fn agentic_runs_price_the_environment_and_keep_buckets_summing() {
         .code(2)
         .stderr(predicate::str::contains("--turns: 0.5 must lie between 1"));
 }
+
+#[test]
+fn an_api_judge_from_the_catalog_is_priced_as_its_listed_prices() {
+    let base = ["cost", "--model", "qwen2.5-7b", "--steps", "10"];
+    let by_id = json(&[&base[..], &["--judge-api", "GPT-4o-mini"]].concat());
+    let by_price = json(
+        &[
+            &base[..],
+            &[
+                "--judge-usd-per-million-input",
+                "0.15",
+                "--judge-usd-per-million-output",
+                "0.6",
+            ],
+        ]
+        .concat(),
+    );
+    let api = by_id["environment"]["api_usd"].as_f64().unwrap();
+    assert!(api > 0.0);
+    assert_eq!(by_id["environment"], by_price["environment"]);
+    // An explicit price overrides the list's.
+    let cheaper = json(
+        &[
+            &base[..],
+            &[
+                "--judge-api",
+                "gpt-4o-mini",
+                "--judge-usd-per-million-input",
+                "0",
+            ],
+        ]
+        .concat(),
+    );
+    assert!(cheaper["environment"]["api_usd"].as_f64().unwrap() < api);
+    bin()
+        .args(base)
+        .args(["--judge-api", "gpt4o-mini"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("did you mean `gpt-4o-mini`"));
+}

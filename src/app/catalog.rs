@@ -1,9 +1,11 @@
-//! `rlfrontier catalog [models|gpus|engines|rewards]`: the catalog as aligned tables.
+//! `rlfrontier catalog [models|gpus|engines|rewards|apis]`: the catalog as aligned tables.
 
 use std::io::Write;
 
 use clap::{Args, ValueEnum};
-use rlfrontier::catalog::listing::{engines_table, gpus_table, models_table, rewards_table};
+use rlfrontier::catalog::listing::{
+    apis_table, engines_table, gpus_table, models_table, rewards_table,
+};
 use rlfrontier::error::Result;
 
 use super::{CatalogFlag, emit};
@@ -19,12 +21,14 @@ pub enum CatalogPart {
     Engines,
     /// Reward mechanisms and the reward models available.
     Rewards,
+    /// API-priced judges (per million tokens, dated).
+    Apis,
 }
 
 /// Arguments of `catalog`.
 #[derive(Debug, Args)]
 pub struct CatalogArgs {
-    /// What to list [default: all four].
+    /// What to list [default: all of it].
     pub part: Option<CatalogPart>,
     /// Print JSON (every field of every entry, with its source).
     #[arg(long)]
@@ -42,6 +46,7 @@ pub fn run(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
             Some(CatalogPart::Models) => serde_json::json!({ "models": catalog.models }),
             Some(CatalogPart::Gpus) => serde_json::json!({ "gpus": catalog.gpus }),
             Some(CatalogPart::Engines) => serde_json::json!({ "engines": catalog.engines }),
+            Some(CatalogPart::Apis) => serde_json::json!({ "apis": catalog.apis }),
             Some(CatalogPart::Rewards) => serde_json::json!({
                 "reward_kinds": ["rule", "orm", "prm", "judge"],
                 "reward_models": catalog.models.iter().filter(|m| !m.lm_head).collect::<Vec<_>>(),
@@ -52,6 +57,7 @@ pub fn run(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
                 "gpus": catalog.gpus,
                 "engines": catalog.engines,
                 "services": catalog.services,
+                "apis": catalog.apis,
             }),
         };
         return emit(out, &super::json_text(&value));
@@ -61,13 +67,15 @@ pub fn run(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
         Some(CatalogPart::Gpus) => gpus_table(&catalog),
         Some(CatalogPart::Engines) => engines_table(&catalog),
         Some(CatalogPart::Rewards) => rewards_table(&catalog),
+        Some(CatalogPart::Apis) => apis_table(&catalog),
         None => format!(
-            "models (catalog {}):\n{}\ngpus:\n{}\nengines:\n{}\nrewards:\n{}",
+            "models (catalog {}):\n{}\ngpus:\n{}\nengines:\n{}\nrewards:\n{}\napis:\n{}",
             catalog.version,
             models_table(&catalog),
             gpus_table(&catalog),
             engines_table(&catalog),
-            rewards_table(&catalog)
+            rewards_table(&catalog),
+            apis_table(&catalog)
         ),
     };
     emit(out, &text)

@@ -189,6 +189,10 @@ pub struct AgentFlags {
     /// Sandbox seconds per rollout to compute the reward (running tests).
     #[arg(long, default_value_t = 0.0)]
     pub reward_sandbox_seconds: f64,
+    /// An API judge from the catalog's dated price list (`rlfrontier catalog apis`); the
+    /// --judge-usd-* flags override its prices.
+    #[arg(long, value_name = "ID")]
+    pub judge_api: Option<String>,
     /// An API judge's price per million input tokens (setting any --judge-* flag prices the
     /// reward through an API).
     #[arg(long)]
@@ -205,10 +209,20 @@ pub struct AgentFlags {
 }
 
 impl AgentFlags {
-    /// The agent settings, validated.
-    fn agent(&self) -> Result<rlfrontier::config::Agent> {
+    /// The agent settings, validated (`catalog` prices `--judge-api`).
+    fn agent(&self, catalog: &Catalog) -> Result<rlfrontier::config::Agent> {
+        let listed = match &self.judge_api {
+            Some(id) => Some(
+                catalog
+                    .api(id)
+                    .map_err(|m| Error::in_flag("--judge-api", m))?
+                    .clone(),
+            ),
+            None => None,
+        };
         let judge = [
-            self.judge_usd_per_million_input,
+            self.judge_usd_per_million_input
+                .or(listed.as_ref().map(|a| a.usd_per_million_input_tokens)),
             self.judge_usd_per_million_output,
             self.judge_output_tokens,
             self.judge_tokens_per_minute,
@@ -224,8 +238,11 @@ impl AgentFlags {
                 .iter()
                 .any(Option::is_some)
                 .then(|| rlfrontier::config::ApiJudge {
-                    usd_per_million_input_tokens: self.judge_usd_per_million_input.unwrap_or(0.0),
-                    usd_per_million_output_tokens: self.judge_usd_per_million_output.unwrap_or(0.0),
+                    usd_per_million_input_tokens: judge[0].unwrap_or(0.0),
+                    usd_per_million_output_tokens: self
+                        .judge_usd_per_million_output
+                        .or(listed.as_ref().map(|a| a.usd_per_million_output_tokens))
+                        .unwrap_or(0.0),
                     output_tokens: self.judge_output_tokens.unwrap_or(64.0),
                     tokens_per_minute: self.judge_tokens_per_minute.unwrap_or(0.0),
                 }),
@@ -493,7 +510,7 @@ impl CostArgs {
     }
 
     /// The run settings, validated.
-    fn run_settings(&self) -> Result<RunSettings> {
+    fn run_settings(&self, catalog: &Catalog) -> Result<RunSettings> {
         let l = &self.levers;
         if !(l.step_overhead_seconds.is_finite() && l.step_overhead_seconds >= 0.0) {
             return Err(Error::in_flag(
@@ -526,7 +543,7 @@ impl CostArgs {
             validation_samples_per_prompt: l.validation_samples_per_prompt,
             generation_batch_prompts: l.generation_batch_prompts,
             mini_batch_prompts: l.mini_batch_prompts,
-            agent: self.agent.agent()?,
+            agent: self.agent.agent(catalog)?,
             ..RunSettings::default()
         })
     }
@@ -611,7 +628,7 @@ impl CostArgs {
         }
         let hardware = self.hardware(&catalog)?;
         let task = self.task()?;
-        let run = self.run_settings()?;
+        let run = self.run_settings(&catalog)?;
         let (stop, supervised) = self.stop_and_data()?;
         let o = &self.ownership;
         Ok(RunRequest {

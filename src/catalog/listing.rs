@@ -140,3 +140,26 @@ pub fn rewards_table(catalog: &Catalog) -> String {
     text.push_str("any policy model with an LM head can also serve as judge:MODEL\n");
     text
 }
+
+/// The API price list as a table.
+pub fn apis_table(catalog: &Catalog) -> String {
+    let mut t = Table::new([
+        "id",
+        "provider",
+        "$/M input",
+        "$/M output",
+        "date",
+        "source",
+    ]);
+    for a in &catalog.apis {
+        t.row([
+            a.id.clone(),
+            a.provider.clone(),
+            crate::format::number(a.usd_per_million_input_tokens),
+            crate::format::number(a.usd_per_million_output_tokens),
+            a.date.clone(),
+            a.source.clone(),
+        ]);
+    }
+    t.render()
+}

@@ -5,6 +5,7 @@
 //! overrides only the fields it sets (so a calibrated GPU profile can change two efficiencies and
 //! keep the rest), an entry with a new id is added.
 
+mod api;
 mod engine;
 mod gpu;
 pub mod import;
@@ -12,6 +13,7 @@ pub mod listing;
 mod model;
 mod service;
 
+pub use api::ApiSpec;
 pub use engine::EngineSpec;
 pub use gpu::GpuSpec;
 pub use model::{BF16_BYTES, ModelSpec};
@@ -30,6 +32,8 @@ pub const GPUS_TOML: &str = include_str!("gpus.toml");
 pub const SERVICES_TOML: &str = include_str!("services.toml");
 /// The embedded rollout-engine catalog (TOML).
 pub const ENGINES_TOML: &str = include_str!("engines.toml");
+/// The embedded API price list (TOML).
+pub const APIS_TOML: &str = include_str!("apis.toml");
 
 /// The engine a run uses when nothing names one: vLLM with CUDA graphs, the default of current
 /// RL frameworks' rollouts.
@@ -46,6 +50,8 @@ pub struct Catalog {
     pub services: Vec<ServiceSpec>,
     /// Rollout engines, in file order.
     pub engines: Vec<EngineSpec>,
+    /// API-priced judges, in file order.
+    pub apis: Vec<ApiSpec>,
     /// Version string: the embedded catalog's, plus `+FILE` when a user file was merged.
     pub version: String,
 }
@@ -60,6 +66,7 @@ impl Catalog {
             "gpus": self.gpus,
             "services": self.services,
             "engines": self.engines,
+            "apis": self.apis,
         });
         let text = serde_json::to_string(&value).expect("catalog entries serialise");
         crate::format::hex(&sha2::Sha256::digest(text.as_bytes()))
@@ -102,6 +109,7 @@ impl Catalog {
         )?;
         let mut engine_tables =
             entries(ENGINES_TOML, "engine", Path::new("<embedded engines.toml>"))?;
+        let mut api_tables = entries(APIS_TOML, "api", Path::new("<embedded apis.toml>"))?;
         let version = version_of(MODELS_TOML);
         let mut full_version = version.clone();
         if let Some((path, text)) = user {
@@ -121,19 +129,35 @@ impl Catalog {
             merge_entries(&mut gpu_tables, entries(text, "gpu", path)?, path)?;
             merge_entries(&mut service_tables, entries(text, "service", path)?, path)?;
             merge_entries(&mut engine_tables, entries(text, "engine", path)?, path)?;
+            merge_entries(&mut api_tables, entries(text, "api", path)?, path)?;
             full_version = format!("{version}+{}", path.display());
         }
         let models = parse_entries(model_tables, "model", ModelSpec::validate)?;
         let gpus = parse_entries(gpu_tables, "gpu", GpuSpec::validate)?;
         let services = parse_entries(service_tables, "service", ServiceSpec::validate)?;
         let engines = parse_entries(engine_tables, "engine", EngineSpec::validate)?;
+        let apis = parse_entries(api_tables, "api", ApiSpec::validate)?;
         Ok(Catalog {
             models,
             gpus,
             services,
             engines,
+            apis,
             version: full_version,
         })
+    }
+
+    /// The API-priced judge with this id (any case), or an error suggesting the nearest id.
+    pub fn api(&self, id: &str) -> std::result::Result<&ApiSpec, String> {
+        self.apis
+            .iter()
+            .find(|a| a.id.eq_ignore_ascii_case(id.trim()))
+            .ok_or_else(|| {
+                format!(
+                    "unknown API `{id}`; {} (see `rlfrontier catalog apis`; add one with --catalog)",
+                    suggestion(id, self.apis.iter().map(|a| a.id.as_str()))
+                )
+            })
     }
 
     /// The model with this id, or an error suggesting the nearest id. Ids match without regard
@@ -209,7 +233,7 @@ fn version_of(text: &str) -> String {
 }
 
 /// The sections a catalog file may have.
-const SECTIONS: [&str; 5] = ["model", "gpu", "service", "engine", "version"];
+const SECTIONS: [&str; 6] = ["model", "gpu", "service", "engine", "api", "version"];
 
 type Entries = Vec<(std::path::PathBuf, toml::Table)>;
 

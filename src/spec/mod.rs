@@ -222,7 +222,7 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
     let (name, description, seed) = sections::header(&raw, &v)?;
     // [run] first: its framework decides the hardware's defaults (placement, engine settings).
     let mut run = sections::run(&raw.run, &v, catalog)?;
-    run.agent = sections::agent(&raw.agent, &v)?;
+    run.agent = sections::agent(&raw.agent, &v, catalog)?;
     let hardware = sections::hardware(raw.hardware, &v, catalog, run.framework)?;
     let task = sections::task(&raw.task, &v)?;
     let axes = sections::axes(raw.axes, &v, catalog, run.algorithm, &hardware.engine)?;

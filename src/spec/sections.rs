@@ -203,13 +203,27 @@ pub(super) fn task(rt: &RawTask, v: &Validator) -> Result<Task> {
 }
 
 /// `[agent]`: multi-turn episodes, tools, sandboxes and an API judge (absent: single-turn).
-pub(super) fn agent(ra: &RawAgent, v: &Validator) -> Result<Agent> {
+pub(super) fn agent(ra: &RawAgent, v: &Validator, catalog: &Catalog) -> Result<Agent> {
     let s = Some("agent");
     let d = Agent::default();
     let number = |value: &Option<Spanned>, key: &str, default: f64| {
         v.non_negative_or(value, s, key, default)
     };
+    // A judge from the catalog's price list; explicit prices override it.
+    let listed = match &ra.judge_api {
+        Some(value) => {
+            let id = v.string(value, s, "judge_api")?;
+            Some(
+                catalog
+                    .api(&id)
+                    .map_err(|m| v.err_at(value, s, "judge_api", m))?
+                    .clone(),
+            )
+        }
+        None => None,
+    };
     let judge_keys = [
+        &ra.judge_api,
         &ra.judge_usd_per_million_input,
         &ra.judge_usd_per_million_output,
         &ra.judge_output_tokens,
@@ -220,12 +234,16 @@ pub(super) fn agent(ra: &RawAgent, v: &Validator) -> Result<Agent> {
             usd_per_million_input_tokens: number(
                 &ra.judge_usd_per_million_input,
                 "judge_usd_per_million_input",
-                0.0,
+                listed
+                    .as_ref()
+                    .map_or(0.0, |a| a.usd_per_million_input_tokens),
             )?,
             usd_per_million_output_tokens: number(
                 &ra.judge_usd_per_million_output,
                 "judge_usd_per_million_output",
-                0.0,
+                listed
+                    .as_ref()
+                    .map_or(0.0, |a| a.usd_per_million_output_tokens),
             )?,
             output_tokens: number(&ra.judge_output_tokens, "judge_output_tokens", 64.0)?,
             tokens_per_minute: number(&ra.judge_tokens_per_minute, "judge_tokens_per_minute", 0.0)?,
