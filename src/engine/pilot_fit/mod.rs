@@ -132,7 +132,7 @@ pub fn fit_pilots(settings: &PilotFitSettings, catalog: &Catalog) -> Result<Pilo
             &settings.plan.with_file_name("plan.json"),
             None,
             "catalog_sha256",
-            "the plan was priced with another catalog (a different --catalog override); pass fit the same --catalog FILE as plan",
+            "the plan was priced with another catalog (a different --catalog override, or the embedded catalog of another rlfrontier version); pass fit the same --catalog FILE as plan, or plan again",
         ));
     }
     let grid = plan_grid(&plan, &settings.plan, settings.grid.as_deref(), catalog)?;
