@@ -284,6 +284,14 @@ impl Pairs {
             Some((n, line)) if n < 1 => {
                 Err(error(Some(line), key, format!("{n} must be 1 or more")))
             }
+            Some((n, line)) if n > crate::config::MAX_LEVER => Err(error(
+                Some(line),
+                key,
+                format!(
+                    "{n} is beyond any real run (at most {})",
+                    crate::config::MAX_LEVER
+                ),
+            )),
             other => Ok(other.map(|(n, line)| (n as u64, line))),
         }
     }
@@ -812,10 +820,27 @@ pub fn import_trl(text: &str, launch: TrlLaunch) -> Result<ImportedRun, ImportEr
         None => (devices.unwrap_or(8), None),
     };
     let (steps_per_generation, _) = get("steps_per_generation", accumulation)?;
-    let optimizer_batch = per_device * processes * accumulation;
+    // Products of counts that each pass the bound can still overflow (found by fuzzing).
+    let product = |factors: [u64; 3]| {
+        factors
+            .iter()
+            .try_fold(1u64, |a, &b| a.checked_mul(b))
+            .filter(|&n| n <= crate::config::MAX_LEVER as u64)
+            .ok_or_else(|| {
+                error(
+                    per_device_line,
+                    "per_device_train_batch_size",
+                    format!(
+                        "per_device_train_batch_size {per_device} × {processes} processes × {} steps is beyond any real batch",
+                        factors[2]
+                    ),
+                )
+            })
+    };
+    let optimizer_batch = product([per_device, processes, accumulation])?;
     let generation_batch = match pairs.positive("generation_batch_size")? {
         Some((n, _)) => n,
-        None => per_device * processes * steps_per_generation,
+        None => product([per_device, processes, steps_per_generation])?,
     };
     if generation_batch % group != 0 {
         return Err(error(

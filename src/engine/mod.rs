@@ -23,6 +23,9 @@ use crate::spec::Grid;
 /// Cells per chunk: large enough to amortise scheduling, small enough to balance two cores.
 pub const CHUNK_CELLS: u64 = 2048;
 
+/// Most chunks a sweep's slice is cut into (16 MB of ranges).
+pub const MAX_CHUNKS: u64 = 1_000_000;
+
 /// How to run a sweep.
 #[derive(Debug, Clone)]
 pub struct SweepOptions {
@@ -177,11 +180,15 @@ pub fn shard_range(total: u64, index: u64, count: u64) -> std::ops::Range<u64> {
     start..end
 }
 
+/// The slice cut into chunks of [`CHUNK_CELLS`] cells, or larger ones when that would make more
+/// than [`MAX_CHUNKS`] (a 1e12-cell grid would otherwise allocate gigabytes of ranges up front).
+/// Outputs do not depend on the chunking (sums are kept in fixed point, selections are ordered).
 fn chunks_of(range: std::ops::Range<u64>) -> Vec<std::ops::Range<u64>> {
+    let size = CHUNK_CELLS.max((range.end - range.start).div_ceil(MAX_CHUNKS));
     let mut v = Vec::new();
     let mut start = range.start;
     while start < range.end {
-        let end = (start + CHUNK_CELLS).min(range.end);
+        let end = start.saturating_add(size).min(range.end);
         v.push(start..end);
         start = end;
     }

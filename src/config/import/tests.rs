@@ -354,3 +354,28 @@ fn trl_defaults_and_refusals() {
     let error = import_trl("{\"num_generations\": 8,,}", TrlLaunch::default()).unwrap_err();
     assert!(error.message.contains("not valid JSON"));
 }
+
+#[test]
+fn huge_counts_are_refused_not_overflowed() {
+    // A fuzzer found per-device batch × processes × accumulation overflowing u64.
+    let error = import_trl(
+        "per_device_train_batch_size: 13\ngradient_accumulation_steps: 92233720368\n",
+        launch(8),
+    )
+    .unwrap_err();
+    assert!(
+        error.message.contains("beyond any real run"),
+        "{}",
+        error.message
+    );
+    let error = import_trl(
+        "per_device_train_batch_size: 100000\ngradient_accumulation_steps: 100000\nnum_generations: 2\n",
+        launch(100000),
+    )
+    .unwrap_err();
+    assert!(
+        error.message.contains("beyond any real batch"),
+        "{}",
+        error.message
+    );
+}
