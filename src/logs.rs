@@ -140,18 +140,7 @@ pub struct MetricLog {
 
 /// Reads a log, detecting its format unless one is given.
 pub fn read_log(path: &Path, format: Option<LogFormat>) -> Result<MetricLog> {
-    let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => {
-            Error::in_file(path, None, "", "file not found; check the path")
-        }
-        std::io::ErrorKind::InvalidData => Error::in_file(
-            path,
-            None,
-            "",
-            "not UTF-8 text; give the log file itself (uncompressed)",
-        ),
-        _ => Error::io(path, e),
-    })?;
+    let text = crate::error::read_user_text(path, "the log file (uncompressed)")?;
     parse_log(path, &text, format)
 }
 

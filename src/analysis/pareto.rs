@@ -301,6 +301,27 @@ fn dominates(a: &[f64], b: &[f64]) -> bool {
     strictly
 }
 
+/// The objectives row by row (one flat vector, `m` values per point), oriented so that smaller
+/// is better; the first non-finite value is an error naming its point and objective.
+fn oriented_rows(objectives: ArrayView2<f64>, senses: &[Sense]) -> Result<Vec<f64>, ParetoError> {
+    let (n, m) = objectives.dim();
+    let mut rows = Vec::with_capacity(n * m);
+    for point in 0..n {
+        for (objective, sense) in senses.iter().enumerate() {
+            let value = objectives[[point, objective]];
+            if !value.is_finite() {
+                return Err(ParetoError::NonFinite {
+                    point,
+                    objective,
+                    value,
+                });
+            }
+            rows.push(sense.oriented(value));
+        }
+    }
+    Ok(rows)
+}
+
 /// Non-domination rank of every point (0 = the front, 1 = the front once rank 0 is removed, ...).
 pub fn nondominated_ranks(
     objectives: ArrayView2<f64>,
@@ -313,30 +334,20 @@ pub fn nondominated_ranks(
             senses.len()
         )));
     }
-    let mut rows = Vec::with_capacity(n);
-    for point in 0..n {
-        let mut row = Vec::with_capacity(m);
-        for (objective, sense) in senses.iter().enumerate() {
-            let value = objectives[[point, objective]];
-            if !value.is_finite() {
-                return Err(ParetoError::NonFinite {
-                    point,
-                    objective,
-                    value,
-                });
-            }
-            row.push(sense.oriented(value));
-        }
-        rows.push(row);
-    }
+    let flat = oriented_rows(objectives, senses)?;
+    let rows: Vec<&[f64]> = if m == 0 {
+        vec![&[]; n]
+    } else {
+        flat.chunks(m).collect()
+    };
     let mut dominated_by = vec![0usize; n];
     let mut dominates_list: Vec<Vec<usize>> = vec![Vec::new(); n];
     for a in 0..n {
         for b in (a + 1)..n {
-            if dominates(&rows[a], &rows[b]) {
+            if dominates(rows[a], rows[b]) {
                 dominates_list[a].push(b);
                 dominated_by[b] += 1;
-            } else if dominates(&rows[b], &rows[a]) {
+            } else if dominates(rows[b], rows[a]) {
                 dominates_list[b].push(a);
                 dominated_by[a] += 1;
             }
@@ -381,20 +392,7 @@ pub fn first_front(
             senses.len()
         )));
     }
-    let mut rows: Vec<f64> = Vec::with_capacity(n * m);
-    for point in 0..n {
-        for (objective, sense) in senses.iter().enumerate() {
-            let value = objectives[[point, objective]];
-            if !value.is_finite() {
-                return Err(ParetoError::NonFinite {
-                    point,
-                    objective,
-                    value,
-                });
-            }
-            rows.push(sense.oriented(value));
-        }
-    }
+    let rows = oriented_rows(objectives, senses)?;
     let row = |i: usize| &rows[i * m..(i + 1) * m];
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by(|&a, &b| {

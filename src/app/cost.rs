@@ -714,18 +714,7 @@ use rlfrontier::config::import::{
 
 /// Reads and imports a framework file; errors name the file, line and key.
 fn read_import(path: &Path, format: ConfigFormat, launch: TrlLaunch) -> Result<ImportedRun> {
-    let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => {
-            Error::in_file(path, None, "", "file not found; check the path")
-        }
-        std::io::ErrorKind::InvalidData => Error::in_file(
-            path,
-            None,
-            "",
-            "not UTF-8 text; give the launch script or config file itself",
-        ),
-        _ => Error::io(path, e),
-    })?;
+    let text = rlfrontier::error::read_user_text(path, "the launch script or config file")?;
     let imported = match format {
         ConfigFormat::Verl => import_verl(&text),
         ConfigFormat::Trl => import_trl(&text, launch),
