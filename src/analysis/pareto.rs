@@ -302,9 +302,16 @@ fn dominates(a: &[f64], b: &[f64]) -> bool {
 }
 
 /// The objectives row by row (one flat vector, `m` values per point), oriented so that smaller
-/// is better; the first non-finite value is an error naming its point and objective.
+/// is better; one sense per objective is required, and the first non-finite value is an error
+/// naming its point and objective.
 fn oriented_rows(objectives: ArrayView2<f64>, senses: &[Sense]) -> Result<Vec<f64>, ParetoError> {
     let (n, m) = objectives.dim();
+    if senses.len() != m {
+        return Err(ParetoError::Shape(format!(
+            "{} senses for {m} objectives",
+            senses.len()
+        )));
+    }
     let mut rows = Vec::with_capacity(n * m);
     for point in 0..n {
         for (objective, sense) in senses.iter().enumerate() {
@@ -328,12 +335,6 @@ pub fn nondominated_ranks(
     senses: &[Sense],
 ) -> Result<Vec<usize>, ParetoError> {
     let (n, m) = objectives.dim();
-    if senses.len() != m {
-        return Err(ParetoError::Shape(format!(
-            "{} senses for {m} objectives",
-            senses.len()
-        )));
-    }
     let flat = oriented_rows(objectives, senses)?;
     let rows: Vec<&[f64]> = if m == 0 {
         vec![&[]; n]
@@ -386,12 +387,6 @@ pub fn first_front(
     senses: &[Sense],
 ) -> Result<Vec<usize>, ParetoError> {
     let (n, m) = objectives.dim();
-    if senses.len() != m {
-        return Err(ParetoError::Shape(format!(
-            "{} senses for {m} objectives",
-            senses.len()
-        )));
-    }
     let rows = oriented_rows(objectives, senses)?;
     let row = |i: usize| &rows[i * m..(i + 1) * m];
     let mut order: Vec<usize> = (0..n).collect();
