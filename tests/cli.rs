@@ -262,7 +262,7 @@ fn shards_partition_the_grid() {
     };
     assert_eq!(strip(joined), strip(all_rows.clone()));
     // The isocompute grid prunes prompts × G above 16,384.
-    assert_eq!(all_rows.len(), 189);
+    assert_eq!(all_rows.len(), 243);
 }
 
 #[test]
@@ -331,7 +331,7 @@ fn check_prints_axes_and_counts() {
         .assert()
         .success()
         .stdout(predicate::str::contains(
-            "cells: 189 (378 in the product of axes, 189 pruned by constraints)",
+            "cells: 243 (486 in the product of axes, 243 pruned by constraints)",
         ));
 }
 

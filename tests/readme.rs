@@ -20,6 +20,9 @@ struct Example {
     line: usize,
     args: String,
     expected: String,
+    /// 0-based index of the README line where the shown output starts, and its line count
+    /// (for `RLFRONTIER_BLESS=1`, which rewrites them).
+    output_at: (usize, usize),
 }
 
 /// Fenced blocks as (1-based line of the opening fence, info string, body lines).
@@ -73,12 +76,13 @@ fn examples(readme: &str) -> Vec<Example> {
                     line: *line,
                     args: args.to_string(),
                     expected: body[used..].join("\n") + "\n",
+                    output_at: (line + used, body.len() - used),
                 });
             }
         } else if info == "sh"
             && let Some(first) = body.first()
             && first.starts_with(PREFIX)
-            && let Some((_, next_info, output)) = blocks.get(k + 1)
+            && let Some((next_line, next_info, output)) = blocks.get(k + 1)
         {
             let (command, used) = command_at(body);
             if used == body.len() && next_info.is_empty() {
@@ -86,6 +90,7 @@ fn examples(readme: &str) -> Vec<Example> {
                     line: *line,
                     args: command[PREFIX.len()..].to_string(),
                     expected: output.join("\n") + "\n",
+                    output_at: (*next_line, output.len()),
                 });
             }
         }
@@ -146,7 +151,7 @@ fn every_readme_example_prints_what_the_readme_shows() {
     let dir = tempfile::tempdir().unwrap();
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     // Commands that read a default path inside the repository (`backtest` reads
-    // evidence/published_results.csv and grids/isocompute.toml) find it through a link.
+    // evidence/published_results.csv and grids/race-pilot.toml) find it through a link.
     std::fs::create_dir(dir.path().join("tests")).unwrap();
     std::fs::create_dir(dir.path().join("results")).unwrap();
     for linked in [
@@ -158,6 +163,8 @@ fn every_readme_example_prints_what_the_readme_shows() {
     ] {
         std::os::unix::fs::symlink(repo.join(linked), dir.path().join(linked)).unwrap();
     }
+    let bless = std::env::var_os("RLFRONTIER_BLESS").is_some();
+    let mut blessed: Vec<((usize, usize), String)> = Vec::new();
     let mut checked = 0;
     for example in &examples {
         if example.args.contains("...") {
@@ -187,6 +194,11 @@ fn every_readme_example_prints_what_the_readme_shows() {
         );
         let actual = String::from_utf8(output.stdout).unwrap();
         let actual = actual.replace(&dir.path().display().to_string(), ".");
+        if bless {
+            blessed.push((example.output_at, actual));
+            checked += 1;
+            continue;
+        }
         assert_eq!(
             without_timing(&actual),
             without_timing(&example.expected),
@@ -197,6 +209,19 @@ fn every_readme_example_prints_what_the_readme_shows() {
         checked += 1;
     }
     assert!(checked >= 3, "only {checked} README examples were checked");
+    if bless {
+        // Rewrite the shown outputs from the last to the first, so earlier indices hold.
+        let mut lines: Vec<String> = readme.lines().map(str::to_string).collect();
+        for ((start, len), actual) in blessed.into_iter().rev() {
+            let new: Vec<String> = actual
+                .trim_end_matches('\n')
+                .lines()
+                .map(str::to_string)
+                .collect();
+            lines.splice(start..start + len, new);
+        }
+        std::fs::write(common::repo("README.md"), lines.join("\n") + "\n").unwrap();
+    }
 }
 
 #[test]

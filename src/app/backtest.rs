@@ -28,9 +28,6 @@ pub struct BacktestArgs {
     /// Also write the orderings table (finding, published, prior, reproduced) to this CSV.
     #[arg(long)]
     pub orderings_csv: Option<PathBuf>,
-    /// The grid that asks IsoCompute's question (best G against compute, easy and hard problems).
-    #[arg(long, default_value = "grids/isocompute.toml")]
-    pub isocompute_grid: PathBuf,
     /// The grid that asks RACE's question (best update fraction, rule against PRM).
     #[arg(long, default_value = "grids/race-pilot.toml")]
     pub race_grid: PathBuf,
@@ -103,13 +100,11 @@ pub fn run(args: &BacktestArgs, out: &mut dyn Write) -> Result<()> {
         s.gain_correlation
     ));
     let catalog = args.catalog.load()?;
-    let isocompute = rlfrontier::spec::load(&args.isocompute_grid, &catalog)?;
     let race = rlfrontier::spec::load(&args.race_grid, &catalog)?;
     let scalerl_r0 = fit_prior(&evidence)
         .map(|f| f.scalerl_base_score)
         .unwrap_or(0.3);
-    let found: Vec<Ordering> =
-        orderings(&evidence, &params, scalerl_r0, &catalog, &isocompute, &race);
+    let found: Vec<Ordering> = orderings(&evidence, &params, scalerl_r0, &catalog, &race);
     text.push_str("orderings (published finding against the prior):\n");
     let mut table = Table::new(["finding", "published", "prior", "reproduced"]);
     for o in &found {

@@ -41,69 +41,85 @@ pub struct Ordering {
     pub reproduced: bool,
 }
 
-/// The best G per budget of `grid` (its first model and reward) at `prompts_per_step`, with the
-/// task's mean pass rate set to `pass_rate_mean`: (budget index, G) for every budget with a
-/// feasible cell.
-pub fn best_group_sizes(
-    grid: &Grid,
-    pass_rate_mean: f64,
-    prompts_per_step: u64,
-) -> Vec<(usize, u64)> {
-    let mut grid = grid.clone();
-    grid.task.pass_rate_mean = pass_rate_mean;
-    let total = grid.cell_count().unwrap_or(0);
-    let mut best: BTreeMap<usize, (f64, u64)> = BTreeMap::new();
-    for id in 0..total {
-        let Some(e) = evaluate_cell(&grid, id) else {
-            continue;
-        };
-        let i = e.cell.indices;
-        if e.cell.prompts_per_step != prompts_per_step
-            || i.model != 0
-            || i.reward != 0
-            || !e.ledger.feasible()
-        {
-            continue;
-        }
-        let entry = best.entry(i.budget).or_insert((f64::NEG_INFINITY, 0));
-        if e.prediction.score > entry.0 {
-            *entry = (e.prediction.score, e.cell.group_size);
-        }
-    }
-    best.into_iter().map(|(b, (_, g))| (b, g)).collect()
-}
+/// Compute budgets, in rollouts (IsoCompute's unit), at which [`isocompute_difficulty`] asks
+/// for the best n: 1e5 to 1e10, every half decade.
+pub const ISOCOMPUTE_BUDGETS_ROLLOUTS: [f64; 11] = [
+    1e5, 3.16e5, 1e6, 3.16e6, 1e7, 3.16e7, 1e8, 3.16e8, 1e9, 3.16e9, 1e10,
+];
 
 /// IsoCompute (arXiv 2603.12151; evidence rows "n_star_saturation" for Qwen2.5-7B-Instruct): the
 /// compute-optimal rollouts per problem rise with compute and saturate at 512 on the easy set
-/// (base avg@16 0.3-0.6) and at 128 on the hard set (0-0.0625), with 32 problems per batch. The
-/// prior is asked the same on `grid` (the bundled isocompute grid) with mean pass rates 0.45 and
-/// 0.03.
-pub fn isocompute_difficulty(grid: &Grid) -> Ordering {
-    let easy = best_group_sizes(grid, 0.45, 32);
-    let hard = best_group_sizes(grid, 0.03, 32);
-    let list = |v: &[(usize, u64)]| {
+/// (base avg@16 0.3-0.6) and at 128 on the hard set (0-0.0625), with 32 problems per batch.
+/// The prior is asked the same in IsoCompute's own setting (src/fit/evidence.rs,
+/// `isocompute_best_group`: compute in rollouts, n from 8 to 2,048), as three findings: the easy
+/// set's best n rises and then stays at 512; the hard set's is lower where the easy set first
+/// reaches 512; the hard set's has a plateau of its own. In-sample: the saturation and the
+/// difficulty exponent are fitted to these two numbers (fit-prior stages 0 and 6).
+pub fn isocompute_difficulty(params: &OutcomeParams, evidence: &Evidence) -> Vec<Ordering> {
+    use crate::fit::evidence::{
+        ISOCOMPUTE_EASY_PROFILE, ISOCOMPUTE_HARD_PROFILE, isocompute_at_easy_saturation,
+        isocompute_best_group,
+    };
+    let Some(iso) = evidence.isocompute else {
+        return Vec::new();
+    };
+    let best = |profile| -> Vec<u64> {
+        ISOCOMPUTE_BUDGETS_ROLLOUTS
+            .iter()
+            .map(|&c| isocompute_best_group(params, profile, c))
+            .collect()
+    };
+    let (easy, hard) = (best(ISOCOMPUTE_EASY_PROFILE), best(ISOCOMPUTE_HARD_PROFILE));
+    let list = |v: &[u64]| {
         v.iter()
-            .map(|(_, g)| g.to_string())
+            .map(|g| g.to_string())
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let (last_easy, last_hard) = (
-        easy.last().map_or(0, |x| x.1),
-        hard.last().map_or(0, |x| x.1),
-    );
-    Ordering {
-        finding: "IsoCompute: best G saturates higher on easy than on hard problems".to_string(),
-        published: "easy 512, hard 128 (Qwen2.5-7B-Instruct, 32 problems per batch)".to_string(),
-        prior: format!(
-            "best G per budget, easy: {}; hard: {} (the grid caps G at {} with 32 prompts)",
-            list(&easy),
-            list(&hard),
-            grid.constraints
-                .max_rollouts_per_step
-                .map_or("none".to_string(), |m| (m / 32).to_string())
-        ),
-        reproduced: last_easy > last_hard,
-    }
+    let n = easy.len();
+    let plateau = |v: &[u64]| v[n - 3..].iter().all(|&g| g == v[n - 1]);
+    let rising = |v: &[u64]| v.windows(2).all(|w| w[0] <= w[1]) && v[0] < v[n - 1];
+    let budgets = "1e5 to 1e10 rollouts, every half decade";
+    let published = "easy 512, hard 128 (Qwen2.5-7B-Instruct, 32 problems per batch)".to_string();
+    let at_saturation = isocompute_at_easy_saturation(params, iso.easy_n_star);
+    vec![
+        Ordering {
+            finding: "IsoCompute: best n rises with compute, then saturates (easy set)".to_string(),
+            published: published.clone(),
+            prior: format!(
+                "best n at {budgets}: {} (in-sample: the saturation is fitted to 512)",
+                list(&easy)
+            ),
+            reproduced: rising(&easy) && plateau(&easy) && easy[n - 1] as f64 == iso.easy_n_star,
+        },
+        Ordering {
+            finding: "IsoCompute: best n is lower on hard problems than on easy ones".to_string(),
+            published: published.clone(),
+            prior: match at_saturation {
+                Some((rollouts, hard_n)) => format!(
+                    "where the easy set first reaches {} ({rollouts:.2e} rollouts) the hard set's best n is {hard_n}; at {budgets}: {} (in-sample: the difficulty exponent is fitted to 128)",
+                    iso.easy_n_star,
+                    list(&hard)
+                ),
+                None => format!("the easy set never reaches {}", iso.easy_n_star),
+            },
+            reproduced: at_saturation.is_some_and(|(_, h)| (h as f64) < iso.easy_n_star),
+        },
+        Ordering {
+            finding: "IsoCompute: the hard set's best n has a plateau of its own".to_string(),
+            published,
+            prior: format!(
+                "best n at {budgets}: {}{}",
+                list(&hard),
+                if plateau(&hard) {
+                    String::new()
+                } else {
+                    "; it keeps rising: only a bounded budget holds it below the easy set's (no mechanism caps it)".to_string()
+                }
+            ),
+            reproduced: rising(&hard) && plateau(&hard) && hard[n - 1] < easy[n - 1],
+        },
+    ]
 }
 
 fn yes_no(reproduced: bool) -> &'static str {
@@ -410,7 +426,6 @@ pub fn orderings(
     params: &OutcomeParams,
     scalerl_base_score: f64,
     catalog: &Catalog,
-    isocompute_grid: &Grid,
     race_grid: &Grid,
 ) -> Vec<Ordering> {
     let r0 = scalerl_base_score;
@@ -420,7 +435,7 @@ pub fn orderings(
     all.extend(scalerl_batch(evidence, params, r0, catalog));
     all.extend(scalerl_length_crossover(evidence, params, r0, catalog));
     all.extend(tan_size_effect(evidence, params));
-    all.push(isocompute_difficulty(isocompute_grid));
+    all.extend(isocompute_difficulty(params, evidence));
     all.push(race_update_fraction(race_grid));
     all
 }
@@ -428,7 +443,6 @@ pub fn orderings(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
 
     #[test]
     fn crossover_by_hand() {
@@ -441,16 +455,22 @@ mod tests {
     }
 
     #[test]
-    fn isocompute_question_on_the_bundled_grid() {
-        let catalog = crate::catalog::Catalog::embedded();
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("grids/isocompute.toml");
-        let grid = crate::spec::load(&path, &catalog).unwrap();
-        let easy = best_group_sizes(&grid, 0.45, 32);
-        assert_eq!(easy.len(), grid.axes.budget.len());
-        let o = isocompute_difficulty(&grid);
+    fn isocompute_questions_in_their_own_setting() {
+        // With the fitted defaults the easy set saturates at IsoCompute's 512 and the hard set
+        // is at its 128 there (stages 0 and 6 of fit-prior are fitted to exactly this).
+        let evidence = crate::fit::evidence::embedded_evidence();
+        let o = isocompute_difficulty(&OutcomeParams::default(), &evidence);
+        assert_eq!(o.len(), 3);
+        assert!(o[0].reproduced, "{:?}", o[0]);
         assert!(
-            o.prior.contains("easy: ") && o.prior.contains("hard: "),
-            "{o:?}"
+            o[1].reproduced && o[1].prior.contains("best n is 128;"),
+            "{:?}",
+            o[1]
         );
+        // Without the difficulty term the hard set is no lower where the easy one saturates.
+        let mut flat = OutcomeParams::default();
+        flat[crate::outcome::ParamId::DifficultyTimeExponent] =
+            crate::outcome::Param::new(0.0, 0.0, 0.0);
+        assert!(!isocompute_difficulty(&flat, &evidence)[1].reproduced);
     }
 }

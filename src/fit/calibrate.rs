@@ -530,6 +530,7 @@ mod tests {
                         useful_rollouts_per_step: rollouts,
                         coverage: 0.85,
                         truncation_rate: 0.02,
+                        pass_rate_mean: crate::outcome::params::REFERENCE_PASS_RATE,
                         response_cap_tokens: 8192.0,
                         start: RlStart::Base,
                         reward: RewardKind::Rule,

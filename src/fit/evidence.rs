@@ -160,7 +160,38 @@ pub struct Evidence {
     /// Tan et al. (arXiv 2509.25300) App. B.3 Table 4: final held-out pass@1 after the same RL
     /// run, per Qwen2.5 base model, as (parameters in billions, score), smallest first.
     pub tan_final: Vec<(f64, f64)>,
+    /// IsoCompute (arXiv 2603.12151) Question 1: where the compute-optimal rollouts per problem
+    /// saturate on its easy and hard sets (Qwen2.5-7B-Instruct, 32 problems per batch).
+    pub isocompute: Option<IsoSaturation>,
 }
+
+/// IsoCompute's saturation points of the compute-optimal rollouts per problem n*.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IsoSaturation {
+    /// n* on the easy set (base avg@16 in [0.3, 0.6]).
+    pub easy_n_star: f64,
+    /// n* on the hard set (base avg@16 in [0, 0.0625]).
+    pub hard_n_star: f64,
+}
+
+/// IsoCompute's easy set as a pass-rate profile (mean, concentration): its stated avg@16 range
+/// [0.3, 0.6] read as a uniform distribution (mean 0.45, variance 0.0075). An assumption: the
+/// site shows the histogram (Fig. 2) but no numbers.
+pub const ISOCOMPUTE_EASY_PROFILE: (f64, f64) = (0.45, 32.0);
+
+/// IsoCompute's hard set as a pass-rate profile: avg@16 in [0, 0.0625] read as uniform (mean
+/// 0.03125, variance 3.26e-4). Same assumption as the easy set.
+pub const ISOCOMPUTE_HARD_PROFILE: (f64, f64) = (0.03125, 92.0);
+
+/// IsoCompute's Question 1 setting: problems per batch, rollouts per problem swept (2^3 to
+/// 2^11), max output tokens, and the policy (Qwen2.5-7B-Instruct, 7.6e9 parameters).
+pub const ISOCOMPUTE_PROBLEMS: f64 = 32.0;
+/// The rollouts per problem IsoCompute sweeps: 8 to 2,048 in powers of two.
+pub const ISOCOMPUTE_GROUPS: [u64; 9] = [8, 16, 32, 64, 128, 256, 512, 1024, 2048];
+/// IsoCompute's max output length, tokens.
+pub const ISOCOMPUTE_CAP_TOKENS: f64 = 8192.0;
+/// Qwen2.5-7B-Instruct's parameters, billions.
+pub const ISOCOMPUTE_PARAMS_B: f64 = 7.615_616_512;
 
 fn csv_error(path: &Path, line: Option<usize>, message: impl Into<String>) -> Error {
     Error::in_file(path, line, "", message.into())
@@ -201,10 +232,11 @@ pub fn parse_evidence(bytes: &[u8], path: &Path) -> Result<Evidence> {
             .position(|h| h == name)
             .ok_or_else(|| Error::in_file(path, Some(1), name, "missing column"))
     };
-    let (source, model, params, x_name, x_value, metric, value) = (
+    let (source, model, params, setting, x_name, x_value, metric, value) = (
         column("source")?,
         column("model")?,
         column("params_b")?,
+        column("setting")?,
         column("x_name")?,
         column("x_value")?,
         column("metric")?,
@@ -215,6 +247,7 @@ pub fn parse_evidence(bytes: &[u8], path: &Path) -> Result<Evidence> {
     let mut sizes: BTreeMap<String, f64> = BTreeMap::new();
     let mut curves: BTreeMap<(String, String), f64> = BTreeMap::new();
     let mut tan_final = Vec::new();
+    let (mut iso_easy, mut iso_hard) = (None, None);
     for (k, record) in reader.records().enumerate() {
         let record = record.map_err(|e| csv_error(path, Some(k + 2), e.to_string()))?;
         let get = |i: usize| record.get(i).unwrap_or("").trim();
@@ -227,6 +260,18 @@ pub fn parse_evidence(bytes: &[u8], path: &Path) -> Result<Evidence> {
             && let Ok(size) = get(params).parse::<f64>()
         {
             tan_final.push((size, v));
+            continue;
+        }
+        if get(source).contains("IsoCompute")
+            && get(x_value) == "n_star_saturation"
+            && get(model) == "Qwen2.5-7B-Instruct"
+            && get(setting).contains("B_problem=32")
+        {
+            if get(setting).starts_with("Easy set") {
+                iso_easy = Some(v);
+            } else if get(setting).starts_with("Hard set") {
+                iso_hard = Some(v);
+            }
             continue;
         }
         if get(x_name) == "fit_parameter" && get(source).contains("Table 1") {
@@ -280,6 +325,13 @@ pub fn parse_evidence(bytes: &[u8], path: &Path) -> Result<Evidence> {
         outcomes,
         scalerl,
         tan_final,
+        isocompute: match (iso_easy, iso_hard) {
+            (Some(easy_n_star), Some(hard_n_star)) => Some(IsoSaturation {
+                easy_n_star,
+                hard_n_star,
+            }),
+            _ => None,
+        },
     })
 }
 
@@ -290,7 +342,8 @@ fn training_profile() -> (f64, f64) {
     (task.pass_rate_mean, task.pass_rate_concentration)
 }
 
-/// A run's signal for the prior: `steps` iterations of `prompts × group` rollouts with a cap.
+/// A run's signal for the prior: `steps` iterations of `prompts × group` rollouts with a cap,
+/// on the default task's pass-rate profile.
 #[allow(clippy::too_many_arguments)] // one argument per published run setting
 pub fn run_signal(
     params_b: f64,
@@ -302,7 +355,32 @@ pub fn run_signal(
     start: RlStart,
     measured_base_score: Option<f64>,
 ) -> CellSignal {
-    let (mean, concentration) = training_profile();
+    signal_on_profile(
+        training_profile(),
+        params_b,
+        prompts,
+        group,
+        cap_tokens,
+        mean_response_tokens,
+        steps,
+        start,
+        measured_base_score,
+    )
+}
+
+/// [`run_signal`] on a given pass-rate profile (mean, concentration).
+#[allow(clippy::too_many_arguments)] // one argument per published run setting
+pub fn signal_on_profile(
+    (mean, concentration): (f64, f64),
+    params_b: f64,
+    prompts: f64,
+    group: u64,
+    cap_tokens: f64,
+    mean_response_tokens: f64,
+    steps: f64,
+    start: RlStart,
+    measured_base_score: Option<f64>,
+) -> CellSignal {
     let (alpha, beta) = beta_parameters(mean, concentration);
     let zero_signal = zero_signal_rate(mean, concentration, group);
     let lengths = response_lengths(mean_response_tokens, 0.6, cap_tokens);
@@ -316,12 +394,59 @@ pub fn run_signal(
             * (1.0 - lengths.truncation_rate),
         coverage: 1.0 - beta_moment(beta, alpha, group),
         truncation_rate: lengths.truncation_rate,
+        pass_rate_mean: mean,
         response_cap_tokens: cap_tokens,
         start,
         reward: RewardKind::Rule,
         lora_rank: None,
         measured_base_score,
     }
+}
+
+/// An IsoCompute Question-1 run on `profile`: 32 problems × `group` rollouts for as many steps
+/// as `rollouts` (IsoCompute's compute unit) buys, from a base score of 0.5 (the best n does not
+/// depend on it much; the paper reports validation reward, not a base).
+pub fn isocompute_signal(profile: (f64, f64), group: u64, rollouts: f64) -> CellSignal {
+    signal_on_profile(
+        profile,
+        ISOCOMPUTE_PARAMS_B,
+        ISOCOMPUTE_PROBLEMS,
+        group,
+        ISOCOMPUTE_CAP_TOKENS,
+        crate::config::Task::default().mean_response_tokens,
+        rollouts / (ISOCOMPUTE_PROBLEMS * group as f64),
+        RlStart::Tuned,
+        Some(0.5),
+    )
+}
+
+/// The prior's compute-optimal rollouts per problem among IsoCompute's sweep, at a compute of
+/// `rollouts` on `profile` (ties go to the smaller n).
+pub fn isocompute_best_group(params: &OutcomeParams, profile: (f64, f64), rollouts: f64) -> u64 {
+    let mut best = (f64::NEG_INFINITY, ISOCOMPUTE_GROUPS[0]);
+    for g in ISOCOMPUTE_GROUPS {
+        let score = predict_score(params, &isocompute_signal(profile, g, rollouts));
+        if score > best.0 + 1e-12 {
+            best = (score, g);
+        }
+    }
+    best.1
+}
+
+/// Compute budgets (rollouts) the difficulty stage scans: 1e4 to 1e9, 20 per decade.
+fn isocompute_budgets() -> impl Iterator<Item = f64> {
+    (0..=100).map(|k| 10f64.powf(4.0 + k as f64 / 20.0))
+}
+
+/// The smallest scanned compute at which the prior's best n on the easy set reaches the
+/// published saturation, with the hard set's best n there; None if it never does.
+pub fn isocompute_at_easy_saturation(
+    params: &OutcomeParams,
+    easy_n_star: f64,
+) -> Option<(f64, u64)> {
+    isocompute_budgets()
+        .find(|&c| isocompute_best_group(params, ISOCOMPUTE_EASY_PROFILE, c) as f64 >= easy_n_star)
+        .map(|c| (c, isocompute_best_group(params, ISOCOMPUTE_HARD_PROFILE, c)))
 }
 
 /// What the prior knows about one SimpleRL-Zoo outcome: SimpleRL-Zoo's run, zero RL from the
@@ -495,7 +620,7 @@ fn fit_base_default(outcomes: &[Outcome]) -> Option<(Param, Param)> {
 }
 
 /// Where the fit starts for every parameter it fits.
-const FIT_START: [(ParamId, f64); 13] = [
+const FIT_START: [(ParamId, f64); 15] = [
     (ParamId::BaseScoreAt7b, 0.45),
     (ParamId::BaseScorePerDecade, 0.0),
     (ParamId::GainLogitAt7b, 1.0),
@@ -509,6 +634,8 @@ const FIT_START: [(ParamId, f64); 13] = [
     (ParamId::CoverageExponent, 0.5),
     (ParamId::GainDiscrepancy, 0.5),
     (ParamId::TimeScaleDiscrepancy, 0.3),
+    (ParamId::RolloutSaturation, 1e9),
+    (ParamId::DifficultyTimeExponent, 0.0),
 ];
 
 const SD_LN_MID: f64 = 0.3;
@@ -709,6 +836,29 @@ pub fn fit_prior(evidence: &Evidence) -> std::result::Result<PriorFit, String> {
         params[id] = Param::new(start, start, start);
     }
     let mut fitted = Vec::new();
+    let iso = evidence.isocompute.ok_or_else(|| {
+        fail("the evidence has no IsoCompute n* saturation rows for the easy and hard sets")
+    })?;
+
+    // Stage 0: the saturation of the batch ceiling term, read off IsoCompute's easy set: the
+    // useful rollouts per step of 32 problems × n* (range: n*/2 to 2·n*, its neighbours in the
+    // power-of-two sweep). Set first: the stages after it see batches below it.
+    let easy_useful =
+        |n: f64| isocompute_signal(ISOCOMPUTE_EASY_PROFILE, n as u64, 1.0).useful_rollouts_per_step;
+    let saturation = Param::new(
+        easy_useful(iso.easy_n_star),
+        easy_useful(iso.easy_n_star / 2.0),
+        easy_useful(iso.easy_n_star * 2.0),
+    );
+    params[ParamId::RolloutSaturation] = saturation;
+    fitted.push(FittedParam {
+        id: ParamId::RolloutSaturation,
+        param: saturation,
+        how: format!(
+            "stage 0: IsoCompute easy set, useful rollouts of 32 problems x n* = {}",
+            iso.easy_n_star
+        ),
+    });
 
     // Stage 1.
     let (base, per_decade) = fit_base_default(&evidence.outcomes)
@@ -866,6 +1016,22 @@ pub fn fit_prior(evidence: &Evidence) -> std::result::Result<PriorFit, String> {
         ),
     });
 
+    // Stage 6: the difficulty exponent d, by scanning: at the compute where the prior's best n
+    // on IsoCompute's easy set first reaches the published saturation, the best n on the hard
+    // set should be the published one. Every d that lands on it (to the nearest power of two)
+    // is kept; the point value is their median, the range their span.
+    let difficulty = fit_difficulty(&params, iso)
+        .ok_or_else(|| fail("stage 6 (IsoCompute): no difficulty exponent in 0-3 places the hard set's best n near the published one"))?;
+    params[ParamId::DifficultyTimeExponent] = difficulty;
+    fitted.push(FittedParam {
+        id: ParamId::DifficultyTimeExponent,
+        param: difficulty,
+        how: format!(
+            "stage 6: IsoCompute hard set n* = {} where the easy set reaches n* = {} (scan of d)",
+            iso.hard_n_star, iso.easy_n_star
+        ),
+    });
+
     fitted.sort_by_key(|f| f.id);
     let scalerl_rows = runs
         .iter()
@@ -888,6 +1054,32 @@ pub fn fit_prior(evidence: &Evidence) -> std::result::Result<PriorFit, String> {
         scalerl_base_score,
         scalerl_rows,
     })
+}
+
+/// Stage 6: the difficulty exponents in 0-3 (steps of 0.02) whose hard-set best n, at the
+/// compute where the easy set's best n first reaches its published saturation, is nearest the
+/// published hard-set n* (in powers of two); their median with their span as the range.
+fn fit_difficulty(params: &OutcomeParams, iso: IsoSaturation) -> Option<Param> {
+    let mut scored = Vec::new();
+    for k in 0..=150 {
+        let d = k as f64 * 0.02;
+        let mut p = *params;
+        p[ParamId::DifficultyTimeExponent] = Param::new(d, d, d);
+        if let Some((_, hard)) = isocompute_at_easy_saturation(&p, iso.easy_n_star) {
+            scored.push((d, (hard as f64 / iso.hard_n_star).log2().abs()));
+        }
+    }
+    let best = scored.iter().map(|x| x.1).fold(f64::INFINITY, f64::min);
+    if best.is_nan() || best > 1.0 {
+        return None;
+    }
+    let kept: Vec<f64> = scored
+        .iter()
+        .filter(|x| x.1 <= best + 1e-9)
+        .map(|x| x.0)
+        .collect();
+    let median = kept[kept.len() / 2];
+    Some(Param::new(median, kept[0], kept[kept.len() - 1]))
 }
 
 /// Six significant digits, as Rust source.

@@ -38,6 +38,12 @@ pub const BATCH_CEILING_EXPONENT: Param = Param::new(0.1580886, 0.01310168, 0.30
 /// `coverage_exponent`: stage 2: ScaleRL Table 1, 7 runs.
 pub const COVERAGE_EXPONENT: Param = Param::new(0.0, 0.0, 1.4);
 
+/// `rollout_saturation`: stage 0: IsoCompute easy set, useful rollouts of 32 problems x n* = 512.
+pub const ROLLOUT_SATURATION: Param = Param::new(16383.83, 8191.916, 32767.67);
+
+/// `difficulty_time_exponent`: stage 6: IsoCompute hard set n* = 128 where the easy set reaches n* = 512 (scan of d).
+pub const DIFFICULTY_TIME_EXPONENT: Param = Param::new(0.46, 0.32, 0.58);
+
 /// `gain_discrepancy`: stage 5: robust sd of the Δ shift over 70 outcomes, leave one of 10 models out.
 pub const GAIN_DISCREPANCY: Param = Param::new(0.533749, 0.4269992, 0.6404988);
 

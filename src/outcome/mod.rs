@@ -10,16 +10,20 @@
 //! - R0 is the measured base score on the target metric (`[task] base_score`), else a
 //!   size-dependent default fitted to SimpleRL-Zoo's base scores.
 //! - The asymptote is a gain in logit units over the base: A = σ(logit(R0) + Δ), with
-//!   Δ = Δ(N) × coverage(G)^c × (1 − truncation)^l × (U / 1024)^a × ceiling(reward). Gains are
-//!   then small near 0 and near 1 and largest in between, as SimpleRL-Zoo's before/after pairs
-//!   show (AIME-like benchmarks gain a few points, MATH-500 from 0.65 gains about 15).
+//!   Δ = Δ(N) × coverage(G)^c × (1 − truncation)^l × (min(U, U_sat) / 1024)^a × ceiling(reward).
+//!   Gains are then small near 0 and near 1 and largest in between, as SimpleRL-Zoo's
+//!   before/after pairs show (AIME-like benchmarks gain a few points, MATH-500 from 0.65 gains
+//!   about 15). Past U_sat (IsoCompute, arXiv 2603.12151: the best rollouts per problem saturate
+//!   at 512 with 32 problems per batch) more rollouts per step no longer raise the ceiling.
 //! - K, the learning signal, counts updates, not GPU-hours, so the time scale transfers across
 //!   hardware: K = M × reuse(μ) × (U / 1024)^κ × signal(reward) × efficiency(LoRA rank), with M
 //!   iterations, μ update epochs and U = B·G × (1 − zero-signal rate) × (1 − truncation rate)
 //!   useful rollouts per step.
 //! - K_mid = K_mid(7.6B) × (N / 7.6e9)^(−e) × (max(cap, 8192) / 8192)^λ, times a factor for
-//!   base-model ("zero RL") starts. The length term only slows caps above 8,192 tokens: its
-//!   evidence (ScaleRL's 14k and 32k runs) says nothing about shorter caps.
+//!   base-model ("zero RL") starts, times (p̄ / 0.35)^(−d) for the prompts' mean pass rate p̄
+//!   (IsoCompute: harder sets need more sequential updates, so their best G is lower at the same
+//!   compute). The length term only slows caps above 8,192 tokens: its evidence (ScaleRL's 14k
+//!   and 32k runs) says nothing about shorter caps.
 //!
 //! The interval is a 90% predictive interval: parameter uncertainty of Δ and K_mid (their fitted
 //! ranges), model discrepancy between runs (fitted from leave-one-out residuals), seed-to-seed
@@ -37,7 +41,8 @@ use crate::config::{Finetune, RewardKind, RlStart};
 use crate::ledger::lengths::{beta_moment, beta_parameters};
 use crate::ledger::{Ledger, RunConfig};
 use params::{
-    LORA_REFERENCE_PARAMS, REFERENCE_PARAMS, REFERENCE_RESPONSE_CAP, REFERENCE_ROLLOUTS, Z90,
+    LORA_REFERENCE_PARAMS, MIN_PASS_RATE, REFERENCE_PARAMS, REFERENCE_PASS_RATE,
+    REFERENCE_RESPONSE_CAP, REFERENCE_ROLLOUTS, Z90,
 };
 pub use params::{OutcomeParams, PARAM_NAMES, Param, ParamId};
 
@@ -110,6 +115,8 @@ pub struct CellSignal {
     pub coverage: f64,
     /// Share of responses truncated.
     pub truncation_rate: f64,
+    /// Mean pass rate p̄ of the training prompts before RL (the task's profile).
+    pub pass_rate_mean: f64,
     /// Response cap, tokens.
     pub response_cap_tokens: f64,
     /// Where RL starts (base model or tuned checkpoint).
@@ -143,6 +150,7 @@ impl CellSignal {
                 * (1.0 - t.truncation_rate),
             coverage: 1.0 - beta_moment(beta, alpha, cfg.group_size),
             truncation_rate: t.truncation_rate,
+            pass_rate_mean: cfg.task.pass_rate_mean,
             response_cap_tokens: cfg.max_response_len as f64,
             start: cfg.task.start,
             reward: cfg.reward.kind,
@@ -248,13 +256,16 @@ pub fn parts(params: &OutcomeParams, s: &CellSignal) -> Parts {
     let rollouts_ln = (s.useful_rollouts_per_step / REFERENCE_ROLLOUTS)
         .max(0.0)
         .ln();
+    // IsoCompute (arXiv 2603.12151, Question 1 obs. 2): past a point more rollouts per step no
+    // longer raise what a fixed base model and problem set can reach.
+    let ceiling_rollouts_ln = rollouts_ln.min((v(RolloutSaturation) / REFERENCE_ROLLOUTS).ln());
     let multiplier = pow_ln(s.coverage.clamp(0.0, 1.0).ln(), v(CoverageExponent))
         * pow_ln(
             (1.0 - s.truncation_rate).clamp(0.0, 1.0).ln(),
             v(LengthCeilingExponent),
         )
         * if s.useful_rollouts_per_step > 0.0 {
-            pow_ln(rollouts_ln, v(BatchCeilingExponent))
+            pow_ln(ceiling_rollouts_ln, v(BatchCeilingExponent))
         } else {
             0.0
         }
@@ -284,7 +295,10 @@ pub fn parts(params: &OutcomeParams, s: &CellSignal) -> Parts {
         // start slower; it says nothing about caps below 8k, so they are not made faster.
         + v(KMidLengthExponent)
             * (s.response_cap_tokens.max(REFERENCE_RESPONSE_CAP) / REFERENCE_RESPONSE_CAP).ln()
-        + zero_rl;
+        + zero_rl
+        // IsoCompute (Question 1 obs. 3): harder sets need more sequential updates.
+        + v(DifficultyTimeExponent)
+            * (REFERENCE_PASS_RATE / s.pass_rate_mean.max(MIN_PASS_RATE)).ln();
     Parts {
         base_score: r0,
         base_logit: logit(r0),

@@ -60,6 +60,15 @@ pub const REFERENCE_ROLLOUTS: f64 = 1024.0;
 /// Reference response cap for the length term of K_mid: 8,192 tokens.
 pub const REFERENCE_RESPONSE_CAP: f64 = 8192.0;
 
+/// Reference mean pass rate for the difficulty term of K_mid: 0.35, the default task's, which
+/// also stands for the training prompts of the ScaleRL and SimpleRL-Zoo runs the time scale is
+/// fitted to (their profiles are not published), so the term is 1 on the evidence it came from.
+pub const REFERENCE_PASS_RATE: f64 = 0.35;
+
+/// Mean pass rates below this count as this in the difficulty term: a set the policy never
+/// solves does not make K_mid infinite (its zero-signal rate already stops learning).
+pub const MIN_PASS_RATE: f64 = 0.005;
+
 /// Reference size of the LoRA rank curve: 0.5e9 parameters (veRL's LoRA guide's smallest model).
 pub const LORA_REFERENCE_PARAMS: f64 = 0.5e9;
 
@@ -135,6 +144,10 @@ pub enum ParamId {
     EpochReuse,
     /// Exponent on coverage 1 − E[(1−p)^G] scaling Δ.
     CoverageExponent,
+    /// Useful rollouts per step above which Δ stops rising (the batch ceiling term saturates).
+    RolloutSaturation,
+    /// K_mid ∝ (p̄ / 0.35)^(−d): harder prompt sets need more sequential updates.
+    DifficultyTimeExponent,
     /// Exponent on (1 − truncation rate) scaling Δ.
     LengthCeilingExponent,
     /// Learning-signal multiplier of a PRM.
@@ -164,7 +177,7 @@ pub enum ParamId {
 }
 
 /// Number of parameters.
-pub const PARAM_COUNT: usize = 26;
+pub const PARAM_COUNT: usize = 28;
 
 const fn spec(
     id: ParamId,
@@ -294,6 +307,22 @@ pub const PARAMS: [ParamSpec; PARAM_COUNT] = {
             NonNegative,
             Fitted,
             "coverage 1 - E[(1-p)^G] scales Δ: ScaleRL Table 1, 8/16/24/32 generations at a fixed batch of 768",
+        ),
+        spec(
+            RolloutSaturation,
+            "rollout_saturation",
+            fitted::ROLLOUT_SATURATION,
+            Positive,
+            Fitted,
+            "useful rollouts per step past which Δ stops rising: IsoCompute (arXiv 2603.12151) easy set, best n saturates at 512 with 32 problems per batch",
+        ),
+        spec(
+            DifficultyTimeExponent,
+            "difficulty_time_exponent",
+            fitted::DIFFICULTY_TIME_EXPONENT,
+            NonNegative,
+            Fitted,
+            "harder prompt sets need more sequential updates, K_mid x (mean pass rate / 0.35)^-d: IsoCompute's hard set saturates at n = 128 where its easy set reaches 512",
         ),
         spec(
             LengthCeilingExponent,

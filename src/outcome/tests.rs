@@ -21,6 +21,7 @@ fn signal(
         useful_rollouts_per_step: REFERENCE_ROLLOUTS,
         coverage,
         truncation_rate: 0.0,
+        pass_rate_mean: REFERENCE_PASS_RATE,
         response_cap_tokens: REFERENCE_RESPONSE_CAP,
         start: RlStart::Tuned,
         reward,
@@ -268,4 +269,43 @@ fn a_measured_base_score_is_the_start_and_is_not_uncertain() {
         (prior_base - 0.3).abs() > 0.05,
         "the default would have been {prior_base}"
     );
+}
+
+#[test]
+fn the_difficulty_term_is_one_on_the_default_task() {
+    // The reference pass rate is the default task's, which stands for the evidence runs' prompts:
+    // the fitted time scale is unchanged there, and harder sets take longer (IsoCompute).
+    assert_eq!(
+        REFERENCE_PASS_RATE,
+        crate::config::Task::default().pass_rate_mean
+    );
+    let params = OutcomeParams::default();
+    let base = signal(500.0, 0.9, RewardKind::Rule, None);
+    let hard = CellSignal {
+        pass_rate_mean: 0.035,
+        ..base
+    };
+    let d = params[ParamId::DifficultyTimeExponent].value;
+    let (p, q) = (parts(&params, &base), parts(&params, &hard));
+    // K_mid × (0.035/0.35)^−d = K_mid × 10^d.
+    assert!((q.ln_k_mid - p.ln_k_mid - d * 10f64.ln()).abs() < 1e-12);
+    assert!(predict_score(&params, &hard) < predict_score(&params, &base));
+}
+
+#[test]
+fn rollouts_past_the_saturation_do_not_raise_the_ceiling() {
+    let params = OutcomeParams::default();
+    let u_sat = params[ParamId::RolloutSaturation].value;
+    let at = |u: f64| {
+        parts(
+            &params,
+            &CellSignal {
+                useful_rollouts_per_step: u,
+                ..signal(1e9, 0.9, RewardKind::Rule, None)
+            },
+        )
+        .gain_logit
+    };
+    assert!(at(u_sat / 2.0) < at(u_sat));
+    assert_eq!(at(u_sat), at(4.0 * u_sat));
 }
