@@ -149,6 +149,12 @@ fn is_closed_stdout(error: &Error) -> bool {
 fn run(cli: Cli, interrupted: &AtomicBool) -> Result<()> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
+    run_into(cli, interrupted, &mut out)
+}
+
+/// Runs a parsed command line, printing what it prints to stdout into `out`.
+fn run_into(cli: Cli, interrupted: &AtomicBool, out: &mut dyn Write) -> Result<()> {
+    let mut out = out;
     match cli.command {
         Command::Sweep(args) => sweep::run(&args, interrupted, &mut out),
         Command::Check(args) => check::run(&args, &mut out),
@@ -187,6 +193,58 @@ fn one_line_usage_error(error: &clap::Error) -> String {
     text.strip_prefix("error: ").unwrap_or(&text).to_string()
 }
 
+/// The exit code of an error (the table in [`main`]'s comment).
+fn exit_code(error: &Error) -> u8 {
+    match error {
+        Error::Input(_) => 2,
+        Error::Interrupted => rlfrontier::interrupt::exit_code(),
+        Error::Infeasible(_) => 3,
+        Error::Io { .. } => 1,
+    }
+}
+
+/// Why an embedded command line failed: its exit code and its one-line message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[allow(dead_code)] // read by the Python package, which compiles this module too
+pub struct Failure {
+    /// The exit code the binary would have returned (2 bad input, 3 infeasible, 1 otherwise).
+    pub exit_code: u8,
+    /// The one line the binary would have printed after "error: ".
+    pub message: String,
+}
+
+/// Runs a command line given as words (without the program name) as the binary would, and
+/// returns what it printed to stdout, or its failure. For embedding: the Python package calls
+/// this, so its results and its error messages are the command line's. No signal handler is
+/// installed (the host process keeps its own); `--help` comes back as the printed text.
+#[allow(dead_code)] // the binary itself does not call it
+pub fn run_captured(words: &[String]) -> std::result::Result<Vec<u8>, Failure> {
+    let fail = |error: Error| {
+        let error = error.with_flag_names();
+        Failure {
+            exit_code: exit_code(&error),
+            message: error.to_string(),
+        }
+    };
+    let argv: Vec<std::ffi::OsString> = std::iter::once("rlfrontier".into())
+        .chain(words.iter().map(Into::into))
+        .collect();
+    let argv = cost::with_imported_flags(argv).map_err(fail)?;
+    let cli = match Cli::try_parse_from(argv) {
+        Ok(cli) => cli,
+        Err(error) if !error.use_stderr() => return Ok(error.render().to_string().into_bytes()),
+        Err(error) => {
+            return Err(Failure {
+                exit_code: 2,
+                message: one_line_usage_error(&error),
+            });
+        }
+    };
+    let mut out = Vec::new();
+    run_into(cli, &AtomicBool::new(false), &mut out).map_err(fail)?;
+    Ok(out)
+}
+
 /// The binary's whole life: parse, run, and decide the exit code (2 for bad input, 3 when the
 /// priced run is infeasible, 130 on SIGINT and 143 on SIGTERM, 0 when stdout is closed by its
 /// reader after the work is done, 1 otherwise). The only place exit codes
@@ -222,13 +280,7 @@ pub fn main() -> ExitCode {
         Err(error) => {
             let error = error.with_flag_names();
             report_error(&error.to_string());
-            let code = match error {
-                Error::Input(_) => 2,
-                Error::Interrupted => rlfrontier::interrupt::exit_code(),
-                Error::Infeasible(_) => 3,
-                Error::Io { .. } => 1,
-            };
-            ExitCode::from(code)
+            ExitCode::from(exit_code(&error))
         }
     }
 }

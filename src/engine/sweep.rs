@@ -17,7 +17,7 @@ use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::evaluate::{cost_in_budget_unit, evaluate_cell};
 use crate::report::cells::{CellRow, cell_columns, start_cells_csv, target_columns, target_fields};
-use crate::report::parquet::{ParquetTable, cells_column_type};
+use crate::report::parquet::{ParquetTable, cells_column_type, typed_rows_from_csv};
 use crate::report::{AtomicFile, prepare_output_dir};
 use crate::spec::Grid;
 
@@ -333,15 +333,27 @@ impl Passes<'_> {
                 }
             }
             TableFormat::Parquet => {
-                let types = names.iter().map(|n| cells_column_type(n)).collect();
-                let mut table =
-                    ParquetTable::new(file.writer(), &names, types).map_err(parquet_error)?;
+                let types: Vec<_> = names.iter().map(|n| cells_column_type(n)).collect();
+                let mut table = ParquetTable::new(file.writer(), &names, types.clone())
+                    .map_err(parquet_error)?;
                 for group in self.chunks.chunks(self.window) {
                     self.check_interrupt()?;
-                    // One row group per window of chunks.
-                    table
-                        .write_csv_rows(&rows_of(group).concat())
+                    // Each chunk's CSV rows are parsed into typed columns on the pool; the
+                    // window's chunks are one row group, written in order.
+                    let parts = self
+                        .pool
+                        .install(|| {
+                            group
+                                .par_iter()
+                                .map(|ids| {
+                                    let bytes =
+                                        write_chunk(self.grid, ids.clone(), &frontier_ids, mode);
+                                    typed_rows_from_csv(&types, &bytes)
+                                })
+                                .collect::<std::result::Result<Vec<_>, String>>()
+                        })
                         .map_err(parquet_error)?;
+                    table.write_row_group(&parts).map_err(parquet_error)?;
                     self.progress
                         .advance(group.iter().map(|r| r.end - r.start).sum());
                 }

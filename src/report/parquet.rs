@@ -16,6 +16,7 @@ use parquet::column::writer::ColumnWriter;
 use parquet::data_type::ByteArray;
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::types::ColumnPath;
 use parquet::schema::types::Type;
 
 /// A column's type in a Parquet table.
@@ -100,8 +101,18 @@ pub struct ParquetTable<W: std::io::Write + Send> {
 impl<W: std::io::Write + Send> ParquetTable<W> {
     /// Starts a table with these columns.
     pub fn new(out: W, names: &[String], types: Vec<ColumnType>) -> Result<Self, String> {
-        let properties = WriterProperties::builder()
+        // Dictionary encoding only for text columns: the numeric columns of a sweep are almost
+        // all distinct values, where dictionaries cost time (about half the writer's) for nothing.
+        let mut properties = WriterProperties::builder()
             .set_compression(Compression::SNAPPY)
+            .set_dictionary_enabled(false);
+        for (name, kind) in names.iter().zip(&types) {
+            if *kind == ColumnType::Text {
+                properties =
+                    properties.set_column_dictionary_enabled(ColumnPath::from(name.as_str()), true);
+            }
+        }
+        let properties = properties
             .set_created_by(format!("rlfrontier {}", crate::VERSION))
             .build();
         let writer = SerializedFileWriter::new(out, schema(names, &types)?, Arc::new(properties))
@@ -112,56 +123,44 @@ impl<W: std::io::Write + Send> ParquetTable<W> {
     /// Appends rows given as CSV bytes without a header (the CSV writer's output for them) as
     /// one row group.
     pub fn write_csv_rows(&mut self, csv_bytes: &[u8]) -> Result<(), String> {
-        let mut reader = csv::ReaderBuilder::new()
-            .has_headers(false)
-            .from_reader(csv_bytes);
-        let mut columns: Vec<Vec<String>> = vec![Vec::new(); self.types.len()];
-        for record in reader.records() {
-            let record = record.map_err(|e| e.to_string())?;
-            for (c, value) in record.iter().enumerate().take(self.types.len()) {
-                columns[c].push(value.to_string());
-            }
-        }
-        self.write_columns(&columns)
+        let rows = typed_rows_from_csv(&self.types, csv_bytes)?;
+        self.write_row_group(&[rows])
     }
 
     /// Appends rows given column by column as text (empty = null) as one row group.
     pub fn write_columns(&mut self, columns: &[Vec<String>]) -> Result<(), String> {
-        if columns.first().is_none_or(|c| c.is_empty()) {
+        let rows = typed_rows(&self.types, columns)?;
+        self.write_row_group(&[rows])
+    }
+
+    /// Appends `parts` (converted in any order, for instance in parallel) one after the other as
+    /// one row group.
+    pub fn write_row_group(&mut self, parts: &[TypedRows]) -> Result<(), String> {
+        if parts.iter().all(|p| p.rows == 0) {
             return Ok(());
         }
         let mut group = self.writer.next_row_group().map_err(|e| e.to_string())?;
         let mut c = 0;
         while let Some(mut column) = group.next_column().map_err(|e| e.to_string())? {
-            let values = &columns[c];
-            let levels: Vec<i16> = values.iter().map(|v| i16::from(!v.is_empty())).collect();
-            let present = values.iter().filter(|v| !v.is_empty());
-            let bad = |v: &str| format!("column {c}: `{v}` does not fit its type");
-            match (column.untyped(), self.types[c]) {
-                (ColumnWriter::Int64ColumnWriter(w), ColumnType::Int) => {
-                    let data = present
-                        .map(|v| v.parse::<i64>().map_err(|_| bad(v)))
-                        .collect::<Result<Vec<_>, _>>()?;
-                    w.write_batch(&data, Some(&levels), None)
+            for part in parts {
+                let levels = Some(part.levels[c].as_slice());
+                match (column.untyped(), &part.data[c]) {
+                    (ColumnWriter::Int64ColumnWriter(w), ColumnData::Int(d)) => {
+                        w.write_batch(d, levels, None)
+                    }
+                    (ColumnWriter::DoubleColumnWriter(w), ColumnData::Double(d)) => {
+                        w.write_batch(d, levels, None)
+                    }
+                    (ColumnWriter::BoolColumnWriter(w), ColumnData::Bool(d)) => {
+                        w.write_batch(d, levels, None)
+                    }
+                    (ColumnWriter::ByteArrayColumnWriter(w), ColumnData::Text(d)) => {
+                        w.write_batch(d, levels, None)
+                    }
+                    _ => return Err(format!("column {c}: writer and type disagree")),
                 }
-                (ColumnWriter::DoubleColumnWriter(w), ColumnType::Double) => {
-                    let data = present
-                        .map(|v| v.parse::<f64>().map_err(|_| bad(v)))
-                        .collect::<Result<Vec<_>, _>>()?;
-                    w.write_batch(&data, Some(&levels), None)
-                }
-                (ColumnWriter::BoolColumnWriter(w), ColumnType::Bool) => {
-                    let data: Vec<bool> = present.map(|v| v == "true").collect();
-                    w.write_batch(&data, Some(&levels), None)
-                }
-                (ColumnWriter::ByteArrayColumnWriter(w), ColumnType::Text) => {
-                    let data: Vec<ByteArray> =
-                        present.map(|v| ByteArray::from(v.as_str())).collect();
-                    w.write_batch(&data, Some(&levels), None)
-                }
-                _ => return Err(format!("column {c}: writer and type disagree")),
+                .map_err(|e| e.to_string())?;
             }
-            .map_err(|e| e.to_string())?;
             column.close().map_err(|e| e.to_string())?;
             c += 1;
         }
@@ -173,6 +172,74 @@ impl<W: std::io::Write + Send> ParquetTable<W> {
     pub fn finish(self) -> Result<W, String> {
         self.writer.into_inner().map_err(|e| e.to_string())
     }
+}
+
+/// One column's present values, typed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ColumnData {
+    /// 64-bit integers.
+    Int(Vec<i64>),
+    /// Doubles.
+    Double(Vec<f64>),
+    /// Booleans.
+    Bool(Vec<bool>),
+    /// UTF-8 text.
+    Text(Vec<ByteArray>),
+}
+
+/// Rows converted to typed columns, ready for [`ParquetTable::write_row_group`]: the
+/// conversion (text parsing) is the expensive part and can run on many threads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TypedRows {
+    rows: usize,
+    /// Per column, 1 for a present value and 0 for a null, per row.
+    levels: Vec<Vec<i16>>,
+    /// Per column, the present values.
+    data: Vec<ColumnData>,
+}
+
+/// Converts rows given column by column as text (empty = null) to typed columns.
+pub fn typed_rows(types: &[ColumnType], columns: &[Vec<String>]) -> Result<TypedRows, String> {
+    let rows = columns.first().map_or(0, Vec::len);
+    let mut levels = Vec::with_capacity(types.len());
+    let mut data = Vec::with_capacity(types.len());
+    for (c, (values, kind)) in columns.iter().zip(types).enumerate() {
+        levels.push(values.iter().map(|v| i16::from(!v.is_empty())).collect());
+        let present = values.iter().filter(|v| !v.is_empty());
+        let bad = |v: &str| format!("column {c}: `{v}` does not fit its type");
+        data.push(match kind {
+            ColumnType::Int => ColumnData::Int(
+                present
+                    .map(|v| v.parse::<i64>().map_err(|_| bad(v)))
+                    .collect::<Result<_, _>>()?,
+            ),
+            ColumnType::Double => ColumnData::Double(
+                present
+                    .map(|v| v.parse::<f64>().map_err(|_| bad(v)))
+                    .collect::<Result<_, _>>()?,
+            ),
+            ColumnType::Bool => ColumnData::Bool(present.map(|v| v == "true").collect()),
+            ColumnType::Text => {
+                ColumnData::Text(present.map(|v| ByteArray::from(v.as_str())).collect())
+            }
+        });
+    }
+    Ok(TypedRows { rows, levels, data })
+}
+
+/// Converts CSV rows without a header (the CSV writer's output) to typed columns.
+pub fn typed_rows_from_csv(types: &[ColumnType], csv_bytes: &[u8]) -> Result<TypedRows, String> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(csv_bytes);
+    let mut columns: Vec<Vec<String>> = vec![Vec::new(); types.len()];
+    for record in reader.records() {
+        let record = record.map_err(|e| e.to_string())?;
+        for (c, value) in record.iter().enumerate().take(types.len()) {
+            columns[c].push(value.to_string());
+        }
+    }
+    typed_rows(types, &columns)
 }
 
 /// A whole small table (CSV bytes with a header) as Parquet bytes, types inferred.

@@ -1,0 +1,282 @@
+"""rlfrontier from Python: price an RL post-training run, sweep an allocation grid, calibrate on
+pilot results, with dicts and DataFrames in and out.
+
+Every function runs the same Rust code as the ``rlfrontier`` command line, in this process (no
+subprocess, no network, no GPU): the numbers and the error messages are the command line's.
+
+- :func:`cost` prices one run (the content of ``rlfrontier cost --json``).
+- :func:`sweep` evaluates a grid (a TOML file or a dict) and returns its cells, frontier and
+  shortlist as DataFrames; cells arrive as Parquet read by pyarrow, not as CSV.
+- :func:`fit` calibrates the outcome model on pilot results (a DataFrame or a CSV file).
+- :func:`catalog` lists the models, GPUs, engines, rewards and API prices the tool knows.
+
+Bad input raises :class:`RlfrontierError` with the command line's one-line message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Literal, Mapping, Optional, Union
+
+from . import _native
+
+__all__ = [
+    "RlfrontierError",
+    "SweepResult",
+    "FitReport",
+    "cost",
+    "sweep",
+    "fit",
+    "catalog",
+    "check",
+    "run",
+    "__version__",
+]
+
+__version__: str = _native.__version__
+
+PathLike = Union[str, "os.PathLike[str]"]
+Backend = Literal["pandas", "polars", "arrow"]
+
+
+class RlfrontierError(Exception):
+    """A command that failed: ``message`` is the command line's one-line error (it names the
+    file, field or flag and how to fix it) and ``exit_code`` its exit code (2 bad input, 3 a run
+    that cannot fit on the hardware, 1 an environment failure such as an unwritable folder)."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.exit_code = exit_code
+
+
+def run(*words: str) -> str:
+    """Runs ``rlfrontier WORDS...`` in this process and returns what it printed.
+
+    The escape hatch for commands without a dedicated function:
+    ``rlfrontier.run("flops", "--model", "qwen2.5-7b", "--tokens", "1e9")``.
+    """
+    code, payload = _native.run([str(w) for w in words])
+    text = bytes(payload).decode("utf-8")
+    if code != 0:
+        raise RlfrontierError(text, code)
+    return text
+
+
+def _flag_words(options: Mapping[str, Any]) -> List[str]:
+    """Keyword arguments as command-line words: ``gpu_hours=3`` becomes ``--gpu-hours 3``;
+    ``True`` becomes a bare flag, ``False`` and ``None`` are left out; lists repeat the value
+    after one flag (``--logs a b``)."""
+    words: List[str] = []
+    for key, value in options.items():
+        if value is None or value is False:
+            continue
+        flag = "--" + key.replace("_", "-")
+        if value is True:
+            words.append(flag)
+        elif isinstance(value, (list, tuple)):
+            words.append(flag)
+            words.extend(str(v) for v in value)
+        else:
+            words.extend([flag, str(value)])
+    return words
+
+
+def cost(**run_settings: Any) -> Dict[str, Any]:
+    """Prices one run: what it costs, where the money goes (search, learning, feedback, per
+    phase) and where it is wasted. The keywords are ``rlfrontier cost``'s flags with underscores
+    (``model``, ``gpu``, ``gpus``, ``group_size``, ``max_response_len``, ``steps``,
+    ``budget``, ``reward``, ``lora_rank``, ``from_verl``, ...); see ``rlfrontier cost --help``.
+
+    >>> report = rlfrontier.cost(model="qwen2.5-7b", gpu="h100-sxm", gpus=8, steps=200)
+    >>> report["usd"]["total"], report["usd_share"]["search"]
+
+    Returns the parsed ``cost --json`` document.
+    """
+    return json.loads(run("cost", "--json", *_flag_words(run_settings)))
+
+
+def catalog(part: Optional[str] = None) -> Dict[str, Any]:
+    """The catalog as a dict: ``models``, ``gpus``, ``engines``, ``rewards``, ``apis`` (or only
+    ``part``), each entry with its source."""
+    words = ["catalog"] + ([part] if part else []) + ["--json"]
+    return json.loads(run(*words))
+
+
+def _grid_file(grid: Union[PathLike, Mapping[str, Any]], folder: Path) -> str:
+    """A grid argument as a file path: a path is used as it is; a dict is written as TOML."""
+    if isinstance(grid, Mapping):
+        path = folder / "grid.toml"
+        path.write_text(_native.toml_from_json(json.dumps(grid)), encoding="utf-8")
+        return str(path)
+    return os.fspath(grid)
+
+
+def check(grid: Union[PathLike, Mapping[str, Any]]) -> str:
+    """Validates a grid (a TOML file or a dict of the same shape) and returns ``check``'s
+    summary: axes, cell counts, what is pruned and why."""
+    with tempfile.TemporaryDirectory(prefix="rlfrontier-") as scratch:
+        return run("check", _grid_file(grid, Path(scratch)))
+
+
+def _table(path: Path, backend: Backend):
+    """Reads a Parquet file into the chosen DataFrame library (pyarrow is the bridge)."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    if backend == "arrow":
+        return table
+    if backend == "polars":
+        import polars as pl
+
+        return pl.from_arrow(table)
+    if backend == "pandas":
+        return table.to_pandas()
+    raise ValueError(f"backend must be 'pandas', 'polars' or 'arrow', not {backend!r}")
+
+
+@dataclass
+class SweepResult:
+    """A swept grid: ``cells`` (one row per cell, the columns of cells.csv), ``frontier`` (the
+    cost-score Pareto front per budget), ``allocation_frontier`` (the compute-split fronts),
+    ``shortlist`` (the regimes worth a validation run), ``summary`` (what ``sweep --json``
+    prints) and ``out`` (the folder with the report and plots, or None when it was temporary)."""
+
+    cells: Any
+    frontier: Any
+    allocation_frontier: Any
+    shortlist: Any
+    summary: Dict[str, Any]
+    out: Optional[Path] = None
+
+
+def sweep(
+    grid: Union[PathLike, Mapping[str, Any]],
+    *,
+    out: Optional[PathLike] = None,
+    cells: Literal["all", "feasible", "frontier", "none"] = "all",
+    calibration: Optional[PathLike] = None,
+    threads: Optional[int] = None,
+    catalog: Optional[PathLike] = None,
+    force: bool = False,
+    backend: Backend = "pandas",
+) -> SweepResult:
+    """Evaluates every cell of a grid (a TOML file in ``grids/`` or a dict of the same shape) and
+    returns its tables as DataFrames (``backend``: pandas, polars, or pyarrow Tables).
+
+    With ``out`` the folder keeps everything ``rlfrontier sweep`` writes (report.html, plots,
+    CSVs beside the Parquet files); without it the work happens in a temporary folder that is
+    removed. ``cells`` limits the rows of the cells table as ``--cells`` does.
+    """
+    with tempfile.TemporaryDirectory(prefix="rlfrontier-") as scratch:
+        folder = Path(out) if out is not None else Path(scratch) / "out"
+        words = [
+            "sweep",
+            _grid_file(grid, Path(scratch)),
+            "--out",
+            str(folder),
+            "--format",
+            "parquet",
+            "--json",
+            "--quiet",
+        ] + _flag_words(
+            {
+                "cells": cells,
+                "calibration": calibration,
+                "threads": threads,
+                "catalog": catalog,
+                "force": force or out is None,
+            }
+        )
+        summary = json.loads(run(*words))
+        tables = {}
+        for name in ["cells", "frontier", "allocation_frontier", "shortlist"]:
+            path = folder / f"{name}.parquet"
+            tables[name] = _table(path, backend) if path.exists() else None
+        return SweepResult(
+            summary=summary, out=Path(out) if out is not None else None, **tables
+        )
+
+
+@dataclass
+class FitReport:
+    """A calibration on pilot runs: ``calibration`` (calibration.json: the fitted outcome
+    parameters, which the pilots decided and which the prior did, cross-validated error),
+    ``fits`` (per-run sigmoid fits with identification and notes), ``text`` (``fit``'s
+    printed summary) and ``calibration_file`` (give it to :func:`sweep` as ``calibration``; None
+    when the folder was temporary)."""
+
+    calibration: Dict[str, Any]
+    fits: Any
+    text: str
+    calibration_file: Optional[Path] = None
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+
+def fit(
+    results: Any,
+    plan: PathLike,
+    *,
+    out: Optional[PathLike] = None,
+    metric: Optional[str] = None,
+    scale: Optional[Literal["fraction", "percent"]] = None,
+    seed: Optional[int] = None,
+    bootstrap: Optional[int] = None,
+    force: bool = False,
+    backend: Backend = "pandas",
+) -> FitReport:
+    """Fits the pilots' results (a pandas or polars DataFrame with the columns of results.csv:
+    ``run_id``, ``step``, ``metric``, ``value``; or a path to such a CSV) against the plan they
+    came from (plan.csv written by ``rlfrontier plan``), and returns the calibration.
+
+    Without ``out`` the outputs live in a temporary folder; pass ``out`` to keep
+    calibration.json for :func:`sweep`.
+    """
+    with tempfile.TemporaryDirectory(prefix="rlfrontier-") as scratch:
+        scratch_path = Path(scratch)
+        if isinstance(results, (str, os.PathLike)):
+            results_file = os.fspath(results)
+        else:
+            results_file = str(scratch_path / "results.csv")
+            if hasattr(results, "write_csv"):  # polars
+                results.write_csv(results_file)
+            elif hasattr(results, "to_csv"):  # pandas
+                results.to_csv(results_file, index=False)
+            else:
+                raise TypeError(
+                    "results must be a pandas or polars DataFrame or a path to results.csv"
+                )
+        folder = Path(out) if out is not None else scratch_path / "fit"
+        words = ["fit", results_file, "--plan", os.fspath(plan), "--out", str(folder)]
+        words += _flag_words(
+            {
+                "metric": metric,
+                "scale": scale,
+                "seed": seed,
+                "bootstrap": bootstrap,
+                "force": force,
+            }
+        )
+        text = run(*words)
+        calibration = json.loads((folder / "calibration.json").read_text(encoding="utf-8"))
+        import pyarrow.csv as pacsv
+
+        fits_table = pacsv.read_csv(folder / "fits.csv")
+        if backend == "arrow":
+            fits = fits_table
+        elif backend == "polars":
+            import polars as pl
+
+            fits = pl.from_arrow(fits_table)
+        else:
+            fits = fits_table.to_pandas()
+        return FitReport(
+            calibration=calibration,
+            fits=fits,
+            text=text,
+            calibration_file=(folder / "calibration.json") if out is not None else None,
+        )
