@@ -329,6 +329,7 @@ mod tests {
             id,
             indices: AxisIndices {
                 engine: 0,
+                turns: 0,
                 model: 0,
                 finetune: 0,
                 reward: 0,

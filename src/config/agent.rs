@@ -8,6 +8,10 @@ use std::fmt;
 
 use crate::error::suggestion;
 
+/// The most model turns per episode a run may have: beyond it the equivalent single-turn
+/// episode's context is far outside any engine's window.
+pub const MAX_TURNS: f64 = 1000.0;
+
 /// Whether generation waits for the environment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum EnvironmentWait {
@@ -86,10 +90,13 @@ impl Agent {
     /// Checks the numbers: turns at least 1, the rest finite and not negative. The message names
     /// the field.
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
-        if !(self.turns.is_finite() && (1.0..=1000.0).contains(&self.turns)) {
+        if !(self.turns.is_finite() && (1.0..=MAX_TURNS).contains(&self.turns)) {
             return Err((
                 "turns",
-                format!("{} must lie between 1 (single-turn) and 1000", self.turns),
+                format!(
+                    "{} must lie between 1 (single-turn) and {MAX_TURNS}",
+                    self.turns
+                ),
             ));
         }
         for (field, value) in [

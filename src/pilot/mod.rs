@@ -124,8 +124,9 @@ pub fn run_indices(grid: &Grid, run: &PilotRun, path: &Path, line: usize) -> Res
         })
     };
     Ok(AxisIndices {
-        // Pilots run on the grid's first engine (the outcome does not depend on it).
+        // Pilots run on the grid's first engine and turns value (src/pilot/plan.rs says why).
         engine: 0,
+        turns: 0,
         model: find(
             Axis::Model.name(),
             a.model.iter().position(|m| m.id == run.model),
@@ -185,7 +186,7 @@ pub fn config_at<'g>(grid: &'g Grid, i: &AxisIndices, stop: Stop) -> RunConfig<'
         stop,
         hardware: &grid.engine_hardware[0],
         task: &grid.task,
-        run: &grid.run,
+        run: &grid.turn_runs[i.turns],
         measured_base_score: grid.measured_base_scores[i.model],
     }
 }

@@ -62,9 +62,12 @@ fn lever_combinations(grid: &Grid) -> impl Iterator<Item = AxisIndices> + '_ {
             k /= r[axis];
         }
         // Pilots measure the outcome, which does not depend on the rollout engine: they run on
-        // the grid's first engine.
+        // the grid's first engine. They also run with the grid's first turns value: the prior
+        // is neutral to turns (no allowed study measures them), so pilots at other turns would
+        // calibrate nothing the prior could carry.
         AxisIndices {
             engine: 0,
+            turns: 0,
             model: d[0],
             finetune: d[1],
             reward: d[2],

@@ -24,6 +24,8 @@ pub struct CellFields {
     pub reward: String,
     /// The reward or judge model's id, empty for rules.
     pub reward_model: String,
+    /// Mean model turns per episode (1: single-turn).
+    pub turns: String,
     /// G.
     pub group_size: String,
     /// Response cap.
@@ -45,13 +47,14 @@ pub struct CellFields {
 }
 
 /// Column names of [`CellFields::into_row`], in order; the same names as `cells.csv`.
-pub const CELL_HEADER: [&str; 12] = [
+pub const CELL_HEADER: [&str; 13] = [
     "engine",
     "model",
     "finetune",
     "lora_rank",
     "reward",
     "reward_model",
+    "turns",
     "group_size",
     "max_response_len",
     "update_epochs",
@@ -62,7 +65,7 @@ pub const CELL_HEADER: [&str; 12] = [
 
 impl CellFields {
     /// The table columns in [`CELL_HEADER`] order.
-    pub fn into_row(self) -> [String; 12] {
+    pub fn into_row(self) -> [String; 13] {
         [
             self.engine,
             self.model,
@@ -70,6 +73,7 @@ impl CellFields {
             self.lora_rank,
             self.reward,
             self.reward_model,
+            self.turns,
             self.group_size,
             self.max_response_len,
             self.update_epochs,
@@ -94,6 +98,7 @@ pub fn cell_fields(grid: &Grid, p: &Point) -> CellFields {
         lora_rank: finetune.lora_rank().to_string(),
         reward: reward.kind.as_str().to_string(),
         reward_model: reward.model_id().to_string(),
+        turns: number(a.turns[i.turns]),
         group_size: a.group_size[i.group_size].to_string(),
         max_response_len: a.max_response_len[i.max_response_len].to_string(),
         update_epochs: a.update_epochs[i.update_epochs].to_string(),
@@ -114,8 +119,13 @@ pub fn regime_label(grid: &Grid, p: &Point) -> String {
     } else {
         String::new()
     };
+    let turns = if grid.axes.turns.len() > 1 || f.turns != "1" {
+        format!(", {} turns", f.turns)
+    } else {
+        String::new()
+    };
     format!(
-        "{} {}, {}, G {}, cap {}, {} epoch{}, {} prompts{engine}",
+        "{} {}, {}{turns}, G {}, cap {}, {} epoch{}, {} prompts{engine}",
         f.model,
         f.finetune_label,
         f.reward_label,

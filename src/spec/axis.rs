@@ -17,6 +17,8 @@ pub enum Axis {
     Finetune,
     /// Reward mechanism.
     Reward,
+    /// Model turns per episode (multi-turn agents; 1 for single-turn rollouts).
+    Turns,
     /// Responses per prompt, G.
     GroupSize,
     /// Response cap, tokens.
@@ -31,11 +33,12 @@ pub enum Axis {
 
 impl Axis {
     /// Every axis, in decoding order (the last varies fastest along cell ids).
-    pub const ALL: [Axis; 9] = [
+    pub const ALL: [Axis; 10] = [
         Axis::Engine,
         Axis::Model,
         Axis::Finetune,
         Axis::Reward,
+        Axis::Turns,
         Axis::GroupSize,
         Axis::MaxResponseLen,
         Axis::UpdateEpochs,
@@ -59,6 +62,7 @@ impl Axis {
             Axis::Model => "model",
             Axis::Finetune => "finetune",
             Axis::Reward => "reward",
+            Axis::Turns => "turns",
             Axis::GroupSize => "group_size",
             Axis::MaxResponseLen => "max_response_len",
             Axis::UpdateEpochs => "update_epochs",
@@ -68,8 +72,8 @@ impl Axis {
     }
 
     /// Every axis's name, in [`Axis::ALL`] order (the cell columns of the tables).
-    pub const NAMES: [&'static str; 9] = {
-        let mut names = [""; 9];
+    pub const NAMES: [&'static str; 10] = {
+        let mut names = [""; 10];
         let mut i = 0;
         while i < Axis::ALL.len() {
             names[i] = Axis::ALL[i].name();
@@ -80,8 +84,8 @@ impl Axis {
 
     /// The keys of a grid's `[axes]` table: every axis, and `iterations` (the alternative to
     /// `budget`).
-    pub const GRID_KEYS: [&'static str; 10] = {
-        let mut keys = ["iterations"; 10];
+    pub const GRID_KEYS: [&'static str; 11] = {
+        let mut keys = ["iterations"; 11];
         let mut i = 0;
         while i < Axis::NAMES.len() {
             keys[i] = Axis::NAMES[i];
@@ -116,6 +120,7 @@ impl AxisIndices {
             Axis::Model => self.model,
             Axis::Finetune => self.finetune,
             Axis::Reward => self.reward,
+            Axis::Turns => self.turns,
             Axis::GroupSize => self.group_size,
             Axis::MaxResponseLen => self.max_response_len,
             Axis::UpdateEpochs => self.update_epochs,
@@ -131,6 +136,7 @@ impl AxisIndices {
             Axis::Model => &mut self.model,
             Axis::Finetune => &mut self.finetune,
             Axis::Reward => &mut self.reward,
+            Axis::Turns => &mut self.turns,
             Axis::GroupSize => &mut self.group_size,
             Axis::MaxResponseLen => &mut self.max_response_len,
             Axis::UpdateEpochs => &mut self.update_epochs,
@@ -142,13 +148,14 @@ impl AxisIndices {
     }
 
     /// Indices from digits in [`Axis::ALL`] order.
-    pub fn from_digits(digits: [usize; 9]) -> Self {
+    pub fn from_digits(digits: [usize; 10]) -> Self {
         // Written out (not folded over `with`): this runs once per cell in a sweep.
         let [
             engine,
             model,
             finetune,
             reward,
+            turns,
             group_size,
             max_response_len,
             update_epochs,
@@ -160,6 +167,7 @@ impl AxisIndices {
             model,
             finetune,
             reward,
+            turns,
             group_size,
             max_response_len,
             update_epochs,
@@ -175,7 +183,7 @@ mod tests {
 
     #[test]
     fn indices_round_trip_through_every_axis() {
-        let digits = [1, 2, 3, 4, 5, 6, 7, 8, 9];
+        let digits = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
         let indices = AxisIndices::from_digits(digits);
         for (k, axis) in Axis::ALL.iter().enumerate() {
             assert_eq!(indices.get(*axis), digits[k], "{axis}");

@@ -1,7 +1,7 @@
 //! Cells: one point of the grid, decoded from its index by mixed-radix arithmetic so that a grid of
 //! millions of cells is never materialised.
 //!
-//! Axis order (slowest to fastest): engine, model, finetune, reward, group_size,
+//! Axis order (slowest to fastest): engine, model, finetune, reward, turns, group_size,
 //! max_response_len, update_epochs, prompts_per_step, budget. `cell_id` is the index in the full product; cells
 //! pruned by `[constraints]` keep their ids, so ids stay stable when a constraint changes.
 
@@ -22,6 +22,9 @@ pub struct AxisIndices {
     pub finetune: usize,
     /// Index into `axes.reward`.
     pub reward: usize,
+    /// Index into `axes.turns` (0 in grids that do not sweep the turns).
+    #[serde(default)]
+    pub turns: usize,
     /// Index into `axes.group_size`.
     pub group_size: usize,
     /// Index into `axes.max_response_len`.
@@ -49,6 +52,8 @@ pub struct Cell<'g> {
     pub finetune: Finetune,
     /// Reward mechanism.
     pub reward: &'g Reward,
+    /// Model turns per episode.
+    pub turns: f64,
     /// Responses per prompt.
     pub group_size: u64,
     /// Response length cap, tokens.
@@ -63,13 +68,14 @@ pub struct Cell<'g> {
 
 impl Grid {
     /// Axis lengths in decoding order (slowest first).
-    pub fn radices(&self) -> [u64; 9] {
+    pub fn radices(&self) -> [u64; 10] {
         let a = &self.axes;
         [
             a.engine.len() as u64,
             a.model.len() as u64,
             a.finetune.len() as u64,
             a.reward.len() as u64,
+            a.turns.len() as u64,
             a.group_size.len() as u64,
             a.max_response_len.len() as u64,
             a.update_epochs.len() as u64,
@@ -116,6 +122,7 @@ impl Grid {
             a.model.len(),
             a.finetune.len(),
             a.reward.len(),
+            a.turns.len(),
             a.max_response_len.len(),
             a.update_epochs.len(),
             a.budget.len(),
@@ -129,8 +136,8 @@ impl Grid {
     pub fn decode(&self, id: u64) -> AxisIndices {
         let r = self.radices();
         let mut rest = id;
-        let mut digits = [0usize; 9];
-        for axis in (0..9).rev() {
+        let mut digits = [0usize; 10];
+        for axis in (0..10).rev() {
             digits[axis] = (rest % r[axis]) as usize;
             rest /= r[axis];
         }
@@ -145,6 +152,7 @@ impl Grid {
             i.model,
             i.finetune,
             i.reward,
+            i.turns,
             i.group_size,
             i.max_response_len,
             i.update_epochs,
@@ -181,6 +189,7 @@ impl Grid {
             model: &a.model[i.model],
             finetune: a.finetune[i.finetune],
             reward: &a.reward[i.reward],
+            turns: a.turns[i.turns],
             group_size,
             max_response_len: a.max_response_len[i.max_response_len],
             update_epochs: a.update_epochs[i.update_epochs],
@@ -204,7 +213,7 @@ impl<'g> Cell<'g> {
             stop: self.stop,
             hardware: &grid.engine_hardware[self.indices.engine],
             task: &grid.task,
-            run: &grid.run,
+            run: &grid.turn_runs[self.indices.turns],
             measured_base_score: grid.measured_base_scores[self.indices.model],
         }
     }

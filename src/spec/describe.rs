@@ -58,6 +58,11 @@ pub fn describe(grid: &Grid) -> String {
         join(a.reward.iter().map(|r| r.to_string()).collect()),
         a.reward.len().to_string(),
     ]);
+    table.row([
+        Axis::Turns.name().to_string(),
+        join(a.turns.iter().map(|&t| crate::format::number(t)).collect()),
+        a.turns.len().to_string(),
+    ]);
     for axis in Axis::NUMERIC {
         let values = axis
             .numeric_values(a)
@@ -115,6 +120,7 @@ pub fn describe_json(grid: &Grid) -> serde_json::Value {
         Axis::Reward.name().into(),
         a.reward.iter().map(|r| r.to_string()).collect(),
     );
+    axes.insert(Axis::Turns.name().into(), a.turns.clone().into());
     for axis in Axis::NUMERIC {
         let values = axis
             .numeric_values(a)

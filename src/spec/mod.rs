@@ -78,6 +78,8 @@ pub struct Axes {
     pub finetune: Vec<Finetune>,
     /// Reward mechanisms.
     pub reward: Vec<Reward>,
+    /// Mean model turns per episode (`[axes] turns`; otherwise the one of `[agent] turns`).
+    pub turns: Vec<f64>,
     /// Responses per prompt, G.
     pub group_size: Vec<u64>,
     /// Response length caps, tokens.
@@ -108,6 +110,9 @@ pub struct Grid {
     /// The cluster once per entry of `axes.engine` (the same settings, that engine): what each
     /// cell runs on.
     pub engine_hardware: Vec<Hardware>,
+    /// The run settings once per entry of `axes.turns` (the same settings, that many turns per
+    /// episode): what each cell runs with.
+    pub turn_runs: Vec<RunSettings>,
     /// Task.
     pub task: Task,
     /// Run settings.
@@ -225,7 +230,14 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
     run.agent = sections::agent(&raw.agent, &v, catalog)?;
     let hardware = sections::hardware(raw.hardware, &v, catalog, run.framework)?;
     let task = sections::task(&raw.task, &v)?;
-    let axes = sections::axes(raw.axes, &v, catalog, run.algorithm, &hardware.engine)?;
+    let axes = sections::axes(
+        raw.axes,
+        &v,
+        catalog,
+        run.algorithm,
+        &hardware.engine,
+        (run.agent.turns, raw.agent.turns.is_some()),
+    )?;
     let constraints = sections::constraints(&raw.constraints, &v)?;
     let outcome_table = parse_outcome(&raw.outcome, &v)?;
     let mut base_scores =
@@ -267,8 +279,18 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
             ..hardware.clone()
         })
         .collect();
+    let turn_runs = axes
+        .turns
+        .iter()
+        .map(|&turns| {
+            let mut settings = run.clone();
+            settings.agent.turns = turns;
+            settings
+        })
+        .collect();
     let grid = Grid {
         engine_hardware,
+        turn_runs,
         name,
         description,
         seed,

@@ -422,6 +422,7 @@ pub(super) fn axes(
     catalog: &Catalog,
     algorithm: Algorithm,
     hardware_engine: &crate::catalog::EngineSpec,
+    (agent_turns, agent_turns_given): (f64, bool),
 ) -> Result<Axes> {
     let Some(ra) = raw else {
         return Err(v.missing(
@@ -520,6 +521,46 @@ pub(super) fn axes(
                 .collect::<Result<Vec<_>>>()?
         }
     };
+    // Turns: `[axes] turns` sweeps the mean model turns per episode (the rest of `[agent]` is
+    // shared); otherwise the one of `[agent] turns` (1, single-turn, by default).
+    let turns = match &ra.turns {
+        None => vec![agent_turns],
+        Some(_) if agent_turns_given => {
+            return Err(v.err(
+                ax,
+                "turns",
+                "is also set in [agent]; keep one: `[axes] turns = [1, 2, 4]` to sweep it, or `[agent] turns` for one value",
+            ));
+        }
+        Some(_) => {
+            let items = v.list(&ra.turns, ax, "turns", "turns = [1, 2, 4]")?;
+            let mut out: Vec<f64> = Vec::with_capacity(items.len());
+            for item in &items {
+                let t = v.float(item, ax, "turns")?;
+                if !(1.0..=crate::config::MAX_TURNS).contains(&t) {
+                    return Err(v.err_at(
+                        item,
+                        ax,
+                        "turns",
+                        format!(
+                            "{t} must lie between 1 (single-turn) and {}",
+                            crate::config::MAX_TURNS
+                        ),
+                    ));
+                }
+                if out.contains(&t) {
+                    return Err(v.err_at(
+                        item,
+                        ax,
+                        "turns",
+                        format!("{t} is listed twice; remove the duplicate"),
+                    ));
+                }
+                out.push(t);
+            }
+            out
+        }
+    };
     v.no_duplicates(ax, "model", &model_ids)?;
     v.no_duplicates(
         ax,
@@ -536,6 +577,7 @@ pub(super) fn axes(
         model,
         finetune,
         reward,
+        turns,
         group_size,
         max_response_len,
         update_epochs,

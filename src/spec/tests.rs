@@ -575,3 +575,59 @@ fn an_engine_axis_sweeps_engines_and_keeps_single_engine_ids() {
         "{m}"
     );
 }
+
+#[test]
+fn a_turns_axis_sweeps_episode_turns_and_one_turn_is_the_single_turn_grid() {
+    let single = parse_text(GOOD).unwrap();
+    assert_eq!(single.axes.turns, vec![1.0]);
+    // A one-value axis at 1 turn is today's grid: same ids, same ledgers.
+    let one = parse_text(&replace("[axes]", "[axes]\nturns = [1]")).unwrap();
+    let n = single.cell_count().unwrap();
+    assert_eq!(one.cell_count().unwrap(), n);
+    for id in [0, n / 3, n - 1] {
+        let (a, b) = (
+            crate::evaluate::evaluate_cell(&single, id),
+            crate::evaluate::evaluate_cell(&one, id),
+        );
+        assert_eq!(
+            a.map(|e| e.ledger.total_usd()),
+            b.map(|e| e.ledger.total_usd())
+        );
+    }
+    // Turns 1, 2, 4: each cell's run settings carry its turns; at a fixed iteration count an
+    // episode with more turns costs more (more tokens generated and prefilled per rollout).
+    let text = replace("[axes]", "[axes]\nturns = [1, 2, 4]").replace(
+        "budget = [\"1e17 flops\", \"1e18 flops\"]",
+        "iterations = [20]",
+    );
+    let three = parse_text(&text).unwrap();
+    assert_eq!(three.turn_runs.len(), 3);
+    let mut costs = Vec::new();
+    for t in 0..3u64 {
+        let i = AxisIndices {
+            turns: t as usize,
+            ..three.decode(0)
+        };
+        let id = three.encode(&i);
+        let cell = three.cell(id).unwrap();
+        assert_eq!(cell.turns, [1.0, 2.0, 4.0][t as usize]);
+        assert_eq!(cell.run_config(&three).run.agent.turns, cell.turns);
+        costs.push(
+            crate::evaluate::evaluate_cell(&three, id)
+                .unwrap()
+                .ledger
+                .total_usd(),
+        );
+    }
+    assert!(costs[0] < costs[1] && costs[1] < costs[2], "{costs:?}");
+    // Bad values and the double definition are named.
+    let m = error_of(&replace("[axes]", "[axes]\nturns = [0.5]"));
+    assert!(m.contains("axes.turns") && m.contains("between 1"), "{m}");
+    let m = error_of(&replace("[axes]", "[axes]\nturns = [2, 2]"));
+    assert!(m.contains("listed twice"), "{m}");
+    let m = error_of(&replace(
+        "[axes]",
+        "[agent]\nturns = 2\n\n[axes]\nturns = [1, 2]",
+    ));
+    assert!(m.contains("axes.turns") && m.contains("[agent]"), "{m}");
+}
