@@ -177,9 +177,19 @@ pub struct AgentFlags {
     /// Tokens one tool call returns into the context.
     #[arg(long, default_value_t = 0.0)]
     pub observation_tokens: f64,
+    /// Coefficient of variation of the turns across episodes (0: every episode takes --turns).
+    #[arg(long, default_value_t = 0.0)]
+    pub turns_cv: f64,
     /// Mean seconds one tool call takes.
     #[arg(long, default_value_t = 0.0)]
     pub tool_seconds: f64,
+    /// 99th percentile of one tool call's latency, seconds (0: every call takes the mean); a
+    /// round of calls then waits for its slowest.
+    #[arg(long, default_value_t = 0.0)]
+    pub tool_seconds_p99: f64,
+    /// Share of tool calls that fail and are retried until they succeed.
+    #[arg(long, default_value_t = 0.0)]
+    pub tool_failure_rate: f64,
     /// `sync` (every sequence waits at each tool call) or `async` (others keep decoding).
     #[arg(long, default_value = "sync")]
     pub environment_wait: rlfrontier::config::EnvironmentWait,
@@ -230,7 +240,10 @@ impl AgentFlags {
         let agent = rlfrontier::config::Agent {
             turns: self.turns,
             observation_tokens: self.observation_tokens,
+            turns_cv: self.turns_cv,
             tool_seconds: self.tool_seconds,
+            tool_seconds_p99: self.tool_seconds_p99,
+            tool_failure_rate: self.tool_failure_rate,
             wait: self.environment_wait,
             sandbox_usd_per_hour: self.sandbox_usd_per_hour,
             reward_sandbox_seconds: self.reward_sandbox_seconds,

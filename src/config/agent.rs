@@ -8,6 +8,9 @@ use std::fmt;
 
 use crate::error::suggestion;
 
+/// Φ⁻¹(0.99), the standard normal's 99th percentile.
+pub const Z99: f64 = 2.326_347_874_040_841;
+
 /// The most model turns per episode a run may have: beyond it the equivalent single-turn
 /// episode's context is far outside any engine's window.
 pub const MAX_TURNS: f64 = 1000.0;
@@ -49,8 +52,17 @@ pub struct Agent {
     pub turns: f64,
     /// Tokens one tool call returns into the context (prefilled, not generated).
     pub observation_tokens: f64,
+    /// Coefficient of variation of the turns across episodes (0: every episode takes `turns`);
+    /// widens the spread of episode lengths, so the longest episode of a step (the straggler).
+    pub turns_cv: f64,
     /// Mean seconds one tool call takes (sandbox start, execution, network).
     pub tool_seconds: f64,
+    /// The 99th percentile of one call's latency, seconds (0: every call takes the mean). With
+    /// it, latencies are lognormal and a round of calls waits for its slowest one.
+    pub tool_seconds_p99: f64,
+    /// Share of tool calls that fail and are retried until they succeed (each attempt takes the
+    /// call's time and sandbox again): 1 / (1 − rate) attempts per call.
+    pub tool_failure_rate: f64,
     /// Whether generation waits for the tools.
     pub wait: EnvironmentWait,
     /// US$ per hour of one sandbox running one tool call (a container or CPU slot).
@@ -67,7 +79,10 @@ impl Default for Agent {
         Agent {
             turns: 1.0,
             observation_tokens: 0.0,
+            turns_cv: 0.0,
             tool_seconds: 0.0,
+            tool_seconds_p99: 0.0,
+            tool_failure_rate: 0.0,
             wait: EnvironmentWait::Sync,
             sandbox_usd_per_hour: 0.0,
             reward_sandbox_seconds: 0.0,
@@ -80,6 +95,24 @@ impl Agent {
     /// Tool calls per episode: every turn but the last.
     pub fn tool_calls(&self) -> f64 {
         (self.turns - 1.0).max(0.0)
+    }
+
+    /// Attempts per successful tool call: 1 / (1 − failure rate), the mean of a geometric number
+    /// of tries.
+    pub fn attempts_per_call(&self) -> f64 {
+        1.0 / (1.0 - self.tool_failure_rate)
+    }
+
+    /// σ of ln(latency) when a p99 is given: the lognormal with the stated mean and p99, the less
+    /// heavy-tailed of the two that fit (ln(p99 / mean) = zσ − σ²/2, z = Φ⁻¹(0.99)); None without
+    /// a tail or when it cannot fit (`validate` refuses that).
+    pub fn tool_latency_sigma(&self) -> Option<f64> {
+        if self.tool_seconds_p99 <= 0.0 || self.tool_seconds <= 0.0 {
+            return None;
+        }
+        let ratio_ln = (self.tool_seconds_p99 / self.tool_seconds).ln();
+        let disc = Z99 * Z99 - 2.0 * ratio_ln;
+        (ratio_ln >= 0.0 && disc >= 0.0).then(|| Z99 - disc.sqrt())
     }
 
     /// Whether this is today's single-turn rollout with nothing outside the GPUs.
@@ -99,8 +132,52 @@ impl Agent {
                 ),
             ));
         }
+        if self.turns <= 1.0 && self.turns_cv > 0.0 {
+            return Err((
+                "turns_cv",
+                "must be 0 with 1 turn per episode (every episode has exactly one); raise turns first".to_string(),
+            ));
+        }
+        if !(self.turns_cv.is_finite() && (0.0..=10.0).contains(&self.turns_cv)) {
+            return Err((
+                "turns_cv",
+                format!("{} must lie between 0 and 10", self.turns_cv),
+            ));
+        }
+        if !(self.tool_failure_rate.is_finite() && (0.0..=0.95).contains(&self.tool_failure_rate)) {
+            return Err((
+                "tool_failure_rate",
+                format!(
+                    "{} must lie between 0 and 0.95 (a share of calls, retried until they succeed)",
+                    self.tool_failure_rate
+                ),
+            ));
+        }
+        if self.tool_seconds_p99 > 0.0 {
+            if self.tool_seconds_p99 < self.tool_seconds {
+                return Err((
+                    "tool_seconds_p99",
+                    format!(
+                        "{} is below the mean latency {} (tool_seconds); a 99th percentile is at least the mean of a lognormal",
+                        self.tool_seconds_p99, self.tool_seconds
+                    ),
+                ));
+            }
+            if self.tool_seconds > 0.0 && self.tool_latency_sigma().is_none() {
+                return Err((
+                    "tool_seconds_p99",
+                    format!(
+                        "{} is more than {:.1}x the mean latency {}: no lognormal has that tail; check the units, or raise tool_seconds to the mean including the slow calls",
+                        self.tool_seconds_p99,
+                        (Z99 * Z99 / 2.0).exp(),
+                        self.tool_seconds
+                    ),
+                ));
+            }
+        }
         for (field, value) in [
             ("observation_tokens", self.observation_tokens),
+            ("tool_seconds_p99", self.tool_seconds_p99),
             ("tool_seconds", self.tool_seconds),
             ("sandbox_usd_per_hour", self.sandbox_usd_per_hour),
             ("reward_sandbox_seconds", self.reward_sandbox_seconds),

@@ -14,11 +14,18 @@
 //!   (T − 1)·o/2 (observations arrive during the episode, not before it). The response cap
 //!   applies to the generated tokens of the whole episode, T·r, as veRL's multi-turn
 //!   `response_length` does.
-//! - **Waiting for tools** (phase `environment`, search bucket, GPU-hours): with turn-synchronous
-//!   rollouts the whole generation pool idles (T − 1)·t seconds per step (t the mean tool
-//!   latency); with asynchronous rollouts only the part of an episode's waiting that its decoding
-//!   cannot hide, max(0, (T − 1)·t − decode seconds).
-//! - **Sandboxes** (dollars outside the GPUs): every tool call holds a sandbox for t seconds, and
+//! - **Episodes of different lengths**: with turns varying across episodes (cv_T, `turns_cv`),
+//!   the episode's generated tokens T·r have cv² = (1 + cv_T²)(1 + cv_r²) − 1, which sets the
+//!   truncation rate and the straggler (the longest episode of the step) through the same
+//!   length model as single-turn responses.
+//! - **Waiting for tools** (phase `environment`, search bucket, GPU-hours): a call that fails is
+//!   retried (failure rate f: 1/(1 − f) attempts, each of mean latency t). With turn-synchronous
+//!   rollouts the whole generation pool idles (T − 1) rounds per step, each as long as its slowest
+//!   call: the mean attempts' time plus, when a p99 latency is given (lognormal latencies), the
+//!   slowest of the round's calls' excess over the mean. With asynchronous rollouts only the part
+//!   of the slowest episode's waiting that its decoding cannot hide,
+//!   max(0, (T − 1)·t/(1 − f) + excess − decode seconds).
+//! - **Sandboxes** (dollars outside the GPUs): every tool call attempt holds a sandbox for t seconds, and
 //!   a test-suite reward holds one for `reward_sandbox_seconds` per rollout; both at
 //!   `sandbox_usd_per_hour` (search bucket for tool calls, feedback for reward tests).
 //! - **API judge** (dollars outside the GPUs, feedback bucket): per rollout, the judge reads the
@@ -30,6 +37,7 @@
 //! (tested).
 
 use crate::config::{Agent, EnvironmentWait, Task};
+use crate::ledger::lengths::normal_quantile;
 
 /// The equivalent single-turn task of an episode (see the module documentation).
 pub fn equivalent_task(task: &Task, agent: &Agent) -> Task {
@@ -39,7 +47,36 @@ pub fn equivalent_task(task: &Task, agent: &Agent) -> Task {
         prompt_tokens: task.prompt_tokens + observations,
         mean_response_tokens: task.mean_response_tokens * turns,
         mean_response_tokens_end: task.mean_response_tokens_end.map(|r| r * turns),
+        response_length_cv: episode_length_cv(task.response_length_cv, agent.turns_cv),
         ..*task
+    }
+}
+
+/// The coefficient of variation of an episode's generated tokens T·r when the turns T and the
+/// per-turn length r vary independently (and an episode's turns share its length): the variance
+/// of a product of independent variables (Goodman, JASA 55, 1960),
+/// cv² = (1 + cv_T²)(1 + cv_r²) − 1. With a fixed number of turns it is the per-turn cv.
+pub fn episode_length_cv(per_turn_cv: f64, turns_cv: f64) -> f64 {
+    if turns_cv == 0.0 {
+        return per_turn_cv;
+    }
+    ((1.0 + turns_cv * turns_cv) * (1.0 + per_turn_cv * per_turn_cv) - 1.0).sqrt()
+}
+
+/// Expected seconds of the slowest of `calls` concurrent tool calls (first attempts): the
+/// lognormal latency's quantile at calls / (calls + 1), the usual approximation of the expected
+/// maximum of n draws (David and Nagaraja, Order Statistics, 3rd ed., 2003, §4.6), never below
+/// the mean. Without a stated tail every call takes the mean.
+pub fn slowest_call_seconds(agent: &Agent, calls: f64) -> f64 {
+    let mean = agent.tool_seconds;
+    match agent.tool_latency_sigma() {
+        Some(sigma) if calls >= 1.0 => {
+            let mu = mean.ln() - sigma * sigma / 2.0;
+            (mu + sigma * normal_quantile(calls / (calls + 1.0)))
+                .exp()
+                .max(mean)
+        }
+        _ => mean,
     }
 }
 
@@ -48,7 +85,7 @@ pub fn equivalent_task(task: &Task, agent: &Agent) -> Task {
 pub struct EnvironmentStep {
     /// Seconds the generation pool idles waiting for tools.
     pub wait_seconds: f64,
-    /// Tool calls made.
+    /// Tool call attempts made (retries included).
     pub tool_calls: f64,
     /// Sandbox dollars of tool calls (search bucket).
     pub tool_sandbox_usd: f64,
@@ -70,12 +107,21 @@ pub fn environment_step(
     decode_seconds: f64,
 ) -> EnvironmentStep {
     let calls_per_episode = agent.tool_calls();
-    let waiting = calls_per_episode * agent.tool_seconds;
-    let wait_seconds = match agent.wait {
-        EnvironmentWait::Sync => waiting,
-        EnvironmentWait::Async => (waiting - decode_seconds).max(0.0),
+    let attempts = agent.attempts_per_call();
+    // A call that fails is retried: its mean time is attempts × t. The tail: a round of
+    // `episodes` concurrent calls waits for its slowest one (sync); under async rollouts the
+    // slowest episode is taken to have met one slow call.
+    let mean_call = attempts * agent.tool_seconds;
+    let tail = if calls_per_episode > 0.0 {
+        slowest_call_seconds(agent, episodes) - agent.tool_seconds
+    } else {
+        0.0
     };
-    let tool_calls = episodes * calls_per_episode;
+    let wait_seconds = match agent.wait {
+        EnvironmentWait::Sync => calls_per_episode * (mean_call + tail),
+        EnvironmentWait::Async => (calls_per_episode * mean_call + tail - decode_seconds).max(0.0),
+    };
+    let tool_calls = episodes * calls_per_episode * attempts;
     let per_sandbox_second = agent.sandbox_usd_per_hour / crate::config::SECONDS_PER_HOUR;
     let (api_usd, api_seconds) = match &agent.api_judge {
         Some(api) => {
@@ -112,7 +158,10 @@ mod tests {
         Agent {
             turns: 4.0,
             observation_tokens: 300.0,
+            turns_cv: 0.0,
             tool_seconds: 2.0,
+            tool_seconds_p99: 0.0,
+            tool_failure_rate: 0.0,
             wait: EnvironmentWait::Sync,
             sandbox_usd_per_hour: 0.36,
             reward_sandbox_seconds: 10.0,
@@ -180,6 +229,87 @@ mod tests {
         assert_eq!(
             environment_step(&Agent::default(), 1000.0, 3156.0, 40.0),
             EnvironmentStep::default()
+        );
+    }
+
+    #[test]
+    fn varying_turns_widen_the_episode_length_by_hand() {
+        // cv_r 0.6, cv_T 0.5: (1.25 × 1.36 − 1)^½ = 0.7^½ = 0.83666.
+        assert!((episode_length_cv(0.6, 0.5) - 0.7f64.sqrt()).abs() < 1e-12);
+        assert_eq!(episode_length_cv(0.6, 0.0), 0.6);
+        let task = Task {
+            response_length_cv: 0.6,
+            ..Task::default()
+        };
+        let varying = Agent {
+            turns_cv: 0.5,
+            ..agent()
+        };
+        assert!(
+            (equivalent_task(&task, &varying).response_length_cv - 0.7f64.sqrt()).abs() < 1e-12
+        );
+    }
+
+    #[test]
+    fn retries_and_the_latency_tail_by_hand() {
+        // A failure rate of 0.2 makes 1.25 attempts per call: 3 calls × 1.25 × 2 s = 7.5 s of
+        // sync waiting, 3,750 attempts over 1,000 episodes, $0.75 of sandboxes.
+        let retried = Agent {
+            tool_failure_rate: 0.2,
+            ..agent()
+        };
+        let e = environment_step(&retried, 1000.0, 3156.0, 40.0);
+        assert!((e.wait_seconds - 7.5).abs() < 1e-12);
+        assert!((e.tool_calls - 3750.0).abs() < 1e-9);
+        assert!((e.tool_sandbox_usd - 0.75).abs() < 1e-12);
+        // A p99 of 6 s over a 2 s mean: ln 3 = 2.3263σ − σ²/2 → σ = 2.3263 − (2.3263² − 2 ln 3)^½
+        // = 0.5334; μ = ln 2 − σ²/2 = 0.5509. The slowest of 1,000 calls sits at the 1000/1001
+        // quantile, z = 3.0905: exp(0.5509 + 0.5334 × 3.0905) = 9.02 s.
+        let tailed = Agent {
+            tool_seconds_p99: 6.0,
+            ..agent()
+        };
+        let sigma = tailed.tool_latency_sigma().unwrap();
+        let expected_sigma =
+            2.326_347_874_040_841 - (2.326_347_874_040_841f64.powi(2) - 2.0 * 3f64.ln()).sqrt();
+        assert!((sigma - expected_sigma).abs() < 1e-12);
+        assert!((sigma - 0.5334).abs() < 5e-4, "{sigma}");
+        let slowest = slowest_call_seconds(&tailed, 1000.0);
+        let mu = 2f64.ln() - sigma * sigma / 2.0;
+        let z = crate::ledger::lengths::normal_quantile(1000.0 / 1001.0);
+        assert!((slowest - (mu + sigma * z).exp()).abs() < 1e-9);
+        assert!((slowest - 9.02).abs() < 0.01, "{slowest}");
+        // Sync: every one of the 3 rounds waits for its slowest call.
+        let e = environment_step(&tailed, 1000.0, 3156.0, 40.0);
+        assert!((e.wait_seconds - 3.0 * slowest).abs() < 1e-9);
+        // Sandboxes are paid at the mean: the tail does not change them.
+        assert!((e.tool_sandbox_usd - 0.60).abs() < 1e-12);
+        // Async: 3 × 2 s + one slow call's excess (7.02 s) = 13.02 s, less 10 s of decoding.
+        let e = environment_step(
+            &Agent {
+                wait: EnvironmentWait::Async,
+                ..tailed
+            },
+            1000.0,
+            3156.0,
+            10.0,
+        );
+        assert!((e.wait_seconds - (6.0 + slowest - 2.0 - 10.0)).abs() < 1e-9);
+        // A tail no lognormal can have is refused by name.
+        let bad = Agent {
+            tool_seconds_p99: 40.0,
+            ..agent()
+        };
+        assert_eq!(bad.validate().unwrap_err().0, "tool_seconds_p99");
+        assert_eq!(
+            Agent {
+                tool_failure_rate: 0.99,
+                ..agent()
+            }
+            .validate()
+            .unwrap_err()
+            .0,
+            "tool_failure_rate"
         );
     }
 }

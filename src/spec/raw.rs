@@ -115,7 +115,10 @@ pub(super) struct RawRun {
 pub(super) struct RawAgent {
     pub(super) turns: Option<Spanned>,
     pub(super) observation_tokens: Option<Spanned>,
+    pub(super) turns_cv: Option<Spanned>,
     pub(super) tool_seconds: Option<Spanned>,
+    pub(super) tool_seconds_p99: Option<Spanned>,
+    pub(super) tool_failure_rate: Option<Spanned>,
     pub(super) wait: Option<Spanned>,
     pub(super) sandbox_usd_per_hour: Option<Spanned>,
     pub(super) reward_sandbox_seconds: Option<Spanned>,

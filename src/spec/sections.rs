@@ -254,7 +254,10 @@ pub(super) fn agent(ra: &RawAgent, v: &Validator, catalog: &Catalog) -> Result<A
     let agent = Agent {
         turns: number(&ra.turns, "turns", d.turns)?,
         observation_tokens: number(&ra.observation_tokens, "observation_tokens", 0.0)?,
+        turns_cv: number(&ra.turns_cv, "turns_cv", 0.0)?,
         tool_seconds: number(&ra.tool_seconds, "tool_seconds", 0.0)?,
+        tool_seconds_p99: number(&ra.tool_seconds_p99, "tool_seconds_p99", 0.0)?,
+        tool_failure_rate: number(&ra.tool_failure_rate, "tool_failure_rate", 0.0)?,
         wait: v.named_or(&ra.wait, s, "wait", d.wait)?,
         sandbox_usd_per_hour: number(&ra.sandbox_usd_per_hour, "sandbox_usd_per_hour", 0.0)?,
         reward_sandbox_seconds: number(&ra.reward_sandbox_seconds, "reward_sandbox_seconds", 0.0)?,
