@@ -499,3 +499,110 @@ fn merge_finds_the_grid_from_another_working_directory() {
         .success();
     assert!(dir.path().join("merged/cells.csv").exists());
 }
+
+/// Stops a running command, sends it `name`, and lets it go on: the signal is then handled at a
+/// known point of its run (after start-up, before it could finish), whatever the machine's load.
+fn signal_mid_run(child: &std::process::Child, after: Duration, name: &str) {
+    std::thread::sleep(after);
+    signal(child.id(), "STOP");
+    signal(child.id(), name);
+    signal(child.id(), "CONT");
+}
+
+#[test]
+fn sigterm_during_plan_exits_143_and_writes_no_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("plan");
+    // Planning the million-cell grid takes a few hundred milliseconds in a debug build.
+    let child = Process::cargo_bin("rlfrontier")
+        .unwrap()
+        .args([
+            "plan",
+            repo("grids/big.toml").to_str().unwrap(),
+            "--pilot-budget",
+            "3e17 flops",
+            "--max-pilots",
+            "24",
+            "--out",
+        ])
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    signal_mid_run(&child, Duration::from_millis(120), "TERM");
+    let result = child.wait_with_output().unwrap();
+    assert_eq!(
+        result.status.code(),
+        Some(143),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let left: Vec<String> = names_in(&out)
+        .into_iter()
+        .filter(|n| n != "launch")
+        .collect();
+    assert!(left.is_empty(), "plan left {left:?}");
+    assert!(names_in(&out.join("launch")).is_empty());
+}
+
+#[test]
+fn sigint_during_merge_exits_130_and_writes_no_merged_output() {
+    let dir = tempfile::tempdir().unwrap();
+    // A 60,000-cell slice of the big grid, in two shards with every row.
+    let text = std::fs::read_to_string(repo("grids/big.toml"))
+        .unwrap()
+        .replace(
+            "update_epochs = [1, 2, 3, 4, 8]",
+            "update_epochs = [1, 2, 3]",
+        )
+        .replace(
+            r#"model = ["qwen2.5-0.5b", "qwen2.5-1.5b", "qwen2.5-3b", "qwen2.5-7b", "qwen2.5-14b", "qwen3-4b", "qwen3-8b"]"#,
+            r#"model = ["qwen2.5-0.5b", "qwen2.5-7b"]"#,
+        );
+    let grid_file = dir.path().join("slice.toml");
+    std::fs::write(&grid_file, text).unwrap();
+    let shards: Vec<PathBuf> = (0..2).map(|k| dir.path().join(format!("s{k}"))).collect();
+    for (k, shard) in shards.iter().enumerate() {
+        bin()
+            .args(["sweep", grid_file.to_str().unwrap(), "-q", "--shard"])
+            .arg(format!("{k}/2"))
+            .arg("--out")
+            .arg(shard)
+            .assert()
+            .success();
+    }
+    let out = dir.path().join("merged");
+    let child = Process::cargo_bin("rlfrontier")
+        .unwrap()
+        .arg("merge")
+        .args(&shards)
+        .arg("--out")
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    signal_mid_run(&child, Duration::from_millis(120), "INT");
+    let result = child.wait_with_output().unwrap();
+    assert_eq!(
+        result.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let left: Vec<String> = names_in(&out)
+        .into_iter()
+        .filter(|n| n != "plots")
+        .collect();
+    assert!(left.is_empty(), "merge left {left:?}");
+    // The shards are untouched and still merge.
+    bin()
+        .arg("merge")
+        .args(&shards)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    assert!(out.join("cells.csv").exists());
+}

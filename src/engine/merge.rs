@@ -1,7 +1,6 @@
 //! `merge`: shard outputs combined into exactly what an unsharded sweep writes.
 
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -277,7 +276,9 @@ fn read_shards(shard_dirs: &[PathBuf]) -> Result<Vec<Shard>> {
 }
 
 /// The shards' `cells.csv` rows concatenated in shard order (that is, cell order), with
-/// `on_frontier` recomputed over the merged front.
+/// `on_frontier` recomputed over the merged front. Rows stream from each shard's file to the
+/// output one at a time (memory does not grow with the shards), and a stop request (SIGINT,
+/// SIGTERM) is honoured every [`INTERRUPT_CHECK_ROWS`] rows.
 fn merged_cells(
     shards: &[Shard],
     out_dir: &Path,
@@ -286,19 +287,35 @@ fn merged_cells(
 ) -> Result<AtomicFile> {
     let frontier_ids = aggregate.front_ids();
     let (mut file, temp) = start_cells_csv(out_dir, &[])?;
-    for s in shards {
-        let bytes = shard_cells(&s.dir.join("cells.csv"), &frontier_ids, mode)?;
-        file.writer()
-            .write_all(&bytes)
-            .map_err(|e| Error::io(&temp, e))?;
+    {
+        let mut writer = csv::WriterBuilder::new()
+            .has_headers(false)
+            .from_writer(file.writer());
+        for s in shards {
+            copy_shard_cells(
+                &s.dir.join("cells.csv"),
+                &frontier_ids,
+                mode,
+                (&mut writer, &temp),
+            )?;
+        }
+        writer.flush().map_err(|e| Error::io(&temp, e))?;
     }
     Ok(file)
 }
 
-/// One shard's `cells.csv` rows, with `on_frontier` recomputed over the whole grid (and only
-/// frontier rows kept in frontier mode). Columns are found by name; a shard written with other
-/// columns (another tool version) is refused.
-fn shard_cells(path: &Path, frontier_ids: &BTreeSet<u64>, mode: CellsMode) -> Result<Vec<u8>> {
+/// Rows between two checks for a stop request while merging cells.
+pub const INTERRUPT_CHECK_ROWS: usize = 65_536;
+
+/// Copies one shard's `cells.csv` rows to `writer`, with `on_frontier` recomputed over the
+/// whole grid (and only frontier rows kept in frontier mode). Columns are found by name; a shard
+/// written with other columns (another tool version) is refused. Write errors name `out_path`.
+fn copy_shard_cells<W: std::io::Write>(
+    path: &Path,
+    frontier_ids: &BTreeSet<u64>,
+    mode: CellsMode,
+    (writer, out_path): (&mut csv::Writer<W>, &Path),
+) -> Result<()> {
     if !path.exists() && path.with_extension("parquet").exists() {
         return Err(Error::in_file(
             &path.with_extension("parquet"),
@@ -323,34 +340,32 @@ fn shard_cells(path: &Path, frontier_ids: &BTreeSet<u64>, mode: CellsMode) -> Re
     }
     let column = |name: &str| header.iter().position(|h| h == name).expect("checked");
     let (id_column, frontier_column) = (column("cell_id"), column("on_frontier"));
-    let mut writer = csv::WriterBuilder::new()
-        .has_headers(false)
-        .from_writer(Vec::new());
-    for (k, record) in reader.records().enumerate() {
-        let record = record.map_err(|e| Error::in_file(path, Some(k + 2), "", e.to_string()))?;
+    let mut record = csv::StringRecord::new();
+    let mut k = 0usize;
+    while reader
+        .read_record(&mut record)
+        .map_err(|e| Error::in_file(path, Some(k + 2), "", e.to_string()))?
+    {
+        if k.is_multiple_of(INTERRUPT_CHECK_ROWS) {
+            crate::interrupt::check()?;
+        }
         let id: u64 = record
             .get(id_column)
             .and_then(|v| v.parse().ok())
             .ok_or_else(|| Error::in_file(path, Some(k + 2), "cell_id", "not a cell id"))?;
+        k += 1;
         let on = frontier_ids.contains(&id);
         if mode == CellsMode::Frontier && !on {
             continue;
         }
-        let flag = on.to_string();
-        let fields: Vec<&str> = record
+        let flag = if on { "true" } else { "false" };
+        let fields = record
             .iter()
             .enumerate()
-            .map(|(j, field)| {
-                if j == frontier_column {
-                    flag.as_str()
-                } else {
-                    field
-                }
-            })
-            .collect();
+            .map(|(j, field)| if j == frontier_column { flag } else { field });
         writer
-            .write_record(&fields)
-            .expect("writing to memory cannot fail");
+            .write_record(fields)
+            .map_err(|e| Error::io(out_path, std::io::Error::other(e.to_string())))?;
     }
-    Ok(writer.into_inner().expect("flushing memory cannot fail"))
+    Ok(())
 }
