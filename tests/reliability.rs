@@ -606,3 +606,90 @@ fn sigint_during_merge_exits_130_and_writes_no_merged_output() {
         .success();
     assert!(out.join("cells.csv").exists());
 }
+
+/// A small tmpfs mounted for one test and unmounted when dropped; None where this process may
+/// not mount (not root, or a sandbox without the capability), and the test then says so.
+struct SmallDisk {
+    dir: tempfile::TempDir,
+}
+
+impl SmallDisk {
+    fn mount(size: &str) -> Option<SmallDisk> {
+        let dir = tempfile::tempdir().ok()?;
+        let mounted = Process::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir.path())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        mounted.then_some(SmallDisk { dir })
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Process::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+fn digests(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    names_in(dir)
+        .into_iter()
+        .filter(|n| n != "plots")
+        .map(|n| {
+            let bytes = std::fs::read(dir.join(&n)).unwrap();
+            (n, bytes)
+        })
+        .collect()
+}
+
+#[test]
+fn a_full_disk_fails_with_exit_1_and_keeps_the_previous_results_whole() {
+    let Some(disk) = SmallDisk::mount("3m") else {
+        eprintln!(
+            "skipped: cannot mount a tmpfs here (needs root); the commit protocol's unit tests inject the same failure"
+        );
+        return;
+    };
+    let out = disk.path().join("out");
+    // Frontier rows only: about 1 MB, fits.
+    bin()
+        .args([
+            "sweep",
+            grid("race-pilot").to_str().unwrap(),
+            "-q",
+            "--cells",
+            "frontier",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let before = digests(&out);
+    // Every row: cells.csv alone needs 3.6 MB. The disk fills while staging.
+    let result = bin()
+        .args(["sweep", grid("race-pilot").to_str().unwrap(), "-q", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(result.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(
+        stderr.contains("No space left on device") && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+    // The previous results are still there, byte for byte, with no temporary beside them.
+    assert_eq!(digests(&out), before);
+    // Into an empty folder, nothing is left at all.
+    let fresh = disk.path().join("fresh");
+    bin()
+        .args(["sweep", grid("race-pilot").to_str().unwrap(), "-q", "--out"])
+        .arg(&fresh)
+        .assert()
+        .code(1);
+    assert!(names_in(&fresh).is_empty(), "left {:?}", names_in(&fresh));
+}
