@@ -330,6 +330,7 @@ mod tests {
             indices: AxisIndices {
                 engine: 0,
                 turns: 0,
+                tool_seconds: 0,
                 model: 0,
                 finetune: 0,
                 reward: 0,

@@ -8,6 +8,10 @@ use std::fmt;
 
 use crate::error::suggestion;
 
+/// The longest mean tool call a run may state, seconds (a day): beyond it the number is a unit
+/// mistake.
+pub const MAX_TOOL_SECONDS: f64 = 86_400.0;
+
 /// Φ⁻¹(0.99), the standard normal's 99th percentile.
 pub const Z99: f64 = 2.326_347_874_040_841;
 
@@ -174,6 +178,15 @@ impl Agent {
                     ),
                 ));
             }
+        }
+        if self.tool_seconds > MAX_TOOL_SECONDS {
+            return Err((
+                "tool_seconds",
+                format!(
+                    "{} is more than a day ({MAX_TOOL_SECONDS} s) per call; check the unit (seconds)",
+                    self.tool_seconds
+                ),
+            ));
         }
         for (field, value) in [
             ("observation_tokens", self.observation_tokens),

@@ -432,4 +432,4 @@ named_enum!(RlStart { Base => "base", Tuned => "tuned" });
 mod framework;
 pub use framework::{DEFAULT_FRAMEWORK, Framework, FrameworkProfile};
 mod agent;
-pub use agent::{Agent, ApiJudge, EnvironmentWait, MAX_TURNS};
+pub use agent::{Agent, ApiJudge, EnvironmentWait, MAX_TOOL_SECONDS, MAX_TURNS};

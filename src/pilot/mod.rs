@@ -124,9 +124,11 @@ pub fn run_indices(grid: &Grid, run: &PilotRun, path: &Path, line: usize) -> Res
         })
     };
     Ok(AxisIndices {
-        // Pilots run on the grid's first engine and turns value (src/pilot/plan.rs says why).
+        // Pilots run on the grid's first engine, turns and tool latency (src/pilot/plan.rs says
+        // why).
         engine: 0,
         turns: 0,
+        tool_seconds: 0,
         model: find(
             Axis::Model.name(),
             a.model.iter().position(|m| m.id == run.model),
@@ -186,7 +188,7 @@ pub fn config_at<'g>(grid: &'g Grid, i: &AxisIndices, stop: Stop) -> RunConfig<'
         stop,
         hardware: &grid.engine_hardware[0],
         task: &grid.task,
-        run: &grid.turn_runs[i.turns],
+        run: grid.run_settings(i),
         measured_base_score: grid.measured_base_scores[i.model],
     }
 }

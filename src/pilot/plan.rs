@@ -64,10 +64,11 @@ fn lever_combinations(grid: &Grid) -> impl Iterator<Item = AxisIndices> + '_ {
         // Pilots measure the outcome, which does not depend on the rollout engine: they run on
         // the grid's first engine. They also run with the grid's first turns value: the prior
         // is neutral to turns (no allowed study measures them), so pilots at other turns would
-        // calibrate nothing the prior could carry.
+        // calibrate nothing the prior could carry; the same for the tool latency.
         AxisIndices {
             engine: 0,
             turns: 0,
+            tool_seconds: 0,
             model: d[0],
             finetune: d[1],
             reward: d[2],

@@ -37,6 +37,8 @@ pub struct CellRow {
     pub reward_model: String,
     /// Mean model turns per episode (1: single-turn).
     pub turns: Num,
+    /// Mean seconds of one tool call.
+    pub tool_seconds: Num,
     pub group_size: u64,
     pub max_response_len: u64,
     pub update_epochs: u64,
@@ -119,6 +121,7 @@ impl CellRow {
             reward: cell.reward.kind.as_str(),
             reward_model: cell.reward.model_id().to_string(),
             turns: Num(cell.turns),
+            tool_seconds: Num(cell.tool_seconds),
             group_size: cell.group_size,
             max_response_len: cell.max_response_len,
             update_epochs: cell.update_epochs,
@@ -280,7 +283,7 @@ mod tests {
     #[test]
     fn the_header_is_the_rows_field_list() {
         let columns = cell_columns();
-        assert_eq!(columns.len(), 58);
+        assert_eq!(columns.len(), 59);
         assert_eq!(columns.first().map(String::as_str), Some("cell_id"));
         assert_eq!(columns.last().map(String::as_str), Some("on_frontier"));
         assert_eq!(

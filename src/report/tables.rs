@@ -26,6 +26,8 @@ pub struct CellFields {
     pub reward_model: String,
     /// Mean model turns per episode (1: single-turn).
     pub turns: String,
+    /// Mean seconds of one tool call.
+    pub tool_seconds: String,
     /// G.
     pub group_size: String,
     /// Response cap.
@@ -47,7 +49,7 @@ pub struct CellFields {
 }
 
 /// Column names of [`CellFields::into_row`], in order; the same names as `cells.csv`.
-pub const CELL_HEADER: [&str; 13] = [
+pub const CELL_HEADER: [&str; 14] = [
     "engine",
     "model",
     "finetune",
@@ -55,6 +57,7 @@ pub const CELL_HEADER: [&str; 13] = [
     "reward",
     "reward_model",
     "turns",
+    "tool_seconds",
     "group_size",
     "max_response_len",
     "update_epochs",
@@ -65,7 +68,7 @@ pub const CELL_HEADER: [&str; 13] = [
 
 impl CellFields {
     /// The table columns in [`CELL_HEADER`] order.
-    pub fn into_row(self) -> [String; 13] {
+    pub fn into_row(self) -> [String; 14] {
         [
             self.engine,
             self.model,
@@ -74,6 +77,7 @@ impl CellFields {
             self.reward,
             self.reward_model,
             self.turns,
+            self.tool_seconds,
             self.group_size,
             self.max_response_len,
             self.update_epochs,
@@ -99,6 +103,7 @@ pub fn cell_fields(grid: &Grid, p: &Point) -> CellFields {
         reward: reward.kind.as_str().to_string(),
         reward_model: reward.model_id().to_string(),
         turns: number(a.turns[i.turns]),
+        tool_seconds: number(a.tool_seconds[i.tool_seconds]),
         group_size: a.group_size[i.group_size].to_string(),
         max_response_len: a.max_response_len[i.max_response_len].to_string(),
         update_epochs: a.update_epochs[i.update_epochs].to_string(),
@@ -119,11 +124,14 @@ pub fn regime_label(grid: &Grid, p: &Point) -> String {
     } else {
         String::new()
     };
-    let turns = if grid.axes.turns.len() > 1 || f.turns != "1" {
+    let mut turns = if grid.axes.turns.len() > 1 || f.turns != "1" {
         format!(", {} turns", f.turns)
     } else {
         String::new()
     };
+    if grid.axes.tool_seconds.len() > 1 {
+        turns.push_str(&format!(", tools {} s", f.tool_seconds));
+    }
     format!(
         "{} {}, {}{turns}, G {}, cap {}, {} epoch{}, {} prompts{engine}",
         f.model,

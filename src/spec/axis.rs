@@ -19,6 +19,8 @@ pub enum Axis {
     Reward,
     /// Model turns per episode (multi-turn agents; 1 for single-turn rollouts).
     Turns,
+    /// Mean seconds of one tool call (multi-turn agents).
+    ToolSeconds,
     /// Responses per prompt, G.
     GroupSize,
     /// Response cap, tokens.
@@ -33,12 +35,13 @@ pub enum Axis {
 
 impl Axis {
     /// Every axis, in decoding order (the last varies fastest along cell ids).
-    pub const ALL: [Axis; 10] = [
+    pub const ALL: [Axis; 11] = [
         Axis::Engine,
         Axis::Model,
         Axis::Finetune,
         Axis::Reward,
         Axis::Turns,
+        Axis::ToolSeconds,
         Axis::GroupSize,
         Axis::MaxResponseLen,
         Axis::UpdateEpochs,
@@ -63,6 +66,7 @@ impl Axis {
             Axis::Finetune => "finetune",
             Axis::Reward => "reward",
             Axis::Turns => "turns",
+            Axis::ToolSeconds => "tool_seconds",
             Axis::GroupSize => "group_size",
             Axis::MaxResponseLen => "max_response_len",
             Axis::UpdateEpochs => "update_epochs",
@@ -72,8 +76,8 @@ impl Axis {
     }
 
     /// Every axis's name, in [`Axis::ALL`] order (the cell columns of the tables).
-    pub const NAMES: [&'static str; 10] = {
-        let mut names = [""; 10];
+    pub const NAMES: [&'static str; 11] = {
+        let mut names = [""; 11];
         let mut i = 0;
         while i < Axis::ALL.len() {
             names[i] = Axis::ALL[i].name();
@@ -84,8 +88,8 @@ impl Axis {
 
     /// The keys of a grid's `[axes]` table: every axis, and `iterations` (the alternative to
     /// `budget`).
-    pub const GRID_KEYS: [&'static str; 11] = {
-        let mut keys = ["iterations"; 11];
+    pub const GRID_KEYS: [&'static str; 12] = {
+        let mut keys = ["iterations"; 12];
         let mut i = 0;
         while i < Axis::NAMES.len() {
             keys[i] = Axis::NAMES[i];
@@ -121,6 +125,7 @@ impl AxisIndices {
             Axis::Finetune => self.finetune,
             Axis::Reward => self.reward,
             Axis::Turns => self.turns,
+            Axis::ToolSeconds => self.tool_seconds,
             Axis::GroupSize => self.group_size,
             Axis::MaxResponseLen => self.max_response_len,
             Axis::UpdateEpochs => self.update_epochs,
@@ -137,6 +142,7 @@ impl AxisIndices {
             Axis::Finetune => &mut self.finetune,
             Axis::Reward => &mut self.reward,
             Axis::Turns => &mut self.turns,
+            Axis::ToolSeconds => &mut self.tool_seconds,
             Axis::GroupSize => &mut self.group_size,
             Axis::MaxResponseLen => &mut self.max_response_len,
             Axis::UpdateEpochs => &mut self.update_epochs,
@@ -148,7 +154,7 @@ impl AxisIndices {
     }
 
     /// Indices from digits in [`Axis::ALL`] order.
-    pub fn from_digits(digits: [usize; 10]) -> Self {
+    pub fn from_digits(digits: [usize; 11]) -> Self {
         // Written out (not folded over `with`): this runs once per cell in a sweep.
         let [
             engine,
@@ -156,6 +162,7 @@ impl AxisIndices {
             finetune,
             reward,
             turns,
+            tool_seconds,
             group_size,
             max_response_len,
             update_epochs,
@@ -168,6 +175,7 @@ impl AxisIndices {
             finetune,
             reward,
             turns,
+            tool_seconds,
             group_size,
             max_response_len,
             update_epochs,
@@ -183,7 +191,7 @@ mod tests {
 
     #[test]
     fn indices_round_trip_through_every_axis() {
-        let digits = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+        let digits = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11];
         let indices = AxisIndices::from_digits(digits);
         for (k, axis) in Axis::ALL.iter().enumerate() {
             assert_eq!(indices.get(*axis), digits[k], "{axis}");

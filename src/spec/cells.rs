@@ -1,7 +1,7 @@
 //! Cells: one point of the grid, decoded from its index by mixed-radix arithmetic so that a grid of
 //! millions of cells is never materialised.
 //!
-//! Axis order (slowest to fastest): engine, model, finetune, reward, turns, group_size,
+//! Axis order (slowest to fastest): engine, model, finetune, reward, turns, tool_seconds, group_size,
 //! max_response_len, update_epochs, prompts_per_step, budget. `cell_id` is the index in the full product; cells
 //! pruned by `[constraints]` keep their ids, so ids stay stable when a constraint changes.
 
@@ -25,6 +25,9 @@ pub struct AxisIndices {
     /// Index into `axes.turns` (0 in grids that do not sweep the turns).
     #[serde(default)]
     pub turns: usize,
+    /// Index into `axes.tool_seconds` (0 in grids that do not sweep the tool latency).
+    #[serde(default)]
+    pub tool_seconds: usize,
     /// Index into `axes.group_size`.
     pub group_size: usize,
     /// Index into `axes.max_response_len`.
@@ -54,6 +57,8 @@ pub struct Cell<'g> {
     pub reward: &'g Reward,
     /// Model turns per episode.
     pub turns: f64,
+    /// Mean seconds of one tool call.
+    pub tool_seconds: f64,
     /// Responses per prompt.
     pub group_size: u64,
     /// Response length cap, tokens.
@@ -68,7 +73,7 @@ pub struct Cell<'g> {
 
 impl Grid {
     /// Axis lengths in decoding order (slowest first).
-    pub fn radices(&self) -> [u64; 10] {
+    pub fn radices(&self) -> [u64; 11] {
         let a = &self.axes;
         [
             a.engine.len() as u64,
@@ -76,6 +81,7 @@ impl Grid {
             a.finetune.len() as u64,
             a.reward.len() as u64,
             a.turns.len() as u64,
+            a.tool_seconds.len() as u64,
             a.group_size.len() as u64,
             a.max_response_len.len() as u64,
             a.update_epochs.len() as u64,
@@ -123,6 +129,7 @@ impl Grid {
             a.finetune.len(),
             a.reward.len(),
             a.turns.len(),
+            a.tool_seconds.len(),
             a.max_response_len.len(),
             a.update_epochs.len(),
             a.budget.len(),
@@ -136,8 +143,8 @@ impl Grid {
     pub fn decode(&self, id: u64) -> AxisIndices {
         let r = self.radices();
         let mut rest = id;
-        let mut digits = [0usize; 10];
-        for axis in (0..10).rev() {
+        let mut digits = [0usize; 11];
+        for axis in (0..11).rev() {
             digits[axis] = (rest % r[axis]) as usize;
             rest /= r[axis];
         }
@@ -153,6 +160,7 @@ impl Grid {
             i.finetune,
             i.reward,
             i.turns,
+            i.tool_seconds,
             i.group_size,
             i.max_response_len,
             i.update_epochs,
@@ -190,6 +198,7 @@ impl Grid {
             finetune: a.finetune[i.finetune],
             reward: &a.reward[i.reward],
             turns: a.turns[i.turns],
+            tool_seconds: a.tool_seconds[i.tool_seconds],
             group_size,
             max_response_len: a.max_response_len[i.max_response_len],
             update_epochs: a.update_epochs[i.update_epochs],
@@ -213,7 +222,7 @@ impl<'g> Cell<'g> {
             stop: self.stop,
             hardware: &grid.engine_hardware[self.indices.engine],
             task: &grid.task,
-            run: &grid.turn_runs[self.indices.turns],
+            run: grid.run_settings(&self.indices),
             measured_base_score: grid.measured_base_scores[self.indices.model],
         }
     }

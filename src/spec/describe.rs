@@ -58,11 +58,16 @@ pub fn describe(grid: &Grid) -> String {
         join(a.reward.iter().map(|r| r.to_string()).collect()),
         a.reward.len().to_string(),
     ]);
-    table.row([
-        Axis::Turns.name().to_string(),
-        join(a.turns.iter().map(|&t| crate::format::number(t)).collect()),
-        a.turns.len().to_string(),
-    ]);
+    for (axis, values) in [
+        (Axis::Turns, &a.turns),
+        (Axis::ToolSeconds, &a.tool_seconds),
+    ] {
+        table.row([
+            axis.name().to_string(),
+            join(values.iter().map(|&x| crate::format::number(x)).collect()),
+            values.len().to_string(),
+        ]);
+    }
     for axis in Axis::NUMERIC {
         let values = axis
             .numeric_values(a)
@@ -121,6 +126,10 @@ pub fn describe_json(grid: &Grid) -> serde_json::Value {
         a.reward.iter().map(|r| r.to_string()).collect(),
     );
     axes.insert(Axis::Turns.name().into(), a.turns.clone().into());
+    axes.insert(
+        Axis::ToolSeconds.name().into(),
+        a.tool_seconds.clone().into(),
+    );
     for axis in Axis::NUMERIC {
         let values = axis
             .numeric_values(a)

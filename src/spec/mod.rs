@@ -80,6 +80,8 @@ pub struct Axes {
     pub reward: Vec<Reward>,
     /// Mean model turns per episode (`[axes] turns`; otherwise the one of `[agent] turns`).
     pub turns: Vec<f64>,
+    /// Mean seconds of one tool call (`[axes] tool_seconds`; otherwise `[agent] tool_seconds`).
+    pub tool_seconds: Vec<f64>,
     /// Responses per prompt, G.
     pub group_size: Vec<u64>,
     /// Response length caps, tokens.
@@ -110,9 +112,10 @@ pub struct Grid {
     /// The cluster once per entry of `axes.engine` (the same settings, that engine): what each
     /// cell runs on.
     pub engine_hardware: Vec<Hardware>,
-    /// The run settings once per entry of `axes.turns` (the same settings, that many turns per
-    /// episode): what each cell runs with.
-    pub turn_runs: Vec<RunSettings>,
+    /// The run settings once per combination of `axes.turns` and `axes.tool_seconds` (the same
+    /// settings with that episode shape), turns-major: what each cell runs with
+    /// ([`Grid::run_settings`]).
+    pub agent_runs: Vec<RunSettings>,
     /// Task.
     pub task: Task,
     /// Run settings.
@@ -220,6 +223,14 @@ pub fn hex(bytes: &[u8]) -> String {
     crate::format::hex(bytes)
 }
 
+impl Grid {
+    /// The run settings of a cell: the grid's `[run]` with the cell's episode shape (turns and
+    /// tool latency) in its agent settings.
+    pub fn run_settings(&self, i: &AxisIndices) -> &RunSettings {
+        &self.agent_runs[i.turns * self.axes.tool_seconds.len() + i.tool_seconds]
+    }
+}
+
 /// Parses and validates grid text; `path` is used in messages only.
 pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
     let raw: RawGrid = toml::from_str(text).map_err(|e| unknown_key_error(path, text, &e))?;
@@ -236,7 +247,10 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
         catalog,
         run.algorithm,
         &hardware.engine,
-        (run.agent.turns, raw.agent.turns.is_some()),
+        [
+            (run.agent.turns, raw.agent.turns.is_some()),
+            (run.agent.tool_seconds, raw.agent.tool_seconds.is_some()),
+        ],
     )?;
     let constraints = sections::constraints(&raw.constraints, &v)?;
     let outcome_table = parse_outcome(&raw.outcome, &v)?;
@@ -279,18 +293,31 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
             ..hardware.clone()
         })
         .collect();
-    let turn_runs = axes
-        .turns
-        .iter()
-        .map(|&turns| {
+    let mut agent_runs = Vec::with_capacity(axes.turns.len() * axes.tool_seconds.len());
+    for &turns in &axes.turns {
+        for &tool_seconds in &axes.tool_seconds {
             let mut settings = run.clone();
             settings.agent.turns = turns;
-            settings
-        })
-        .collect();
+            settings.agent.tool_seconds = tool_seconds;
+            // Each combination must make sense on its own (a p99 below a swept mean, say).
+            settings.agent.validate().map_err(|(key, message)| {
+                let section = if key == "turns" || key == "tool_seconds" {
+                    "axes"
+                } else {
+                    "agent"
+                };
+                v.err(
+                    Some(section),
+                    key,
+                    format!("with turns = {turns} and tool_seconds = {tool_seconds}: {message}"),
+                )
+            })?;
+            agent_runs.push(settings);
+        }
+    }
     let grid = Grid {
         engine_hardware,
-        turn_runs,
+        agent_runs,
         name,
         description,
         seed,

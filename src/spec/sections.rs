@@ -425,7 +425,7 @@ pub(super) fn axes(
     catalog: &Catalog,
     algorithm: Algorithm,
     hardware_engine: &crate::catalog::EngineSpec,
-    (agent_turns, agent_turns_given): (f64, bool),
+    agent_shape: [(f64, bool); 2],
 ) -> Result<Axes> {
     let Some(ra) = raw else {
         return Err(v.missing(
@@ -524,46 +524,26 @@ pub(super) fn axes(
                 .collect::<Result<Vec<_>>>()?
         }
     };
-    // Turns: `[axes] turns` sweeps the mean model turns per episode (the rest of `[agent]` is
-    // shared); otherwise the one of `[agent] turns` (1, single-turn, by default).
-    let turns = match &ra.turns {
-        None => vec![agent_turns],
-        Some(_) if agent_turns_given => {
-            return Err(v.err(
-                ax,
-                "turns",
-                "is also set in [agent]; keep one: `[axes] turns = [1, 2, 4]` to sweep it, or `[agent] turns` for one value",
-            ));
-        }
-        Some(_) => {
-            let items = v.list(&ra.turns, ax, "turns", "turns = [1, 2, 4]")?;
-            let mut out: Vec<f64> = Vec::with_capacity(items.len());
-            for item in &items {
-                let t = v.float(item, ax, "turns")?;
-                if !(1.0..=crate::config::MAX_TURNS).contains(&t) {
-                    return Err(v.err_at(
-                        item,
-                        ax,
-                        "turns",
-                        format!(
-                            "{t} must lie between 1 (single-turn) and {}",
-                            crate::config::MAX_TURNS
-                        ),
-                    ));
-                }
-                if out.contains(&t) {
-                    return Err(v.err_at(
-                        item,
-                        ax,
-                        "turns",
-                        format!("{t} is listed twice; remove the duplicate"),
-                    ));
-                }
-                out.push(t);
-            }
-            out
-        }
-    };
+    // The episode's shape: `[axes] turns` and `[axes] tool_seconds` sweep the mean model turns
+    // per episode and the mean tool latency (the rest of `[agent]` is shared); otherwise the one
+    // value of `[agent]` (single-turn, no tools, by default).
+    let [(agent_turns, turns_in_agent), (agent_tool, tool_in_agent)] = agent_shape;
+    let turns = agent_axis(
+        v,
+        &ra.turns,
+        "turns",
+        (agent_turns, turns_in_agent),
+        (1.0, crate::config::MAX_TURNS),
+        "turns = [1, 2, 4]",
+    )?;
+    let tool_seconds = agent_axis(
+        v,
+        &ra.tool_seconds,
+        "tool_seconds",
+        (agent_tool, tool_in_agent),
+        (0.0, crate::config::MAX_TOOL_SECONDS),
+        "tool_seconds = [0.5, 5, 30]",
+    )?;
     v.no_duplicates(ax, "model", &model_ids)?;
     v.no_duplicates(
         ax,
@@ -581,6 +561,7 @@ pub(super) fn axes(
         finetune,
         reward,
         turns,
+        tool_seconds,
         group_size,
         max_response_len,
         update_epochs,
@@ -588,6 +569,54 @@ pub(super) fn axes(
         budget,
     };
     Ok(axes)
+}
+
+/// An axis of the episode's shape (`turns`, `tool_seconds`): the listed numbers, each within
+/// `range` and listed once; or, without the key, `[agent]`'s one value. Setting it in both
+/// places is refused, naming both.
+fn agent_axis(
+    v: &Validator,
+    value: &Option<Spanned>,
+    key: &str,
+    (agent_value, in_agent): (f64, bool),
+    (low, high): (f64, f64),
+    example: &str,
+) -> Result<Vec<f64>> {
+    let ax = Some("axes");
+    if value.is_none() {
+        return Ok(vec![agent_value]);
+    }
+    if in_agent {
+        return Err(v.err(
+            ax,
+            key,
+            format!(
+                "is also set in [agent]; keep one: `[axes] {example}` to sweep it, or `[agent] {key}` for one value"
+            ),
+        ));
+    }
+    let mut out: Vec<f64> = Vec::new();
+    for item in &v.list(value, ax, key, example)? {
+        let x = v.float(item, ax, key)?;
+        if !(low..=high).contains(&x) {
+            return Err(v.err_at(
+                item,
+                ax,
+                key,
+                format!("{x} must lie between {low} and {high}"),
+            ));
+        }
+        if out.contains(&x) {
+            return Err(v.err_at(
+                item,
+                ax,
+                key,
+                format!("{x} is listed twice; remove the duplicate"),
+            ));
+        }
+        out.push(x);
+    }
+    Ok(out)
 }
 
 /// `[constraints]`: bounds on rollouts per step.

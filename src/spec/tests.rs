@@ -601,7 +601,7 @@ fn a_turns_axis_sweeps_episode_turns_and_one_turn_is_the_single_turn_grid() {
         "iterations = [20]",
     );
     let three = parse_text(&text).unwrap();
-    assert_eq!(three.turn_runs.len(), 3);
+    assert_eq!(three.agent_runs.len(), 3);
     let mut costs = Vec::new();
     for t in 0..3u64 {
         let i = AxisIndices {
@@ -630,4 +630,51 @@ fn a_turns_axis_sweeps_episode_turns_and_one_turn_is_the_single_turn_grid() {
         "[agent]\nturns = 2\n\n[axes]\nturns = [1, 2]",
     ));
     assert!(m.contains("axes.turns") && m.contains("[agent]"), "{m}");
+}
+
+#[test]
+fn a_tool_latency_axis_prices_waiting_and_each_combination_is_checked() {
+    let text = replace(
+        "[axes]",
+        "[agent]\nturns = 3\nwait = \"sync\"\nsandbox_usd_per_hour = 1.0\n\n[axes]\ntool_seconds = [0.5, 5, 30]",
+    )
+    .replace(
+        "budget = [\"1e17 flops\", \"1e18 flops\"]",
+        "iterations = [20]",
+    );
+    let g = parse_text(&text).unwrap();
+    assert_eq!(g.axes.tool_seconds, vec![0.5, 5.0, 30.0]);
+    assert_eq!(g.agent_runs.len(), 3);
+    let base = g.decode(0);
+    let mut waits = Vec::new();
+    for k in 0..3 {
+        let i = AxisIndices {
+            tool_seconds: k,
+            ..base
+        };
+        let cell = g.cell(g.encode(&i)).unwrap();
+        let config = cell.run_config(&g);
+        assert_eq!(config.run.agent.tool_seconds, cell.tool_seconds);
+        assert_eq!(config.run.agent.turns, 3.0);
+        let e = crate::evaluate::evaluate_cell(&g, cell.id).unwrap();
+        waits.push(e.ledger.environment_usd_per_step + e.ledger.total_usd());
+    }
+    // Sync rollouts wait 2 calls x t per step: more latency, more idle GPU and sandbox money.
+    assert!(waits[0] < waits[1] && waits[1] < waits[2], "{waits:?}");
+    // A p99 below one of the swept means is refused, naming the combination.
+    let m = error_of(&text.replace("turns = 3\n", "turns = 3\ntool_seconds_p99 = 6\n"));
+    assert!(
+        m.contains("tool_seconds = 30") && m.contains("99th percentile"),
+        "{m}"
+    );
+    let m = error_of(&replace("[axes]", "[axes]\ntool_seconds = [-1]"));
+    assert!(
+        m.contains("axes.tool_seconds") && m.contains("between 0"),
+        "{m}"
+    );
+    let m = error_of(&replace(
+        "[axes]",
+        "[agent]\ntool_seconds = 2\n\n[axes]\ntool_seconds = [1, 2]",
+    ));
+    assert!(m.contains("[agent]"), "{m}");
 }
