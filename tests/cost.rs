@@ -727,3 +727,68 @@ fn an_api_judge_from_the_catalog_is_priced_as_its_listed_prices() {
         .code(2)
         .stderr(predicate::str::contains("did you mean `gpt-4o-mini`"));
 }
+
+/// The README's agentic comparison (section "Agents"): veRL's published per-step timings of a
+/// ReTool run on 32 H20s (volcengine/verl@b178a3cd docs/advance/fully_async.md) against this
+/// ledger. The README's table quotes these numbers; a ledger change that moves them must update
+/// it.
+#[test]
+fn the_readme_retool_comparison_holds() {
+    let output = common::bin()
+        .args([
+            "cost",
+            "--model",
+            "qwen2.5-7b-instruct",
+            "--gpu",
+            "h20",
+            "--gpus",
+            "32",
+            "--prompts-per-step",
+            "64",
+            "--group-size",
+            "16",
+            "--max-response-len",
+            "16384",
+            "--mean-response-tokens",
+            "560",
+            "--turns",
+            "7.78",
+            "--observation-tokens",
+            "100",
+            "--tool-seconds",
+            "1.61",
+            "--no-kl-reference",
+            "--steps",
+            "100",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let phase = |name: &str| -> f64 {
+        report["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap()["seconds_per_step"]
+            .as_f64()
+            .unwrap()
+    };
+    let generation = phase("prefill") + phase("decode") + phase("environment");
+    let round = |x: f64| (x * 100.0).round() / 100.0;
+    assert_eq!(round(generation), 138.95);
+    assert_eq!(round(phase("old_logprob")), 32.50);
+    assert_eq!(round(phase("update")), 157.74);
+    assert_eq!(round(report["step_seconds"].as_f64().unwrap()), 332.20);
+    // The ratios the README states, against the published 228.03, 35.19, 111.84 and 375.47 s.
+    for (ours, published, ratio) in [
+        (generation, 228.03, 0.61),
+        (phase("old_logprob"), 35.19, 0.92),
+        (phase("update"), 111.84, 1.41),
+        (report["step_seconds"].as_f64().unwrap(), 375.47, 0.88),
+    ] {
+        assert_eq!(((ours / published) * 100.0).round() / 100.0, ratio);
+    }
+}
