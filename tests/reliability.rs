@@ -509,41 +509,53 @@ fn signal_mid_run(child: &std::process::Child, after: Duration, name: &str) {
     signal(child.id(), "CONT");
 }
 
+/// Runs `rlfrontier ARGS`, sends it `name` mid-run and checks its exit code.
+fn interrupted_run(args: &[std::ffi::OsString], name: &str, expected_code: i32) {
+    let child = Process::cargo_bin("rlfrontier")
+        .unwrap()
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    signal_mid_run(&child, Duration::from_millis(120), name);
+    let result = child.wait_with_output().unwrap();
+    assert_eq!(
+        result.status.code(),
+        Some(expected_code),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+}
+
+/// The entries of `dir` other than `folder` (an empty subfolder a command creates up front).
+fn names_besides(dir: &Path, folder: &str) -> Vec<String> {
+    let left: Vec<String> = names_in(dir).into_iter().filter(|n| n != folder).collect();
+    assert!(
+        names_in(&dir.join(folder)).is_empty(),
+        "{folder} is not empty"
+    );
+    left
+}
+
 #[test]
 fn sigterm_during_plan_exits_143_and_writes_no_plan() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("plan");
     // Planning the million-cell grid takes a few hundred milliseconds in a debug build.
-    let child = Process::cargo_bin("rlfrontier")
-        .unwrap()
-        .args([
-            "plan",
-            repo("grids/big.toml").to_str().unwrap(),
-            "--pilot-budget",
-            "3e17 flops",
-            "--max-pilots",
-            "24",
-            "--out",
-        ])
-        .arg(&out)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    signal_mid_run(&child, Duration::from_millis(120), "TERM");
-    let result = child.wait_with_output().unwrap();
-    assert_eq!(
-        result.status.code(),
-        Some(143),
-        "{}",
-        String::from_utf8_lossy(&result.stderr)
-    );
-    let left: Vec<String> = names_in(&out)
-        .into_iter()
-        .filter(|n| n != "launch")
-        .collect();
+    let args: Vec<std::ffi::OsString> = vec![
+        "plan".into(),
+        repo("grids/big.toml").into(),
+        "--pilot-budget".into(),
+        "3e17 flops".into(),
+        "--max-pilots".into(),
+        "24".into(),
+        "--out".into(),
+        out.clone().into(),
+    ];
+    interrupted_run(&args, "TERM", 143);
+    let left = names_besides(&out, "launch");
     assert!(left.is_empty(), "plan left {left:?}");
-    assert!(names_in(&out.join("launch")).is_empty());
 }
 
 #[test]
@@ -573,28 +585,11 @@ fn sigint_during_merge_exits_130_and_writes_no_merged_output() {
             .success();
     }
     let out = dir.path().join("merged");
-    let child = Process::cargo_bin("rlfrontier")
-        .unwrap()
-        .arg("merge")
-        .args(&shards)
-        .arg("--out")
-        .arg(&out)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    signal_mid_run(&child, Duration::from_millis(120), "INT");
-    let result = child.wait_with_output().unwrap();
-    assert_eq!(
-        result.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&result.stderr)
-    );
-    let left: Vec<String> = names_in(&out)
-        .into_iter()
-        .filter(|n| n != "plots")
-        .collect();
+    let mut args: Vec<std::ffi::OsString> = vec!["merge".into()];
+    args.extend(shards.iter().map(|s| s.clone().into()));
+    args.extend(["--out".into(), out.clone().into()]);
+    interrupted_run(&args, "INT", 130);
+    let left = names_besides(&out, "plots");
     assert!(left.is_empty(), "merge left {left:?}");
     // The shards are untouched and still merge.
     bin()

@@ -343,6 +343,7 @@ pub fn tan_size_effect(evidence: &Evidence, params: &OutcomeParams) -> Option<Or
     let published = logit(large) - logit(small);
     let at = |params_b: f64| {
         let s = run_signal(
+            crate::fit::evidence::training_profile(),
             params_b,
             64.0,
             8,

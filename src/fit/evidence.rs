@@ -337,40 +337,16 @@ pub fn parse_evidence(bytes: &[u8], path: &Path) -> Result<Evidence> {
 
 /// The default task's pass-rate profile (mean 0.35, concentration 2) stands for the training
 /// prompts of both studies, whose profiles are not published.
-fn training_profile() -> (f64, f64) {
+pub fn training_profile() -> (f64, f64) {
     let task = crate::config::Task::default();
     (task.pass_rate_mean, task.pass_rate_concentration)
 }
 
-/// A run's signal for the prior: `steps` iterations of `prompts × group` rollouts with a cap,
-/// on the default task's pass-rate profile.
+/// A run's signal for the prior: `steps` iterations of `prompts × group` rollouts with a cap, on
+/// a pass-rate profile (mean, concentration; [`training_profile`] for the published runs whose
+/// profiles are not published).
 #[allow(clippy::too_many_arguments)] // one argument per published run setting
 pub fn run_signal(
-    params_b: f64,
-    prompts: f64,
-    group: u64,
-    cap_tokens: f64,
-    mean_response_tokens: f64,
-    steps: f64,
-    start: RlStart,
-    measured_base_score: Option<f64>,
-) -> CellSignal {
-    signal_on_profile(
-        training_profile(),
-        params_b,
-        prompts,
-        group,
-        cap_tokens,
-        mean_response_tokens,
-        steps,
-        start,
-        measured_base_score,
-    )
-}
-
-/// [`run_signal`] on a given pass-rate profile (mean, concentration).
-#[allow(clippy::too_many_arguments)] // one argument per published run setting
-pub fn signal_on_profile(
     (mean, concentration): (f64, f64),
     params_b: f64,
     prompts: f64,
@@ -407,7 +383,7 @@ pub fn signal_on_profile(
 /// as `rollouts` (IsoCompute's compute unit) buys, from a base score of 0.5 (the best n does not
 /// depend on it much; the paper reports validation reward, not a base).
 pub fn isocompute_signal(profile: (f64, f64), group: u64, rollouts: f64) -> CellSignal {
-    signal_on_profile(
+    run_signal(
         profile,
         ISOCOMPUTE_PARAMS_B,
         ISOCOMPUTE_PROBLEMS,
@@ -456,6 +432,7 @@ pub fn simplerl_signal(o: &Outcome) -> CellSignal {
     let (prompts, group, cap, steps) = SIMPLERL_RUN;
     let mean = crate::config::Task::default().mean_response_tokens;
     run_signal(
+        training_profile(),
         o.params_b,
         prompts,
         group,
@@ -470,6 +447,7 @@ pub fn simplerl_signal(o: &Outcome) -> CellSignal {
 /// A ScaleRL run's signal at `steps` from the base score `r0`.
 pub fn scalerl_signal(run: &ScaleRlRun, steps: f64, r0: f64) -> CellSignal {
     run_signal(
+        training_profile(),
         SCALERL_PARAMS / 1e9,
         run.prompts as f64,
         run.group,
