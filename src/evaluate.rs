@@ -1,7 +1,7 @@
 //! One cell evaluated: its ledger and its predicted score, and the quantities derived from both
 //! that every table shares (cost in the grid's budget unit, dollars per point).
 
-use crate::ledger::{Ledger, evaluate};
+use crate::ledger::Ledger;
 use crate::outcome::{CellSignal, Prediction, predict};
 use crate::spec::{BudgetAxis, Cell, Grid};
 
@@ -20,17 +20,21 @@ pub struct Evaluated<'g> {
 
 /// Evaluates the cell with this id (None when the constraints prune it).
 pub fn evaluate_cell(grid: &Grid, id: u64) -> Option<Evaluated<'_>> {
-    let cell = grid.cell(id)?;
+    Some(evaluate(grid, grid.cell(id)?))
+}
+
+/// Evaluates a cell of `grid` (from [`Grid::cell`] or [`Grid::cells_in`]).
+pub fn evaluate<'g>(grid: &'g Grid, cell: Cell<'g>) -> Evaluated<'g> {
     let config = cell.run_config(grid);
-    let ledger = evaluate(&config);
+    let ledger = crate::ledger::evaluate(&config);
     let signal = CellSignal::of(&config, &ledger);
     let prediction = predict(&grid.outcome, &signal);
-    Some(Evaluated {
+    Evaluated {
         cell,
         ledger,
         prediction,
         signal,
-    })
+    }
 }
 
 /// The cell's prediction on every target metric after the first (`[outcome] metrics`): the same

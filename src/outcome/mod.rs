@@ -258,7 +258,12 @@ pub fn parts(params: &OutcomeParams, s: &CellSignal) -> Parts {
         .ln();
     // IsoCompute (arXiv 2603.12151, Question 1 obs. 2): past a point more rollouts per step no
     // longer raise what a fixed base model and problem set can reach.
-    let ceiling_rollouts_ln = rollouts_ln.min((v(RolloutSaturation) / REFERENCE_ROLLOUTS).ln());
+    // (Compared in linear space: the logarithm is taken only for saturated cells.)
+    let ceiling_rollouts_ln = if s.useful_rollouts_per_step > v(RolloutSaturation) {
+        (v(RolloutSaturation) / REFERENCE_ROLLOUTS).ln()
+    } else {
+        rollouts_ln
+    };
     let multiplier = pow_ln(s.coverage.clamp(0.0, 1.0).ln(), v(CoverageExponent))
         * pow_ln(
             (1.0 - s.truncation_rate).clamp(0.0, 1.0).ln(),
@@ -296,9 +301,14 @@ pub fn parts(params: &OutcomeParams, s: &CellSignal) -> Parts {
         + v(KMidLengthExponent)
             * (s.response_cap_tokens.max(REFERENCE_RESPONSE_CAP) / REFERENCE_RESPONSE_CAP).ln()
         + zero_rl
-        // IsoCompute (Question 1 obs. 3): harder sets need more sequential updates.
-        + v(DifficultyTimeExponent)
-            * (REFERENCE_PASS_RATE / s.pass_rate_mean.max(MIN_PASS_RATE)).ln();
+        // IsoCompute (Question 1 obs. 3): harder sets need more sequential updates. (At the
+        // reference pass rate the term is exactly 0: no logarithm for the default task.)
+        + if s.pass_rate_mean == REFERENCE_PASS_RATE {
+            0.0
+        } else {
+            v(DifficultyTimeExponent)
+                * (REFERENCE_PASS_RATE / s.pass_rate_mean.max(MIN_PASS_RATE)).ln()
+        };
     Parts {
         base_score: r0,
         base_logit: logit(r0),

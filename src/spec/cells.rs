@@ -141,6 +141,11 @@ impl Grid {
 
     /// Decodes a cell index into per-axis indices (mixed radix, last axis fastest).
     pub fn decode(&self, id: u64) -> AxisIndices {
+        AxisIndices::from_digits(self.digits(id))
+    }
+
+    /// A cell index's digits in [`Axis::ALL`](super::Axis::ALL) order.
+    fn digits(&self, id: u64) -> [usize; 11] {
         let r = self.radices();
         let mut rest = id;
         let mut digits = [0usize; 11];
@@ -148,7 +153,30 @@ impl Grid {
             digits[axis] = (rest % r[axis]) as usize;
             rest /= r[axis];
         }
-        AxisIndices::from_digits(digits)
+        digits
+    }
+
+    /// The cells with ids in `ids`, in order, each with its id (None where the constraints prune
+    /// it). The first id is decoded; the next ones count up digit by digit, with no division per
+    /// cell (sweeps walk millions of consecutive ids). Panics if `ids` reaches past
+    /// [`Grid::cell_count`].
+    pub fn cells_in(
+        &self,
+        ids: std::ops::Range<u64>,
+    ) -> impl Iterator<Item = (u64, Option<Cell<'_>>)> + '_ {
+        let radices = self.radices().map(|r| r as usize);
+        let mut digits = self.digits(ids.start);
+        ids.map(move |id| {
+            let cell = self.cell_with(id, AxisIndices::from_digits(digits));
+            for axis in (0..digits.len()).rev() {
+                digits[axis] += 1;
+                if digits[axis] < radices[axis] {
+                    break;
+                }
+                digits[axis] = 0;
+            }
+            (id, cell)
+        })
     }
 
     /// Encodes per-axis indices back into a cell id (the inverse of [`Grid::decode`]).
@@ -176,7 +204,11 @@ impl Grid {
     /// The cell with this index, or None when the constraints prune it. Panics if `id` is not
     /// below [`Grid::cell_count`].
     pub fn cell(&self, id: u64) -> Option<Cell<'_>> {
-        let i = self.decode(id);
+        self.cell_with(id, self.decode(id))
+    }
+
+    /// The cell `id` whose indices `i` are already decoded.
+    fn cell_with(&self, id: u64, i: AxisIndices) -> Option<Cell<'_>> {
         let a = &self.axes;
         let group_size = a.group_size[i.group_size];
         let prompts_per_step = a.prompts_per_step[i.prompts_per_step];

@@ -678,3 +678,28 @@ fn a_tool_latency_axis_prices_waiting_and_each_combination_is_checked() {
     ));
     assert!(m.contains("[agent]"), "{m}");
 }
+
+#[test]
+fn walking_cells_in_order_matches_decoding_each_id() {
+    // Constraints prune some cells; the walk crosses every digit's wrap-around.
+    let g = parse_text(&format!(
+        "{GOOD}\n[constraints]\nmax_rollouts_per_step = 1024\n"
+    ))
+    .unwrap();
+    let n = g.cell_count().unwrap();
+    for range in [0..n, 7..n - 3, 5..5, n - 1..n] {
+        let walked: Vec<_> = g
+            .cells_in(range.clone())
+            .map(|(id, c)| (id, c.map(|c| c.indices)))
+            .collect();
+        let decoded: Vec<_> = range
+            .clone()
+            .map(|id| (id, g.cell(id).map(|c| c.indices)))
+            .collect();
+        assert_eq!(walked, decoded, "{range:?}");
+    }
+    assert!(
+        g.cells_in(0..n).any(|(_, c)| c.is_none()),
+        "some cells are pruned"
+    );
+}
