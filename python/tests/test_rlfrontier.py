@@ -187,3 +187,21 @@ def test_run_reaches_every_command():
     words = ["flops", "--model", "qwen2.5-7b", "--seqlens", "512,1024,2048"]
     text = rlfrontier.run(*words)
     assert text == cli(*words).stdout and "TFLOP" in text.upper()
+
+
+def test_fit_takes_a_polars_frame_and_sweep_can_skip_cells(tmp_path):
+    os.chdir(REPO)
+    pilots = EXAMPLES / "race-pilot-pilots"
+    results = pl.read_csv(pilots / "results.csv")
+    report = rlfrontier.fit(results, plan=pilots / "plan.csv", backend="polars")
+    assert isinstance(report.fits, pl.DataFrame) and report.fits.height == 24
+    assert report.calibration_file is None  # a temporary folder
+    summary_only = rlfrontier.sweep("grids/race-pilot.toml", cells="none")
+    assert summary_only.cells is None and len(summary_only.frontier) > 0
+    # A folder holding another grid's results is refused unless force=True.
+    out = tmp_path / "shared"
+    rlfrontier.sweep("grids/race-pilot.toml", out=out, cells="none")
+    with pytest.raises(rlfrontier.RlfrontierError) as raised:
+        rlfrontier.sweep("grids/dollars.toml", out=out, cells="none")
+    assert raised.value.exit_code == 2 and "force" in raised.value.message
+    rlfrontier.sweep("grids/dollars.toml", out=out, cells="none", force=True)
