@@ -598,7 +598,7 @@ fn fit_base_default(outcomes: &[Outcome]) -> Option<(Param, Param)> {
 }
 
 /// Where the fit starts for every parameter it fits.
-const FIT_START: [(ParamId, f64); 15] = [
+const FIT_START: [(ParamId, f64); 16] = [
     (ParamId::BaseScoreAt7b, 0.45),
     (ParamId::BaseScorePerDecade, 0.0),
     (ParamId::GainLogitAt7b, 1.0),
@@ -610,6 +610,7 @@ const FIT_START: [(ParamId, f64); 15] = [
     (ParamId::BatchExponent, 0.5),
     (ParamId::BatchCeilingExponent, 0.05),
     (ParamId::CoverageExponent, 0.5),
+    (ParamId::CapCeilingExponent, 0.1),
     (ParamId::GainDiscrepancy, 0.5),
     (ParamId::TimeScaleDiscrepancy, 0.3),
     (ParamId::RolloutSaturation, 1e9),
@@ -617,17 +618,22 @@ const FIT_START: [(ParamId, f64); 15] = [
 ];
 
 const SD_LN_MID: f64 = 0.3;
+
+/// A stage-2 parameter fitted in logs whose standard error exceeds this many e-folds is taken
+/// as not identified by the evidence (its 90% range would span over 14 decades).
+const LOG_SE_UNIDENTIFIED: f64 = 5.0;
 const SD_A: f64 = 0.02;
 const SD_B: f64 = 0.3;
 
 /// The stage-2 parameters, in θ order: ln K_mid(7.6B), λ, κ, β, a, c, logit R0 (ScaleRL).
-const STAGE2: [ParamId; 6] = [
+const STAGE2: [ParamId; 7] = [
     ParamId::KMidAt7b,
     ParamId::KMidLengthExponent,
     ParamId::BatchExponent,
     ParamId::Steepness,
     ParamId::BatchCeilingExponent,
     ParamId::CoverageExponent,
+    ParamId::CapCeilingExponent,
 ];
 
 /// Stage-2 parameters fitted as logarithms: K_mid is a scale; κ and c must stay positive (more
@@ -635,7 +641,10 @@ const STAGE2: [ParamId; 6] = [
 fn fitted_in_logs(id: ParamId) -> bool {
     matches!(
         id,
-        ParamId::KMidAt7b | ParamId::BatchExponent | ParamId::CoverageExponent
+        ParamId::KMidAt7b
+            | ParamId::BatchExponent
+            | ParamId::CoverageExponent
+            | ParamId::CapCeilingExponent
     )
 }
 
@@ -873,16 +882,23 @@ pub fn fit_prior(evidence: &Evidence) -> std::result::Result<PriorFit, String> {
         // A parameter fitted in logs far below its start has no information left (a slope
         // pushed to zero): its range is capped at 30 e-folds either side.
         let se = se2[k].min(30.0);
-        let param = if fitted_in_logs(*id) && theta2[k].exp() < 1e-3 {
-            // Pushed to zero by the data: zero, with the range up to the largest value a
-            // hypothesis would have allowed (κ 0.7, c 1.4), since the log-space error says
-            // nothing about how far above zero the truth may be.
+        let unidentified = theta2[k].exp() < 1e-3 || se > LOG_SE_UNIDENTIFIED;
+        let param = if fitted_in_logs(*id) && unidentified {
+            // Pushed to zero by the data, or left free by it (a log-space error of several
+            // e-folds): the fitted value (zero when pushed there), with the range from zero up
+            // to the largest value a hypothesis would have allowed (κ 0.7, c 1.4), since the
+            // log-space error says nothing about how far above zero the truth may be.
             let upper = if *id == ParamId::BatchExponent {
                 0.7
             } else {
                 1.4
             };
-            Param::new(0.0, 0.0, upper)
+            let value = if theta2[k].exp() < 1e-3 {
+                0.0
+            } else {
+                theta2[k].exp()
+            };
+            Param::new(value, 0.0, upper)
         } else if fitted_in_logs(*id) {
             Param::new(
                 theta2[k].exp(),

@@ -10,7 +10,8 @@
 //! - R0 is the measured base score on the target metric (`[task] base_score`), else a
 //!   size-dependent default fitted to SimpleRL-Zoo's base scores.
 //! - The asymptote is a gain in logit units over the base: A = σ(logit(R0) + Δ), with
-//!   Δ = Δ(N) × coverage(G)^c × (1 − truncation)^l × (min(U, U_sat) / 1024)^a × ceiling(reward).
+//!   Δ = Δ(N) × coverage(G)^c × (1 − truncation)^l × (max(cap, 8192) / 8192)^g ×
+//!   (min(U, U_sat) / 1024)^a × ceiling(reward).
 //!   Gains are then small near 0 and near 1 and largest in between, as SimpleRL-Zoo's
 //!   before/after pairs show (AIME-like benchmarks gain a few points, MATH-500 from 0.65 gains
 //!   about 15). Past U_sat (IsoCompute, arXiv 2603.12151: the best rollouts per problem saturate
@@ -268,6 +269,12 @@ pub fn parts(params: &OutcomeParams, s: &CellSignal) -> Parts {
         * pow_ln(
             (1.0 - s.truncation_rate).clamp(0.0, 1.0).ln(),
             v(LengthCeilingExponent),
+        )
+        // ScaleRL (Table 1): the 32k generation budget reaches higher than 14k, by more than
+        // truncation explains. Like K_mid's length term, only above the reference cap.
+        * pow_ln(
+            (s.response_cap_tokens.max(REFERENCE_RESPONSE_CAP) / REFERENCE_RESPONSE_CAP).ln(),
+            v(CapCeilingExponent),
         )
         * if s.useful_rollouts_per_step > 0.0 {
             pow_ln(ceiling_rollouts_ln, v(BatchCeilingExponent))
