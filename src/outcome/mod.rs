@@ -208,7 +208,11 @@ fn reuse(rho: f64, epochs: f64) -> f64 {
 
 /// x^y from ln x (0^y = 0 for y > 0, and 1 for y = 0, as `powf`).
 fn pow_ln(ln_x: f64, y: f64) -> f64 {
-    if y == 0.0 { 1.0 } else { (y * ln_x).exp() }
+    if y == 0.0 || ln_x == 0.0 {
+        1.0
+    } else {
+        (y * ln_x).exp()
+    }
 }
 
 /// A cell's prediction before the sigmoid: everything a draw perturbs.
@@ -257,6 +261,13 @@ pub fn parts(params: &OutcomeParams, s: &CellSignal) -> Parts {
     let rollouts_ln = (s.useful_rollouts_per_step / REFERENCE_ROLLOUTS)
         .max(0.0)
         .ln();
+    // ln(max(cap, 8192) / 8192): the length terms of the ceiling and of K_mid act above the
+    // reference cap only (0, with no logarithm taken, at or below it).
+    let cap_ln = if s.response_cap_tokens > REFERENCE_RESPONSE_CAP {
+        (s.response_cap_tokens / REFERENCE_RESPONSE_CAP).ln()
+    } else {
+        0.0
+    };
     // IsoCompute (arXiv 2603.12151, Question 1 obs. 2): past a point more rollouts per step no
     // longer raise what a fixed base model and problem set can reach.
     // (Compared in linear space: the logarithm is taken only for saturated cells.)
@@ -272,10 +283,7 @@ pub fn parts(params: &OutcomeParams, s: &CellSignal) -> Parts {
         )
         // ScaleRL (Table 1): the 32k generation budget reaches higher than 14k, by more than
         // truncation explains. Like K_mid's length term, only above the reference cap.
-        * pow_ln(
-            (s.response_cap_tokens.max(REFERENCE_RESPONSE_CAP) / REFERENCE_RESPONSE_CAP).ln(),
-            v(CapCeilingExponent),
-        )
+        * pow_ln(cap_ln, v(CapCeilingExponent))
         * if s.useful_rollouts_per_step > 0.0 {
             pow_ln(ceiling_rollouts_ln, v(BatchCeilingExponent))
         } else {
@@ -306,7 +314,7 @@ pub fn parts(params: &OutcomeParams, s: &CellSignal) -> Parts {
         // Only above the reference cap: the evidence (ScaleRL's 14k and 32k) says longer caps
         // start slower; it says nothing about caps below 8k, so they are not made faster.
         + v(KMidLengthExponent)
-            * (s.response_cap_tokens.max(REFERENCE_RESPONSE_CAP) / REFERENCE_RESPONSE_CAP).ln()
+            * cap_ln
         + zero_rl
         // IsoCompute (Question 1 obs. 3): harder sets need more sequential updates. (At the
         // reference pass rate the term is exactly 0: no logarithm for the default task.)
