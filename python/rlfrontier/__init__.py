@@ -69,15 +69,18 @@ def run(*words: str) -> str:
 
 def _flag_words(options: Mapping[str, Any]) -> List[str]:
     """Keyword arguments as command-line words: ``gpu_hours=3`` becomes ``--gpu-hours 3``;
-    ``True`` becomes a bare flag, ``False`` and ``None`` are left out; lists repeat the value
-    after one flag (``--logs a b``)."""
+    ``True`` becomes the bare flag and ``False`` its negation (``kl_reference=False`` is
+    ``--no-kl-reference``; a flag without a negation is then refused by the command line, never
+    ignored); ``None`` is left out; lists give their values after one flag (``--logs a b``)."""
     words: List[str] = []
     for key, value in options.items():
-        if value is None or value is False:
+        if value is None:
             continue
         flag = "--" + key.replace("_", "-")
         if value is True:
             words.append(flag)
+        elif value is False:
+            words.append("--no-" + key.replace("_", "-"))
         elif isinstance(value, (list, tuple)):
             words.append(flag)
             words.extend(str(v) for v in value)
@@ -189,7 +192,7 @@ def sweep(
                 "calibration": calibration,
                 "threads": threads,
                 "catalog": catalog,
-                "force": force or out is None,
+                "force": True if (force or out is None) else None,
             }
         )
         summary = json.loads(run(*words))
@@ -258,7 +261,7 @@ def fit(
                 "scale": scale,
                 "seed": seed,
                 "bootstrap": bootstrap,
-                "force": force,
+                "force": True if force else None,
             }
         )
         text = run(*words)

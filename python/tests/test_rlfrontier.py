@@ -66,16 +66,17 @@ def test_cost_is_the_json_of_the_cli():
                         rel_tol=1e-9)
 
 
-def test_cost_flags_that_are_booleans_and_lists():
-    with_flag = rlfrontier.cost(model="qwen2.5-7b", gpus=8, steps=50, no_dynamic_sampling=True)
-    without = rlfrontier.cost(model="qwen2.5-7b", gpus=8, steps=50, no_dynamic_sampling=False)
-    assert with_flag == json.loads(
-        cli("cost", "--json", "--model", "qwen2.5-7b", "--gpus", "8", "--steps", "50",
-            "--no-dynamic-sampling").stdout
-    )
-    assert without == json.loads(
-        cli("cost", "--json", "--model", "qwen2.5-7b", "--gpus", "8", "--steps", "50").stdout
-    )
+def test_boolean_keywords_are_flags_and_their_negations():
+    base = ["cost", "--json", "--model", "qwen2.5-7b", "--gpus", "8", "--steps", "50"]
+    on = rlfrontier.cost(model="qwen2.5-7b", gpus=8, steps=50, dynamic_sampling=True)
+    assert on == json.loads(cli(*base, "--dynamic-sampling").stdout)
+    off = rlfrontier.cost(model="qwen2.5-7b", gpus=8, steps=50, kl_reference=False)
+    assert off == json.loads(cli(*base, "--no-kl-reference").stdout)
+    assert off != rlfrontier.cost(model="qwen2.5-7b", gpus=8, steps=50)
+    # A False for a flag without a negation is refused, not ignored.
+    with pytest.raises(rlfrontier.RlfrontierError) as raised:
+        rlfrontier.cost(model="qwen2.5-7b", gpus=8, steps=50, json=False)
+    assert raised.value.exit_code == 2 and "--no-json" in raised.value.message
 
 
 def test_bad_input_raises_with_the_cli_message_and_exit_code():

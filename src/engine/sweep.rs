@@ -21,6 +21,10 @@ use crate::report::parquet::{ParquetTable, cells_column_type, typed_rows_from_cs
 use crate::report::{AtomicFile, prepare_output_dir};
 use crate::spec::Grid;
 
+/// Chunks per row group of `cells.parquet`: fixed, so the file is the same whatever the thread
+/// count (a window of chunks per thread would move the row-group boundaries).
+const PARQUET_ROW_GROUP_CHUNKS: usize = 64;
+
 /// Pass 1 over one chunk of cell ids: evaluate and aggregate without writing (single-threaded;
 /// `run_sweep` runs chunks in parallel). Public for benchmarks.
 pub fn aggregate_chunk(grid: &Grid, ids: std::ops::Range<u64>, sample_stride: u64) -> Aggregate {
@@ -338,10 +342,12 @@ impl Passes<'_> {
                 let types: Vec<_> = names.iter().map(|n| cells_column_type(n)).collect();
                 let mut table = ParquetTable::new(file.writer(), &names, types.clone())
                     .map_err(parquet_error)?;
-                for group in self.chunks.chunks(self.window) {
+                // Row groups of a fixed number of chunks, so the file's bytes do not depend on
+                // the thread count.
+                for group in self.chunks.chunks(PARQUET_ROW_GROUP_CHUNKS) {
                     self.check_interrupt()?;
                     // Each chunk's CSV rows are parsed into typed columns on the pool; the
-                    // window's chunks are one row group, written in order.
+                    // group's chunks are one row group, written in order.
                     let parts = self
                         .pool
                         .install(|| {

@@ -619,6 +619,17 @@ const FIT_START: [(ParamId, f64); 16] = [
 
 const SD_LN_MID: f64 = 0.3;
 
+/// The largest value a hypothesis would allow a stage-2 exponent that the evidence leaves free:
+/// κ 0.7 (square-root batch scaling and a margin), c 1.4, g 1 (Δ at most proportional to the
+/// cap).
+fn hypothesis_bound(id: ParamId) -> f64 {
+    match id {
+        ParamId::BatchExponent => 0.7,
+        ParamId::CapCeilingExponent => 1.0,
+        _ => 1.4,
+    }
+}
+
 /// A stage-2 parameter fitted in logs whose standard error exceeds this many e-folds is taken
 /// as not identified by the evidence (its 90% range would span over 14 decades).
 const LOG_SE_UNIDENTIFIED: f64 = 5.0;
@@ -883,22 +894,18 @@ pub fn fit_prior(evidence: &Evidence) -> std::result::Result<PriorFit, String> {
         // pushed to zero): its range is capped at 30 e-folds either side.
         let se = se2[k].min(30.0);
         let unidentified = theta2[k].exp() < 1e-3 || se > LOG_SE_UNIDENTIFIED;
-        let param = if fitted_in_logs(*id) && unidentified {
+        let param = if fitted_in_logs(*id) && *id != ParamId::KMidAt7b && unidentified {
             // Pushed to zero by the data, or left free by it (a log-space error of several
             // e-folds): the fitted value (zero when pushed there), with the range from zero up
             // to the largest value a hypothesis would have allowed (κ 0.7, c 1.4), since the
             // log-space error says nothing about how far above zero the truth may be.
-            let upper = if *id == ParamId::BatchExponent {
-                0.7
-            } else {
-                1.4
-            };
+            let upper = hypothesis_bound(*id);
             let value = if theta2[k].exp() < 1e-3 {
                 0.0
             } else {
                 theta2[k].exp()
             };
-            Param::new(value, 0.0, upper)
+            Param::new(value, 0.0, upper.max(value))
         } else if fitted_in_logs(*id) {
             Param::new(
                 theta2[k].exp(),

@@ -183,6 +183,10 @@ pub struct Prediction {
     pub score_high: f64,
 }
 
+/// ln(32768 / 8192): the longest generation budget whose ceiling the evidence measured (ScaleRL's
+/// 32k run); longer caps get its ceiling term, not an extrapolation.
+const MAX_CEILING_CAP_LN: f64 = std::f64::consts::LN_2 * 2.0;
+
 /// Scores below this are treated as this in logit space (logit(0) is −∞): a benchmark the base
 /// never solves can still gain, as SimpleRL-Zoo's Qwen2.5-1.5B does on AIME (0 → 0.067).
 pub const LOGIT_FLOOR: f64 = 0.01;
@@ -262,12 +266,14 @@ pub fn parts(params: &OutcomeParams, s: &CellSignal) -> Parts {
         .max(0.0)
         .ln();
     // ln(max(cap, 8192) / 8192): the length terms of the ceiling and of K_mid act above the
-    // reference cap only (0, with no logarithm taken, at or below it).
+    // reference cap only (0, with no logarithm taken, at or below it). The ceiling's is held at
+    // the longest cap of its evidence (ScaleRL's 32k): a higher ceiling is not extrapolated.
     let cap_ln = if s.response_cap_tokens > REFERENCE_RESPONSE_CAP {
         (s.response_cap_tokens / REFERENCE_RESPONSE_CAP).ln()
     } else {
         0.0
     };
+    let ceiling_cap_ln = cap_ln.min(MAX_CEILING_CAP_LN);
     // IsoCompute (arXiv 2603.12151, Question 1 obs. 2): past a point more rollouts per step no
     // longer raise what a fixed base model and problem set can reach.
     // (Compared in linear space: the logarithm is taken only for saturated cells.)
@@ -283,7 +289,7 @@ pub fn parts(params: &OutcomeParams, s: &CellSignal) -> Parts {
         )
         // ScaleRL (Table 1): the 32k generation budget reaches higher than 14k, by more than
         // truncation explains. Like K_mid's length term, only above the reference cap.
-        * pow_ln(cap_ln, v(CapCeilingExponent))
+        * pow_ln(ceiling_cap_ln, v(CapCeilingExponent))
         * if s.useful_rollouts_per_step > 0.0 {
             pow_ln(ceiling_rollouts_ln, v(BatchCeilingExponent))
         } else {

@@ -62,9 +62,10 @@ fn lever_combinations(grid: &Grid) -> impl Iterator<Item = AxisIndices> + '_ {
             k /= r[axis];
         }
         // Pilots measure the outcome, which does not depend on the rollout engine: they run on
-        // the grid's first engine. They also run with the grid's first turns value: the prior
-        // is neutral to turns (no allowed study measures them), so pilots at other turns would
-        // calibrate nothing the prior could carry; the same for the tool latency.
+        // the grid's first engine. They also run with the grid's first turns and tool latency:
+        // the prior has no term of its own for either (no allowed study measures them; turns
+        // reach it only through truncation and iterations), so it has no parameter that pilots
+        // at other values could calibrate.
         AxisIndices {
             engine: 0,
             turns: 0,
@@ -96,7 +97,7 @@ fn candidate(grid: &Grid, i: AxisIndices, budget: Budget) -> Option<Candidate> {
     // (`[run] validation_prompts`), the pilot's budget pays for both.
     let run_with_validation;
     let config = if grid.run.validation_prompts > 0 && ledger.iterations > 0 {
-        let mut run = grid.run.clone();
+        let mut run = config.run.clone();
         run.validation_every_steps = (ledger.iterations / TARGET_CHECKPOINTS).max(1);
         let validating = crate::ledger::evaluate(&crate::ledger::RunConfig {
             run: &run,

@@ -158,12 +158,13 @@ impl Grid {
 
     /// The cells with ids in `ids`, in order, each with its id (None where the constraints prune
     /// it). The first id is decoded; the next ones count up digit by digit, with no division per
-    /// cell (sweeps walk millions of consecutive ids). Panics if `ids` reaches past
-    /// [`Grid::cell_count`].
+    /// cell (sweeps walk millions of consecutive ids). `ids` must lie below [`Grid::cell_count`]
+    /// (checked in debug builds; past it the ids would wrap around).
     pub fn cells_in(
         &self,
         ids: std::ops::Range<u64>,
     ) -> impl Iterator<Item = (u64, Option<Cell<'_>>)> + '_ {
+        debug_assert!(self.cell_count().is_ok_and(|n| ids.end <= n) || ids.is_empty());
         let radices = self.radices().map(|r| r as usize);
         let mut digits = self.digits(ids.start);
         ids.map(move |id| {

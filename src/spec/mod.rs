@@ -241,6 +241,12 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
     run.agent = sections::agent(&raw.agent, &v, catalog)?;
     let hardware = sections::hardware(raw.hardware, &v, catalog, run.framework)?;
     let task = sections::task(&raw.task, &v)?;
+    // Whether `[axes]` sweeps the episode's shape (turns, tool latency): `[agent]`'s check then
+    // names the combination.
+    let swept = raw
+        .axes
+        .as_ref()
+        .is_some_and(|a| a.turns.is_some() || a.tool_seconds.is_some());
     let axes = sections::axes(
         raw.axes,
         &v,
@@ -293,24 +299,23 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
             ..hardware.clone()
         })
         .collect();
+    // `[agent]` is checked once per combination of the turns and tool-latency values, which may
+    // come from `[axes]` (a turns_cv needs more than one turn, a p99 at least the mean latency).
     let mut agent_runs = Vec::with_capacity(axes.turns.len() * axes.tool_seconds.len());
     for &turns in &axes.turns {
         for &tool_seconds in &axes.tool_seconds {
             let mut settings = run.clone();
             settings.agent.turns = turns;
             settings.agent.tool_seconds = tool_seconds;
-            // Each combination must make sense on its own (a p99 below a swept mean, say).
             settings.agent.validate().map_err(|(key, message)| {
-                let section = if key == "turns" || key == "tool_seconds" {
-                    "axes"
+                let from_axes = swept && (key == "turns" || key == "tool_seconds");
+                let section = if from_axes { "axes" } else { "agent" };
+                let message = if swept {
+                    format!("with turns = {turns} and tool_seconds = {tool_seconds}: {message}")
                 } else {
-                    "agent"
+                    message
                 };
-                v.err(
-                    Some(section),
-                    key,
-                    format!("with turns = {turns} and tool_seconds = {tool_seconds}: {message}"),
-                )
+                v.err(Some(section), key, message)
             })?;
             agent_runs.push(settings);
         }

@@ -263,9 +263,7 @@ pub(super) fn agent(ra: &RawAgent, v: &Validator, catalog: &Catalog) -> Result<A
         reward_sandbox_seconds: number(&ra.reward_sandbox_seconds, "reward_sandbox_seconds", 0.0)?,
         api_judge,
     };
-    agent
-        .validate()
-        .map_err(|(key, message)| v.err(s, key, message))?;
+    // Checked in `parse`, once per turns and tool-latency value: those may come from `[axes]`.
     Ok(agent)
 }
 

@@ -703,3 +703,32 @@ fn walking_cells_in_order_matches_decoding_each_id() {
         "some cells are pruned"
     );
 }
+
+#[test]
+fn agent_settings_are_checked_per_swept_value() {
+    // turns_cv needs more than one turn: with a turns axis it is checked against each value.
+    let ok = replace(
+        "[axes]",
+        "[agent]\nturns_cv = 0.3\n\n[axes]\nturns = [2, 4]",
+    );
+    let g = parse_text(&ok).unwrap();
+    assert!(
+        g.agent_runs
+            .iter()
+            .all(|r| r.agent.turns_cv == 0.3 && r.agent.turns >= 2.0)
+    );
+    let m = error_of(&replace(
+        "[axes]",
+        "[agent]\nturns_cv = 0.3\n\n[axes]\nturns = [1, 2]",
+    ));
+    assert!(
+        m.contains("agent.turns_cv") && m.contains("with turns = 1 and tool_seconds = 0"),
+        "{m}"
+    );
+    // Without axes, the message is the setting's own.
+    let m = error_of(&replace("[axes]", "[agent]\nturns_cv = 0.3\n\n[axes]"));
+    assert!(
+        m.contains("agent.turns_cv") && !m.contains("with turns"),
+        "{m}"
+    );
+}
