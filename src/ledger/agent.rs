@@ -20,8 +20,8 @@
 //!   length model as single-turn responses.
 //! - **Waiting for tools** (phase `environment`, search bucket, GPU-hours): a call that fails is
 //!   retried (failure rate f: 1/(1 − f) attempts, each of mean latency t). With turn-synchronous
-//!   rollouts the whole generation pool idles (T − 1) rounds per step, each as long as its slowest
-//!   call: the mean attempts' time plus, when a p99 latency is given (lognormal latencies), the
+//!   rollouts the whole generation pool idles as many rounds per step as the longest episode has
+//!   calls (T − 1, or more when turns vary across episodes), each as long as its slowest call: the mean attempts' time plus, when a p99 latency is given (lognormal latencies), the
 //!   slowest of the round's calls' excess over the mean. With asynchronous rollouts only the part
 //!   of the slowest episode's waiting that its decoding cannot hide,
 //!   max(0, (T − 1)·t/(1 − f) + excess − decode seconds).
@@ -61,6 +61,21 @@ pub fn episode_length_cv(per_turn_cv: f64, turns_cv: f64) -> f64 {
         return per_turn_cv;
     }
     ((1.0 + turns_cv * turns_cv) * (1.0 + per_turn_cv * per_turn_cv) - 1.0).sqrt()
+}
+
+/// Tool calls of the step's longest episode among `episodes`: with turns varying across episodes
+/// (cv_T, read as a lognormal number of turns with the stated mean), the turns at the
+/// episodes / (episodes + 1) quantile, the same order-statistic approximation as
+/// [`slowest_call_seconds`], less the final answer's turn; never below the mean's calls.
+pub fn longest_episode_calls(agent: &Agent, episodes: f64) -> f64 {
+    let mean_calls = agent.tool_calls();
+    if agent.turns_cv <= 0.0 || episodes < 1.0 || mean_calls <= 0.0 {
+        return mean_calls;
+    }
+    let sigma = (1.0 + agent.turns_cv * agent.turns_cv).ln().sqrt();
+    let mu = agent.turns.ln() - sigma * sigma / 2.0;
+    let longest = (mu + sigma * normal_quantile(episodes / (episodes + 1.0))).exp();
+    (longest - 1.0).max(mean_calls)
 }
 
 /// Expected seconds of the slowest of `calls` concurrent tool calls (first attempts): the
@@ -110,16 +125,18 @@ pub fn environment_step(
     let attempts = agent.attempts_per_call();
     // A call that fails is retried: its mean time is attempts × t. The tail: a round of
     // `episodes` concurrent calls waits for its slowest one (sync); under async rollouts the
-    // slowest episode is taken to have met one slow call.
+    // slowest episode is taken to have met one slow call. With turns varying across episodes,
+    // the step lasts as many rounds as its longest episode has calls.
     let mean_call = attempts * agent.tool_seconds;
     let tail = if calls_per_episode > 0.0 {
         slowest_call_seconds(agent, episodes) - agent.tool_seconds
     } else {
         0.0
     };
+    let rounds = longest_episode_calls(agent, episodes);
     let wait_seconds = match agent.wait {
-        EnvironmentWait::Sync => calls_per_episode * (mean_call + tail),
-        EnvironmentWait::Async => (calls_per_episode * mean_call + tail - decode_seconds).max(0.0),
+        EnvironmentWait::Sync => rounds * (mean_call + tail),
+        EnvironmentWait::Async => (rounds * mean_call + tail - decode_seconds).max(0.0),
     };
     let tool_calls = episodes * calls_per_episode * attempts;
     let per_sandbox_second = agent.sandbox_usd_per_hour / crate::config::SECONDS_PER_HOUR;
@@ -311,5 +328,28 @@ mod tests {
             .0,
             "tool_failure_rate"
         );
+    }
+
+    #[test]
+    fn varying_turns_make_the_longest_episode_set_the_rounds_by_hand() {
+        // Mean 4 turns, cv 0.5: σ² = ln 1.25 = 0.22314, σ = 0.47238, μ = ln 4 − σ²/2 = 1.27472.
+        // Of 1,000 episodes the longest sits at z = 3.0905: exp(1.27472 + 0.47238 × 3.0905) =
+        // 15.40 turns, so 14.40 rounds of calls (sync: 14.40 × 2 s = 28.8 s of waiting).
+        let varying = Agent {
+            turns_cv: 0.5,
+            ..agent()
+        };
+        let rounds = longest_episode_calls(&varying, 1000.0);
+        let sigma = 1.25f64.ln().sqrt();
+        let mu = 4f64.ln() - sigma * sigma / 2.0;
+        let z = crate::ledger::lengths::normal_quantile(1000.0 / 1001.0);
+        assert!((rounds - ((mu + sigma * z).exp() - 1.0)).abs() < 1e-12);
+        assert!((rounds - 14.40).abs() < 0.01, "{rounds}");
+        let e = environment_step(&varying, 1000.0, 3156.0, 40.0);
+        assert!((e.wait_seconds - rounds * 2.0).abs() < 1e-9);
+        // Sandboxes are paid for the mean calls of every episode, not the longest one's.
+        assert!((e.tool_sandbox_usd - 0.60).abs() < 1e-12);
+        // Fixed turns: the mean's calls.
+        assert_eq!(longest_episode_calls(&agent(), 1000.0), 3.0);
     }
 }
