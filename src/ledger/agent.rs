@@ -21,12 +21,13 @@
 //! - **Waiting for tools** (phase `environment`, search bucket, GPU-hours): a call that fails is
 //!   retried (failure rate f: 1/(1 − f) attempts, each of mean latency t). With turn-synchronous
 //!   rollouts the whole generation pool idles as many rounds per step as the longest episode has
-//!   calls (T − 1, or more when turns vary across episodes), each as long as its slowest call: the mean attempts' time plus, when a p99 latency is given (lognormal latencies), the
-//!   slowest of the round's calls' excess over the mean. With asynchronous rollouts only the part
-//!   of the slowest episode's waiting that its decoding cannot hide,
-//!   max(0, (T − 1)·t/(1 − f) + excess − decode seconds).
-//! - **Sandboxes** (dollars outside the GPUs): every tool call attempt holds a sandbox for t seconds, and
-//!   a test-suite reward holds one for `reward_sandbox_seconds` per rollout; both at
+//!   calls (T − 1, or more when turns vary across episodes), each as long as its slowest call:
+//!   the mean attempts' time plus, when a p99 latency is given (lognormal latencies), the slowest
+//!   of the round's calls' excess over the mean. With asynchronous rollouts only the part of the
+//!   longest episode's waiting that its decoding cannot hide,
+//!   max(0, calls·t/(1 − f) + excess − decode seconds).
+//! - **Sandboxes** (dollars outside the GPUs): every tool call attempt holds a sandbox for t
+//!   seconds, and a test-suite reward holds one for `reward_sandbox_seconds` per rollout; both at
 //!   `sandbox_usd_per_hour` (search bucket for tool calls, feedback for reward tests).
 //! - **API judge** (dollars outside the GPUs, feedback bucket): per rollout, the judge reads the
 //!   episode (p' + r' tokens) and writes `output_tokens`, at the provider's prices per million
