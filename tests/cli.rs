@@ -1046,3 +1046,24 @@ fn parquet_tables_hold_the_csv_rows_with_types() {
     assert!(pq_dir.join("cells.csv").exists() && !pq_dir.join("cells.parquet").exists());
     assert!(!pq_dir.join("frontier.parquet").exists());
 }
+
+#[test]
+fn shortlists_of_grids_that_sweep_turns_show_each_regime_s_setup() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("agentic");
+    quiet_sweep("agentic", &out).success();
+    let md = std::fs::read_to_string(out.join("shortlist.md")).unwrap();
+    assert!(md.contains("| reward | setup | G |"), "{md}");
+    assert!(md.contains("| rule | 2 turns |"), "{md}");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("<th>setup</th>"));
+    // The turns column is in every table, and cells.csv carries each cell's turns.
+    let cells = std::fs::read_to_string(out.join("cells.csv")).unwrap();
+    let header: Vec<&str> = cells.lines().next().unwrap().split(',').collect();
+    assert!(header.contains(&"turns") && header.contains(&"tool_seconds"));
+    // A grid that sweeps neither has no setup column.
+    let plain = dir.path().join("race");
+    quiet_sweep("race-pilot", &plain).success();
+    let md = std::fs::read_to_string(plain.join("shortlist.md")).unwrap();
+    assert!(!md.contains("setup"));
+}

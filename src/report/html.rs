@@ -8,7 +8,7 @@ use crate::format::{money, percent, thousands};
 use crate::outcome::params::PARAMS;
 use crate::spec::Grid;
 
-use super::tables::{budget_label, regime_label, shortlist_cells};
+use super::tables::{budget_label, regime_label, setup_label, shortlist_cells, sweeps_setup};
 use crate::analysis::headline::{KNEE_POINTS, headlines};
 use crate::analysis::shortlist::Flag;
 
@@ -231,12 +231,19 @@ fn shortlist_section(grid: &Grid, shortlist: &[Entry]) -> String {
             ));
         }
         h.push_str("<button type=\"button\" class=\"pick\" data-filter=\"\">all</button> <span id=\"shortlist-count\"></span> &middot; click a column heading to sort</p>\n");
-        h.push_str("<table id=\"shortlist\"><thead><tr><th>budget</th><th>rank</th><th>P(best)</th><th>model</th><th>finetune</th><th>reward</th><th>G</th><th>cap</th><th>epochs</th><th>prompts</th><th>score [low, high]</th><th>update fraction</th><th>validation run</th><th>$/point</th><th>flags</th></tr></thead><tbody>\n");
+        let setup = sweeps_setup(grid);
+        let setup_head = if setup { "<th>setup</th>" } else { "" };
+        h.push_str(&format!("<table id=\"shortlist\"><thead><tr><th>budget</th><th>rank</th><th>P(best)</th><th>model</th><th>finetune</th><th>reward</th>{setup_head}<th>G</th><th>cap</th><th>epochs</th><th>prompts</th><th>score [low, high]</th><th>update fraction</th><th>validation run</th><th>$/point</th><th>flags</th></tr></thead><tbody>\n"));
         for e in shortlist {
             let c = shortlist_cells(grid, e);
             let f = &c.fields;
+            let setup_cell = if setup {
+                format!("<td>{}</td>", escape(&setup_label(grid, f)))
+            } else {
+                String::new()
+            };
             h.push_str(&format!(
-                "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">${} ({} GPU-h)</td><td class=\"n\">{}</td><td>{}</td></tr>\n",
+                "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td><td>{}</td>{setup_cell}<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">${} ({} GPU-h)</td><td class=\"n\">{}</td><td>{}</td></tr>\n",
                 escape(&budget_label(grid, e.budget_index)),
                 e.rank,
                 c.probability_best,

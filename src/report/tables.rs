@@ -116,24 +116,42 @@ pub fn cell_fields(grid: &Grid, p: &Point) -> CellFields {
     }
 }
 
+/// The episode's shape in words, where the grid sweeps it or it is not single-turn
+/// (`3 turns`, `tools 5 s`), and the engine where the grid sweeps engines.
+fn setup_parts(grid: &Grid, f: &CellFields) -> (Vec<String>, Option<String>) {
+    let mut episode = Vec::new();
+    if grid.axes.turns.len() > 1 || f.turns != "1" {
+        episode.push(format!("{} turns", f.turns));
+    }
+    if grid.axes.tool_seconds.len() > 1 {
+        episode.push(format!("tools {} s", f.tool_seconds));
+    }
+    let engine = (grid.axes.engine.len() > 1).then(|| f.engine.clone());
+    (episode, engine)
+}
+
+/// Whether the grid sweeps a setting beside the levers (engine, turns, tool latency): the
+/// shortlist tables then carry a `setup` column, so two regimes that differ only there can be
+/// told apart.
+pub fn sweeps_setup(grid: &Grid) -> bool {
+    grid.axes.engine.len() > 1 || grid.axes.turns.len() > 1 || grid.axes.tool_seconds.len() > 1
+}
+
+/// The `setup` column: the episode's shape and the engine, comma-separated.
+pub fn setup_label(grid: &Grid, f: &CellFields) -> String {
+    let (mut parts, engine) = setup_parts(grid, f);
+    parts.extend(engine);
+    parts.join(", ")
+}
+
 /// A regime in a few words: `qwen2.5-32b full, rule, G 16, cap 8192, 2 epochs, 512 prompts`.
 pub fn regime_label(grid: &Grid, p: &Point) -> String {
     let f = cell_fields(grid, p);
-    let engine = if grid.axes.engine.len() > 1 {
-        format!(", {}", f.engine)
-    } else {
-        String::new()
-    };
-    let mut turns = if grid.axes.turns.len() > 1 || f.turns != "1" {
-        format!(", {} turns", f.turns)
-    } else {
-        String::new()
-    };
-    if grid.axes.tool_seconds.len() > 1 {
-        turns.push_str(&format!(", tools {} s", f.tool_seconds));
-    }
+    let (episode, engine) = setup_parts(grid, &f);
+    let episode: String = episode.iter().map(|part| format!(", {part}")).collect();
+    let engine = engine.map(|e| format!(", {e}")).unwrap_or_default();
     format!(
-        "{} {}, {}{turns}, G {}, cap {}, {} epoch{}, {} prompts{engine}",
+        "{} {}, {}{episode}, G {}, cap {}, {} epoch{}, {} prompts{engine}",
         f.model,
         f.finetune_label,
         f.reward_label,
@@ -413,7 +431,7 @@ pub fn shortlist_markdown(grid: &Grid, entries: &[Entry]) -> String {
     let mut md = format!("# Shortlist: grid `{}`\n\n", grid.name);
     md.push_str(&format!(
         "Per budget, the regimes most likely to be the best (P(best) from joint draws of the outcome model; \
-         near-duplicates, the same model, fine-tuning and reward within one grid step on every numeric axis, \
+         near-duplicates, the same engine, model, fine-tuning and reward within one grid step on turns, tool latency and every numeric axis, \
          count towards the regime they duplicate; at least {:.0}% to be listed). 90% predictive intervals. \
          Predictions: **{}**. Treat them as a plan for validation runs, not as results.\n\n",
         100.0 * crate::analysis::shortlist::MIN_PROBABILITY_BEST,
@@ -426,13 +444,26 @@ pub fn shortlist_markdown(grid: &Grid, entries: &[Entry]) -> String {
     }
     for b in budgets {
         md.push_str(&format!("## Budget {}\n\n", budget_label(grid, b)));
-        md.push_str("| rank | P(best) | model | finetune | reward | G | cap | epochs | prompts | score [low, high] | update fraction | validation run | $/point |\n");
-        md.push_str("|---:|---:|---|---|---|---:|---:|---:|---:|---|---:|---:|---:|\n");
+        let setup = sweeps_setup(grid);
+        let (setup_head, setup_rule) = if setup {
+            (" setup |", "---|")
+        } else {
+            ("", "")
+        };
+        md.push_str(&format!("| rank | P(best) | model | finetune | reward |{setup_head} G | cap | epochs | prompts | score [low, high] | update fraction | validation run | $/point |\n"));
+        md.push_str(&format!(
+            "|---:|---:|---|---|---|{setup_rule}---:|---:|---:|---:|---|---:|---:|---:|\n"
+        ));
         for e in entries.iter().filter(|e| e.budget_index == b) {
             let c = shortlist_cells(grid, e);
             let f = &c.fields;
+            let setup_cell = if setup {
+                format!(" {} |", setup_label(grid, f))
+            } else {
+                String::new()
+            };
             md.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | ${} ({} GPU-h, {} h) | {} |\n",
+                "| {} | {} | {} | {} | {} |{setup_cell} {} | {} | {} | {} | {} | {} | ${} ({} GPU-h, {} h) | {} |\n",
                 e.rank,
                 c.probability_best,
                 f.model,
