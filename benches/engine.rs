@@ -29,6 +29,18 @@ fn engine(c: &mut Criterion) {
     c.bench_function("ledger of one cell", |b| {
         b.iter(|| evaluate(black_box(&cell.run_config(&g))))
     });
+    // What the 90% predictive interval costs: the point prediction against the prediction with
+    // its interval (two shifted ceilings, two shifted progresses, the default base's two ends).
+    let signal = {
+        let config = cell.run_config(&g);
+        rlfrontier::outcome::CellSignal::of(&config, &evaluate(&config))
+    };
+    c.bench_function("prediction of one cell, point only", |b| {
+        b.iter(|| rlfrontier::outcome::predict_score(&g.outcome, black_box(&signal)))
+    });
+    c.bench_function("prediction of one cell with its 90% interval", |b| {
+        b.iter(|| rlfrontier::outcome::predict(&g.outcome, black_box(&signal)))
+    });
     c.bench_function("decode a cell index", |b| {
         b.iter(|| g.cell(black_box(7_654_321)))
     });
