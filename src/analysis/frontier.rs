@@ -331,6 +331,7 @@ mod tests {
                 engine: 0,
                 turns: 0,
                 tool_seconds: 0,
+                judge: 0,
                 model: 0,
                 finetune: 0,
                 reward: 0,

@@ -145,8 +145,8 @@ impl std::fmt::Display for Flag {
 }
 
 /// Whether two cells are one regime for the shortlist: same engine and model, fine-tuning mode (or LoRA
-/// ranks next to each other on the axis) and reward, and within one grid step on turns, tool
-/// latency and every numeric axis (G, cap, epochs, prompts).
+/// ranks next to each other on the axis), reward and API judge, and within one grid step on
+/// turns, tool latency and every numeric axis (G, cap, epochs, prompts).
 pub fn near_duplicate(grid: &Grid, a: &AxisIndices, b: &AxisIndices) -> bool {
     let close = |x: usize, y: usize| x.abs_diff(y) <= 1;
     // Two LoRA ranks next to each other on the axis are one regime; full fine-tuning is its own.
@@ -164,6 +164,7 @@ pub fn near_duplicate(grid: &Grid, a: &AxisIndices, b: &AxisIndices) -> bool {
         && a.model == b.model
         && same_finetune
         && a.reward == b.reward
+        && a.judge == b.judge
         && close(a.turns, b.turns)
         && close(a.tool_seconds, b.tool_seconds)
         && close(a.group_size, b.group_size)

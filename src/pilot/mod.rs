@@ -129,6 +129,7 @@ pub fn run_indices(grid: &Grid, run: &PilotRun, path: &Path, line: usize) -> Res
         engine: 0,
         turns: 0,
         tool_seconds: 0,
+        judge: 0,
         model: find(
             Axis::Model.name(),
             a.model.iter().position(|m| m.id == run.model),

@@ -65,11 +65,12 @@ fn lever_combinations(grid: &Grid) -> impl Iterator<Item = AxisIndices> + '_ {
         // the grid's first engine. They also run with the grid's first turns and tool latency:
         // the prior has no term of its own for either (no allowed study measures them; turns
         // reach it only through truncation and iterations), so it has no parameter that pilots
-        // at other values could calibrate.
+        // at other values could calibrate (the same for the API judge).
         AxisIndices {
             engine: 0,
             turns: 0,
             tool_seconds: 0,
+            judge: 0,
             model: d[0],
             finetune: d[1],
             reward: d[2],

@@ -39,6 +39,8 @@ pub struct CellRow {
     pub turns: Num,
     /// Mean seconds of one tool call.
     pub tool_seconds: Num,
+    /// The API judge's id (`none` without one).
+    pub judge: String,
     pub group_size: u64,
     pub max_response_len: u64,
     pub update_epochs: u64,
@@ -122,6 +124,7 @@ impl CellRow {
             reward_model: cell.reward.model_id().to_string(),
             turns: Num(cell.turns),
             tool_seconds: Num(cell.tool_seconds),
+            judge: cell.judge.to_string(),
             group_size: cell.group_size,
             max_response_len: cell.max_response_len,
             update_epochs: cell.update_epochs,
@@ -283,7 +286,7 @@ mod tests {
     #[test]
     fn the_header_is_the_rows_field_list() {
         let columns = cell_columns();
-        assert_eq!(columns.len(), 59);
+        assert_eq!(columns.len(), 60);
         assert_eq!(columns.first().map(String::as_str), Some("cell_id"));
         assert_eq!(columns.last().map(String::as_str), Some("on_frontier"));
         assert_eq!(

@@ -37,7 +37,7 @@ pub fn cells_column_type(name: &str) -> ColumnType {
     match name {
         "cell_id" | "lora_rank" | "group_size" | "max_response_len" | "update_epochs"
         | "prompts_per_step" | "iterations" | "tensor_parallel" => ColumnType::Int,
-        "engine" | "model" | "finetune" | "reward" | "reward_model" | "budget_unit"
+        "engine" | "model" | "finetune" | "reward" | "reward_model" | "judge" | "budget_unit"
         | "infeasible_reason" | "infeasible_code" => ColumnType::Text,
         "feasible" | "on_frontier" => ColumnType::Bool,
         _ => ColumnType::Double,

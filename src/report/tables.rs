@@ -28,6 +28,8 @@ pub struct CellFields {
     pub turns: String,
     /// Mean seconds of one tool call.
     pub tool_seconds: String,
+    /// The API judge's id (`none` without one).
+    pub judge: String,
     /// G.
     pub group_size: String,
     /// Response cap.
@@ -49,7 +51,7 @@ pub struct CellFields {
 }
 
 /// Column names of [`CellFields::into_row`], in order; the same names as `cells.csv`.
-pub const CELL_HEADER: [&str; 14] = [
+pub const CELL_HEADER: [&str; 15] = [
     "engine",
     "model",
     "finetune",
@@ -58,6 +60,7 @@ pub const CELL_HEADER: [&str; 14] = [
     "reward_model",
     "turns",
     "tool_seconds",
+    "judge",
     "group_size",
     "max_response_len",
     "update_epochs",
@@ -68,7 +71,7 @@ pub const CELL_HEADER: [&str; 14] = [
 
 impl CellFields {
     /// The table columns in [`CELL_HEADER`] order.
-    pub fn into_row(self) -> [String; 14] {
+    pub fn into_row(self) -> [String; 15] {
         [
             self.engine,
             self.model,
@@ -78,6 +81,7 @@ impl CellFields {
             self.reward_model,
             self.turns,
             self.tool_seconds,
+            self.judge,
             self.group_size,
             self.max_response_len,
             self.update_epochs,
@@ -104,6 +108,7 @@ pub fn cell_fields(grid: &Grid, p: &Point) -> CellFields {
         reward_model: reward.model_id().to_string(),
         turns: number(a.turns[i.turns]),
         tool_seconds: number(a.tool_seconds[i.tool_seconds]),
+        judge: a.judge[i.judge].id.clone(),
         group_size: a.group_size[i.group_size].to_string(),
         max_response_len: a.max_response_len[i.max_response_len].to_string(),
         update_epochs: a.update_epochs[i.update_epochs].to_string(),
@@ -126,15 +131,19 @@ fn setup_parts(grid: &Grid, f: &CellFields) -> (Vec<String>, Option<String>) {
     if grid.axes.tool_seconds.len() > 1 {
         episode.push(format!("tools {} s", f.tool_seconds));
     }
+    if grid.axes.judge.len() > 1 {
+        episode.push(format!("judge {}", f.judge));
+    }
     let engine = (grid.axes.engine.len() > 1).then(|| f.engine.clone());
     (episode, engine)
 }
 
-/// Whether the grid sweeps a setting beside the levers (engine, turns, tool latency): the
+/// Whether the grid sweeps a setting beside the levers (engine, turns, tool latency, judge): the
 /// shortlist tables then carry a `setup` column, so two regimes that differ only there can be
 /// told apart.
 pub fn sweeps_setup(grid: &Grid) -> bool {
-    grid.axes.engine.len() > 1 || grid.axes.turns.len() > 1 || grid.axes.tool_seconds.len() > 1
+    let a = &grid.axes;
+    a.engine.len() > 1 || a.turns.len() > 1 || a.tool_seconds.len() > 1 || a.judge.len() > 1
 }
 
 /// The `setup` column: the episode's shape and the engine, comma-separated.

@@ -21,6 +21,8 @@ pub enum Axis {
     Turns,
     /// Mean seconds of one tool call (multi-turn agents).
     ToolSeconds,
+    /// The API judge that scores each rollout (`none`, or an `[[api]]` id of the catalog).
+    Judge,
     /// Responses per prompt, G.
     GroupSize,
     /// Response cap, tokens.
@@ -35,13 +37,14 @@ pub enum Axis {
 
 impl Axis {
     /// Every axis, in decoding order (the last varies fastest along cell ids).
-    pub const ALL: [Axis; 11] = [
+    pub const ALL: [Axis; 12] = [
         Axis::Engine,
         Axis::Model,
         Axis::Finetune,
         Axis::Reward,
         Axis::Turns,
         Axis::ToolSeconds,
+        Axis::Judge,
         Axis::GroupSize,
         Axis::MaxResponseLen,
         Axis::UpdateEpochs,
@@ -67,6 +70,7 @@ impl Axis {
             Axis::Reward => "reward",
             Axis::Turns => "turns",
             Axis::ToolSeconds => "tool_seconds",
+            Axis::Judge => "judge",
             Axis::GroupSize => "group_size",
             Axis::MaxResponseLen => "max_response_len",
             Axis::UpdateEpochs => "update_epochs",
@@ -76,8 +80,8 @@ impl Axis {
     }
 
     /// Every axis's name, in [`Axis::ALL`] order (the cell columns of the tables).
-    pub const NAMES: [&'static str; 11] = {
-        let mut names = [""; 11];
+    pub const NAMES: [&'static str; 12] = {
+        let mut names = [""; 12];
         let mut i = 0;
         while i < Axis::ALL.len() {
             names[i] = Axis::ALL[i].name();
@@ -88,8 +92,8 @@ impl Axis {
 
     /// The keys of a grid's `[axes]` table: every axis, and `iterations` (the alternative to
     /// `budget`).
-    pub const GRID_KEYS: [&'static str; 12] = {
-        let mut keys = ["iterations"; 12];
+    pub const GRID_KEYS: [&'static str; 13] = {
+        let mut keys = ["iterations"; 13];
         let mut i = 0;
         while i < Axis::NAMES.len() {
             keys[i] = Axis::NAMES[i];
@@ -126,6 +130,7 @@ impl AxisIndices {
             Axis::Reward => self.reward,
             Axis::Turns => self.turns,
             Axis::ToolSeconds => self.tool_seconds,
+            Axis::Judge => self.judge,
             Axis::GroupSize => self.group_size,
             Axis::MaxResponseLen => self.max_response_len,
             Axis::UpdateEpochs => self.update_epochs,
@@ -143,6 +148,7 @@ impl AxisIndices {
             Axis::Reward => &mut self.reward,
             Axis::Turns => &mut self.turns,
             Axis::ToolSeconds => &mut self.tool_seconds,
+            Axis::Judge => &mut self.judge,
             Axis::GroupSize => &mut self.group_size,
             Axis::MaxResponseLen => &mut self.max_response_len,
             Axis::UpdateEpochs => &mut self.update_epochs,
@@ -154,7 +160,7 @@ impl AxisIndices {
     }
 
     /// Indices from digits in [`Axis::ALL`] order.
-    pub fn from_digits(digits: [usize; 11]) -> Self {
+    pub fn from_digits(digits: [usize; 12]) -> Self {
         // Written out (not folded over `with`): this runs once per cell in a sweep.
         let [
             engine,
@@ -163,6 +169,7 @@ impl AxisIndices {
             reward,
             turns,
             tool_seconds,
+            judge,
             group_size,
             max_response_len,
             update_epochs,
@@ -176,6 +183,7 @@ impl AxisIndices {
             reward,
             turns,
             tool_seconds,
+            judge,
             group_size,
             max_response_len,
             update_epochs,
@@ -191,7 +199,7 @@ mod tests {
 
     #[test]
     fn indices_round_trip_through_every_axis() {
-        let digits = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11];
+        let digits = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
         let indices = AxisIndices::from_digits(digits);
         for (k, axis) in Axis::ALL.iter().enumerate() {
             assert_eq!(indices.get(*axis), digits[k], "{axis}");

@@ -1,7 +1,8 @@
 //! Cells: one point of the grid, decoded from its index by mixed-radix arithmetic so that a grid of
 //! millions of cells is never materialised.
 //!
-//! Axis order (slowest to fastest): engine, model, finetune, reward, turns, tool_seconds, group_size,
+//! Axis order (slowest to fastest): engine, model, finetune, reward, turns, tool_seconds, judge,
+//! group_size,
 //! max_response_len, update_epochs, prompts_per_step, budget. `cell_id` is the index in the full product; cells
 //! pruned by `[constraints]` keep their ids, so ids stay stable when a constraint changes.
 
@@ -28,6 +29,9 @@ pub struct AxisIndices {
     /// Index into `axes.tool_seconds` (0 in grids that do not sweep the tool latency).
     #[serde(default)]
     pub tool_seconds: usize,
+    /// Index into `axes.judge` (0 in grids that do not sweep the API judge).
+    #[serde(default)]
+    pub judge: usize,
     /// Index into `axes.group_size`.
     pub group_size: usize,
     /// Index into `axes.max_response_len`.
@@ -59,6 +63,8 @@ pub struct Cell<'g> {
     pub turns: f64,
     /// Mean seconds of one tool call.
     pub tool_seconds: f64,
+    /// The API judge's id (`none` without one).
+    pub judge: &'g str,
     /// Responses per prompt.
     pub group_size: u64,
     /// Response length cap, tokens.
@@ -73,7 +79,7 @@ pub struct Cell<'g> {
 
 impl Grid {
     /// Axis lengths in decoding order (slowest first).
-    pub fn radices(&self) -> [u64; 11] {
+    pub fn radices(&self) -> [u64; 12] {
         let a = &self.axes;
         [
             a.engine.len() as u64,
@@ -82,6 +88,7 @@ impl Grid {
             a.reward.len() as u64,
             a.turns.len() as u64,
             a.tool_seconds.len() as u64,
+            a.judge.len() as u64,
             a.group_size.len() as u64,
             a.max_response_len.len() as u64,
             a.update_epochs.len() as u64,
@@ -130,6 +137,7 @@ impl Grid {
             a.reward.len(),
             a.turns.len(),
             a.tool_seconds.len(),
+            a.judge.len(),
             a.max_response_len.len(),
             a.update_epochs.len(),
             a.budget.len(),
@@ -145,11 +153,11 @@ impl Grid {
     }
 
     /// A cell index's digits in [`Axis::ALL`](super::Axis::ALL) order.
-    fn digits(&self, id: u64) -> [usize; 11] {
+    fn digits(&self, id: u64) -> [usize; 12] {
         let r = self.radices();
         let mut rest = id;
-        let mut digits = [0usize; 11];
-        for axis in (0..11).rev() {
+        let mut digits = [0usize; 12];
+        for axis in (0..12).rev() {
             digits[axis] = (rest % r[axis]) as usize;
             rest /= r[axis];
         }
@@ -190,6 +198,7 @@ impl Grid {
             i.reward,
             i.turns,
             i.tool_seconds,
+            i.judge,
             i.group_size,
             i.max_response_len,
             i.update_epochs,
@@ -232,6 +241,7 @@ impl Grid {
             reward: &a.reward[i.reward],
             turns: a.turns[i.turns],
             tool_seconds: a.tool_seconds[i.tool_seconds],
+            judge: &a.judge[i.judge].id,
             group_size,
             max_response_len: a.max_response_len[i.max_response_len],
             update_epochs: a.update_epochs[i.update_epochs],

@@ -68,6 +68,11 @@ pub fn describe(grid: &Grid) -> String {
             values.len().to_string(),
         ]);
     }
+    table.row([
+        Axis::Judge.name().to_string(),
+        join(a.judge.iter().map(|j| j.id.clone()).collect()),
+        a.judge.len().to_string(),
+    ]);
     for axis in Axis::NUMERIC {
         let values = axis
             .numeric_values(a)
@@ -129,6 +134,10 @@ pub fn describe_json(grid: &Grid) -> serde_json::Value {
     axes.insert(
         Axis::ToolSeconds.name().into(),
         a.tool_seconds.clone().into(),
+    );
+    axes.insert(
+        Axis::Judge.name().into(),
+        a.judge.iter().map(|j| j.id.clone()).collect(),
     );
     for axis in Axis::NUMERIC {
         let values = axis

@@ -82,6 +82,8 @@ pub struct Axes {
     pub turns: Vec<f64>,
     /// Mean seconds of one tool call (`[axes] tool_seconds`; otherwise `[agent] tool_seconds`).
     pub tool_seconds: Vec<f64>,
+    /// API judges (`[axes] judge`; otherwise the one of `[agent]`, or none).
+    pub judge: Vec<JudgeChoice>,
     /// Responses per prompt, G.
     pub group_size: Vec<u64>,
     /// Response length caps, tokens.
@@ -92,6 +94,15 @@ pub struct Axes {
     pub prompts_per_step: Vec<u64>,
     /// Budgets or iterations.
     pub budget: BudgetAxis,
+}
+
+/// One value of the judge axis: an API judge by its catalog id, or `none`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JudgeChoice {
+    /// The catalog's `[[api]]` id, `none`, or `custom` for prices given in `[agent]`.
+    pub id: String,
+    /// Its prices and limits (None for `none`).
+    pub api: Option<crate::config::ApiJudge>,
 }
 
 /// A validated grid.
@@ -112,9 +123,9 @@ pub struct Grid {
     /// The cluster once per entry of `axes.engine` (the same settings, that engine): what each
     /// cell runs on.
     pub engine_hardware: Vec<Hardware>,
-    /// The run settings once per combination of `axes.turns` and `axes.tool_seconds` (the same
-    /// settings with that episode shape), turns-major: what each cell runs with
-    /// ([`Grid::run_settings`]).
+    /// The run settings once per combination of `axes.turns`, `axes.tool_seconds` and
+    /// `axes.judge` (the same settings with that episode shape and judge), in that order, the
+    /// last fastest: what each cell runs with ([`Grid::run_settings`]).
     pub agent_runs: Vec<RunSettings>,
     /// Task.
     pub task: Task,
@@ -227,7 +238,9 @@ impl Grid {
     /// The run settings of a cell: the grid's `[run]` with the cell's episode shape (turns and
     /// tool latency) in its agent settings.
     pub fn run_settings(&self, i: &AxisIndices) -> &RunSettings {
-        &self.agent_runs[i.turns * self.axes.tool_seconds.len() + i.tool_seconds]
+        let a = &self.axes;
+        &self.agent_runs
+            [(i.turns * a.tool_seconds.len() + i.tool_seconds) * a.judge.len() + i.judge]
     }
 }
 
@@ -246,7 +259,14 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
     let swept = raw
         .axes
         .as_ref()
-        .is_some_and(|a| a.turns.is_some() || a.tool_seconds.is_some());
+        .is_some_and(|a| a.turns.is_some() || a.tool_seconds.is_some() || a.judge.is_some());
+    let agent_judge_keys = [
+        &raw.agent.judge_api,
+        &raw.agent.judge_usd_per_million_input,
+        &raw.agent.judge_usd_per_million_output,
+    ]
+    .iter()
+    .any(|k| k.is_some());
     let axes = sections::axes(
         raw.axes,
         &v,
@@ -257,6 +277,14 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
             (run.agent.turns, raw.agent.turns.is_some()),
             (run.agent.tool_seconds, raw.agent.tool_seconds.is_some()),
         ],
+        (
+            &run.agent,
+            raw.agent
+                .judge_api
+                .as_ref()
+                .and_then(|s| s.get_ref().as_str().map(str::to_string)),
+            agent_judge_keys,
+        ),
     )?;
     let constraints = sections::constraints(&raw.constraints, &v)?;
     let outcome_table = parse_outcome(&raw.outcome, &v)?;
@@ -301,23 +329,30 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
         .collect();
     // `[agent]` is checked once per combination of the turns and tool-latency values, which may
     // come from `[axes]` (a turns_cv needs more than one turn, a p99 at least the mean latency).
-    let mut agent_runs = Vec::with_capacity(axes.turns.len() * axes.tool_seconds.len());
+    let mut agent_runs =
+        Vec::with_capacity(axes.turns.len() * axes.tool_seconds.len() * axes.judge.len());
     for &turns in &axes.turns {
         for &tool_seconds in &axes.tool_seconds {
-            let mut settings = run.clone();
-            settings.agent.turns = turns;
-            settings.agent.tool_seconds = tool_seconds;
-            settings.agent.validate().map_err(|(key, message)| {
-                let from_axes = swept && (key == "turns" || key == "tool_seconds");
-                let section = if from_axes { "axes" } else { "agent" };
-                let message = if swept {
-                    format!("with turns = {turns} and tool_seconds = {tool_seconds}: {message}")
-                } else {
-                    message
-                };
-                v.err(Some(section), key, message)
-            })?;
-            agent_runs.push(settings);
+            for judge in &axes.judge {
+                let mut settings = run.clone();
+                settings.agent.turns = turns;
+                settings.agent.tool_seconds = tool_seconds;
+                settings.agent.api_judge = judge.api;
+                settings.agent.validate().map_err(|(key, message)| {
+                    let from_axes = swept && (key == "turns" || key == "tool_seconds");
+                    let section = if from_axes { "axes" } else { "agent" };
+                    let message = if swept {
+                        format!(
+                            "with turns = {turns}, tool_seconds = {tool_seconds} and judge = {}: {message}",
+                            judge.id
+                        )
+                    } else {
+                        message
+                    };
+                    v.err(Some(section), key, message)
+                })?;
+                agent_runs.push(settings);
+            }
         }
     }
     let grid = Grid {

@@ -74,6 +74,7 @@ pub(super) struct RawAxes {
     pub(super) reward: Option<Spanned>,
     pub(super) turns: Option<Spanned>,
     pub(super) tool_seconds: Option<Spanned>,
+    pub(super) judge: Option<Spanned>,
     pub(super) group_size: Option<Spanned>,
     pub(super) max_response_len: Option<Spanned>,
     pub(super) update_epochs: Option<Spanned>,

@@ -424,6 +424,7 @@ pub(super) fn axes(
     algorithm: Algorithm,
     hardware_engine: &crate::catalog::EngineSpec,
     agent_shape: [(f64, bool); 2],
+    (agent, agent_judge_id, agent_judge_keys): (&Agent, Option<String>, bool),
 ) -> Result<Axes> {
     let Some(ra) = raw else {
         return Err(v.missing(
@@ -542,6 +543,13 @@ pub(super) fn axes(
         (0.0, crate::config::MAX_TOOL_SECONDS),
         "tool_seconds = [0.5, 5, 30]",
     )?;
+    let judge = judge_axis(
+        v,
+        &ra.judge,
+        catalog,
+        (agent, agent_judge_id),
+        agent_judge_keys,
+    )?;
     v.no_duplicates(ax, "model", &model_ids)?;
     v.no_duplicates(
         ax,
@@ -560,6 +568,7 @@ pub(super) fn axes(
         reward,
         turns,
         tool_seconds,
+        judge,
         group_size,
         max_response_len,
         update_epochs,
@@ -615,6 +624,63 @@ fn agent_axis(
         out.push(x);
     }
     Ok(out)
+}
+
+/// The judge axis: `none` or `[[api]]` ids of the catalog, each listed once, priced at the
+/// catalog's list prices with `[agent]`'s `judge_output_tokens` and `judge_tokens_per_minute`
+/// (64 and none by default). Without the key: the one judge of `[agent]` (its id, `custom` for
+/// prices given there, or `none`). Prices given in `[agent]` and a judge axis together are
+/// refused, naming both.
+fn judge_axis(
+    v: &Validator,
+    value: &Option<Spanned>,
+    catalog: &Catalog,
+    (agent, agent_judge_id): (&Agent, Option<String>),
+    agent_judge_keys: bool,
+) -> Result<Vec<crate::spec::JudgeChoice>> {
+    let ax = Some("axes");
+    let Some(raw) = value else {
+        return Ok(vec![crate::spec::JudgeChoice {
+            id: match &agent.api_judge {
+                None => "none".to_string(),
+                Some(_) => agent_judge_id.unwrap_or_else(|| "custom".to_string()),
+            },
+            api: agent.api_judge,
+        }]);
+    };
+    if agent_judge_keys {
+        return Err(v.err_at(
+            raw,
+            ax,
+            "judge",
+            "the judge is also set in [agent] (judge_api or its prices); keep one: `[axes] judge = [\"none\", \"gpt-4o-mini\"]` to sweep it, or `[agent] judge_api` for one",
+        ));
+    }
+    let ids = v.string_list(value, ax, "judge", "judge = [\"none\", \"gpt-4o-mini\"]")?;
+    v.no_duplicates(ax, "judge", &ids)?;
+    let (output_tokens, tokens_per_minute) = agent
+        .api_judge
+        .map_or((64.0, 0.0), |j| (j.output_tokens, j.tokens_per_minute));
+    ids.iter()
+        .map(|id| {
+            if id.eq_ignore_ascii_case("none") {
+                return Ok(crate::spec::JudgeChoice {
+                    id: "none".to_string(),
+                    api: None,
+                });
+            }
+            let spec = catalog.api(id).map_err(|m| v.err_at(raw, ax, "judge", m))?;
+            Ok(crate::spec::JudgeChoice {
+                id: spec.id.clone(),
+                api: Some(ApiJudge {
+                    usd_per_million_input_tokens: spec.usd_per_million_input_tokens,
+                    usd_per_million_output_tokens: spec.usd_per_million_output_tokens,
+                    output_tokens,
+                    tokens_per_minute,
+                }),
+            })
+        })
+        .collect()
 }
 
 /// `[constraints]`: bounds on rollouts per step.

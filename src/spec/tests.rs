@@ -722,7 +722,8 @@ fn agent_settings_are_checked_per_swept_value() {
         "[agent]\nturns_cv = 0.3\n\n[axes]\nturns = [1, 2]",
     ));
     assert!(
-        m.contains("agent.turns_cv") && m.contains("with turns = 1 and tool_seconds = 0"),
+        m.contains("agent.turns_cv")
+            && m.contains("with turns = 1, tool_seconds = 0 and judge = none"),
         "{m}"
     );
     // Without axes, the message is the setting's own.
@@ -731,4 +732,51 @@ fn agent_settings_are_checked_per_swept_value() {
         m.contains("agent.turns_cv") && !m.contains("with turns"),
         "{m}"
     );
+}
+
+#[test]
+fn a_judge_axis_prices_each_api_judge_and_none() {
+    let text = replace(
+        "[axes]",
+        "[agent]\njudge_output_tokens = 100\n\n[axes]\njudge = [\"none\", \"gpt-4o-mini\", \"gpt-4o\"]",
+    )
+    .replace(
+        "budget = [\"1e17 flops\", \"1e18 flops\"]",
+        "iterations = [20]",
+    );
+    let g = parse_text(&text).unwrap();
+    let ids: Vec<&str> = g.axes.judge.iter().map(|j| j.id.as_str()).collect();
+    assert_eq!(ids, ["none", "gpt-4o-mini", "gpt-4o"]);
+    // [agent]'s output tokens apply to every judge of the axis; prices come from the catalog.
+    let mini = g.axes.judge[1].api.unwrap();
+    assert_eq!(mini.output_tokens, 100.0);
+    let listed = Catalog::embedded().api("gpt-4o-mini").unwrap().clone();
+    assert_eq!(
+        mini.usd_per_million_input_tokens,
+        listed.usd_per_million_input_tokens
+    );
+    let base = g.decode(0);
+    let api_usd: Vec<f64> = (0..3)
+        .map(|k| {
+            let id = g.encode(&AxisIndices { judge: k, ..base });
+            let cell = g.cell(id).unwrap();
+            assert_eq!(cell.judge, ids[k]);
+            assert_eq!(cell.run_config(&g).run.agent.api_judge, g.axes.judge[k].api);
+            crate::evaluate::evaluate_cell(&g, id)
+                .unwrap()
+                .ledger
+                .api_usd_per_step
+        })
+        .collect();
+    // No judge costs nothing; the larger model's list price costs more than the small one's.
+    assert_eq!(api_usd[0], 0.0);
+    assert!(0.0 < api_usd[1] && api_usd[1] < api_usd[2], "{api_usd:?}");
+    // Unknown ids and a judge priced in [agent] as well are refused by name.
+    let m = error_of(&replace("[axes]", "[axes]\njudge = [\"gpt-9\"]"));
+    assert!(m.contains("axes.judge") && m.contains("unknown API"), "{m}");
+    let m = error_of(&replace(
+        "[axes]",
+        "[agent]\njudge_api = \"gpt-4o\"\n\n[axes]\njudge = [\"none\", \"gpt-4o-mini\"]",
+    ));
+    assert!(m.contains("axes.judge") && m.contains("[agent]"), "{m}");
 }
