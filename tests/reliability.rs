@@ -561,19 +561,8 @@ fn sigterm_during_plan_exits_143_and_writes_no_plan() {
 #[test]
 fn sigint_during_merge_exits_130_and_writes_no_merged_output() {
     let dir = tempfile::tempdir().unwrap();
-    // A 60,000-cell slice of the big grid, in two shards with every row.
-    let text = std::fs::read_to_string(repo("grids/big.toml"))
-        .unwrap()
-        .replace(
-            "update_epochs = [1, 2, 3, 4, 8]",
-            "update_epochs = [1, 2, 3]",
-        )
-        .replace(
-            r#"model = ["qwen2.5-0.5b", "qwen2.5-1.5b", "qwen2.5-3b", "qwen2.5-7b", "qwen2.5-14b", "qwen3-4b", "qwen3-8b"]"#,
-            r#"model = ["qwen2.5-0.5b", "qwen2.5-7b"]"#,
-        );
-    let grid_file = dir.path().join("slice.toml");
-    std::fs::write(&grid_file, text).unwrap();
+    // A slice of the big grid, in two shards with every row.
+    let grid_file = common::big_slice_grid(dir.path());
     let shards: Vec<PathBuf> = (0..2).map(|k| dir.path().join(format!("s{k}"))).collect();
     for (k, shard) in shards.iter().enumerate() {
         bin()

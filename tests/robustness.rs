@@ -277,20 +277,9 @@ fn fuzzer_regressions_give_one_line_errors() {
 
 #[test]
 fn cells_parquet_is_identical_across_thread_counts() {
-    // 172,800 cells: more than one Parquet row group (64 chunks of 2,048 cells each).
+    // More than one Parquet row group (64 chunks of 2,048 cells each).
     let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(repo("grids/big.toml"))
-        .unwrap()
-        .replace(
-            "update_epochs = [1, 2, 3, 4, 8]",
-            "update_epochs = [1, 2, 3]",
-        )
-        .replace(
-            r#"model = ["qwen2.5-0.5b", "qwen2.5-1.5b", "qwen2.5-3b", "qwen2.5-7b", "qwen2.5-14b", "qwen3-4b", "qwen3-8b"]"#,
-            r#"model = ["qwen2.5-0.5b", "qwen2.5-7b"]"#,
-        );
-    let grid_file = dir.path().join("slice.toml");
-    std::fs::write(&grid_file, text).unwrap();
+    let grid_file = common::big_slice_grid(dir.path());
     let mut files = Vec::new();
     for threads in ["1", "3"] {
         let out = dir.path().join(threads);

@@ -54,3 +54,21 @@ pub fn stdout_json(output: &std::process::Output) -> serde_json::Value {
         )
     })
 }
+
+/// A 172,800-cell slice of `grids/big.toml` (two models, three update epochs), written into
+/// `dir`: big enough for several chunks, Parquet row groups and a merge that takes a moment.
+pub fn big_slice_grid(dir: &Path) -> PathBuf {
+    let text = std::fs::read_to_string(repo("grids/big.toml"))
+        .unwrap()
+        .replace(
+            "update_epochs = [1, 2, 3, 4, 8]",
+            "update_epochs = [1, 2, 3]",
+        )
+        .replace(
+            r#"model = ["qwen2.5-0.5b", "qwen2.5-1.5b", "qwen2.5-3b", "qwen2.5-7b", "qwen2.5-14b", "qwen3-4b", "qwen3-8b"]"#,
+            r#"model = ["qwen2.5-0.5b", "qwen2.5-7b"]"#,
+        );
+    let path = dir.join("slice.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
