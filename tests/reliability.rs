@@ -72,9 +72,8 @@ fn sigterm_stops_a_sweep_with_143_and_leaves_nothing_half_written() {
     );
 }
 
-/// A plan of race-pilot and results with many checkpoints per run, so that `fit` takes seconds.
-fn slow_fit_inputs(dir: &Path) -> (PathBuf, PathBuf) {
-    let plan = dir.join("plan");
+/// Plans race-pilot's 24 pilots (the README's walkthrough) into `plan`.
+fn plan_race_pilot(plan: &Path) {
     bin()
         .args([
             "plan",
@@ -85,9 +84,15 @@ fn slow_fit_inputs(dir: &Path) -> (PathBuf, PathBuf) {
             "24",
             "--out",
         ])
-        .arg(&plan)
+        .arg(plan)
         .assert()
         .success();
+}
+
+/// A plan of race-pilot and results with many checkpoints per run, so that `fit` takes seconds.
+fn slow_fit_inputs(dir: &Path) -> (PathBuf, PathBuf) {
+    let plan = dir.join("plan");
+    plan_race_pilot(&plan);
     let truth = dir.join("truth.toml");
     std::fs::write(
         &truth,
@@ -432,19 +437,7 @@ fn hostile_numbers_are_refused_at_the_boundary() {
 fn fit_refuses_an_edited_plan_and_another_catalog() {
     let dir = tempfile::tempdir().unwrap();
     let plan = dir.path().join("plan");
-    bin()
-        .args([
-            "plan",
-            grid("race-pilot").to_str().unwrap(),
-            "--pilot-budget",
-            "3e17 flops",
-            "--max-pilots",
-            "24",
-            "--out",
-        ])
-        .arg(&plan)
-        .assert()
-        .success();
+    plan_race_pilot(&plan);
     let results = repo("results/examples/race-pilot-pilots/results.csv");
     let fit = |extra: &[&str]| {
         bin()
