@@ -30,6 +30,10 @@ pub struct EngineSpec {
     pub launch_seconds_per_layer: f64,
     /// Seconds per decoder layer per step of tensor-parallel all-reduces, when the degree > 1.
     pub allreduce_seconds_per_layer: f64,
+    /// Seconds per sequence in flight per step: the scheduler's, sampler's and detokeniser's
+    /// work that grows with the batch (0 when not measured).
+    #[serde(default)]
+    pub sequence_seconds_per_step: f64,
     /// Default cap on sequences in flight per replica (vLLM `max_num_seqs`).
     pub max_num_seqs: u64,
     /// The default on GPUs with at least 70 GiB of memory other than the A100, when the engine
@@ -83,6 +87,7 @@ impl EngineSpec {
                 "allreduce_seconds_per_layer",
                 self.allreduce_seconds_per_layer,
             ),
+            ("sequence_seconds_per_step", self.sequence_seconds_per_step),
         ] {
             if !value.is_finite() || value < 0.0 {
                 return bad(
@@ -120,6 +125,7 @@ mod tests {
             step_floor_seconds: 0.004,
             launch_seconds_per_layer: 0.0005,
             allreduce_seconds_per_layer: 0.00002,
+            sequence_seconds_per_step: 0.0,
             max_num_seqs: 256,
             max_num_seqs_large_gpu: None,
             gpu_memory_utilization: 0.9,

@@ -177,6 +177,25 @@ impl ModelSpec {
         self.total_params() as f64 * BF16_BYTES
     }
 
+    /// Bytes of the routed experts' weights in BF16 (0 for a dense model): what a decode step
+    /// reads only for the experts its tokens are routed to.
+    pub fn routed_expert_bytes(&self) -> f64 {
+        if !self.is_moe() {
+            return 0.0;
+        }
+        (self.layers * self.experts * 3 * self.hidden * self.expert_intermediate) as f64
+            * BF16_BYTES
+    }
+
+    /// Share of the routed experts one token activates, k/E (0 for a dense model).
+    pub fn active_expert_share(&self) -> f64 {
+        if self.is_moe() {
+            self.active_experts as f64 / self.experts as f64
+        } else {
+            0.0
+        }
+    }
+
     /// Trainable parameters of LoRA adapters of rank `rank` on every linear layer of every block
     /// (veRL's `target_modules: all-linear`): r·(d_in + d_out) per adapted matrix (Hu et al. 2021,
     /// "LoRA", section 4). For MoE, the adapters of the active experts are the ones a token uses;

@@ -157,7 +157,6 @@ pub fn price_row(
             .split_whitespace()
             .find_map(|w| w.parse::<f64>().ok())
             .unwrap_or(204.2);
-        let straggler = crate::ledger::lengths::straggler_tokens(output, 1.0, 2048.0, sequences);
         let prefill = time::compute_seconds(
             sequences * crate::ledger::flops::prefill_flops_per_prompt(model, input),
             gpus as f64,
@@ -172,8 +171,7 @@ pub fn price_row(
             pool_gpus: gpus,
             sequences,
             prompt_tokens: input,
-            mean_response_tokens: output,
-            straggler_response_tokens: straggler,
+            lengths: crate::ledger::lengths::CappedLognormal::new(output, 1.0, 2048.0),
             max_context_tokens: 2048.0,
             memory_utilization: engine.gpu_memory_utilization,
             max_num_seqs: engine.max_num_seqs,

@@ -183,6 +183,113 @@ fn compute_response_lengths(mean_tokens: f64, cv: f64, cap: f64) -> ResponseLeng
     }
 }
 
+/// The distribution of generated lengths: an uncapped lognormal(μ, σ) cut at the cap L, so a
+/// point mass P(X > L) sits at L (Johnson, Kotz and Balakrishnan, vol. 1, ch. 14, for the partial
+/// moments). σ = 0 is a fixed length exp(μ) (a judge's verdict).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CappedLognormal {
+    /// Log-scale location μ of the uncapped length.
+    pub mu: f64,
+    /// Log-scale spread σ of the uncapped length (0: a fixed length).
+    pub sigma: f64,
+    /// The cap L in tokens.
+    pub cap_tokens: f64,
+}
+
+impl CappedLognormal {
+    /// Uncapped mean and coefficient of variation, capped at `cap_tokens`.
+    pub fn new(mean_tokens: f64, cv: f64, cap_tokens: f64) -> Self {
+        let (mu, sigma) = lognormal_parameters(mean_tokens, cv);
+        CappedLognormal {
+            mu,
+            sigma,
+            cap_tokens,
+        }
+    }
+
+    /// Every response exactly `tokens` long (below the cap).
+    pub fn fixed(tokens: f64) -> Self {
+        CappedLognormal {
+            mu: tokens.max(1e-300).ln(),
+            sigma: 0.0,
+            cap_tokens: tokens,
+        }
+    }
+
+    /// Φ((ln t − μ − kσ)/σ): the uncapped partial-moment weight below t (a step for σ = 0).
+    fn below(&self, t: f64, k: f64) -> f64 {
+        if t <= 0.0 {
+            return 0.0;
+        }
+        if self.sigma <= 0.0 {
+            return if t.ln() > self.mu { 1.0 } else { 0.0 };
+        }
+        normal_cdf((t.ln() - self.mu - k * self.sigma * self.sigma) / self.sigma)
+    }
+
+    /// E[X^k] of the uncapped lognormal: exp(kμ + k²σ²/2).
+    fn raw_moment(&self, k: f64) -> f64 {
+        (k * self.mu + k * k * self.sigma * self.sigma / 2.0).exp()
+    }
+
+    /// P(ℓ > t) for the capped length ℓ = min(X, L): zero at and beyond the cap.
+    pub fn survival(&self, t: f64) -> f64 {
+        if t >= self.cap_tokens {
+            return 0.0;
+        }
+        1.0 - self.below(t, 0.0)
+    }
+
+    /// P(X > L): the point mass at the cap (the share of responses truncated).
+    pub fn cap_mass(&self) -> f64 {
+        1.0 - self.below(self.cap_tokens, 0.0)
+    }
+
+    /// E[ℓ^k; ℓ > t] for k = 0, 1, 2 (t below the cap): the lognormal's partial moment between t
+    /// and L plus L^k times the point mass.
+    pub fn upper_moment(&self, t: f64, k: u8) -> f64 {
+        let l = self.cap_tokens;
+        if t >= l {
+            return 0.0;
+        }
+        let kf = f64::from(k);
+        let body = self.raw_moment(kf) * (self.below(l, kf) - self.below(t, kf));
+        body.max(0.0) + l.powi(i32::from(k)) * self.cap_mass()
+    }
+
+    /// E[ℓ]: the mean generated length.
+    pub fn mean_tokens(&self) -> f64 {
+        self.upper_moment(0.0, 1)
+    }
+
+    /// E[ℓ²].
+    pub fn second_moment_tokens(&self) -> f64 {
+        self.upper_moment(0.0, 2)
+    }
+
+    /// E[(ℓ − t)⁺]: tokens still to generate beyond t, per response.
+    pub fn excess_tokens(&self, t: f64) -> f64 {
+        (self.upper_moment(t, 1) - t * self.survival(t)).max(0.0)
+    }
+
+    /// E[((ℓ − t)⁺)²].
+    pub fn excess_second_moment(&self, t: f64) -> f64 {
+        (self.upper_moment(t, 2) - 2.0 * t * self.upper_moment(t, 1)
+            + t * t * self.survival(t))
+        .max(0.0)
+    }
+
+    /// The q-quantile of ℓ (the cap once q passes the uncapped mass below it).
+    pub fn quantile(&self, q: f64) -> f64 {
+        if self.sigma <= 0.0 {
+            return self.mu.exp().min(self.cap_tokens);
+        }
+        (self.mu + self.sigma * normal_quantile(q))
+            .exp()
+            .min(self.cap_tokens)
+    }
+}
+
 /// Expected length of the longest of `count` responses, capped: the maximum of n draws sits on
 /// average at the n/(n+1) quantile (order statistics of uniforms, E[U_(n)] = n/(n+1)).
 pub fn straggler_tokens(mean_tokens: f64, cv: f64, cap: f64, count: f64) -> f64 {

@@ -7,6 +7,7 @@
 //! phases and the memory-bound decode loop), [`memory`] (training state and activations).
 
 pub mod agent;
+pub mod decode;
 pub mod flops;
 pub mod lengths;
 pub mod memory;

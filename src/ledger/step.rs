@@ -51,6 +51,7 @@ struct Rollouts {
     generated: f64,
     zero_signal: f64,
     lengths: lengths::ResponseLengths,
+    distribution: lengths::CappedLognormal,
     straggler: f64,
     starves: bool,
 }
@@ -96,6 +97,11 @@ impl Rollouts {
             generated,
             zero_signal,
             lengths,
+            distribution: lengths::CappedLognormal::new(
+                task.mean_response_tokens,
+                task.response_length_cv,
+                cap,
+            ),
             straggler,
             starves,
         }
@@ -155,8 +161,7 @@ fn search(
         pool_gpus: pools.generation,
         sequences: r.generated,
         prompt_tokens: p,
-        mean_response_tokens: r1,
-        straggler_response_tokens: r.straggler,
+        lengths: r.distribution,
         max_context_tokens: p + cfg.max_response_len as f64,
         memory_utilization: cfg.hardware.rollout_gpu_memory_utilization,
         max_num_seqs: cfg.hardware.max_num_seqs,
@@ -205,12 +210,6 @@ fn validation(cfg: &RunConfig, pools: Pools, r: &Rollouts, phases: &mut Phases) 
     let (r1, r2) = (r.lengths.mean_tokens, r.lengths.second_moment_tokens);
     let prefill = run.validation_prompts as f64 * flops::prefill_flops_per_prompt(policy, p);
     let decode_flops = sequences * flops::decode_flops_per_response(policy, p, r1, r2);
-    let straggler = lengths::straggler_tokens(
-        cfg.task.mean_response_tokens,
-        cfg.task.response_length_cv,
-        cfg.max_response_len as f64,
-        sequences,
-    );
     let decode = time::decode_time(&time::DecodeInput {
         model: policy,
         gpu,
@@ -219,8 +218,7 @@ fn validation(cfg: &RunConfig, pools: Pools, r: &Rollouts, phases: &mut Phases) 
         pool_gpus: pools.generation,
         sequences,
         prompt_tokens: p,
-        mean_response_tokens: r1,
-        straggler_response_tokens: straggler,
+        lengths: r.distribution,
         max_context_tokens: p + cfg.max_response_len as f64,
         memory_utilization: cfg.hardware.rollout_gpu_memory_utilization,
         max_num_seqs: cfg.hardware.max_num_seqs,
@@ -280,8 +278,7 @@ fn feedback(
                 pool_gpus: pools.training,
                 sequences: r.generated,
                 prompt_tokens: context,
-                mean_response_tokens: verdict,
-                straggler_response_tokens: verdict,
+                lengths: lengths::CappedLognormal::fixed(verdict),
                 max_context_tokens: context + verdict,
                 memory_utilization: hw.rollout_gpu_memory_utilization,
                 max_num_seqs: hw.max_num_seqs,

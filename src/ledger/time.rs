@@ -1,22 +1,15 @@
-//! Seconds: compute-bound phases at peak × efficiency, and decode as a memory-bound loop.
+//! Seconds: compute-bound phases at peak × efficiency, and decode on a pool of rollout replicas.
 //!
-//! Decode model (docs/design.md §5; the roofline argument of Kwon et al. 2023, "Efficient Memory
-//! Management for Large Language Model Serving with PagedAttention", and of the vLLM and SGLang
-//! throughput benchmarks): a rollout replica of tensor-parallel degree t runs decode steps; each
-//! step reads the weights once and the KV cache of every sequence in flight, and does 2·N + 4·A·c
-//! FLOPs per sequence at mean context c. Its time is the slower of the two, plus a fixed
-//! per-step overhead:
-//!
-//! step(b) = max(b·(2N + 4A·c) / (t·peak·eff_compute), (W + b·c·kv) / (t·bandwidth·eff_bw)) + floor,
-//!
-//! the floor being the rollout engine's (`catalog::EngineSpec`: per step, per layer when eager,
-//! per layer of tensor-parallel all-reduce).
-//!
-//! b, the sequences in flight, is bounded by the engine's `max_num_seqs`, by the KV cache that
-//! fits beside the weights, and by the sequences the replica has. The bulk of the tokens is
-//! generated at full occupancy; the longest response's excess over the mean is generated after the
-//! bulk drains, nearly alone (the straggler tail).
+//! Compute-bound phases take FLOPs / (GPUs × peak × efficiency). Decode (docs/design.md §5): the
+//! pool is split into replicas of tensor-parallel degree t (the smallest degree at which the
+//! weights and one longest sequence's KV cache fit, within one NVLink domain); each replica
+//! decodes its share of the step's sequences as a batch that drains ([`super::decode`]: the
+//! roofline step of Kwon et al. 2023 at every running sequence's current context, continuous
+//! batching bounded by `max_num_seqs` and the KV cache, the tail where few sequences remain,
+//! preemption when the cache fills).
 
+use super::decode::{self, ReplicaBatch, StepCost};
+use super::lengths::CappedLognormal;
 use crate::catalog::{EngineSpec, GpuSpec, ModelSpec};
 
 /// Compute-bound seconds: FLOPs / (GPUs × peak × efficiency).
@@ -45,10 +38,8 @@ pub struct DecodeInput<'a> {
     pub sequences: f64,
     /// Context before the first generated token (prompt, plus what a judge reads).
     pub prompt_tokens: f64,
-    /// Mean generated tokens per sequence.
-    pub mean_response_tokens: f64,
-    /// Expected length of the longest sequence.
-    pub straggler_response_tokens: f64,
+    /// The distribution of generated lengths (the cap's point mass included).
+    pub lengths: CappedLognormal,
     /// Longest context one sequence can reach (prompt + cap): it must fit in the KV cache.
     pub max_context_tokens: f64,
     /// Share of each GPU's memory the engine may use.
@@ -95,11 +86,50 @@ pub fn decode_step_seconds(
     b: f64,
     context: f64,
 ) -> f64 {
-    let compute = b * (2.0 * model.matmul_params() + 4.0 * model.attention_coefficient() * context)
-        / (tp * gpu.peak_flops_per_second() * gpu.prefill_efficiency);
-    let bytes = model.weight_bytes() + b * context * model.kv_cache_bytes_per_token();
-    let memory = bytes / (tp * gpu.bandwidth_bytes_per_second() * gpu.decode_bandwidth_efficiency);
-    compute.max(memory) + engine.step_overhead_seconds(model.layers, tp)
+    StepCost::new(model, gpu, engine, tp).seconds(b, b * context)
+}
+
+thread_local! {
+    /// The last drains computed on this thread: neighbouring cells of a grid share their decode
+    /// inputs (the budget, reward and LoRA axes do not change them), so a few entries catch
+    /// nearly every repeat; results are bit-identical with or without it.
+    static DRAINS: std::cell::RefCell<Vec<([u64; 16], decode::Drain)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// [`decode::drain`], memoised per thread on the bits of its inputs.
+fn drain_memoised(step: &StepCost, batch: &ReplicaBatch) -> decode::Drain {
+    let key = [
+        step.compute_seconds_per_sequence,
+        step.compute_seconds_per_context_token,
+        step.dense_weight_seconds,
+        step.expert_weight_seconds,
+        step.active_expert_share,
+        step.memory_seconds_per_context_token,
+        step.overhead_seconds,
+        step.overhead_seconds_per_sequence,
+        batch.sequences,
+        batch.prompt_tokens,
+        batch.lengths.mu,
+        batch.lengths.sigma,
+        batch.lengths.cap_tokens,
+        batch.max_running,
+        batch.kv_capacity_tokens,
+        0.0,
+    ]
+    .map(f64::to_bits);
+    DRAINS.with(|memo| {
+        let mut memo = memo.borrow_mut();
+        if let Some((_, d)) = memo.iter().find(|(k, _)| *k == key) {
+            return *d;
+        }
+        let d = decode::drain(step, batch);
+        if memo.len() >= 8 {
+            memo.remove(0);
+        }
+        memo.push((key, d));
+        d
+    })
 }
 
 /// Decode time of one step's sequences on a pool of GPUs.
@@ -129,25 +159,22 @@ pub fn decode_time(input: &DecodeInput) -> Result<DecodeTime, DecodeDoesNotFit> 
     }
     let tpf = tp as f64;
     let replicas = (input.pool_gpus / tp).max(1);
-    let kv_capacity_tokens = (per_gpu * tpf - model.weight_bytes()) / kv_per_token;
-    let mean_context = input.prompt_tokens + input.mean_response_tokens / 2.0;
-    let per_replica = input.sequences / replicas as f64;
-    let in_flight = (input.max_num_seqs as f64)
-        .min(kv_capacity_tokens / mean_context)
-        .min(per_replica)
-        .max(1.0);
-    let bulk_steps = per_replica * input.mean_response_tokens / in_flight;
-    let tail_steps = (input.straggler_response_tokens - input.mean_response_tokens).max(0.0);
-    let bulk = bulk_steps
-        * decode_step_seconds(model, input.gpu, input.engine, tpf, in_flight, mean_context);
-    let tail =
-        tail_steps * decode_step_seconds(model, input.gpu, input.engine, tpf, 1.0, mean_context);
+    let batch = ReplicaBatch {
+        sequences: (input.sequences / replicas as f64).max(1.0),
+        prompt_tokens: input.prompt_tokens,
+        lengths: input.lengths,
+        max_running: input.max_num_seqs.max(1) as f64,
+        kv_capacity_tokens: ((per_gpu * tpf - model.weight_bytes()) / kv_per_token)
+            .max(input.max_context_tokens),
+    };
+    let step = StepCost::new(model, input.gpu, input.engine, tpf);
+    let d = drain_memoised(&step, &batch);
     Ok(DecodeTime {
-        seconds: bulk + tail,
-        tail_seconds: tail,
+        seconds: d.seconds,
+        tail_seconds: d.tail_seconds,
         tensor_parallel: tp,
         replicas,
-        sequences_in_flight: in_flight,
+        sequences_in_flight: d.concurrency,
     })
 }
 
@@ -212,8 +239,7 @@ mod tests {
             pool_gpus: 8,
             sequences: 1024.0,
             prompt_tokens: 256.0,
-            mean_response_tokens: 900.0,
-            straggler_response_tokens: 4096.0,
+            lengths: CappedLognormal::new(900.0, 0.6, 4096.0),
             max_context_tokens: 4352.0,
             memory_utilization: 0.6,
             max_num_seqs: 256,
@@ -247,8 +273,7 @@ mod tests {
             pool_gpus: 64,
             sequences: 64.0,
             prompt_tokens: 256.0,
-            mean_response_tokens: 256.0,
-            straggler_response_tokens: 512.0,
+            lengths: CappedLognormal::new(256.0, 0.6, 512.0),
             max_context_tokens: 768.0,
             memory_utilization: 0.6,
             max_num_seqs: 256,
