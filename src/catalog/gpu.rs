@@ -34,6 +34,16 @@ pub struct GpuSpec {
     pub forward_efficiency: f64,
     /// Fraction of peak bandwidth reached by decode.
     pub decode_bandwidth_efficiency: f64,
+    /// Fraction of peak the attention kernel's forward reaches at long sequences in training
+    /// passes (FlashAttention-2, as veRL's FSDP workers run it). Default 0.35: FA2's forward on
+    /// H100 at 8k-16k tokens, head dim 128, about 330-350 TFLOP/s of 989 (the FA2 baseline of
+    /// Shah et al. 2024, "FlashAttention-3", Figs. 5-6).
+    #[serde(default = "default_attention_forward_efficiency")]
+    pub attention_forward_efficiency: f64,
+    /// The same for the attention backward. Default 0.28: FA2's backward on H100, about
+    /// 250-300 TFLOP/s (same source).
+    #[serde(default = "default_attention_backward_efficiency")]
+    pub attention_backward_efficiency: f64,
     /// GPUs that share one NVLink domain: the largest tensor-parallel degree the rollout engine
     /// uses (8 in an HGX/DGX server; 72 in a GB200 NVL72 rack). Default 8.
     #[serde(default = "default_nvlink_domain_gpus")]
@@ -46,6 +56,19 @@ pub struct GpuSpec {
 fn default_nvlink_domain_gpus() -> u64 {
     8
 }
+
+fn default_attention_forward_efficiency() -> f64 {
+    0.35
+}
+
+fn default_attention_backward_efficiency() -> f64 {
+    0.28
+}
+
+/// Tokens at which the attention kernel reaches half its long-sequence efficiency: FA3's
+/// forward on H100 runs 467 TFLOP/s at 512 tokens and 648 at 16k (Shah et al. 2024, Fig. 5, head
+/// dim 128; 467/648 = 0.72 = 512/(512 + 200)).
+pub const ATTENTION_HALF_EFFICIENCY_TOKENS: f64 = 200.0;
 
 impl GpuSpec {
     /// Peak dense BF16 FLOP/s.
@@ -63,10 +86,30 @@ impl GpuSpec {
         self.bandwidth_tbps * 1e12
     }
 
+    /// The attention kernel's efficiency (forward, backward) over sequences whose token-weighted
+    /// mean length is `tokens`: the long-sequence figures × s/(s + 200).
+    pub fn attention_efficiency(&self, tokens: f64) -> (f64, f64) {
+        let ramp = tokens / (tokens + ATTENTION_HALF_EFFICIENCY_TOKENS);
+        (
+            self.attention_forward_efficiency * ramp,
+            self.attention_backward_efficiency * ramp,
+        )
+    }
+
     /// Checks every number is finite, positive and below a physical bound, and every
     /// efficiency is at most 1.
     pub fn validate(&self, origin: &Path) -> Result<()> {
-        let checks: [(&str, f64, bool); 9] = [
+        let checks: [(&str, f64, bool); 11] = [
+            (
+                "attention_forward_efficiency",
+                self.attention_forward_efficiency,
+                false,
+            ),
+            (
+                "attention_backward_efficiency",
+                self.attention_backward_efficiency,
+                false,
+            ),
             ("bf16_dense_tflops", self.bf16_dense_tflops, false),
             ("memory_gb", self.memory_gb, false),
             ("bandwidth_tbps", self.bandwidth_tbps, false),
@@ -118,6 +161,14 @@ impl GpuSpec {
             (
                 "decode_bandwidth_efficiency",
                 self.decode_bandwidth_efficiency,
+            ),
+            (
+                "attention_forward_efficiency",
+                self.attention_forward_efficiency,
+            ),
+            (
+                "attention_backward_efficiency",
+                self.attention_backward_efficiency,
             ),
         ] {
             if value > 1.0 {

@@ -145,6 +145,9 @@ pub struct RunSettings {
     /// The PPO critic's tokens per GPU per micro-batch (veRL `critic.ppo_max_token_len_per_gpu`
     /// or its micro-batch size times the sequence length).
     pub critic_max_tokens_per_gpu: f64,
+    /// How training-side passes split their sequences into micro-batches, when not by the token
+    /// budgets above.
+    pub micro_batching: MicroBatching,
     /// Seconds before the first step (loading the model, starting the rollout engine), charged
     /// to the whole cluster once per run.
     pub startup_seconds: f64,
@@ -260,6 +263,38 @@ impl Default for Task {
     }
 }
 
+/// How training-side passes split their sequences into micro-batches (veRL's and TRL's
+/// settings). By default every pass packs sequences up to a token budget per GPU (veRL's
+/// `use_dynamic_bsz` with `use_remove_padding`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MicroBatching {
+    /// Sequences per GPU per micro-batch of the update (veRL `ppo_micro_batch_size_per_gpu`
+    /// without `use_dynamic_bsz`; TRL `per_device_train_batch_size`); None: the token budget
+    /// `max_tokens_per_gpu`.
+    pub update_sequences: Option<u64>,
+    /// Sequences per GPU per micro-batch of the log-prob passes (veRL
+    /// `log_prob_micro_batch_size_per_gpu`); None: a token budget.
+    pub log_prob_sequences: Option<u64>,
+    /// Token budget per GPU of log-prob micro-batches (veRL `log_prob_max_token_len_per_gpu`);
+    /// None: the update's.
+    pub log_prob_max_tokens_per_gpu: Option<f64>,
+    /// Padding removed (veRL `use_remove_padding`, TRL `padding_free`). When false, a
+    /// micro-batch of sequences is padded to its longest one, and the padding is computed.
+    pub remove_padding: bool,
+}
+
+impl Default for MicroBatching {
+    /// Token budgets, padding removed.
+    fn default() -> Self {
+        MicroBatching {
+            update_sequences: None,
+            log_prob_sequences: None,
+            log_prob_max_tokens_per_gpu: None,
+            remove_padding: true,
+        }
+    }
+}
+
 impl Default for RunSettings {
     /// veRL's GRPO with a reference-model KL term at coefficient 0.001 (veRL's `kl_loss_coef`
     /// default), prefix caching on (vLLM's automatic prefix caching), no dynamic sampling,
@@ -283,6 +318,7 @@ impl Default for RunSettings {
             step_overhead_seconds: 3.0,
             max_tokens_per_gpu: 16384.0,
             critic_max_tokens_per_gpu: 16384.0,
+            micro_batching: MicroBatching::default(),
             startup_seconds: 0.0,
             checkpoint_every_steps: 0,
             checkpoint_seconds: 0.0,

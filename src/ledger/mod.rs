@@ -11,6 +11,7 @@ pub mod decode;
 pub mod flops;
 pub mod lengths;
 pub mod memory;
+pub mod passes;
 mod step;
 pub mod supervised;
 pub mod time;

@@ -7,7 +7,7 @@
 use super::flops::{self, TokenSums};
 use super::{
     Bucket, Infeasible, Ledger, Phase, PhaseCost, RunConfig, TokenStats, Waste,
-    affordable_iterations, lengths, memory, time,
+    affordable_iterations, lengths, memory, passes, time,
 };
 use crate::catalog::{BF16_BYTES, ModelSpec};
 use crate::config::{
@@ -335,62 +335,86 @@ fn pass_overhead_seconds(
 
 /// Learning, over the kept rollouts: old-policy and reference log-probs, the update epochs
 /// (plus one forward per epoch with gradient checkpointing, in time only), the PPO critic, and
-/// the fixed per-step sync. Each pass also pays [`pass_overhead_seconds`].
-fn learning(cfg: &RunConfig, pools: Pools, batch: TokenSums, phases: &mut Phases) {
+/// the fixed per-step sync. Micro-batches, padding and the attention kernel's efficiency are
+/// [`passes`]'; each pass also pays [`pass_overhead_seconds`].
+fn learning(cfg: &RunConfig, pools: Pools, r: &Rollouts, phases: &mut Phases) {
     let (run, policy, gpu) = (cfg.run, cfg.policy, &cfg.hardware.gpu);
-    let train_pool = pools.training as f64;
+    let mb = run.micro_batching;
+    let pool = pools.training as f64;
     let epochs = cfg.update_epochs as f64;
-    let micro = run.max_tokens_per_gpu;
+    let kept = passes::PassBatch {
+        sequences: r.kept,
+        prompt_tokens: cfg.task.prompt_tokens,
+        lengths: r.distribution,
+    };
+    let log_prob_sums = kept.computed_sums(mb.log_prob_sequences, mb.remove_padding);
+    let log_prob_budget = mb.log_prob_max_tokens_per_gpu.unwrap_or(run.max_tokens_per_gpu);
+    let log_prob_micro =
+        kept.micro_batch_tokens(mb.log_prob_sequences, log_prob_budget, log_prob_sums);
+    let update_sums = kept.computed_sums(mb.update_sequences, mb.remove_padding);
+    let update_micro =
+        kept.micro_batch_tokens(mb.update_sequences, run.max_tokens_per_gpu, update_sums);
     let forward_overhead = |model: &ModelSpec, micro: f64| {
-        pass_overhead_seconds(cfg, model, batch.tokens, train_pool, 1.0, 1.0, micro)
+        pass_overhead_seconds(cfg, model, log_prob_sums.tokens, pool, 1.0, 1.0, micro)
     };
     // An epoch takes one optimizer step per mini-batch of prompts; every micro-batch runs a
     // forward-backward.
     let optimizer_steps =
         epochs * (cfg.prompts_per_step as f64 / run.mini_batch_prompts.max(1) as f64).ceil();
     let update_overhead = |model: &ModelSpec, micro: f64| {
-        pass_overhead_seconds(
-            cfg,
-            model,
-            epochs * batch.tokens,
-            train_pool,
-            optimizer_steps,
-            3.0,
-            micro,
-        )
+        let tokens = epochs * update_sums.tokens;
+        pass_overhead_seconds(cfg, model, tokens, pool, optimizer_steps, 3.0, micro)
     };
-    let forward = policy_forward_flops(policy, cfg.finetune, batch);
-    let forward_seconds =
-        |f: f64| time::compute_seconds(f, train_pool, gpu, gpu.forward_efficiency);
+    let attention = |model: &ModelSpec, sums: TokenSums| 2.0 * model.attention_coefficient() * sums.squared_tokens;
+    // A forward pass: its matmuls at the forward efficiency, its attention at the kernel's.
+    let forward_seconds = |model: &ModelSpec, flops: f64, sums: TokenSums| {
+        let a = attention(model, sums);
+        passes::pass_seconds(gpu, pool, flops - a, a, 0.0, gpu.forward_efficiency, sums)
+    };
+    let forward = policy_forward_flops(policy, cfg.finetune, log_prob_sums);
     if needs_old_logprobs(cfg) {
-        let seconds = forward_seconds(forward) + forward_overhead(policy, micro);
+        let seconds =
+            forward_seconds(policy, forward, log_prob_sums) + forward_overhead(policy, log_prob_micro);
         set(phases, Phase::OldLogprob, forward, seconds);
     }
     if run.kl_reference {
-        let f = flops::forward_flops(policy, batch);
-        let seconds = forward_seconds(f) + forward_overhead(policy, micro);
+        let f = flops::forward_flops(policy, log_prob_sums);
+        let seconds =
+            forward_seconds(policy, f, log_prob_sums) + forward_overhead(policy, log_prob_micro);
         set(phases, Phase::RefLogprob, f, seconds);
     }
     let checkpointing = if run.gradient_checkpointing { 1.0 } else { 0.0 };
-    let update = epochs * flops::train_flops(policy, cfg.finetune, batch);
-    let recompute = checkpointing * epochs * forward;
-    let update_seconds = time::compute_seconds(update + recompute, train_pool, gpu, gpu.train_mfu)
-        + update_overhead(policy, micro);
-    set(phases, Phase::Update, update, update_seconds);
+    // A training pass: the attention forward once (plus once more when recomputed), its
+    // backward twice the forward for full fine-tuning and once for LoRA (no weight gradients
+    // through frozen attention projections; the attention itself has none).
+    let update_seconds = |model: &ModelSpec, finetune: Finetune, micro: f64| {
+        let total = epochs * flops::train_flops(model, finetune, update_sums);
+        let recompute = checkpointing * epochs * policy_forward_flops(model, finetune, update_sums);
+        let a = epochs * attention(model, update_sums);
+        let backward = if finetune == Finetune::Full { 2.0 * a } else { a };
+        let matmul = total + recompute - a * (1.0 + checkpointing) - backward;
+        let forward_attention = a * (1.0 + checkpointing);
+        let seconds = passes::pass_seconds(
+            gpu,
+            pool,
+            matmul,
+            forward_attention,
+            backward,
+            gpu.train_mfu,
+            update_sums,
+        );
+        (total, seconds + update_overhead(model, micro))
+    };
+    let (update, seconds) = update_seconds(policy, cfg.finetune, update_micro);
+    set(phases, Phase::Update, update, seconds);
     if run.algorithm == Algorithm::Ppo {
         let critic = run.critic.as_ref().unwrap_or(policy);
         let critic_micro = run.critic_max_tokens_per_gpu;
-        let values = flops::forward_flops(critic, batch);
-        let seconds = forward_seconds(values) + forward_overhead(critic, critic_micro);
+        let values = flops::forward_flops(critic, log_prob_sums);
+        let seconds =
+            forward_seconds(critic, values, log_prob_sums) + forward_overhead(critic, critic_micro);
         set(phases, Phase::CriticValues, values, seconds);
-        let critic_update = epochs * flops::train_flops(critic, Finetune::Full, batch);
-        let critic_recompute = checkpointing * epochs * values;
-        let seconds = time::compute_seconds(
-            critic_update + critic_recompute,
-            train_pool,
-            gpu,
-            gpu.train_mfu,
-        ) + update_overhead(critic, critic_micro);
+        let (critic_update, seconds) = update_seconds(critic, Finetune::Full, critic_micro);
         set(phases, Phase::CriticUpdate, critic_update, seconds);
     }
     let checkpoints = if run.checkpoint_every_steps > 0 {
@@ -468,9 +492,12 @@ fn training_memory(cfg: &RunConfig, pools: Pools) -> (f64, Option<Infeasible>) {
     if let Some(rm) = &cfg.reward.model {
         state += BF16_BYTES * rm.total_params() as f64;
     }
-    let micro_tokens = run
-        .max_tokens_per_gpu
-        .max(cfg.task.prompt_tokens + cfg.max_response_len as f64);
+    let p = cfg.task.prompt_tokens;
+    let micro_tokens = match run.micro_batching.update_sequences {
+        // m sequences, the longest of them padded to or packed at the cap at worst.
+        Some(m) => m as f64 * (p + cfg.max_response_len as f64),
+        None => run.max_tokens_per_gpu.max(p + cfg.max_response_len as f64),
+    };
     let bytes = state / pools.training as f64
         + memory::activation_bytes(policy, micro_tokens, run.gradient_checkpointing);
     let usable = hw.gpu.memory_bytes() * hw.usable_memory_fraction;
@@ -573,7 +600,7 @@ fn evaluate_constant(cfg: &RunConfig) -> Ledger {
         rollouts.lengths.second_moment_tokens,
     );
     let batch = TokenSums::of_sequences(rollouts.kept, p, r1, r2);
-    learning(cfg, pools, batch, &mut phases);
+    learning(cfg, pools, &rollouts, &mut phases);
     let step_seconds = charge_gpu_seconds(cfg, pools, &mut phases);
     let (training_bytes, memory_infeasible) = training_memory(cfg, pools);
     let infeasible = rollouts

@@ -287,6 +287,12 @@ pub(super) fn run(rr: &RawRun, v: &Validator, catalog: &Catalog) -> Result<RunSe
         v.count_or(value, rs, key, (min, MAX_LEVER), default as u64)
             .map(|n| n as f64)
     };
+    let optional_count = |value: &Option<Spanned>, key: &str| -> Result<Option<u64>> {
+        match value {
+            Some(_) => v.count_or(value, rs, key, (1, MAX_LEVER), 1).map(Some),
+            None => Ok(None),
+        }
+    };
     let framework = v.named_or(&rr.framework, rs, "framework", d.framework)?;
     Ok(RunSettings {
         framework,
@@ -330,6 +336,19 @@ pub(super) fn run(rr: &RawRun, v: &Validator, catalog: &Catalog) -> Result<RunSe
             1,
             d.critic_max_tokens_per_gpu,
         )?,
+        micro_batching: crate::config::MicroBatching {
+            update_sequences: optional_count(&rr.micro_batch_sequences, "micro_batch_sequences")?,
+            log_prob_sequences: optional_count(
+                &rr.log_prob_micro_batch_sequences,
+                "log_prob_micro_batch_sequences",
+            )?,
+            log_prob_max_tokens_per_gpu: optional_count(
+                &rr.log_prob_max_tokens_per_gpu,
+                "log_prob_max_tokens_per_gpu",
+            )?
+            .map(|n| n as f64),
+            remove_padding: v.bool_or(&rr.remove_padding, rs, "remove_padding", true)?,
+        },
         startup_seconds: v.non_negative_or(
             &rr.startup_seconds,
             rs,

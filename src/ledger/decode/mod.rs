@@ -37,7 +37,7 @@
 #[cfg(test)]
 mod reference;
 
-use super::lengths::CappedLognormal;
+use super::lengths::{CappedLognormal, GAUSS_LEGENDRE_8};
 use crate::catalog::{EngineSpec, GpuSpec, ModelSpec};
 
 /// The cost of one decode step of a replica, as a function of its running sequences and the sum
@@ -129,18 +129,6 @@ pub struct Drain {
     /// Sequences in flight at full occupancy (b*).
     pub concurrency: f64,
 }
-
-/// Gauss-Legendre nodes and weights on [−1, 1], 8 points (Abramowitz and Stegun, table 25.4).
-const GAUSS_LEGENDRE_8: [(f64, f64); 8] = [
-    (-0.960_289_856_497_536_3, 0.101_228_536_290_376_26),
-    (-0.796_666_477_413_626_7, 0.222_381_034_453_374_47),
-    (-0.525_532_409_916_329_0, 0.313_706_645_877_887_3),
-    (-0.183_434_642_495_649_8, 0.362_683_783_378_362_0),
-    (0.183_434_642_495_649_8, 0.362_683_783_378_362_0),
-    (0.525_532_409_916_329_0, 0.313_706_645_877_887_3),
-    (0.796_666_477_413_626_7, 0.222_381_034_453_374_47),
-    (0.960_289_856_497_536_3, 0.101_228_536_290_376_26),
-];
 
 /// ∫ f over [a, b] by 8-point Gauss-Legendre.
 fn integrate(a: f64, b: f64, f: &mut impl FnMut(f64) -> [f64; 4]) -> [f64; 4] {
