@@ -122,9 +122,9 @@ const GRID_CASES: &[(&str, &str, &[&str])] = &[
         &["g.toml:", "hardware.usd_per_gpu_hour", "finite"],
     ),
     (
-        "mean_response_tokens = 700",
-        "mean_response_tokens = inf",
-        &["g.toml:", "task.mean_response_tokens", "finite"],
+        "uncapped_mean_response_tokens = 700",
+        "uncapped_mean_response_tokens = inf",
+        &["g.toml:", "task.uncapped_mean_response_tokens", "finite"],
     ),
     (
         "\"1e18 flops\"]",

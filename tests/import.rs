@@ -71,6 +71,9 @@ fn a_verl_script_is_priced_as_written() {
         "10",
         "--checkpoint-every-steps",
         "50",
+        "--max-tokens-per-gpu",
+        "24000",
+        "--gradient-checkpointing",
     ]);
     assert_eq!(v["usd"]["total"], typed["usd"]["total"]);
 }
@@ -241,4 +244,86 @@ fn the_launch_scripts_plan_writes_import_back_to_the_same_cells() {
     let dir = tempfile::tempdir().unwrap();
     round_trip("verl", "--from-verl", dir.path());
     round_trip("trl", "--from-trl", dir.path());
+}
+
+/// A veRL overrides file: a 7B GRPO run at a 16k cap, plus `extra` lines.
+fn overrides_with(dir: &std::path::Path, name: &str, extra: &[&str]) -> String {
+    let mut text = String::from(
+        "actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct\n\
+         data.train_batch_size=128\n\
+         actor_rollout_ref.rollout.n=8\n\
+         data.max_response_length=16384\n\
+         trainer.n_gpus_per_node=8\n\
+         trainer.total_training_steps=10\n\
+         algorithm.adv_estimator=grpo\n",
+    );
+    for line in extra {
+        text.push_str(line);
+        text.push('\n');
+    }
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn every_micro_batching_key_changes_the_price() {
+    // Issue 22: the keys that set micro-batches, token budgets, padding and recomputation are
+    // priced, never "read, not priced". Each is compared with the run without it.
+    let dir = tempfile::tempdir().unwrap();
+    let usd = |file: &str| {
+        let v = cost_json(&["--from-verl", file, "--mean-response-tokens", "6000"]);
+        v["usd"]["total"].as_f64().unwrap()
+    };
+    let base = usd(&overrides_with(dir.path(), "base.txt", &[]));
+    let cases: [(&str, &[&str]); 5] = [
+        (
+            "ppo_micro_batch_size_per_gpu",
+            &["actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1"],
+        ),
+        (
+            "ppo_max_token_len_per_gpu",
+            &[
+                "actor_rollout_ref.actor.use_dynamic_bsz=True",
+                "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=32768",
+            ],
+        ),
+        (
+            "log_prob_micro_batch_size_per_gpu",
+            &["actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1"],
+        ),
+        (
+            "enable_gradient_checkpointing",
+            &["actor_rollout_ref.model.enable_gradient_checkpointing=False"],
+        ),
+        (
+            "use_remove_padding",
+            &[
+                "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4",
+                "actor_rollout_ref.model.use_remove_padding=False",
+            ],
+        ),
+    ];
+    for (key, extra) in cases {
+        let with = usd(&overrides_with(dir.path(), &format!("{key}.txt"), extra));
+        assert!(
+            (with / base - 1.0).abs() > 1e-4,
+            "{key}: ${with} with it, ${base} without"
+        );
+    }
+    // Padding kept costs more than padding removed at the same micro-batch.
+    let packed = usd(&overrides_with(
+        dir.path(),
+        "packed.txt",
+        &["actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4"],
+    ));
+    let padded = usd(&overrides_with(
+        dir.path(),
+        "padded.txt",
+        &[
+            "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4",
+            "actor_rollout_ref.model.use_remove_padding=False",
+        ],
+    ));
+    assert!(padded > packed, "padded ${padded} vs packed ${packed}");
 }

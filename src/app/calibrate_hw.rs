@@ -213,7 +213,7 @@ pub fn run(args: &CalibrateHwArgs, out: &mut dyn Write) -> Result<()> {
         "wrote {} (use it with --catalog{})\n",
         args.out.display(),
         fit.uncapped_mean_tokens
-            .map(|m| format!(" and --mean-response-tokens {m:.0}, the length the log measured"))
+            .map(|m| format!(" and --uncapped-mean-response-tokens {m:.0}, the uncapped length behind the logged mean"))
             .unwrap_or_default()
     ));
     emit(out, &text)

@@ -19,6 +19,7 @@ use rlfrontier::costing::{
     PricedStage, RunRequest, SupervisedData, price, render, reward_model_like,
 };
 use rlfrontier::error::{Error, Result};
+use rlfrontier::ledger::lengths::LoggedLengths;
 
 use super::{CatalogFlag, emit, json_text};
 
@@ -140,11 +141,20 @@ pub struct TaskFlags {
     /// Mean prompt tokens.
     #[arg(long, default_value_t = Task::default().prompt_tokens as u64, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
     pub prompt_tokens: u64,
-    /// Mean response tokens the policy would write uncapped.
+    /// Mean response tokens as the training log reports them: the mean of generated (capped)
+    /// lengths at --max-response-len (veRL `response_length/mean`, TRL
+    /// `completions/mean_length`) [default: the uncapped default below, capped].
+    #[arg(long, conflicts_with = "uncapped_mean_response_tokens")]
+    pub mean_response_tokens: Option<f64>,
+    /// The share of responses cut at the cap, as logged (veRL `response_length/clip_ratio`, TRL
+    /// `completions/clipped_ratio`): with --mean-response-tokens it pins the length spread.
+    #[arg(long, requires = "mean_response_tokens", conflicts_with = "response_length_cv")]
+    pub clip_ratio: Option<f64>,
+    /// Mean response tokens the policy would write with no cap (the lognormal's own mean).
     #[arg(long, default_value_t = Task::default().mean_response_tokens)]
-    pub mean_response_tokens: f64,
-    /// Mean response tokens at the end of the run, when lengths grow or shrink during training
-    /// (linear in steps) [default: constant].
+    pub uncapped_mean_response_tokens: f64,
+    /// Logged mean response tokens at the end of the run, when lengths grow or shrink during
+    /// training (linear in steps) [default: constant].
     #[arg(long)]
     pub mean_response_tokens_end: Option<f64>,
     /// Coefficient of variation of response lengths (lognormal).
@@ -362,6 +372,9 @@ pub struct CostArgs {
     /// The task.
     #[command(flatten)]
     pub task: TaskFlags,
+    /// Micro-batches, padding and recomputation of the training passes.
+    #[command(flatten)]
+    pub training: super::training_flags::TrainingPassFlags,
     /// Agents.
     #[command(flatten)]
     pub agent: AgentFlags,
@@ -505,14 +518,46 @@ impl CostArgs {
                 format!("{} must lie strictly between 0 and 1", t.pass_rate_mean),
             ));
         }
+        let cv = positive("--response-length-cv", t.response_length_cv)?;
+        let cap = self.levers.max_response_len as f64;
+        let fit = |flag: &str, mean: f64, clip_ratio: Option<f64>| {
+            LoggedLengths {
+                mean_tokens: positive(flag, mean)?,
+                cap_tokens: cap,
+                clip_ratio,
+            }
+            .uncapped(cv)
+            .map_err(|e| Error::in_flag(flag, e.0))
+        };
+        let (mean, cv) = match t.mean_response_tokens {
+            Some(m) => fit("--mean-response-tokens", m, t.clip_ratio)?,
+            None => (
+                positive(
+                    "--uncapped-mean-response-tokens",
+                    t.uncapped_mean_response_tokens,
+                )?,
+                cv,
+            ),
+        };
+        // The end of the run keeps the spread fitted at its start.
+        let end = match t.mean_response_tokens_end {
+            Some(m) => Some(
+                LoggedLengths {
+                    mean_tokens: positive("--mean-response-tokens-end", m)?,
+                    cap_tokens: cap,
+                    clip_ratio: None,
+                }
+                .uncapped(cv)
+                .map_err(|e| Error::in_flag("--mean-response-tokens-end", e.0))?
+                .0,
+            ),
+            None => None,
+        };
         Ok(Task {
             prompt_tokens: t.prompt_tokens as f64,
-            mean_response_tokens: positive("--mean-response-tokens", t.mean_response_tokens)?,
-            mean_response_tokens_end: t
-                .mean_response_tokens_end
-                .map(|x| positive("--mean-response-tokens-end", x))
-                .transpose()?,
-            response_length_cv: positive("--response-length-cv", t.response_length_cv)?,
+            mean_response_tokens: mean,
+            mean_response_tokens_end: end,
+            response_length_cv: cv,
             pass_rate_mean: t.pass_rate_mean,
             start: t.start,
             pass_rate_concentration: positive(
@@ -537,7 +582,7 @@ impl CostArgs {
                 "must be a finite number, 0 or more",
             ));
         }
-        Ok(RunSettings {
+        let mut run = RunSettings {
             algorithm: match self.stage {
                 PricedStage::Rl(algorithm) => algorithm,
                 _ => Algorithm::Grpo,
@@ -558,7 +603,9 @@ impl CostArgs {
             mini_batch_prompts: l.mini_batch_prompts,
             agent: self.agent.agent(catalog)?,
             ..RunSettings::default()
-        })
+        };
+        self.training.apply(&mut run);
+        Ok(run)
     }
 
     /// How long the run lasts, and the data a supervised stage needs.

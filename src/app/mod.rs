@@ -17,6 +17,7 @@ mod merge;
 mod plan;
 mod simulate;
 mod sweep;
+mod training_flags;
 mod validate;
 
 use std::io::Write;

@@ -104,6 +104,18 @@ pub enum Setting {
     RolloutTensorParallel(u64),
     /// The framework whose defaults price the rest.
     Framework(Framework),
+    /// Token budget per GPU of an update micro-batch.
+    MaxTokensPerGpu(u64),
+    /// Sequences per GPU per update micro-batch.
+    MicroBatchSequences(u64),
+    /// Sequences per GPU per log-prob micro-batch.
+    LogProbMicroBatchSequences(u64),
+    /// Token budget per GPU of a log-prob micro-batch.
+    LogProbMaxTokensPerGpu(u64),
+    /// Activation recomputation in the backward pass.
+    GradientCheckpointing(bool),
+    /// Padding removed (packed sequences).
+    RemovePadding(bool),
 }
 
 impl Setting {
@@ -143,6 +155,18 @@ impl Setting {
             Setting::MaxNumSeqs(n) => ("--max-num-seqs", Some(n.to_string())),
             Setting::RolloutTensorParallel(n) => ("--rollout-tensor-parallel", Some(n.to_string())),
             Setting::Framework(f) => ("--framework", Some(f.to_string())),
+            Setting::MaxTokensPerGpu(n) => ("--max-tokens-per-gpu", Some(n.to_string())),
+            Setting::MicroBatchSequences(n) => ("--micro-batch-sequences", Some(n.to_string())),
+            Setting::LogProbMicroBatchSequences(n) => {
+                ("--log-prob-micro-batch-sequences", Some(n.to_string()))
+            }
+            Setting::LogProbMaxTokensPerGpu(n) => {
+                ("--log-prob-max-tokens-per-gpu", Some(n.to_string()))
+            }
+            Setting::GradientCheckpointing(true) => ("--gradient-checkpointing", None),
+            Setting::GradientCheckpointing(false) => ("--no-gradient-checkpointing", None),
+            Setting::RemovePadding(true) => ("--remove-padding", None),
+            Setting::RemovePadding(false) => ("--no-remove-padding", None),
         }
     }
 }
@@ -717,6 +741,7 @@ pub fn import_verl(text: &str) -> Result<ImportedRun, ImportError> {
         );
     }
     b.use_keys(&["actor_rollout_ref.rollout.val_kwargs.n"]);
+    passes::verl(&pairs, &mut b)?;
     if b.run.find(|s| matches!(s, Setting::Steps(_))).is_none() {
         b.run.notes.push(
             "no trainer.total_training_steps: give --steps N or --budget (veRL otherwise runs total_epochs over the dataset)".to_string(),
@@ -1016,6 +1041,7 @@ pub fn import_trl(text: &str, launch: TrlLaunch) -> Result<ImportedRun, ImportEr
         );
     }
     b.use_keys(&["eval_strategy", "eval_steps", "save_strategy", "save_steps"]);
+    passes::trl(&pairs, &mut b)?;
     b.run.notes.push(RESPONSE_LENGTH_NOTE.to_string());
     b.run.settings.sort_by_key(|s| s.line.is_none());
     Ok(b.finish(&pairs, TRL_KEYS, TRL_NOT_MODELLED))
@@ -1203,5 +1229,6 @@ fn json_key_line(text: &str, key: &str) -> usize {
         .map_or(1, |i| i + 1)
 }
 
+mod passes;
 #[cfg(test)]
 mod tests;

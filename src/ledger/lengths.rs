@@ -326,6 +326,98 @@ impl CappedLognormal {
     }
 }
 
+/// Response lengths as training logs report them: the mean of the generated (capped) lengths
+/// at the cap the run used (veRL `response_length/mean`, TRL `completions/mean_length`) and,
+/// optionally, the share cut at the cap (veRL `response_length/clip_ratio`, TRL
+/// `completions/clipped_ratio`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LoggedLengths {
+    /// The logged mean of generated tokens, E[min(X, L)].
+    pub mean_tokens: f64,
+    /// The cap L it was logged at.
+    pub cap_tokens: f64,
+    /// The logged share of responses cut at the cap, P(X > L).
+    pub clip_ratio: Option<f64>,
+}
+
+/// Why logged lengths have no lognormal behind them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LengthFitError(pub String);
+
+impl LoggedLengths {
+    /// The uncapped lognormal behind the logged numbers: (uncapped mean, cv). With a clip ratio
+    /// p, ln L = μ + σ·Φ⁻¹(1 − p) and E[min(X, L)] = the logged mean fix both μ and σ (the
+    /// capped mean falls as σ grows at a fixed P(X > L), so σ is found by bisection); without
+    /// one, `cv` is kept and μ found by bisection.
+    pub fn uncapped(&self, cv: f64) -> Result<(f64, f64), LengthFitError> {
+        let (m, l) = (self.mean_tokens, self.cap_tokens);
+        if !(m > 0.0 && m <= l) {
+            return Err(LengthFitError(format!(
+                "a logged mean of {m} tokens cannot come from responses capped at {l}; the logged mean is at most the cap"
+            )));
+        }
+        let Some(p) = self.clip_ratio else {
+            if m >= l {
+                return Err(LengthFitError(format!(
+                    "a logged mean equal to the cap ({l}) means every response was cut: give the clip ratio (1.0) or a larger cap"
+                )));
+            }
+            let (mut lo, mut hi) = (m, 1e3 * l);
+            for _ in 0..200 {
+                let mid = (lo * hi).sqrt();
+                if response_lengths(mid, cv, l).mean_tokens < m {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            return Ok(((lo * hi).sqrt(), cv));
+        };
+        if !(0.0..1.0).contains(&p) {
+            return Err(LengthFitError(format!(
+                "a clip ratio of {p} is not a share in [0, 1); it is the fraction of responses cut at the cap"
+            )));
+        }
+        if m < p * l {
+            return Err(LengthFitError(format!(
+                "a clip ratio of {p} puts {:.0} tokens per response at the cap alone, above the logged mean of {m}; check both numbers",
+                p * l
+            )));
+        }
+        let z = normal_quantile(1.0 - p.max(1e-12));
+        let capped_mean = |sigma: f64| {
+            let mu = l.ln() - z * sigma;
+            let d = CappedLognormal {
+                mu,
+                sigma,
+                cap_tokens: l,
+            };
+            (d.mean_tokens(), mu)
+        };
+        let (mut lo, mut hi) = (1e-4, 5.0);
+        if capped_mean(lo).0 < m || capped_mean(hi).0 > m {
+            return Err(LengthFitError(format!(
+                "no lognormal has a capped mean of {m} with {:.1}% of responses at the cap {l}; check the clip ratio",
+                100.0 * p
+            )));
+        }
+        for _ in 0..200 {
+            let mid = (lo + hi) / 2.0;
+            if capped_mean(mid).0 > m {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        let sigma = (lo + hi) / 2.0;
+        let mu = capped_mean(sigma).1;
+        Ok((
+            (mu + sigma * sigma / 2.0).exp(),
+            (sigma * sigma).exp_m1().sqrt(),
+        ))
+    }
+}
+
 /// Expected length of the longest of `count` responses, capped: the maximum of n draws sits on
 /// average at the n/(n+1) quantile (order statistics of uniforms, E[U_(n)] = n/(n+1)).
 pub fn straggler_tokens(mean_tokens: f64, cv: f64, cap: f64, count: f64) -> f64 {
@@ -484,6 +576,40 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn logged_lengths_invert_to_the_uncapped_lognormal() {
+        // Logged 14,255 at cap 16,384 with 30% clipped: the fitted lognormal reproduces both.
+        let logged = LoggedLengths {
+            mean_tokens: 14_255.0,
+            cap_tokens: 16_384.0,
+            clip_ratio: Some(0.3),
+        };
+        let (mean, cv) = logged.uncapped(0.6).unwrap();
+        let r = response_lengths(mean, cv, 16_384.0);
+        assert!((r.mean_tokens - 14_255.0).abs() < 1e-3, "{}", r.mean_tokens);
+        assert!((r.truncation_rate - 0.3).abs() < 1e-9);
+        // Without a clip ratio the cv is kept and only the mean is matched.
+        let (mean, cv) = LoggedLengths {
+            clip_ratio: None,
+            ..logged
+        }
+        .uncapped(0.6)
+        .unwrap();
+        assert_eq!(cv, 0.6);
+        assert!((response_lengths(mean, cv, 16_384.0).mean_tokens - 14_255.0).abs() < 1e-3);
+        assert!(mean > 14_255.0);
+        // Inconsistent numbers are refused with the reason.
+        let bad = LoggedLengths {
+            mean_tokens: 2000.0,
+            cap_tokens: 16_384.0,
+            clip_ratio: Some(0.5),
+        };
+        assert!(bad.uncapped(0.6).unwrap_err().0.contains("above the logged mean"));
+        assert!(LoggedLengths { mean_tokens: 20_000.0, cap_tokens: 16_384.0, clip_ratio: None }
+            .uncapped(0.6)
+            .is_err());
     }
 
     #[test]

@@ -169,20 +169,22 @@ fn search(
     let (decode, infeasible) = match decode {
         Ok(d) => (d, None),
         Err(e) => {
-            // Price it as if one sequence ran at the largest degree of the NVLink domain, so
-            // the row stays informative.
-            let degree = gpu.nvlink_domain_gpus.max(1) as f64;
-            let seconds = r.generated
-                * r1
-                * time::decode_step_seconds(
-                    policy,
-                    gpu,
-                    &cfg.hardware.engine,
-                    degree,
-                    1.0,
-                    p + r1 / 2.0,
-                )
-                / degree;
+            // Price it as one sequence at a time on the pool's largest degree (as if its KV
+            // cache held a single longest sequence), so the row stays informative and a larger
+            // model never looks cheaper than a smaller one that fits.
+            let degree = pools
+                .generation
+                .clamp(1, gpu.nvlink_domain_gpus.max(1));
+            let replicas = (pools.generation / degree).max(1) as f64;
+            let step = super::decode::StepCost::new(policy, gpu, &cfg.hardware.engine, degree as f64);
+            let batch = super::decode::ReplicaBatch {
+                sequences: (r.generated / replicas).max(1.0),
+                prompt_tokens: p,
+                lengths: r.distribution,
+                max_running: 1.0,
+                kv_capacity_tokens: p + cfg.max_response_len as f64,
+            };
+            let seconds = super::decode::drain(&step, &batch).seconds;
             let priced = time::DecodeTime {
                 seconds,
                 tail_seconds: 0.0,

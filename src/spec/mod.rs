@@ -253,7 +253,6 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
     let mut run = sections::run(&raw.run, &v, catalog)?;
     run.agent = sections::agent(&raw.agent, &v, catalog)?;
     let hardware = sections::hardware(raw.hardware, &v, catalog, run.framework)?;
-    let task = sections::task(&raw.task, &v)?;
     // Whether `[axes]` sweeps the episode's shape (turns, tool latency): `[agent]`'s check then
     // names the combination.
     let swept = raw
@@ -286,6 +285,8 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
             agent_judge_keys,
         ),
     )?;
+    let largest_cap = axes.max_response_len.iter().copied().max().unwrap_or(1) as f64;
+    let task = sections::task(&raw.task, &v, largest_cap)?;
     let constraints = sections::constraints(&raw.constraints, &v)?;
     let outcome_table = parse_outcome(&raw.outcome, &v)?;
     let mut base_scores =

@@ -149,25 +149,61 @@ pub(super) fn hardware(
     })
 }
 
-/// `[task]`: prompt and response lengths, the pass-rate profile.
-pub(super) fn task(rt: &RawTask, v: &Validator) -> Result<Task> {
+/// `[task]`: prompt and response lengths, the pass-rate profile. `mean_response_tokens` is the
+/// logged (capped) mean at `logged_cap_tokens` (default `largest_cap`, the grid's largest cap),
+/// with `clip_ratio` optionally pinning the spread; `uncapped_mean_response_tokens` gives the
+/// lognormal's own mean instead.
+pub(super) fn task(rt: &RawTask, v: &Validator, largest_cap: f64) -> Result<Task> {
     let ts = Some("task");
     let task_defaults = Task::default();
     let prompt_tokens = match &rt.prompt_tokens {
         Some(value) => v.integer(value, ts, "prompt_tokens", 1, MAX_LEVER)? as f64,
         None => task_defaults.prompt_tokens,
     };
-    let mean_response_tokens = match &rt.mean_response_tokens {
-        Some(value) => v.positive(value, ts, "mean_response_tokens")?,
-        None => task_defaults.mean_response_tokens,
-    };
-    let mean_response_tokens_end = match &rt.mean_response_tokens_end {
-        Some(value) => Some(v.positive(value, ts, "mean_response_tokens_end")?),
-        None => None,
-    };
-    let response_length_cv = match &rt.response_length_cv {
+    let cv = match &rt.response_length_cv {
         Some(value) => v.positive(value, ts, "response_length_cv")?,
         None => task_defaults.response_length_cv,
+    };
+    let cap = match &rt.logged_cap_tokens {
+        Some(value) => v.integer(value, ts, "logged_cap_tokens", 1, MAX_LEVER)? as f64,
+        None => largest_cap,
+    };
+    let clip_ratio = match &rt.clip_ratio {
+        Some(value) => {
+            if rt.response_length_cv.is_some() {
+                return Err(v.err(ts, "clip_ratio", "give clip_ratio or response_length_cv, not both: the clip ratio fixes the spread"));
+            }
+            Some(v.float(value, ts, "clip_ratio")?)
+        }
+        None => None,
+    };
+    let fit = |key: &str, mean: f64, clip_ratio: Option<f64>, cv: f64| {
+        crate::ledger::lengths::LoggedLengths {
+            mean_tokens: mean,
+            cap_tokens: cap,
+            clip_ratio,
+        }
+        .uncapped(cv)
+        .map_err(|e| v.err(ts, key, format!("{} (logged at the cap {cap}; set logged_cap_tokens if it was another)", e.0)))
+    };
+    let (mean_response_tokens, response_length_cv) =
+        match (&rt.mean_response_tokens, &rt.uncapped_mean_response_tokens) {
+            (Some(_), Some(_)) => {
+                return Err(v.err(ts, "uncapped_mean_response_tokens", "give mean_response_tokens (as logged) or uncapped_mean_response_tokens, not both"));
+            }
+            (Some(value), None) => {
+                let logged = v.positive(value, ts, "mean_response_tokens")?;
+                fit("mean_response_tokens", logged, clip_ratio, cv)?
+            }
+            (None, Some(value)) => (v.positive(value, ts, "uncapped_mean_response_tokens")?, cv),
+            (None, None) => (task_defaults.mean_response_tokens, cv),
+        };
+    let mean_response_tokens_end = match &rt.mean_response_tokens_end {
+        Some(value) => {
+            let logged = v.positive(value, ts, "mean_response_tokens_end")?;
+            Some(fit("mean_response_tokens_end", logged, None, response_length_cv)?.0)
+        }
+        None => None,
     };
     let (pass_rate_mean, pass_rate_concentration) = match &rt.pass_rate {
         None => (

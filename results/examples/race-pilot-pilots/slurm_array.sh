@@ -5,7 +5,7 @@
 #SBATCH --array=0-23
 #SBATCH --nodes=1
 #SBATCH --gres=gpu:8
-#SBATCH --time=03:46:00
+#SBATCH --time=03:22:00
 #SBATCH --output=logs/%x-%A_%a.out
 set -euo pipefail
 cd "${SLURM_SUBMIT_DIR:-$(dirname "$0")}"

@@ -226,7 +226,19 @@ pub fn concurrency(batch: &ReplicaBatch) -> f64 {
 }
 
 /// Quantiles of the uncapped length where the drain's integrand bends.
-const CUT_QUANTILES: [f64; 7] = [0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 0.9999];
+const CUT_QUANTILES: [f64; 11] = [
+    0.25,
+    0.5,
+    0.75,
+    0.9,
+    0.99,
+    0.999,
+    0.9999,
+    1.0 - 1e-5,
+    1.0 - 1e-6,
+    1.0 - 1e-8,
+    1.0 - 1e-10,
+];
 
 /// The cut points of the integrals: the uncapped distribution's quantiles and `extra`, within
 /// [0, end].

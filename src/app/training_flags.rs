@@ -1,0 +1,67 @@
+//! `rlfrontier cost`'s flags for how training-side passes are cut into micro-batches, and the
+//! run settings they set (`rlfrontier::config::MicroBatching`, `max_tokens_per_gpu`,
+//! `gradient_checkpointing`). veRL and TRL files set them through the importers.
+
+use clap::Args;
+use rlfrontier::config::RunSettings;
+
+/// Micro-batching, padding and activation recomputation of the training passes.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Training passes")]
+pub struct TrainingPassFlags {
+    /// Token budget per GPU of an update micro-batch (veRL `ppo_max_token_len_per_gpu` with
+    /// `use_dynamic_bsz`) [default: 16384].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub max_tokens_per_gpu: Option<u64>,
+    /// Sequences per GPU per update micro-batch instead of a token budget (veRL
+    /// `ppo_micro_batch_size_per_gpu` without `use_dynamic_bsz`; TRL
+    /// `per_device_train_batch_size`).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub micro_batch_sequences: Option<u64>,
+    /// Sequences per GPU per log-prob micro-batch (veRL `log_prob_micro_batch_size_per_gpu`).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub log_prob_micro_batch_sequences: Option<u64>,
+    /// Token budget per GPU of a log-prob micro-batch (veRL `log_prob_max_token_len_per_gpu`)
+    /// [default: the update's].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub log_prob_max_tokens_per_gpu: Option<u64>,
+    /// Recompute activations in the backward pass (the default; veRL
+    /// `enable_gradient_checkpointing`).
+    #[arg(long, overrides_with = "no_gradient_checkpointing")]
+    pub gradient_checkpointing: bool,
+    /// Keep activations instead (faster, more memory).
+    #[arg(long)]
+    pub no_gradient_checkpointing: bool,
+    /// Remove padding: pack sequences (the default; veRL `use_remove_padding`, TRL
+    /// `padding_free`).
+    #[arg(long, overrides_with = "no_remove_padding")]
+    pub remove_padding: bool,
+    /// Pad each micro-batch of sequences to its longest and compute the padding.
+    #[arg(long)]
+    pub no_remove_padding: bool,
+}
+
+impl TrainingPassFlags {
+    /// Writes the flags into `run`, keeping its defaults where a flag is absent.
+    pub fn apply(&self, run: &mut RunSettings) {
+        if let Some(n) = self.max_tokens_per_gpu {
+            run.max_tokens_per_gpu = n as f64;
+        }
+        let mb = &mut run.micro_batching;
+        mb.update_sequences = self.micro_batch_sequences.or(mb.update_sequences);
+        mb.log_prob_sequences = self.log_prob_micro_batch_sequences.or(mb.log_prob_sequences);
+        if let Some(n) = self.log_prob_max_tokens_per_gpu {
+            mb.log_prob_max_tokens_per_gpu = Some(n as f64);
+        }
+        if self.no_gradient_checkpointing {
+            run.gradient_checkpointing = false;
+        } else if self.gradient_checkpointing {
+            run.gradient_checkpointing = true;
+        }
+        if self.no_remove_padding {
+            mb.remove_padding = false;
+        } else if self.remove_padding {
+            mb.remove_padding = true;
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! The keys that set how training passes are cut into micro-batches, padded and recomputed,
+//! read into [`Setting`]s for both frameworks. Every one changes the price (the cost model's
+//! training passes); a key that is set is never listed as "not priced".
+//!
+//! veRL (volcengine/verl@b178a3cd `_generated_ppo_trainer.yaml`): with `use_dynamic_bsz` the
+//! update packs up to `ppo_max_token_len_per_gpu` tokens per GPU (16,384) and the log-prob
+//! passes up to `log_prob_max_token_len_per_gpu`; without it they take
+//! `ppo_micro_batch_size_per_gpu` and `log_prob_micro_batch_size_per_gpu` sequences.
+//! `use_remove_padding` and `enable_gradient_checkpointing` are read under `actor_rollout_ref.model`.
+//!
+//! TRL (`GRPOTrainer`): every pass runs `per_device_train_batch_size` completions at a time,
+//! padded unless `padding_free`; `gradient_checkpointing` from transformers' `TrainingArguments`.
+
+use super::{Builder, ImportError, Pairs, Setting};
+
+/// veRL's micro-batching keys.
+pub(super) fn verl(pairs: &Pairs, b: &mut Builder) -> Result<(), ImportError> {
+    const ACTOR: &str = "actor_rollout_ref.actor.";
+    const ROLLOUT: &str = "actor_rollout_ref.rollout.";
+    const MODEL: &str = "actor_rollout_ref.model.";
+    let key = |prefix: &str, name: &str| format!("{prefix}{name}");
+    let dynamic = pairs.boolean(&key(ACTOR, "use_dynamic_bsz"))?;
+    let dynamic_on = dynamic.is_some_and(|(on, _)| on);
+    if dynamic_on {
+        let budget_key = key(ACTOR, "ppo_max_token_len_per_gpu");
+        let (budget, line) = match pairs.positive(&budget_key)? {
+            Some((n, line)) => (n, Some(line)),
+            None => (16_384, dynamic.map(|d| d.1)),
+        };
+        b.set(Setting::MaxTokensPerGpu(budget), &budget_key, line);
+    } else if let Some((n, line)) = pairs.positive(&key(ACTOR, "ppo_micro_batch_size_per_gpu"))? {
+        b.set(
+            Setting::MicroBatchSequences(n),
+            &key(ACTOR, "ppo_micro_batch_size_per_gpu"),
+            Some(line),
+        );
+    }
+    // The log-prob passes follow the rollout's settings (the reference's mirror them).
+    let log_dynamic = pairs
+        .boolean(&key(ROLLOUT, "log_prob_use_dynamic_bsz"))?
+        .map_or(dynamic_on, |(on, _)| on);
+    if log_dynamic {
+        let budget_key = key(ROLLOUT, "log_prob_max_token_len_per_gpu");
+        if let Some((n, line)) = pairs.positive(&budget_key)? {
+            b.set(Setting::LogProbMaxTokensPerGpu(n), &budget_key, Some(line));
+        }
+    } else {
+        for prefix in [ROLLOUT, "actor_rollout_ref.ref."] {
+            let micro_key = key(prefix, "log_prob_micro_batch_size_per_gpu");
+            if let Some((n, line)) = pairs.positive(&micro_key)? {
+                b.set(Setting::LogProbMicroBatchSequences(n), &micro_key, Some(line));
+                break;
+            }
+        }
+    }
+    for (name, make) in [
+        (
+            "enable_gradient_checkpointing",
+            Setting::GradientCheckpointing as fn(bool) -> Setting,
+        ),
+        ("use_remove_padding", Setting::RemovePadding),
+    ] {
+        let k = key(MODEL, name);
+        if let Some((on, line)) = pairs.boolean(&k)? {
+            b.set(make(on), &k, Some(line));
+        }
+    }
+    let used: Vec<String> = [
+        key(ACTOR, "use_dynamic_bsz"),
+        key(ACTOR, "ppo_max_token_len_per_gpu"),
+        key(ACTOR, "ppo_micro_batch_size_per_gpu"),
+        key(ROLLOUT, "log_prob_use_dynamic_bsz"),
+        key(ROLLOUT, "log_prob_max_token_len_per_gpu"),
+        key(ROLLOUT, "log_prob_micro_batch_size_per_gpu"),
+        "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu".to_string(),
+        "actor_rollout_ref.ref.log_prob_use_dynamic_bsz".to_string(),
+        "actor_rollout_ref.ref.log_prob_max_token_len_per_gpu".to_string(),
+        key(MODEL, "enable_gradient_checkpointing"),
+        key(MODEL, "use_remove_padding"),
+    ]
+    .into();
+    b.use_keys(&used.iter().map(String::as_str).collect::<Vec<_>>());
+    Ok(())
+}
+
+/// TRL's: completions per pass, padding and recomputation.
+pub(super) fn trl(pairs: &Pairs, b: &mut Builder) -> Result<(), ImportError> {
+    let (n, line) = match pairs.positive("per_device_train_batch_size")? {
+        Some((n, line)) => (n, Some(line)),
+        None => (8, None),
+    };
+    b.set(
+        Setting::MicroBatchSequences(n),
+        "per_device_train_batch_size",
+        line,
+    );
+    b.set(
+        Setting::LogProbMicroBatchSequences(n),
+        "per_device_train_batch_size",
+        line,
+    );
+    let padding_free = pairs.boolean("padding_free")?;
+    b.set(
+        Setting::RemovePadding(padding_free.is_some_and(|(on, _)| on)),
+        "padding_free",
+        padding_free.map(|p| p.1),
+    );
+    if let Some((on, line)) = pairs.boolean("gradient_checkpointing")? {
+        b.set(
+            Setting::GradientCheckpointing(on),
+            "gradient_checkpointing",
+            Some(line),
+        );
+    }
+    b.use_keys(&["padding_free", "gradient_checkpointing"]);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Setting, import_trl, import_verl};
+
+    fn settings(run: &super::super::ImportedRun) -> Vec<Setting> {
+        run.settings.iter().map(|s| s.setting.clone()).collect()
+    }
+
+    #[test]
+    fn verl_micro_batch_keys_become_settings() {
+        let run = import_verl(
+            "python3 -m verl.trainer.main_ppo \\\n actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2 \\\n actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=4 \\\n actor_rollout_ref.model.enable_gradient_checkpointing=False \\\n actor_rollout_ref.model.use_remove_padding=False\n",
+        )
+        .unwrap();
+        let s = settings(&run);
+        assert!(s.contains(&Setting::MicroBatchSequences(2)));
+        assert!(s.contains(&Setting::LogProbMicroBatchSequences(4)));
+        assert!(s.contains(&Setting::GradientCheckpointing(false)));
+        assert!(s.contains(&Setting::RemovePadding(false)));
+        assert!(run.not_priced.iter().all(|k| !k.key.contains("micro_batch")));
+    }
+
+    #[test]
+    fn verl_dynamic_batches_take_the_token_budget() {
+        let run = import_verl(
+            "python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_dynamic_bsz=True actor_rollout_ref.actor.ppo_max_token_len_per_gpu=24000 actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2 actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu=48000\n",
+        )
+        .unwrap();
+        let s = settings(&run);
+        assert!(s.contains(&Setting::MaxTokensPerGpu(24_000)));
+        assert!(s.contains(&Setting::LogProbMaxTokensPerGpu(48_000)));
+        // The sequence count is ignored under dynamic batching, as veRL does.
+        assert!(!s.iter().any(|x| matches!(x, Setting::MicroBatchSequences(_))));
+    }
+
+    #[test]
+    fn trl_passes_run_per_device_batches_padded() {
+        let run = import_trl(
+            "model_name_or_path: Qwen/Qwen2.5-7B\nper_device_train_batch_size: 4\ngradient_checkpointing: true\n",
+            Default::default(),
+        )
+        .unwrap();
+        let s = settings(&run);
+        assert!(s.contains(&Setting::MicroBatchSequences(4)));
+        assert!(s.contains(&Setting::RemovePadding(false)));
+        assert!(s.contains(&Setting::GradientCheckpointing(true)));
+    }
+}
