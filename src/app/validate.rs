@@ -5,7 +5,9 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
-use rlfrontier::costing::validation::{Comparison, price_row, read_validation, summarise};
+use rlfrontier::costing::validation::{
+    Comparison, price_row, read_validation, summarise, summarise_by_regime,
+};
 use rlfrontier::error::Result;
 use rlfrontier::format::{Table, number};
 
@@ -70,6 +72,42 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
         s.phases,
         s.median_phase_error.exp2()
     ));
+    let mut regimes = Table::new([
+        "regime",
+        "steps",
+        "median |log2| step",
+        "phases",
+        "median |log2| phase",
+    ]);
+    for (name, r) in summarise_by_regime(&all) {
+        let median = |n: usize, x: f64| {
+            if n == 0 {
+                "-".to_string()
+            } else {
+                format!("{x:.2}")
+            }
+        };
+        regimes.row([
+            name,
+            r.steps.to_string(),
+            median(r.steps, r.median_step_error),
+            r.phases.to_string(),
+            median(r.phases, r.median_phase_error),
+        ]);
+    }
+    text.push_str("by regime:\n");
+    text.push_str(&regimes.render());
+    let beyond: Vec<String> = all
+        .iter()
+        .filter(|c| c.log2_ratio().abs() > 1.0)
+        .map(|c| format!("{} {} ({:+.2})", c.id, c.quantity, c.log2_ratio()))
+        .collect();
+    if !beyond.is_empty() {
+        text.push_str(&format!(
+            "beyond a factor of 2 (each row's mapping notes in the CSV say what was assumed): {}\n",
+            beyond.join("; ")
+        ));
+    }
     if !skipped.is_empty() {
         text.push_str(&format!("not priced: {}\n", skipped.join("; ")));
     }

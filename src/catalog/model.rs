@@ -187,6 +187,20 @@ impl ModelSpec {
             * BF16_BYTES
     }
 
+    /// The share of a dense model's training efficiency a mixture of experts reaches (1 for a
+    /// dense model): small experts make small, memory-bound grouped matmuls and the all-to-all
+    /// of expert parallelism adds time. 0.65·(expert_intermediate/1536)^1.115, at most 0.85,
+    /// chosen against Megatron-Bridge 25.11's MoE benchmarks on H100 (NVIDIA-NeMo/Megatron-Bridge
+    /// docs/performance-summary.md @ 00b7660b: Qwen3-235B-A22B 233-276 TFLOP/s, 24-28% of BF16
+    /// peak, expert size 1,536; Qwen3-30B-A3B 121 TFLOP/s, 12%, expert size 768) against the
+    /// catalog's dense 40%.
+    pub fn moe_training_efficiency(&self) -> f64 {
+        if !self.is_moe() {
+            return 1.0;
+        }
+        (0.65 * (self.expert_intermediate as f64 / 1536.0).powf(1.115)).min(0.85)
+    }
+
     /// Share of the routed experts one token activates, k/E (0 for a dense model).
     pub fn active_expert_share(&self) -> f64 {
         if self.is_moe() {

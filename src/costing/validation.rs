@@ -98,6 +98,8 @@ pub struct Comparison {
     pub measured: f64,
     /// The ledger's.
     pub predicted: f64,
+    /// The regimes the row belongs to: its cap band, engine, GPU and dense or MoE.
+    pub regimes: Vec<String>,
 }
 
 impl Comparison {
@@ -127,6 +129,17 @@ pub fn price_row(
     let engine = catalog.engine(row.get("rl_engine"))?.clone();
     let gpus = row.number("gpus").ok_or("no GPU count")? as u64;
     let prompt_tokens = row.number("rl_prompt_tokens").unwrap_or(150.0);
+    let cap_band = match row.number("max_response_len") {
+        Some(cap) if cap >= 8192.0 - 200.0 => "cap >= 8k",
+        Some(_) => "cap < 8k",
+        None => "decode benchmark",
+    };
+    let regimes = vec![
+        cap_band.to_string(),
+        format!("engine {}", engine.id),
+        format!("gpu {}", gpu.id),
+        if model.is_moe() { "MoE" } else { "dense" }.to_string(),
+    ];
     let compare = |quantity: &'static str, predicted: f64| {
         row.number(match quantity {
             "gen" => "gen_seconds",
@@ -144,6 +157,7 @@ pub fn price_row(
             quantity,
             measured,
             predicted,
+            regimes: regimes.clone(),
         })
     };
     if row.get("rl_algorithm").is_empty() {
@@ -261,6 +275,28 @@ pub struct ValidationSummary {
     pub phases: usize,
 }
 
+/// The summary of each regime (cap band, engine, GPU, dense or MoE), in first-seen order of
+/// the regime's kind and then by name.
+pub fn summarise_by_regime(comparisons: &[Comparison]) -> Vec<(String, ValidationSummary)> {
+    let mut names: Vec<String> = comparisons
+        .iter()
+        .flat_map(|c| c.regimes.iter().cloned())
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+        .into_iter()
+        .map(|name| {
+            let members: Vec<Comparison> = comparisons
+                .iter()
+                .filter(|c| c.regimes.contains(&name))
+                .cloned()
+                .collect();
+            (name, summarise(&members))
+        })
+        .collect()
+}
+
 /// Summarises comparisons.
 pub fn summarise(comparisons: &[Comparison]) -> ValidationSummary {
     let errors = |keep: &dyn Fn(&Comparison) -> bool| -> Vec<f64> {
@@ -299,7 +335,11 @@ mod tests {
             quantity: "step",
             measured: 10.0,
             predicted: 20.0,
+            regimes: vec!["dense".into()],
         };
+        let by = summarise_by_regime(std::slice::from_ref(&c));
+        assert_eq!(by.len(), 1);
+        assert_eq!(by[0].1.median_step_error, 1.0);
         assert_eq!(c.log2_ratio(), 1.0);
     }
 

@@ -371,7 +371,8 @@ fn learning(cfg: &RunConfig, pools: Pools, r: &Rollouts, phases: &mut Phases) {
     // A forward pass: its matmuls at the forward efficiency, its attention at the kernel's.
     let forward_seconds = |model: &ModelSpec, flops: f64, sums: TokenSums| {
         let a = attention(model, sums);
-        passes::pass_seconds(gpu, pool, flops - a, a, 0.0, gpu.forward_efficiency, sums)
+        let efficiency = gpu.forward_efficiency * model.moe_training_efficiency();
+        passes::pass_seconds(gpu, pool, flops - a, a, 0.0, efficiency, sums)
     };
     let forward = policy_forward_flops(policy, cfg.finetune, log_prob_sums);
     if needs_old_logprobs(cfg) {
@@ -402,7 +403,7 @@ fn learning(cfg: &RunConfig, pools: Pools, r: &Rollouts, phases: &mut Phases) {
             matmul,
             forward_attention,
             backward,
-            gpu.train_mfu,
+            gpu.train_mfu * model.moe_training_efficiency(),
             update_sums,
         );
         (total, seconds + update_overhead(model, micro))
