@@ -148,7 +148,11 @@ pub struct TaskFlags {
     pub mean_response_tokens: Option<f64>,
     /// The share of responses cut at the cap, as logged (veRL `response_length/clip_ratio`, TRL
     /// `completions/clipped_ratio`): with --mean-response-tokens it pins the length spread.
-    #[arg(long, requires = "mean_response_tokens", conflicts_with = "response_length_cv")]
+    #[arg(
+        long,
+        requires = "mean_response_tokens",
+        conflicts_with = "response_length_cv"
+    )]
     pub clip_ratio: Option<f64>,
     /// Mean response tokens the policy would write with no cap (the lognormal's own mean).
     #[arg(long, default_value_t = Task::default().mean_response_tokens)]

@@ -49,7 +49,9 @@ impl TrainingPassFlags {
         }
         let mb = &mut run.micro_batching;
         mb.update_sequences = self.micro_batch_sequences.or(mb.update_sequences);
-        mb.log_prob_sequences = self.log_prob_micro_batch_sequences.or(mb.log_prob_sequences);
+        mb.log_prob_sequences = self
+            .log_prob_micro_batch_sequences
+            .or(mb.log_prob_sequences);
         if let Some(n) = self.log_prob_max_tokens_per_gpu {
             mb.log_prob_max_tokens_per_gpu = Some(n as f64);
         }

@@ -257,12 +257,12 @@ impl CappedLognormal {
         body.max(0.0) + l.powi(i32::from(k)) * self.cap_mass()
     }
 
-    /// E[ℓ]: the mean generated length.
+    /// E\[ℓ\]: the mean generated length.
     pub fn mean_tokens(&self) -> f64 {
         self.upper_moment(0.0, 1)
     }
 
-    /// E[ℓ²].
+    /// E\[ℓ²\].
     pub fn second_moment_tokens(&self) -> f64 {
         self.upper_moment(0.0, 2)
     }
@@ -274,9 +274,8 @@ impl CappedLognormal {
 
     /// E[((ℓ − t)⁺)²].
     pub fn excess_second_moment(&self, t: f64) -> f64 {
-        (self.upper_moment(t, 2) - 2.0 * t * self.upper_moment(t, 1)
-            + t * t * self.survival(t))
-        .max(0.0)
+        (self.upper_moment(t, 2) - 2.0 * t * self.upper_moment(t, 1) + t * t * self.survival(t))
+            .max(0.0)
     }
 
     /// The q-quantile of ℓ (the cap once q passes the uncapped mass below it).
@@ -290,7 +289,9 @@ impl CappedLognormal {
     }
 }
 
-/// Gauss-Legendre nodes and weights on [−1, 1], 8 points (Abramowitz and Stegun, table 25.4).
+/// Gauss-Legendre nodes and weights on [−1, 1], 8 points (Abramowitz and Stegun, table 25.4;
+/// the published digits).
+#[allow(clippy::excessive_precision)]
 pub const GAUSS_LEGENDRE_8: [(f64, f64); 8] = [
     (-0.960_289_856_497_536_3, 0.101_228_536_290_376_26),
     (-0.796_666_477_413_626_7, 0.222_381_034_453_374_47),
@@ -606,10 +607,21 @@ mod tests {
             cap_tokens: 16_384.0,
             clip_ratio: Some(0.5),
         };
-        assert!(bad.uncapped(0.6).unwrap_err().0.contains("above the logged mean"));
-        assert!(LoggedLengths { mean_tokens: 20_000.0, cap_tokens: 16_384.0, clip_ratio: None }
+        assert!(
+            bad.uncapped(0.6)
+                .unwrap_err()
+                .0
+                .contains("above the logged mean")
+        );
+        assert!(
+            LoggedLengths {
+                mean_tokens: 20_000.0,
+                cap_tokens: 16_384.0,
+                clip_ratio: None
+            }
             .uncapped(0.6)
-            .is_err());
+            .is_err()
+        );
     }
 
     #[test]

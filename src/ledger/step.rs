@@ -172,11 +172,10 @@ fn search(
             // Price it as one sequence at a time on the pool's largest degree (as if its KV
             // cache held a single longest sequence), so the row stays informative and a larger
             // model never looks cheaper than a smaller one that fits.
-            let degree = pools
-                .generation
-                .clamp(1, gpu.nvlink_domain_gpus.max(1));
+            let degree = pools.generation.clamp(1, gpu.nvlink_domain_gpus.max(1));
             let replicas = (pools.generation / degree).max(1) as f64;
-            let step = super::decode::StepCost::new(policy, gpu, &cfg.hardware.engine, degree as f64);
+            let step =
+                super::decode::StepCost::new(policy, gpu, &cfg.hardware.engine, degree as f64);
             let batch = super::decode::ReplicaBatch {
                 sequences: (r.generated / replicas).max(1.0),
                 prompt_tokens: p,
@@ -350,7 +349,9 @@ fn learning(cfg: &RunConfig, pools: Pools, r: &Rollouts, phases: &mut Phases) {
         lengths: r.distribution,
     };
     let log_prob_sums = kept.computed_sums(mb.log_prob_sequences, mb.remove_padding);
-    let log_prob_budget = mb.log_prob_max_tokens_per_gpu.unwrap_or(run.max_tokens_per_gpu);
+    let log_prob_budget = mb
+        .log_prob_max_tokens_per_gpu
+        .unwrap_or(run.max_tokens_per_gpu);
     let log_prob_micro =
         kept.micro_batch_tokens(mb.log_prob_sequences, log_prob_budget, log_prob_sums);
     let update_sums = kept.computed_sums(mb.update_sequences, mb.remove_padding);
@@ -367,7 +368,9 @@ fn learning(cfg: &RunConfig, pools: Pools, r: &Rollouts, phases: &mut Phases) {
         let tokens = epochs * update_sums.tokens;
         pass_overhead_seconds(cfg, model, tokens, pool, optimizer_steps, 3.0, micro)
     };
-    let attention = |model: &ModelSpec, sums: TokenSums| 2.0 * model.attention_coefficient() * sums.squared_tokens;
+    let attention = |model: &ModelSpec, sums: TokenSums| {
+        2.0 * model.attention_coefficient() * sums.squared_tokens
+    };
     // A forward pass: its matmuls at the forward efficiency, its attention at the kernel's.
     let forward_seconds = |model: &ModelSpec, flops: f64, sums: TokenSums| {
         let a = attention(model, sums);
@@ -376,8 +379,8 @@ fn learning(cfg: &RunConfig, pools: Pools, r: &Rollouts, phases: &mut Phases) {
     };
     let forward = policy_forward_flops(policy, cfg.finetune, log_prob_sums);
     if needs_old_logprobs(cfg) {
-        let seconds =
-            forward_seconds(policy, forward, log_prob_sums) + forward_overhead(policy, log_prob_micro);
+        let seconds = forward_seconds(policy, forward, log_prob_sums)
+            + forward_overhead(policy, log_prob_micro);
         set(phases, Phase::OldLogprob, forward, seconds);
     }
     if run.kl_reference {
@@ -394,7 +397,11 @@ fn learning(cfg: &RunConfig, pools: Pools, r: &Rollouts, phases: &mut Phases) {
         let total = epochs * flops::train_flops(model, finetune, update_sums);
         let recompute = checkpointing * epochs * policy_forward_flops(model, finetune, update_sums);
         let a = epochs * attention(model, update_sums);
-        let backward = if finetune == Finetune::Full { 2.0 * a } else { a };
+        let backward = if finetune == Finetune::Full {
+            2.0 * a
+        } else {
+            a
+        };
         let matmul = total + recompute - a * (1.0 + checkpointing) - backward;
         let forward_attention = a * (1.0 + checkpointing);
         let seconds = passes::pass_seconds(

@@ -38,7 +38,7 @@ fn settings() -> RunSettings {
         step_overhead_seconds: 5.0,
         max_tokens_per_gpu: 16384.0,
         critic_max_tokens_per_gpu: 16384.0,
-            micro_batching: crate::config::MicroBatching::default(),
+        micro_batching: crate::config::MicroBatching::default(),
         startup_seconds: 0.0,
         checkpoint_every_steps: 0,
         checkpoint_seconds: 0.0,

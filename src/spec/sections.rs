@@ -184,12 +184,25 @@ pub(super) fn task(rt: &RawTask, v: &Validator, largest_cap: f64) -> Result<Task
             clip_ratio,
         }
         .uncapped(cv)
-        .map_err(|e| v.err(ts, key, format!("{} (logged at the cap {cap}; set logged_cap_tokens if it was another)", e.0)))
+        .map_err(|e| {
+            v.err(
+                ts,
+                key,
+                format!(
+                    "{} (logged at the cap {cap}; set logged_cap_tokens if it was another)",
+                    e.0
+                ),
+            )
+        })
     };
     let (mean_response_tokens, response_length_cv) =
         match (&rt.mean_response_tokens, &rt.uncapped_mean_response_tokens) {
             (Some(_), Some(_)) => {
-                return Err(v.err(ts, "uncapped_mean_response_tokens", "give mean_response_tokens (as logged) or uncapped_mean_response_tokens, not both"));
+                return Err(v.err(
+                ts,
+                "uncapped_mean_response_tokens",
+                "give mean_response_tokens (as logged) or uncapped_mean_response_tokens, not both",
+            ));
             }
             (Some(value), None) => {
                 let logged = v.positive(value, ts, "mean_response_tokens")?;

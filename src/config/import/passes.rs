@@ -48,7 +48,11 @@ pub(super) fn verl(pairs: &Pairs, b: &mut Builder) -> Result<(), ImportError> {
         for prefix in [ROLLOUT, "actor_rollout_ref.ref."] {
             let micro_key = key(prefix, "log_prob_micro_batch_size_per_gpu");
             if let Some((n, line)) = pairs.positive(&micro_key)? {
-                b.set(Setting::LogProbMicroBatchSequences(n), &micro_key, Some(line));
+                b.set(
+                    Setting::LogProbMicroBatchSequences(n),
+                    &micro_key,
+                    Some(line),
+                );
                 break;
             }
         }
@@ -135,7 +139,11 @@ mod tests {
         assert!(s.contains(&Setting::LogProbMicroBatchSequences(4)));
         assert!(s.contains(&Setting::GradientCheckpointing(false)));
         assert!(s.contains(&Setting::RemovePadding(false)));
-        assert!(run.not_priced.iter().all(|k| !k.key.contains("micro_batch")));
+        assert!(
+            run.not_priced
+                .iter()
+                .all(|k| !k.key.contains("micro_batch"))
+        );
     }
 
     #[test]
@@ -148,7 +156,10 @@ mod tests {
         assert!(s.contains(&Setting::MaxTokensPerGpu(24_000)));
         assert!(s.contains(&Setting::LogProbMaxTokensPerGpu(48_000)));
         // The sequence count is ignored under dynamic batching, as veRL does.
-        assert!(!s.iter().any(|x| matches!(x, Setting::MicroBatchSequences(_))));
+        assert!(
+            !s.iter()
+                .any(|x| matches!(x, Setting::MicroBatchSequences(_)))
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! **The step.** A decode step of a replica of tensor-parallel degree t with b sequences in
 //! flight whose contexts sum to C tokens takes
 //!
-//! step(b, C) = max(b·2N + C·4A) / (t·peak·eff), (W(b) + C·kv) / (t·bandwidth·eff_bw))
+//! step(b, C) = max((b·2N + C·4A) / (t·peak·eff), (W(b) + C·kv) / (t·bandwidth·eff_bw))
 //!              + floor + b·per_sequence,
 //!
 //! the roofline of Kwon et al. 2023 ("Efficient Memory Management for Large Language Model
@@ -17,17 +17,17 @@
 //!
 //! **The batch.** n sequences, lengths ℓ from [`CappedLognormal`], at most b* in flight: b* is
 //! the engine's `max_num_seqs` or what the KV cache holds at the running sequences' mean context
-//! in steady state, P + E[ℓ²]/(2E[ℓ]) (a slot holds a length-biased sequence at a uniform age:
+//! in steady state, P + E\[ℓ²\]/(2E\[ℓ\]) (a slot holds a length-biased sequence at a uniform age:
 //! renewal theory, Cox 1962, "Renewal Theory", ch. 5).
 //! - *One wave* (n ≤ b*): all start together; at step τ, n·S(τ) still run with contexts summing
 //!   to n·S(τ)·(P + τ); the wave ends with the longest of n, the n/(n+1) quantile (capped: once
 //!   n·P(X > L) is about one, the cap).
 //! - *Full, then drain* (n > b*): b* run until the queue empties; the running ones then hold
-//!   equilibrium residuals, so b*·E[(ℓ − τ)⁺]/E[ℓ] still run at drain step τ, with contexts
-//!   summing to (b*/E[ℓ])·((P + τ)·E[(ℓ − τ)⁺] + E[((ℓ − τ)⁺)²]/2); the drain ends where that
+//!   equilibrium residuals, so b*·E\[(ℓ − τ)⁺\]/E\[ℓ\] still run at drain step τ, with contexts
+//!   summing to (b*/E\[ℓ\])·((P + τ)·E\[(ℓ − τ)⁺\] + E\[((ℓ − τ)⁺)²\]/2); the drain ends where that
 //!   count falls to b*/(b* + 1). The full phase generates the remaining tokens at b* per step and
-//!   reads the remaining KV, so over the whole batch the tokens, n·E[ℓ], and the KV reads,
-//!   n·(P·E[ℓ] + E[ℓ²]/2), are exact.
+//!   reads the remaining KV, so over the whole batch the tokens, n·E\[ℓ\], and the KV reads,
+//!   n·(P·E\[ℓ\] + E\[ℓ²\]/2), are exact.
 //!
 //! The drain's steps are integrated by Gauss-Legendre quadrature over segments cut at the
 //! length distribution's quantiles. A discrete-event simulation of the scheduler (admission,
@@ -68,7 +68,12 @@ pub struct StepCost {
 
 impl StepCost {
     /// The step cost of `model` on a replica of `tensor_parallel` GPUs of `gpu` under `engine`.
-    pub fn new(model: &ModelSpec, gpu: &GpuSpec, engine: &EngineSpec, tensor_parallel: f64) -> Self {
+    pub fn new(
+        model: &ModelSpec,
+        gpu: &GpuSpec,
+        engine: &EngineSpec,
+        tensor_parallel: f64,
+    ) -> Self {
         let flops_rate = tensor_parallel * gpu.peak_flops_per_second() * gpu.prefill_efficiency;
         let bytes_rate =
             tensor_parallel * gpu.bandwidth_bytes_per_second() * gpu.decode_bandwidth_efficiency;
@@ -222,7 +227,7 @@ fn expected_step_seconds(step: &StepCost, m: Moment) -> f64 {
 }
 
 /// Sequences in flight at full occupancy: the engine's cap, or what the KV cache holds at the
-/// steady-state mean context P + E[ℓ²]/(2E[ℓ]); at least one.
+/// steady-state mean context P + E\[ℓ²\]/(2E\[ℓ\]); at least one.
 pub fn concurrency(batch: &ReplicaBatch) -> f64 {
     let l = &batch.lengths;
     let mean = l.mean_tokens().max(1e-9);
@@ -415,7 +420,11 @@ mod tests {
         };
         let d = drain(&step, &b);
         let expected = 1000.0 * step.seconds(64.0, 64.0 * 700.0);
-        assert!((d.seconds / expected - 1.0).abs() < 1e-6, "{} {expected}", d.seconds);
+        assert!(
+            (d.seconds / expected - 1.0).abs() < 1e-6,
+            "{} {expected}",
+            d.seconds
+        );
         assert!((d.steps - 1000.0).abs() < 1e-6);
     }
 

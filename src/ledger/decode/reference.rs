@@ -143,12 +143,12 @@ fn simulate_once(
                 break;
             }
             finishes.pop();
-            if admissions[i] == a {
-                if let Some(pos) = running.iter().position(|&r| r == i) {
-                    running.remove(pos);
-                    context -= prompt + lengths[i] as f64;
-                    preempted = false;
-                }
+            if admissions[i] == a
+                && let Some(pos) = running.iter().position(|&r| r == i)
+            {
+                running.remove(pos);
+                context -= prompt + lengths[i] as f64;
+                preempted = false;
             }
         }
     }
@@ -209,13 +209,53 @@ mod tests {
         for (b, c0, k) in [(512.0, 1e5, 3000u64), (8.0, 100.0, 50), (1024.0, 0.0, 7)] {
             let slow: f64 = (0..k).map(|j| step.seconds(b, c0 + j as f64 * b)).sum();
             let fast = sum_steps(&step, b, c0, k);
-            assert!((fast / slow - 1.0).abs() < 1e-9, "{b} {c0} {k}: {fast} {slow}");
+            assert!(
+                (fast / slow - 1.0).abs() < 1e-9,
+                "{b} {c0} {k}: {fast} {slow}"
+            );
         }
+    }
+
+    #[test]
+    fn a_full_cache_preempts_and_a_free_one_does_not() {
+        // 7B on an H20 at 60% memory: 103 sequences of mean 22.8k tokens fill the cache (the
+        // scheduler preempts); with a cache 100x larger it never does, and the steps equal the
+        // longest response.
+        let c = Catalog::embedded();
+        let step = StepCost::new(
+            c.model("qwen2.5-7b").unwrap(),
+            c.gpu("h20").unwrap(),
+            c.default_engine(),
+            1.0,
+        );
+        let tight = ReplicaBatch {
+            sequences: 103.0,
+            prompt_tokens: 300.0,
+            lengths: CappedLognormal::new(22_788.0, 0.95, 45_309.0),
+            max_running: 256.0,
+            kv_capacity_tokens: 738_853.0,
+        };
+        let free = ReplicaBatch {
+            kv_capacity_tokens: 1e9,
+            ..tight
+        };
+        let a = simulate(&step, &tight, step.compute_seconds_per_sequence, 4, 1);
+        let b = simulate(&step, &free, step.compute_seconds_per_sequence, 4, 1);
+        assert!(a.preemptions > 10.0, "{}", a.preemptions);
+        assert_eq!(b.preemptions, 0.0);
+        assert!(a.steps > b.steps && a.seconds > b.seconds);
+        assert!(b.steps <= 45_309.0);
     }
 
     /// A generated case: model, GPU, tensor parallel, sequences, lengths, engine cap, memory.
     fn case(rng: &mut SplitMix64, c: &Catalog) -> (StepCost, ReplicaBatch, String) {
-        let models = ["qwen2.5-0.5b", "qwen2.5-1.5b", "qwen2.5-7b", "qwen3-30b-a3b", "qwen2.5-32b"];
+        let models = [
+            "qwen2.5-0.5b",
+            "qwen2.5-1.5b",
+            "qwen2.5-7b",
+            "qwen3-30b-a3b",
+            "qwen2.5-32b",
+        ];
         let gpus = ["h100-sxm", "h20", "a100-80gb", "l40s", "b200"];
         let model = c.model(models[rng.below(models.len())]).unwrap();
         let gpu = c.gpu(gpus[rng.below(gpus.len())]).unwrap();
