@@ -41,6 +41,29 @@ fn engine(c: &mut Criterion) {
     c.bench_function("prediction of one cell with its 90% interval", |b| {
         b.iter(|| rlfrontier::outcome::predict(&g.outcome, black_box(&signal)))
     });
+    // The decode drain of one replica, uncached: what a cell pays when its decode inputs differ
+    // from its neighbours' (the ledger memoises it per thread otherwise).
+    {
+        use rlfrontier::ledger::decode::{ReplicaBatch, StepCost, drain};
+        use rlfrontier::ledger::lengths::CappedLognormal;
+        let catalog = Catalog::embedded();
+        let step = StepCost::new(
+            catalog.model("qwen2.5-7b").unwrap(),
+            catalog.gpu("h100-sxm").unwrap(),
+            catalog.default_engine(),
+            1.0,
+        );
+        let batch = ReplicaBatch {
+            sequences: 512.0,
+            prompt_tokens: 256.0,
+            lengths: CappedLognormal::new(6000.0, 0.8, 16_384.0),
+            max_running: 256.0,
+            kv_capacity_tokens: 600_000.0,
+        };
+        c.bench_function("decode drain of one replica (uncached)", |b| {
+            b.iter(|| drain(black_box(&step), black_box(&batch)))
+        });
+    }
     c.bench_function("decode a cell index", |b| {
         b.iter(|| g.cell(black_box(7_654_321)))
     });

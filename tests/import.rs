@@ -271,10 +271,32 @@ fn every_micro_batching_key_changes_the_price() {
     // Issue 22: the keys that set micro-batches, token budgets, padding and recomputation are
     // priced, never "read, not priced". Each is compared with the run without it.
     let dir = tempfile::tempdir().unwrap();
-    let usd = |file: &str| {
-        let v = cost_json(&["--from-verl", file, "--mean-response-tokens", "6000"]);
-        v["usd"]["total"].as_f64().unwrap()
+    // Dollars, or None when the setting makes the run infeasible (exit 3: out of memory).
+    let priced = |file: &str| -> Option<f64> {
+        let out = bin()
+            .args([
+                "cost",
+                "--from-verl",
+                file,
+                "--mean-response-tokens",
+                "6000",
+                "--json",
+            ])
+            .output()
+            .unwrap();
+        match out.status.code() {
+            Some(0) => {
+                let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+                Some(v["usd"]["total"].as_f64().unwrap())
+            }
+            Some(3) => None,
+            other => panic!(
+                "{file}: exit {other:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        }
     };
+    let usd = |file: &str| priced(file).expect("feasible");
     let base = usd(&overrides_with(dir.path(), "base.txt", &[]));
     let cases: [(&str, &[&str]); 5] = [
         (
@@ -299,29 +321,44 @@ fn every_micro_batching_key_changes_the_price() {
         (
             "use_remove_padding",
             &[
-                "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4",
+                "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1",
+                "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=4",
                 "actor_rollout_ref.model.use_remove_padding=False",
             ],
         ),
     ];
     for (key, extra) in cases {
-        let with = usd(&overrides_with(dir.path(), &format!("{key}.txt"), extra));
-        assert!(
-            (with / base - 1.0).abs() > 1e-4,
-            "{key}: ${with} with it, ${base} without"
-        );
+        // A change of price, or of feasibility (keeping every activation of a 16k-token
+        // micro-batch of a 7B model does not fit an 80 GB GPU).
+        if let Some(with) = priced(&overrides_with(dir.path(), &format!("{key}.txt"), extra)) {
+            assert!(
+                (with / base - 1.0).abs() > 1e-4,
+                "{key}: ${with} with it, ${base} without"
+            );
+        }
     }
-    // Padding kept costs more than padding removed at the same micro-batch.
-    let packed = usd(&overrides_with(
-        dir.path(),
-        "packed.txt",
-        &["actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4"],
-    ));
+    assert!(
+        priced(&overrides_with(
+            dir.path(),
+            "no_checkpointing.txt",
+            &["actor_rollout_ref.model.enable_gradient_checkpointing=False"],
+        ))
+        .is_none(),
+        "without checkpointing a 16k-token micro-batch of a 7B model does not fit"
+    );
+    // Padding kept costs more than padding removed at the same micro-batches (the log-prob
+    // passes' four sequences are padded to their longest).
+    let micro = [
+        "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1",
+        "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=4",
+    ];
+    let packed = usd(&overrides_with(dir.path(), "packed.txt", &micro));
     let padded = usd(&overrides_with(
         dir.path(),
         "padded.txt",
         &[
-            "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4",
+            micro[0],
+            micro[1],
             "actor_rollout_ref.model.use_remove_padding=False",
         ],
     ));
