@@ -27,6 +27,8 @@ pub struct PassBatch {
     pub prompt_tokens: f64,
     /// Their generated lengths.
     pub lengths: CappedLognormal,
+    /// E[ℓ] and E[ℓ²] of those lengths (the ledger's memoised values of `lengths`' moments).
+    pub moments: (f64, f64),
 }
 
 impl PassBatch {
@@ -42,7 +44,7 @@ impl PassBatch {
                     squared_tokens: n * longest * longest,
                 }
             }
-            _ => TokenSums::of_sequences(n, p, l.mean_tokens(), l.second_moment_tokens()),
+            _ => TokenSums::of_sequences(n, p, self.moments.0, self.moments.1),
         }
     }
 
@@ -115,14 +117,22 @@ mod tests {
 
     #[test]
     fn padding_computes_the_longest_of_each_micro_batch() {
+        let lengths = CappedLognormal::new(2000.0, 0.6, 8192.0);
         let batch = PassBatch {
             sequences: 64.0,
             prompt_tokens: 100.0,
-            lengths: CappedLognormal::new(2000.0, 0.6, 8192.0),
+            lengths,
+            moments: (lengths.mean_tokens(), lengths.second_moment_tokens()),
         };
         let packed = batch.computed_sums(Some(4), true);
         let padded = batch.computed_sums(Some(4), false);
         assert!((packed.tokens - 64.0 * (100.0 + batch.lengths.mean_tokens())).abs() < 1e-6);
+        assert!(
+            (lengths.mean_tokens()
+                - crate::ledger::lengths::response_lengths(2000.0, 0.6, 8192.0).mean_tokens)
+                .abs()
+                < 1e-9
+        );
         // The longest of 4 is above the mean, below the cap.
         assert!(padded.tokens > 1.3 * packed.tokens && padded.tokens < 64.0 * 8292.0);
         // One sequence per micro-batch needs no padding.

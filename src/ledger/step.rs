@@ -347,6 +347,7 @@ fn learning(cfg: &RunConfig, pools: Pools, r: &Rollouts, phases: &mut Phases) {
         sequences: r.kept,
         prompt_tokens: cfg.task.prompt_tokens,
         lengths: r.distribution,
+        moments: (r.lengths.mean_tokens, r.lengths.second_moment_tokens),
     };
     let log_prob_sums = kept.computed_sums(mb.log_prob_sequences, mb.remove_padding);
     let log_prob_budget = mb

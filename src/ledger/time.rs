@@ -89,17 +89,33 @@ pub fn decode_step_seconds(
     StepCost::new(model, gpu, engine, tp).seconds(b, b * context)
 }
 
+/// A drain's inputs, as bits.
+type DrainKey = [u64; 15];
+
+/// Per-thread memory of drains: the last few (neighbouring cells of a grid share their decode
+/// inputs: the budget, reward, epochs and LoRA axes do not change them), then every distinct
+/// one seen (a grid has few: model × G × cap × prompts × hardware). Bounded; results are
+/// bit-identical with or without it, so outputs do not depend on the thread count.
+struct DrainMemo {
+    recent: [Option<(DrainKey, decode::Drain)>; 4],
+    next: usize,
+    seen: std::collections::HashMap<DrainKey, decode::Drain>,
+}
+
+/// Distinct drains a thread keeps before it starts over.
+const DRAIN_MEMO_CAPACITY: usize = 1 << 16;
+
 thread_local! {
-    /// The last drains computed on this thread: neighbouring cells of a grid share their decode
-    /// inputs (the budget, reward and LoRA axes do not change them), so a few entries catch
-    /// nearly every repeat; results are bit-identical with or without it.
-    static DRAINS: std::cell::RefCell<Vec<([u64; 16], decode::Drain)>> =
-        const { std::cell::RefCell::new(Vec::new()) };
+    static DRAINS: std::cell::RefCell<DrainMemo> = std::cell::RefCell::new(DrainMemo {
+        recent: [None; 4],
+        next: 0,
+        seen: std::collections::HashMap::new(),
+    });
 }
 
 /// [`decode::drain`], memoised per thread on the bits of its inputs.
 fn drain_memoised(step: &StepCost, batch: &ReplicaBatch) -> decode::Drain {
-    let key = [
+    let key: DrainKey = [
         step.compute_seconds_per_sequence,
         step.compute_seconds_per_context_token,
         step.dense_weight_seconds,
@@ -115,19 +131,27 @@ fn drain_memoised(step: &StepCost, batch: &ReplicaBatch) -> decode::Drain {
         batch.lengths.cap_tokens,
         batch.max_running,
         batch.kv_capacity_tokens,
-        0.0,
     ]
     .map(f64::to_bits);
     DRAINS.with(|memo| {
         let mut memo = memo.borrow_mut();
-        if let Some((_, d)) = memo.iter().find(|(k, _)| *k == key) {
+        if let Some((_, d)) = memo.recent.iter().flatten().find(|(k, _)| *k == key) {
             return *d;
         }
-        let d = decode::drain(step, batch);
-        if memo.len() >= 8 {
-            memo.remove(0);
-        }
-        memo.push((key, d));
+        let d = match memo.seen.get(&key) {
+            Some(d) => *d,
+            None => {
+                let d = decode::drain(step, batch);
+                if memo.seen.len() >= DRAIN_MEMO_CAPACITY {
+                    memo.seen.clear();
+                }
+                memo.seen.insert(key, d);
+                d
+            }
+        };
+        let slot = memo.next;
+        memo.recent[slot] = Some((key, d));
+        memo.next = (slot + 1) % memo.recent.len();
         d
     })
 }
