@@ -45,6 +45,9 @@ pub struct CalibrateHwArgs {
     /// Measured mean response length (`response_length/mean`).
     #[arg(long)]
     pub response_length_mean: Option<f64>,
+    /// Measured share of responses cut at the cap (`response_length/clip_ratio`).
+    #[arg(long)]
+    pub response_length_clip_ratio: Option<f64>,
     /// Where to write the catalog override.
     #[arg(long)]
     pub out: PathBuf,
@@ -82,6 +85,10 @@ fn measured_step(args: &CalibrateHwArgs) -> Result<(MeasuredStep, Option<f64>, O
         ref_seconds: pick(args.ref_seconds, "timing_s/ref"),
         old_logprob_seconds: pick(args.old_logprob_seconds, "timing_s/old_log_prob"),
         response_length_mean: pick(args.response_length_mean, "response_length/mean"),
+        response_length_clip_ratio: pick(
+            args.response_length_clip_ratio,
+            "response_length/clip_ratio",
+        ),
     };
     for (flag, v) in [
         ("--gen-seconds", step.generation_seconds),
@@ -147,7 +154,9 @@ pub fn run(args: &CalibrateHwArgs, out: &mut dyn Write) -> Result<()> {
     let fit = fit_hardware(&request, &measured).map_err(|e| match e {
         E::NoTimings => Error::in_flag(blame, e.to_string()),
         E::NotRl => Error::in_flag("--algo", e.to_string()),
-        E::MeanAboveCap { .. } => Error::in_flag("--response-length-mean", e.to_string()),
+        E::MeanAboveCap { .. } | E::Lengths(_) => {
+            Error::in_flag("--response-length-mean", e.to_string())
+        }
     })?;
     rlfrontier::report::write_atomic(&args.out, fit.override_toml().as_bytes())?;
     let mut text = format!(
@@ -212,8 +221,16 @@ pub fn run(args: &CalibrateHwArgs, out: &mut dyn Write) -> Result<()> {
     text.push_str(&format!(
         "wrote {} (use it with --catalog{})\n",
         args.out.display(),
-        fit.uncapped_mean_tokens
-            .map(|m| format!(" and --uncapped-mean-response-tokens {m:.0}, the uncapped length behind the logged mean"))
+        measured
+            .response_length_mean
+            .map(|m| format!(
+                " and --mean-response-tokens {}{}, the log's lengths",
+                rlfrontier::format::number(m),
+                measured
+                    .response_length_clip_ratio
+                    .map(|p| format!(" --clip-ratio {}", rlfrontier::format::number(p)))
+                    .unwrap_or_default()
+            ))
             .unwrap_or_default()
     ));
     emit(out, &text)

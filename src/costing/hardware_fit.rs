@@ -32,17 +32,23 @@ pub struct MeasuredStep {
     pub old_logprob_seconds: Option<f64>,
     /// `response_length/mean`.
     pub response_length_mean: Option<f64>,
+    /// `response_length/clip_ratio`: the share of responses cut at the cap.
+    pub response_length_clip_ratio: Option<f64>,
 }
 
 impl MeasuredStep {
     /// The measured values under veRL's metric names, in a fixed order.
-    pub fn named(&self) -> [(&'static str, Option<f64>); 5] {
+    pub fn named(&self) -> [(&'static str, Option<f64>); 6] {
         [
             ("timing_s/gen", self.generation_seconds),
             ("timing_s/update_actor", self.update_seconds),
             ("timing_s/ref", self.ref_seconds),
             ("timing_s/old_log_prob", self.old_logprob_seconds),
             ("response_length/mean", self.response_length_mean),
+            (
+                "response_length/clip_ratio",
+                self.response_length_clip_ratio,
+            ),
         ]
     }
 
@@ -75,6 +81,9 @@ pub enum HardwareFitError {
         /// The cap.
         cap: f64,
     },
+    /// The logged mean and clip ratio have no lognormal behind them.
+    #[error("{0}")]
+    Lengths(String),
 }
 
 pub use crate::logs::parse_metrics_line;
@@ -169,9 +178,23 @@ pub fn fit_hardware(
     let mut uncapped_mean_tokens = None;
     if let Some(m) = measured.response_length_mean {
         let cap = request.levers.max_response_len as f64;
-        let mean = uncapped_mean_for(m, request.task.response_length_cv, cap)
-            .ok_or(HardwareFitError::MeanAboveCap { measured: m, cap })?;
+        let (mean, cv) = match measured.response_length_clip_ratio {
+            // With the clip ratio the logged numbers fix the spread too.
+            Some(p) => crate::ledger::lengths::LoggedLengths {
+                mean_tokens: m,
+                cap_tokens: cap,
+                clip_ratio: Some(p),
+            }
+            .uncapped(request.task.response_length_cv)
+            .map_err(|e| HardwareFitError::Lengths(e.0))?,
+            None => (
+                uncapped_mean_for(m, request.task.response_length_cv, cap)
+                    .ok_or(HardwareFitError::MeanAboveCap { measured: m, cap })?,
+                request.task.response_length_cv,
+            ),
+        };
         request.task.mean_response_tokens = mean;
+        request.task.response_length_cv = cv;
         uncapped_mean_tokens = Some(mean);
     }
     let defaults = request.hardware.gpu.clone();
