@@ -16,7 +16,7 @@
 use super::RunRequest;
 use crate::catalog::GpuSpec;
 use crate::format::Table;
-use crate::ledger::lengths::response_lengths;
+use crate::ledger::lengths::LoggedLengths;
 use crate::ledger::{Phase, evaluate};
 
 /// One step's measured phase timings (seconds) and mean response length (tokens).
@@ -88,21 +88,20 @@ pub enum HardwareFitError {
 
 pub use crate::logs::parse_metrics_line;
 
-/// The uncapped mean whose capped mean E[min(X, L)] equals `measured` (bisection).
+/// The uncapped mean whose capped mean E[min(X, L)] equals `measured` at coefficient of
+/// variation `cv` ([`LoggedLengths::uncapped`] without a clip ratio); None at or above the cap.
 pub fn uncapped_mean_for(measured: f64, cv: f64, cap: f64) -> Option<f64> {
     if !(measured > 0.0 && measured < cap) {
         return None;
     }
-    let (mut lo, mut hi) = (measured, 1e3 * cap.max(measured));
-    for _ in 0..200 {
-        let mid = (lo * hi).sqrt();
-        if response_lengths(mid, cv, cap).mean_tokens < measured {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
+    LoggedLengths {
+        mean_tokens: measured,
+        cap_tokens: cap,
+        clip_ratio: None,
     }
-    Some((lo * hi).sqrt())
+    .uncapped(cv)
+    .ok()
+    .map(|(mean, _)| mean)
 }
 
 /// A fitted GPU profile.
@@ -180,7 +179,7 @@ pub fn fit_hardware(
         let cap = request.levers.max_response_len as f64;
         let (mean, cv) = match measured.response_length_clip_ratio {
             // With the clip ratio the logged numbers fix the spread too.
-            Some(p) => crate::ledger::lengths::LoggedLengths {
+            Some(p) => LoggedLengths {
                 mean_tokens: m,
                 cap_tokens: cap,
                 clip_ratio: Some(p),

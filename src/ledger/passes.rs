@@ -27,7 +27,7 @@ pub struct PassBatch {
     pub prompt_tokens: f64,
     /// Their generated lengths.
     pub lengths: CappedLognormal,
-    /// E[ℓ] and E[ℓ²] of those lengths (the ledger's memoised values of `lengths`' moments).
+    /// E\[ℓ\] and E\[ℓ²\] of those lengths (the ledger's memoised values of `lengths`' moments).
     pub moments: (f64, f64),
 }
 
