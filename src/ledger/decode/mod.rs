@@ -353,11 +353,10 @@ pub fn drain(step: &StepCost, batch: &ReplicaBatch) -> Drain {
     }
     // Otherwise: the first wave until the cache fills (if it does before the queue empties), the
     // full phase at `slots` in flight, and the drain at renewal equilibrium.
-    let (start, start_tail) = match saturation {
-        Some(t) if n <= first => integrate_shape(step, wave, l, prompt, t, f64::INFINITY),
-        _ => ([0.0; 4], 0.0),
+    let start = match saturation {
+        Some(t) if n <= first => integrate_shape(step, wave, l, prompt, t, f64::INFINITY).0,
+        _ => [0.0; 4],
     };
-    let _ = start_tail;
     // When the first wave fills the cache, the engine preempts the newest sequences and later
     // recomputes their contexts: with r(t) = KV/(P + t) running, r'(t)·(P + t) = −KV/(P + t)
     // tokens per step, KV·ln(C/(P + t_s)) in all until the contexts reach the steady mean C.
@@ -387,10 +386,22 @@ pub fn drain(step: &StepCost, batch: &ReplicaBatch) -> Drain {
     }
 }
 
+/// The step cost of a catalog model on one GPU of a catalog type under the default engine
+/// (for the tests).
+#[cfg(test)]
+pub(crate) fn catalog_step(model: &str, gpu: &str) -> StepCost {
+    let c = crate::catalog::Catalog::embedded();
+    StepCost::new(
+        c.model(model).unwrap(),
+        c.gpu(gpu).unwrap(),
+        c.default_engine(),
+        1.0,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::Catalog;
 
     fn batch(n: f64, mean: f64, cv: f64, cap: f64, max_running: f64) -> ReplicaBatch {
         ReplicaBatch {
@@ -407,13 +418,7 @@ mod tests {
         // 64 sequences of exactly 1,000 tokens in one wave: 1,000 steps, each with 64 running at
         // contexts 200 + τ: Σ step(64, 64·(200 + τ)) ≈ 1000·step(64, 64·700) when the step is
         // linear in the context (memory-bound).
-        let c = Catalog::embedded();
-        let step = StepCost::new(
-            c.model("qwen2.5-7b").unwrap(),
-            c.gpu("h100-sxm").unwrap(),
-            c.default_engine(),
-            1.0,
-        );
+        let step = catalog_step("qwen2.5-7b", "h100-sxm");
         let b = ReplicaBatch {
             lengths: CappedLognormal::fixed(1000.0),
             ..batch(64.0, 1000.0, 0.6, 4096.0, 256.0)
@@ -451,13 +456,7 @@ mod tests {
 
     #[test]
     fn more_sequences_take_longer_and_a_larger_cap_never_helps() {
-        let c = Catalog::embedded();
-        let step = StepCost::new(
-            c.model("qwen2.5-1.5b").unwrap(),
-            c.gpu("h100-sxm").unwrap(),
-            c.default_engine(),
-            1.0,
-        );
+        let step = catalog_step("qwen2.5-1.5b", "h100-sxm");
         let mut last = 0.0;
         for n in [1.0, 8.0, 64.0, 256.0, 512.0, 2048.0] {
             let s = drain(&step, &batch(n, 2000.0, 0.8, 8192.0, 256.0)).seconds;
@@ -476,13 +475,7 @@ mod tests {
     fn experts_touched_grow_with_the_batch() {
         // Qwen3-30B-A3B routes each token to 8 of 128 experts: one token reads 1/16 of them,
         // 64 tokens 1 − (15/16)^64 = 98.4%.
-        let c = Catalog::embedded();
-        let step = StepCost::new(
-            c.model("qwen3-30b-a3b").unwrap(),
-            c.gpu("h100-sxm").unwrap(),
-            c.default_engine(),
-            1.0,
-        );
+        let step = catalog_step("qwen3-30b-a3b", "h100-sxm");
         let share = |b: f64| {
             (step.weight_seconds(b) - step.dense_weight_seconds) / step.expert_weight_seconds
         };

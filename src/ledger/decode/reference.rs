@@ -193,18 +193,12 @@ pub fn simulate(
 mod tests {
     use super::*;
     use crate::catalog::Catalog;
-    use crate::ledger::decode::drain;
+    use crate::ledger::decode::{catalog_step, drain};
     use crate::ledger::lengths::CappedLognormal;
 
     #[test]
     fn the_closed_form_stretch_equals_the_step_by_step_sum() {
-        let c = Catalog::embedded();
-        let step = StepCost::new(
-            c.model("qwen2.5-0.5b").unwrap(),
-            c.gpu("h100-sxm").unwrap(),
-            c.default_engine(),
-            1.0,
-        );
+        let step = catalog_step("qwen2.5-0.5b", "h100-sxm");
         // Small model, many sequences: the step crosses from memory- to compute-bound.
         for (b, c0, k) in [(512.0, 1e5, 3000u64), (8.0, 100.0, 50), (1024.0, 0.0, 7)] {
             let slow: f64 = (0..k).map(|j| step.seconds(b, c0 + j as f64 * b)).sum();
@@ -221,13 +215,7 @@ mod tests {
         // 7B on an H20 at 60% memory: 103 sequences of mean 22.8k tokens fill the cache (the
         // scheduler preempts); with a cache 100x larger it never does, and the steps equal the
         // longest response.
-        let c = Catalog::embedded();
-        let step = StepCost::new(
-            c.model("qwen2.5-7b").unwrap(),
-            c.gpu("h20").unwrap(),
-            c.default_engine(),
-            1.0,
-        );
+        let step = catalog_step("qwen2.5-7b", "h20");
         let tight = ReplicaBatch {
             sequences: 103.0,
             prompt_tokens: 300.0,
