@@ -1,7 +1,7 @@
 //! One cell evaluated: its ledger and its predicted score, and the quantities derived from both
 //! that every table shares (cost in the grid's budget unit, dollars per point).
 
-use crate::ledger::Ledger;
+use crate::ledger::{Ledger, RunConfig};
 use crate::outcome::{CellSignal, Prediction, predict};
 use crate::spec::{BudgetAxis, Cell, Grid};
 
@@ -27,13 +27,22 @@ pub fn evaluate_cell(grid: &Grid, id: u64) -> Option<Evaluated<'_>> {
 pub fn evaluate<'g>(grid: &'g Grid, cell: Cell<'g>) -> Evaluated<'g> {
     let config = cell.run_config(grid);
     let ledger = crate::ledger::evaluate(&config);
-    let signal = CellSignal::of(&config, &ledger);
+    let signal = grid_signal(grid, &config, &ledger);
     let prediction = predict(&grid.outcome, &signal);
     Evaluated {
         cell,
         ledger,
         prediction,
         signal,
+    }
+}
+
+/// What the prior needs to know about a run of `grid`: the run's signal, on the grid's target
+/// metric's kind of benchmark.
+pub fn grid_signal(grid: &Grid, config: &RunConfig, ledger: &Ledger) -> CellSignal {
+    CellSignal {
+        benchmark: grid.benchmark,
+        ..CellSignal::of(config, ledger)
     }
 }
 
@@ -46,6 +55,7 @@ pub fn secondary_predictions(grid: &Grid, e: &Evaluated) -> Vec<Prediction> {
         .map(|target| {
             let signal = CellSignal {
                 measured_base_score: target.measured_base_scores[e.cell.indices.model],
+                benchmark: crate::outcome::Benchmark::of_metric(&target.name),
                 ..e.signal
             };
             predict(&grid.outcome, &signal)

@@ -7,9 +7,10 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
-use rlfrontier::engine::backtest::{Ordering, SIMPLERL_RUN, backtest, orderings};
+use rlfrontier::engine::backtest::{Ordering, orderings};
 use rlfrontier::error::Result;
 use rlfrontier::fit::evidence::{fit_prior, fitted_source, read_evidence};
+use rlfrontier::fit::study_backtest::{StudyBacktest, StudyRow, study_backtest};
 use rlfrontier::format::{Table, number};
 use rlfrontier::outcome::OutcomeParams;
 use rlfrontier::outcome::params::{Basis, PARAMS};
@@ -45,60 +46,99 @@ fn write_csv(path: &std::path::Path, header: &[&str], rows: Vec<Vec<String>>) ->
     rlfrontier::report::write_atomic(path, &w.into_inner().expect("memory"))
 }
 
+/// Columns of `backtest --csv`: one row per published pair.
+const PAIR_HEADER: [&str; 12] = [
+    "study",
+    "run",
+    "start",
+    "metric",
+    "steps",
+    "base",
+    "measured",
+    "predicted",
+    "low",
+    "high",
+    "base_plus_mean_gain",
+    "covered",
+];
+
+fn pair_row(r: &StudyRow) -> Vec<String> {
+    let p = &r.pair;
+    vec![
+        p.study.clone(),
+        p.run.clone(),
+        p.start.as_str().to_string(),
+        p.metric.clone(),
+        p.steps.map_or(String::new(), number),
+        number(p.base),
+        number(p.after),
+        number(r.predicted),
+        number(r.low),
+        number(r.high),
+        number(r.baseline),
+        r.covered().to_string(),
+    ]
+}
+
+/// The leave-one-study-out summary: one line of totals, the subgroup table, the orderings.
+fn study_text(b: &StudyBacktest) -> String {
+    let overall = &b.groups[0];
+    let mut text = format!(
+        "backtest of the outcome prior on {} published before/after pairs from {} studies ({}), each study held out of the fit in turn (SimpleRL-Zoo, which the gain fit needs, one model at a time)\n",
+        overall.cases,
+        b.studies.len(),
+        b.studies.join(", ")
+    );
+    let mut table = Table::new([
+        "group",
+        "cases",
+        "90% coverage",
+        "RMSE (points)",
+        "base + mean gain",
+        "ratio",
+        "gain correlation",
+        "mean width",
+    ]);
+    for g in &b.groups {
+        let ratio = g.rmse_model / g.rmse_baseline;
+        table.row([
+            g.group.clone(),
+            g.cases.to_string(),
+            format!("{:.2}", g.coverage),
+            format!("{:.1}", g.rmse_model),
+            format!("{:.1}", g.rmse_baseline),
+            if ratio.is_finite() {
+                format!("{ratio:.2}")
+            } else {
+                "-".to_string()
+            },
+            if g.gain_correlation.is_finite() {
+                format!("{:.2}", g.gain_correlation)
+            } else {
+                "-".to_string()
+            },
+            format!("{:.1}", g.mean_width),
+        ]);
+    }
+    text.push_str(&table.render());
+    text.push_str(&format!(
+        "within-study orderings: {} pairs of runs on one metric differing by at least 0.5 points; the prior orders {:.0}% right, cannot tell {:.0}% apart\n",
+        b.signs.pairs,
+        100.0 * b.signs.right,
+        100.0 * b.signs.ties
+    ));
+    text
+}
+
 /// Runs the backtest and prints the summary and the orderings.
 pub fn run(args: &BacktestArgs, out: &mut dyn Write) -> Result<()> {
     let evidence = read_evidence(&args.evidence)?;
     let params = OutcomeParams::default();
-    let (rows, s) = backtest(&evidence.outcomes, &params, true);
+    let b = study_backtest(&params, &evidence);
     if let Some(path) = &args.csv {
-        let header = [
-            "model",
-            "metric",
-            "base",
-            "measured",
-            "predicted",
-            "low",
-            "high",
-            "base_plus_mean_gain",
-        ];
-        let body = rows
-            .iter()
-            .map(|r| {
-                let o = &r.outcome;
-                vec![
-                    o.model.clone(),
-                    o.metric.clone(),
-                    number(o.base),
-                    number(o.after),
-                    number(r.predicted),
-                    number(r.low),
-                    number(r.high),
-                    number(r.mean_gain_baseline),
-                ]
-            })
-            .collect();
-        write_csv(path, &header, body)?;
+        write_csv(path, &PAIR_HEADER, b.rows.iter().map(pair_row).collect())?;
     }
-    let (prompts, group, cap, steps) = SIMPLERL_RUN;
-    let mut text = format!(
-        "backtest of the outcome prior on {} published outcomes (SimpleRL-Zoo: base score -> after zero-RL GRPO, {prompts} prompts x {group}, cap {cap}, about {steps} steps), each model held out of the gain fit in turn\n",
-        s.outcomes
-    );
-    let mut table = Table::new(["predictor", "RMSE (points)"]);
-    table.row(["outcome prior".to_string(), format!("{:.1}", s.rmse_model)]);
-    table.row(["no RL gain".to_string(), format!("{:.1}", s.rmse_no_gain)]);
-    table.row([
-        "base + mean gain of the other models".to_string(),
-        format!("{:.1}", s.rmse_mean_gain),
-    ]);
-    text.push_str(&table.render());
-    text.push_str(&format!(
-        "prior: RMSE {:.2}x the mean-gain baseline; 90% intervals hold {:.0}% of outcomes, mean width {:.1} points; correlation of predicted and measured gains {:.2}\n",
-        s.rmse_model / s.rmse_mean_gain,
-        100.0 * s.coverage,
-        s.mean_interval_width,
-        s.gain_correlation
-    ));
+    let mut text = study_text(&b);
     let catalog = args.catalog.load()?;
     let race = rlfrontier::spec::load(&args.race_grid, &catalog)?;
     let scalerl_r0 = fit_prior(&evidence)

@@ -174,8 +174,10 @@ pub struct TaskFlags {
     /// prior's size-dependent guess].
     #[arg(long)]
     pub base_score: Option<f64>,
-    /// Where RL starts: `base` (zero RL from a pretrained model) or `tuned` (an SFT, instruct or
-    /// reasoning checkpoint); the outcome prior's time scale differs.
+    /// Where RL starts: `base` (zero RL from a pretrained model), `instruct` (an instruct, SFT or
+    /// DPO'd chat checkpoint), `distilled` (a reasoning model distilled from long chains of
+    /// thought) or `tuned` (one of the two, not said); the outcome prior's time scale, reachable
+    /// gain and interval differ by kind.
     #[arg(long, default_value_t = Task::default().start)]
     pub start: RlStart,
 }

@@ -30,7 +30,8 @@ pub struct InitArgs {
     /// Budgets in dollars, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1000,10000,100000")]
     pub budget_usd: Vec<f64>,
-    /// `base` (zero RL from a pretrained model) or `tuned` (instruct, SFT or reasoning model).
+    /// `base` (zero RL from a pretrained model), `instruct` (instruct, SFT or DPO'd chat model),
+    /// `distilled` (reasoning model distilled from long chains of thought) or `tuned` (either).
     #[arg(long, default_value = "tuned")]
     pub start: String,
     /// Replace an existing file.
@@ -74,7 +75,7 @@ gpus = {gpus}
 # engine = "vllm-cudagraph"        # or "vllm-eager", "sglang" (rlfrontier catalog engines)
 
 [task]
-start = "{start}"                   # "base": zero RL from a pretrained model; "tuned": instruct/SFT/reasoning
+start = "{start}"                   # "base" (zero RL), "instruct", "distilled" or "tuned" (either)
 prompt_tokens = 300                 # mean prompt length of your training set
 mean_response_tokens = 1500         # measure it: veRL logs response_length/mean (the cost's biggest input)
 response_length_cv = 0.7

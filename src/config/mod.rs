@@ -114,8 +114,14 @@ pub enum RlStart {
     /// A pretrained base model ("zero RL", as SimpleRL-Zoo): fast early gains in format and
     /// length.
     Base,
-    /// A tuned checkpoint (SFT, instruct or reasoning-distilled, as ScaleRL's SFT'd 8B): slow,
-    /// steady gains.
+    /// An instruct, SFT or preference-tuned chat checkpoint (Qwen2.5-7B-Instruct, Tulu 3's
+    /// DPO'd 8B).
+    Instruct,
+    /// A reasoning model distilled from a stronger one's long chains of thought (the
+    /// R1-distilled Qwen checkpoints, Phi-4-reasoning, MiMo-7B-SFT).
+    Distilled,
+    /// A tuned checkpoint of either kind, when which is not said: the outcome prior pools the
+    /// instruct and distilled evidence.
     Tuned,
 }
 
@@ -462,7 +468,7 @@ macro_rules! named_enum {
 named_enum!(Algorithm { Grpo => "grpo", Ppo => "ppo" });
 named_enum!(Schedule { Colocated => "colocated", Async => "async", Separate => "separate" });
 named_enum!(OldLogprob { Auto => "auto", Always => "always", Never => "never" });
-named_enum!(RlStart { Base => "base", Tuned => "tuned" });
+named_enum!(RlStart { Base => "base", Instruct => "instruct", Distilled => "distilled", Tuned => "tuned" });
 
 // After the macro: the framework module uses it.
 mod framework;

@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 
 use crate::catalog::Catalog;
-use crate::config::{Finetune, Hardware, Reward, RlStart, RunSettings, Stop, Task};
+use crate::config::{Finetune, Hardware, Reward, RunSettings, Stop, Task};
 use crate::evaluate::evaluate_cell;
 use crate::fit::evidence::{
     Evidence, SCALERL_MEAN_RESPONSE_TOKENS, ScaleRlRun, model_ceiling, model_mid_steps, run_signal,
@@ -350,7 +350,7 @@ pub fn tan_size_effect(evidence: &Evidence, params: &OutcomeParams) -> Option<Or
             4096.0,
             Task::default().mean_response_tokens,
             1e5,
-            RlStart::Base,
+            crate::outcome::StartKind::Base,
             None,
         );
         predict(params, &s).score

@@ -511,7 +511,8 @@ impl MapFit<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{RewardKind, RlStart};
+    use crate::config::RewardKind;
+    use crate::outcome::{Benchmark, StartKind};
     use crate::outcome::{ParamId, predict};
 
     fn observations(truth: &OutcomeParams, noise: f64, seed: u64) -> Vec<Observation> {
@@ -532,7 +533,8 @@ mod tests {
                         truncation_rate: 0.02,
                         pass_rate_mean: crate::outcome::params::REFERENCE_PASS_RATE,
                         response_cap_tokens: 8192.0,
-                        start: RlStart::Base,
+                        start: StartKind::Base,
+                        benchmark: Benchmark::Standard,
                         reward: RewardKind::Rule,
                         lora_rank: None,
                         measured_base_score: None,

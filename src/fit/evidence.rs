@@ -29,13 +29,14 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use crate::config::{RewardKind, RlStart};
+use crate::config::RewardKind;
 use crate::error::{Error, Result};
 use crate::fit::lm::{Problem, central_difference_jacobian, inverse, minimize, normal_equations};
 use crate::ledger::lengths::{beta_moment, beta_parameters, response_lengths, zero_signal_rate};
 use crate::outcome::params::{PARAMS, Param, Z90};
+use crate::outcome::{Benchmark, StartKind};
 use crate::outcome::{CellSignal, OutcomeParams, ParamId, logistic, parts, predict_score};
 
 /// One published outcome: a model's score on a benchmark before and after RL.
@@ -163,6 +164,8 @@ pub struct Evidence {
     /// IsoCompute (arXiv 2603.12151) Question 1: where the compute-optimal rollouts per problem
     /// saturate on its easy and hard sets (Qwen2.5-7B-Instruct, 32 problems per batch).
     pub isocompute: Option<IsoSaturation>,
+    /// Before/after pairs of every allowed study (`before_after.csv` beside the results file).
+    pub pairs: Vec<crate::fit::pairs::PairedOutcome>,
 }
 
 /// IsoCompute's saturation points of the compute-optimal rollouts per problem n*.
@@ -201,9 +204,19 @@ fn csv_error(path: &Path, line: Option<usize>, message: impl Into<String>) -> Er
 /// `x_value` 0 for the base and empty for the released checkpoint; percent values become
 /// fractions; the derived `Avg` column is left out) and ScaleRL Table 1's A, B and C_mid for the
 /// runs in [`SCALERL_RUNS`].
+///
+/// The before/after pairs come from `before_after.csv` in the same folder
+/// ([`crate::fit::pairs`]); the fit needs them.
 pub fn read_evidence(path: &Path) -> Result<Evidence> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    parse_evidence(&bytes, path)
+    let mut evidence = parse_evidence(&bytes, path)?;
+    evidence.pairs = crate::fit::pairs::read_pairs(&pairs_path(path))?;
+    Ok(evidence)
+}
+
+/// The pairs file beside a results file.
+pub fn pairs_path(results: &Path) -> PathBuf {
+    results.with_file_name("before_after.csv")
 }
 
 /// The evidence base bundled into the binary (`evidence/published_results.csv` at build time),
@@ -212,11 +225,13 @@ pub const EMBEDDED_EVIDENCE: &str = include_str!("../../evidence/published_resul
 
 /// [`EMBEDDED_EVIDENCE`], parsed.
 pub fn embedded_evidence() -> Evidence {
-    parse_evidence(
+    let mut evidence = parse_evidence(
         EMBEDDED_EVIDENCE.as_bytes(),
         Path::new("evidence/published_results.csv"),
     )
-    .expect("the bundled evidence parses (a test checks it)")
+    .expect("the bundled evidence parses (a test checks it)");
+    evidence.pairs = crate::fit::pairs::embedded_pairs();
+    evidence
 }
 
 /// Parses evidence CSV bytes; `path` names them in messages.
@@ -325,6 +340,7 @@ pub fn parse_evidence(bytes: &[u8], path: &Path) -> Result<Evidence> {
         outcomes,
         scalerl,
         tan_final,
+        pairs: Vec::new(),
         isocompute: match (iso_easy, iso_hard) {
             (Some(easy_n_star), Some(hard_n_star)) => Some(IsoSaturation {
                 easy_n_star,
@@ -354,7 +370,7 @@ pub fn run_signal(
     cap_tokens: f64,
     mean_response_tokens: f64,
     steps: f64,
-    start: RlStart,
+    start: StartKind,
     measured_base_score: Option<f64>,
 ) -> CellSignal {
     let (alpha, beta) = beta_parameters(mean, concentration);
@@ -373,6 +389,7 @@ pub fn run_signal(
         pass_rate_mean: mean,
         response_cap_tokens: cap_tokens,
         start,
+        benchmark: Benchmark::Standard,
         reward: RewardKind::Rule,
         lora_rank: None,
         measured_base_score,
@@ -391,7 +408,8 @@ pub fn isocompute_signal(profile: (f64, f64), group: u64, rollouts: f64) -> Cell
         ISOCOMPUTE_CAP_TOKENS,
         crate::config::Task::default().mean_response_tokens,
         rollouts / (ISOCOMPUTE_PROBLEMS * group as f64),
-        RlStart::Tuned,
+        // On ScaleRL's time scale, as the difficulty stage was fitted.
+        StartKind::ScaleRlReference,
         Some(0.5),
     )
 }
@@ -439,7 +457,7 @@ pub fn simplerl_signal(o: &Outcome) -> CellSignal {
         cap,
         mean,
         steps,
-        RlStart::Base,
+        StartKind::Base,
         Some(o.base),
     )
 }
@@ -454,7 +472,7 @@ pub fn scalerl_signal(run: &ScaleRlRun, steps: f64, r0: f64) -> CellSignal {
         run.cap_tokens,
         SCALERL_MEAN_RESPONSE_TOKENS,
         steps,
-        RlStart::Tuned,
+        StartKind::ScaleRlReference,
         Some(r0),
     )
 }
@@ -507,7 +525,7 @@ impl Problem for Numeric<'_> {
 /// Fits `f` from `start`; returns θ and the standard errors (covariance (JᵀJ)⁻¹ s², s² the
 /// residual variance per degree of freedom, at least `variance_floor`: 1 for residuals scaled
 /// by their stated sd, so the fit cannot claim more precision than those sds; 0 for raw ones).
-fn least_squares(
+pub(crate) fn least_squares(
     f: &dyn Fn(&[f64]) -> Option<Vec<f64>>,
     start: &[f64],
     variance_floor: f64,
@@ -1033,6 +1051,14 @@ pub fn fit_prior(evidence: &Evidence) -> std::result::Result<PriorFit, String> {
         ),
     });
 
+    // Stage 7: the kinds of start and benchmark, on every study's before/after pairs.
+    let pairs: Vec<&crate::fit::pairs::PairedOutcome> = evidence.pairs.iter().collect();
+    let (p7, fitted7) = crate::fit::starts::fit_starts(&params, &pairs).ok_or_else(|| {
+        fail("stage 7: the evidence has too few tuned-start before/after pairs (before_after.csv beside it) or their fit did not converge")
+    })?;
+    params = p7;
+    fitted.extend(fitted7);
+
     fitted.sort_by_key(|f| f.id);
     let scalerl_rows = runs
         .iter()
@@ -1131,7 +1157,6 @@ mod tests {
     fn bundled() -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("evidence/published_results.csv")
     }
-    use std::path::PathBuf;
 
     #[test]
     fn the_bundled_evidence_yields_its_pairs_and_runs() {

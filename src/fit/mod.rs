@@ -7,5 +7,8 @@ pub mod backtest;
 pub mod calibrate;
 pub mod evidence;
 pub mod lm;
+pub mod pairs;
 pub mod sigmoid;
+pub mod starts;
+pub mod study_backtest;
 pub mod surface;

@@ -52,3 +52,39 @@ pub const GAIN_DISCREPANCY: Param = Param::new(0.5385313, 0.430825, 0.6462375);
 
 /// `time_scale_discrepancy`: stage 5: rms ln C_mid residual, leave one of 6 ScaleRL runs out.
 pub const TIME_SCALE_DISCREPANCY: Param = Param::new(0.4788751, 0.3831001, 0.5746501);
+
+/// `instruct_time_factor`: stage 7: not identified (0 instruct pairs of stated length): the pooled tuned factor.
+pub const INSTRUCT_TIME_FACTOR: Param = Param::new(0.002478752, 4.539993e-5, 0.002478752);
+
+/// `distilled_time_factor`: stage 7: 119 distilled pairs (58 of stated length), bounded above only: the slowest time scale the data allow.
+pub const DISTILLED_TIME_FACTOR: Param = Param::new(0.002478752, 4.539993e-5, 0.002478752);
+
+/// `tuned_time_factor`: stage 7: 135 instruct and distilled pairs pooled (58 of stated length), bounded above only: the slowest time scale the data allow.
+pub const TUNED_TIME_FACTOR: Param = Param::new(0.002478752, 4.539993e-5, 0.002478752);
+
+/// `instruct_gain_factor`: stage 7: 16 before/after pairs.
+pub const INSTRUCT_GAIN_FACTOR: Param = Param::new(0.1758771, 0.05254745, 0.5886631);
+
+/// `distilled_gain_factor`: stage 7: 119 before/after pairs.
+pub const DISTILLED_GAIN_FACTOR: Param = Param::new(0.2084234, 0.1485105, 0.2925067);
+
+/// `tuned_gain_factor`: stage 7: 135 instruct and distilled pairs pooled.
+pub const TUNED_GAIN_FACTOR: Param = Param::new(0.2003828, 0.1761751, 0.2279168);
+
+/// `competition_gain_factor`: stage 7: 237 before/after pairs.
+pub const COMPETITION_GAIN_FACTOR: Param = Param::new(0.9579522, 0.8506816, 1.07875);
+
+/// `outcome_floor_base`: stage 7: 90% of 102 pairs inside, at least their logit-gain sd 0.690 / Z90.
+pub const OUTCOME_FLOOR_BASE: Param = Param::new(0.4194119, 0.3355295, 0.5032943);
+
+/// `outcome_floor_instruct`: stage 7: 90% of 16 pairs inside, at least their logit-gain sd 0.246 / Z90.
+pub const OUTCOME_FLOOR_INSTRUCT: Param = Param::new(0.1928874, 0.1543099, 0.2314649);
+
+/// `outcome_floor_distilled`: stage 7: 90% of 119 pairs inside, at least their logit-gain sd 0.202 / Z90.
+pub const OUTCOME_FLOOR_DISTILLED: Param = Param::new(0.1226417, 0.09811338, 0.1471701);
+
+/// `outcome_floor_tuned`: stage 7: 90% of 135 pairs inside, at least their logit-gain sd 0.207 / Z90.
+pub const OUTCOME_FLOOR_TUNED: Param = Param::new(0.125929, 0.1007432, 0.1511148);
+
+/// `downside_sd_at_1000_steps`: stage 7: losses of 6 of 154 pairs of stated length, variance per 1,000 steps.
+pub const DOWNSIDE_SD_AT_1000_STEPS: Param = Param::new(0.02354826, 0.01177413, 0.04709653);

@@ -34,13 +34,15 @@
 //! shortlist's probability of being best.
 
 pub mod fitted;
+pub mod kinds;
 pub mod params;
 
 use serde::Serialize;
 
-use crate::config::{Finetune, RewardKind, RlStart};
+use crate::config::{Finetune, RewardKind};
 use crate::ledger::lengths::{beta_moment, beta_parameters};
 use crate::ledger::{Ledger, RunConfig};
+pub use kinds::{Benchmark, StartKind};
 use params::{
     LORA_REFERENCE_PARAMS, MIN_PASS_RATE, REFERENCE_PARAMS, REFERENCE_PASS_RATE,
     REFERENCE_RESPONSE_CAP, REFERENCE_ROLLOUTS, Z90,
@@ -120,8 +122,10 @@ pub struct CellSignal {
     pub pass_rate_mean: f64,
     /// Response cap, tokens.
     pub response_cap_tokens: f64,
-    /// Where RL starts (base model or tuned checkpoint).
-    pub start: RlStart,
+    /// Where RL starts (base model, instruct or distilled checkpoint).
+    pub start: StartKind,
+    /// The kind of benchmark the score is on (set from the target metric's name).
+    pub benchmark: Benchmark,
     /// Reward kind.
     pub reward: RewardKind,
     /// LoRA rank (None for full fine-tuning).
@@ -153,7 +157,8 @@ impl CellSignal {
             truncation_rate: t.truncation_rate,
             pass_rate_mean: cfg.task.pass_rate_mean,
             response_cap_tokens: cfg.max_response_len as f64,
-            start: cfg.task.start,
+            start: cfg.task.start.into(),
+            benchmark: Benchmark::Standard,
             reward: cfg.reward.kind,
             lora_rank: match cfg.finetune {
                 Finetune::Full => None,
@@ -197,6 +202,13 @@ pub fn logit(p: f64) -> f64 {
     (p / (1.0 - p)).ln()
 }
 
+/// logit(p) with p clamped to [1e-6, 1 − 1e-6] only (scores near 0 and 1 keep their own logit:
+/// an interval around them is asymmetric in score units, as it should be).
+fn logit_unclamped(p: f64) -> f64 {
+    let p = p.clamp(1e-6, 1.0 - 1e-6);
+    (p / (1.0 - p)).ln()
+}
+
 /// The logistic function σ(x) = 1 / (1 + e^−x), the inverse of [`logit`].
 pub fn logistic(x: f64) -> f64 {
     1.0 / (1.0 + (-x).exp())
@@ -237,6 +249,11 @@ pub struct Parts {
     pub ln_k_mid: f64,
     /// β.
     pub steepness: f64,
+    /// sd (logit units) of the outcome around the prediction that does not shrink with
+    /// predicted progress (the kind of start's floor).
+    pub floor_logit_sd: f64,
+    /// sd (logit units) of the ground the run may lose (grows with steps).
+    pub downside_logit_sd: f64,
 }
 
 /// R0 from the parameters when none was measured.
@@ -312,16 +329,13 @@ pub fn parts(params: &OutcomeParams, s: &CellSignal) -> Parts {
         + reuse(v(EpochReuse), s.update_epochs).ln()
         + v(BatchExponent) * rollouts_ln
         + (signal * lora).ln();
-    let zero_rl = match s.start {
-        RlStart::Base => v(ZeroRlTimeFactor).ln(),
-        RlStart::Tuned => 0.0,
-    };
+    let start = StartTerms::of(params, s.start);
     let ln_k_mid = v(KMidAt7b).ln() - v(KMidSizeExponent) * size_ln
         // Only above the reference cap: the evidence (ScaleRL's 14k and 32k) says longer caps
         // start slower; it says nothing about caps below 8k, so they are not made faster.
         + v(KMidLengthExponent)
             * cap_ln
-        + zero_rl
+        + start.time_factor.ln()
         // IsoCompute (Question 1 obs. 3): harder sets need more sequential updates. (At the
         // reference pass rate the term is exactly 0: no logarithm for the default task.)
         + if s.pass_rate_mean == REFERENCE_PASS_RATE {
@@ -330,14 +344,81 @@ pub fn parts(params: &OutcomeParams, s: &CellSignal) -> Parts {
             v(DifficultyTimeExponent)
                 * (REFERENCE_PASS_RATE / s.pass_rate_mean.max(MIN_PASS_RATE)).ln()
         };
+    // Competition sets: a steeper score-ability curve, and a near-zero base read at the floor.
+    let (benchmark_gain, floor) = match s.benchmark {
+        Benchmark::Standard => (1.0, LOGIT_FLOOR),
+        Benchmark::Competition => (
+            v(CompetitionGainFactor),
+            v(CompetitionBaseFloor).max(LOGIT_FLOOR),
+        ),
+    };
+    let multiplier = multiplier * start.gain_factor * benchmark_gain;
     Parts {
         base_score: r0,
-        base_logit: logit(r0),
+        base_logit: logit(r0.max(floor)),
         gain_logit: gain_at_size * multiplier,
         gain_multiplier: multiplier,
         ln_k,
         ln_k_mid,
         steepness: v(Steepness),
+        floor_logit_sd: start.floor_sd,
+        downside_logit_sd: downside_sd(params, s.iterations),
+    }
+}
+
+/// What the kind of start changes: K_mid's multiplier, Δ's multiplier and the interval's floor.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StartTerms {
+    /// K_mid multiplier.
+    pub time_factor: f64,
+    /// Δ multiplier.
+    pub gain_factor: f64,
+    /// sd (logit units) of outcomes around the prediction that does not shrink with progress.
+    pub floor_sd: f64,
+}
+
+impl StartTerms {
+    /// The terms of `kind` at the parameters' point values. ScaleRL's reference runs have time
+    /// and gain factor 1 (K_mid and Δ(N) are fitted to them) and no floor (their discrepancy is
+    /// fitted in stage 5).
+    pub fn of(params: &OutcomeParams, kind: StartKind) -> Self {
+        use ParamId::*;
+        let v = |id: ParamId| params[id].value;
+        let (time_factor, gain_factor, floor_sd) = match kind {
+            StartKind::Base => (v(ZeroRlTimeFactor), 1.0, v(OutcomeFloorBase)),
+            StartKind::Instruct => (
+                v(InstructTimeFactor),
+                v(InstructGainFactor),
+                v(OutcomeFloorInstruct),
+            ),
+            StartKind::Distilled => (
+                v(DistilledTimeFactor),
+                v(DistilledGainFactor),
+                v(OutcomeFloorDistilled),
+            ),
+            StartKind::Tuned => (v(TunedTimeFactor), v(TunedGainFactor), v(OutcomeFloorTuned)),
+            StartKind::ScaleRlReference => (1.0, 1.0, 0.0),
+        };
+        StartTerms {
+            time_factor,
+            gain_factor,
+            floor_sd,
+        }
+    }
+}
+
+/// Steps at which [`ParamId::DownsideSdAt1000Steps`] is stated.
+pub const DOWNSIDE_REFERENCE_STEPS: f64 = 1000.0;
+
+/// The sd (logit units) of the ground a run of `iterations` steps may lose: the downside grows
+/// as √steps, a random walk of the recipe's drift away from what it learned (the losses among
+/// the evidence's before/after pairs, stage 7 of src/fit/evidence.rs).
+pub fn downside_sd(params: &OutcomeParams, iterations: f64) -> f64 {
+    let at_reference = params[ParamId::DownsideSdAt1000Steps].value;
+    if at_reference == 0.0 || iterations <= 0.0 {
+        0.0
+    } else {
+        at_reference * (iterations / DOWNSIDE_REFERENCE_STEPS).sqrt()
     }
 }
 
@@ -453,6 +534,17 @@ pub fn predict(params: &OutcomeParams, s: &CellSignal) -> Prediction {
     // Seed noise scales with how far the run has moved from its (known) start.
     let seed = Z90 * spread.seed * progress;
     let (mut up, mut down) = (seed * seed, seed * seed);
+    // The floor: outcomes spread around the prediction by the kind's own sd however little
+    // progress is predicted; the downside: ground the run may lose, on the low side only.
+    let score_logit = logit_unclamped(score);
+    if p.floor_logit_sd > 0.0 {
+        let floor = Z90 * p.floor_logit_sd;
+        up += (logistic(score_logit + floor) - score).powi(2);
+        down += (score - logistic(score_logit - floor)).powi(2);
+    }
+    if p.downside_logit_sd > 0.0 {
+        down += (score - logistic(score_logit - Z90 * p.downside_logit_sd)).powi(2);
+    }
     for &shifted in &shifted_scores[..n] {
         let d = shifted - score;
         if d > 0.0 {
@@ -502,6 +594,8 @@ pub struct DrawScales {
     pub cell_time: f64,
     /// Seed-to-seed sd of the final score.
     pub seed: f64,
+    /// Share of the discrepancy's variance that is the cell's own.
+    pub regime_share: f64,
 }
 
 impl Spread {
@@ -519,6 +613,7 @@ impl Spread {
             .sqrt(),
             cell_time: share.sqrt() * self.time_discrepancy,
             seed: self.seed,
+            regime_share: share,
         }
     }
 }
@@ -530,6 +625,17 @@ pub fn draw_score(parts: &Parts, scales: &DrawScales, z: &DrawNormals) -> f64 {
         * (scales.shared_gain * z.shared_gain + scales.cell_gain * z.cell_gain);
     let time_shift = scales.shared_time * z.shared_time + scales.cell_time * z.cell_time;
     let score = score_shifted(parts, gain_shift, time_shift);
+    // The floor moves with the gain's normals (shared and the cell's own, in the discrepancy's
+    // split); the downside with the seed's, on its low side only.
+    let share = scales.regime_share;
+    let floor_shift = parts.floor_logit_sd
+        * ((1.0 - share).sqrt() * z.shared_gain + share.sqrt() * z.cell_gain)
+        + parts.downside_logit_sd * z.seed.min(0.0);
+    let score = if floor_shift == 0.0 {
+        score
+    } else {
+        logistic(logit_unclamped(score) + floor_shift)
+    };
     (score + scales.seed * progress_of(parts, 0.0) * z.seed).clamp(0.0, 1.0)
 }
 

@@ -177,10 +177,39 @@ pub enum ParamId {
     SeedSd,
     /// Share of the discrepancy variance that differs between regimes of one grid.
     RegimeDiscrepancyShare,
+    /// K_mid multiplier when RL starts from an instruct, SFT or DPO'd checkpoint.
+    InstructTimeFactor,
+    /// K_mid multiplier when RL starts from a distilled reasoning checkpoint.
+    DistilledTimeFactor,
+    /// K_mid multiplier for a tuned start of either kind (the two pooled).
+    TunedTimeFactor,
+    /// Δ multiplier for instruct starts.
+    InstructGainFactor,
+    /// Δ multiplier for distilled starts.
+    DistilledGainFactor,
+    /// Δ multiplier for a tuned start of either kind.
+    TunedGainFactor,
+    /// Δ multiplier on competition benchmarks (AIME, HMMT, LiveCodeBench): their score moves
+    /// steeply with ability.
+    CompetitionGainFactor,
+    /// Base scores below this on competition benchmarks are read as this (format failure, not
+    /// ability).
+    CompetitionBaseFloor,
+    /// sd (logit units) of outcomes around the prediction that does not shrink with predicted
+    /// progress, for base starts.
+    OutcomeFloorBase,
+    /// The same for instruct starts.
+    OutcomeFloorInstruct,
+    /// The same for distilled starts.
+    OutcomeFloorDistilled,
+    /// The same for tuned starts of either kind.
+    OutcomeFloorTuned,
+    /// sd (logit units) of the ground a run may lose, at 1,000 steps (∝ √steps).
+    DownsideSdAt1000Steps,
 }
 
 /// Number of parameters.
-pub const PARAM_COUNT: usize = 29;
+pub const PARAM_COUNT: usize = 42;
 
 const fn spec(
     id: ParamId,
@@ -438,6 +467,110 @@ pub const PARAMS: [ParamSpec; PARAM_COUNT] = {
             UnitInterval,
             Hypothesis,
             "share of the discrepancy that differs between regimes of one grid (the rest moves every cell together); hypothesis",
+        ),
+        spec(
+            InstructTimeFactor,
+            "instruct_time_factor",
+            fitted::INSTRUCT_TIME_FACTOR,
+            Positive,
+            Fitted,
+            "K_mid multiplier for instruct/SFT/DPO starts: before/after pairs with step counts (evidence/before_after.csv), stage 7",
+        ),
+        spec(
+            DistilledTimeFactor,
+            "distilled_time_factor",
+            fitted::DISTILLED_TIME_FACTOR,
+            Positive,
+            Fitted,
+            "K_mid multiplier for distilled reasoning starts: before/after pairs with step counts, stage 7",
+        ),
+        spec(
+            TunedTimeFactor,
+            "tuned_time_factor",
+            fitted::TUNED_TIME_FACTOR,
+            Positive,
+            Fitted,
+            "K_mid multiplier for a tuned start of either kind: instruct and distilled pairs pooled, stage 7",
+        ),
+        spec(
+            InstructGainFactor,
+            "instruct_gain_factor",
+            fitted::INSTRUCT_GAIN_FACTOR,
+            NonNegative,
+            Fitted,
+            "Δ multiplier for instruct/SFT/DPO starts: before/after pairs, stage 7",
+        ),
+        spec(
+            DistilledGainFactor,
+            "distilled_gain_factor",
+            fitted::DISTILLED_GAIN_FACTOR,
+            NonNegative,
+            Fitted,
+            "Δ multiplier for distilled reasoning starts: before/after pairs, stage 7",
+        ),
+        spec(
+            TunedGainFactor,
+            "tuned_gain_factor",
+            fitted::TUNED_GAIN_FACTOR,
+            NonNegative,
+            Fitted,
+            "Δ multiplier for a tuned start of either kind: pooled pairs, stage 7",
+        ),
+        spec(
+            CompetitionGainFactor,
+            "competition_gain_factor",
+            fitted::COMPETITION_GAIN_FACTOR,
+            NonNegative,
+            Fitted,
+            "Δ multiplier on competition benchmarks (AIME, HMMT, LiveCodeBench: items of one difficulty, a steep score-ability curve): before/after pairs, stage 7",
+        ),
+        spec(
+            CompetitionBaseFloor,
+            "competition_base_floor",
+            Param::new(0.01, 0.01, 0.05),
+            UnitInterval,
+            Hypothesis,
+            "a base score below this on a competition benchmark is read as this (format failure, not ability); the before/after pairs leave it unidentified (90% range 2e-6 to 0.96), so it stays at the logit floor",
+        ),
+        spec(
+            OutcomeFloorBase,
+            "outcome_floor_base",
+            fitted::OUTCOME_FLOOR_BASE,
+            NonNegative,
+            Fitted,
+            "sd (logit) of outcomes that does not shrink with predicted progress, base starts: set so 90% of the kind's pairs fall inside, stage 7",
+        ),
+        spec(
+            OutcomeFloorInstruct,
+            "outcome_floor_instruct",
+            fitted::OUTCOME_FLOOR_INSTRUCT,
+            NonNegative,
+            Fitted,
+            "the same for instruct starts, stage 7",
+        ),
+        spec(
+            OutcomeFloorDistilled,
+            "outcome_floor_distilled",
+            fitted::OUTCOME_FLOOR_DISTILLED,
+            NonNegative,
+            Fitted,
+            "the same for distilled starts, stage 7",
+        ),
+        spec(
+            OutcomeFloorTuned,
+            "outcome_floor_tuned",
+            fitted::OUTCOME_FLOOR_TUNED,
+            NonNegative,
+            Fitted,
+            "the same for tuned starts of either kind, stage 7",
+        ),
+        spec(
+            DownsideSdAt1000Steps,
+            "downside_sd_at_1000_steps",
+            fitted::DOWNSIDE_SD_AT_1000_STEPS,
+            NonNegative,
+            Fitted,
+            "sd (logit) of ground lost, at 1,000 steps and growing as sqrt(steps): the losses among before/after pairs, stage 7",
         ),
     ]
 };

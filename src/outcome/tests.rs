@@ -23,7 +23,8 @@ fn signal(
         truncation_rate: 0.0,
         pass_rate_mean: REFERENCE_PASS_RATE,
         response_cap_tokens: REFERENCE_RESPONSE_CAP,
-        start: RlStart::Tuned,
+        start: StartKind::ScaleRlReference,
+        benchmark: Benchmark::Standard,
         reward,
         lora_rank,
         measured_base_score: Some(0.5),
@@ -42,7 +43,7 @@ fn sigmoid_hand_values() {
 #[test]
 fn reference_cell_by_hand() {
     // 7.6e9 parameters, 1,024 useful rollouts, one epoch, rule reward, full coverage, no
-    // truncation, an 8k cap, a tuned start and a measured base of 0.5 (logit 0): every
+    // truncation, an 8k cap, ScaleRL's reference start and a measured base of 0.5 (logit 0): every
     // multiplier is 1, so A = σ(Δ(7.6B)), K = iterations and K_mid = K_mid(7.6B). At
     // K = K_mid the score is the midpoint (0.5 + A) / 2.
     let params = OutcomeParams::default();
@@ -57,7 +58,7 @@ fn reference_cell_by_hand() {
     // A base-model start moves the midpoint by the zero-RL factor.
     let factor = params[ParamId::ZeroRlTimeFactor].value;
     let base_start = CellSignal {
-        start: RlStart::Base,
+        start: StartKind::Base,
         ..signal(k_mid * factor, 1.0, RewardKind::Rule, None)
     };
     assert!((predict(&params, &base_start).score - 0.5 * (0.5 + a)).abs() < 1e-9);
@@ -308,4 +309,97 @@ fn rollouts_past_the_saturation_do_not_raise_the_ceiling() {
     };
     assert!(at(u_sat / 2.0) < at(u_sat));
     assert_eq!(at(u_sat), at(4.0 * u_sat));
+}
+
+/// sd of logit gains (scores clamped to [0.01, 0.99]) of the bundled pairs of `kinds`.
+fn logit_gain_sd(kinds: &[StartKind]) -> f64 {
+    let l = |p: f64| {
+        let p = p.clamp(0.01, 0.99);
+        (p / (1.0 - p)).ln()
+    };
+    let gains: Vec<f64> = crate::fit::pairs::embedded_pairs()
+        .iter()
+        .filter(|p| kinds.contains(&p.start))
+        .map(|p| l(p.after) - l(p.base))
+        .collect();
+    let n = gains.len() as f64;
+    let mean = gains.iter().sum::<f64>() / n;
+    (gains.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+}
+
+#[test]
+fn an_interval_with_no_predicted_progress_spans_the_kinds_spread_of_gains() {
+    // A run predicted to move nothing (zero steps) is not therefore sure of its score: its 90%
+    // interval spans at least ±1 sd of the logit gains the evidence measured for its kind.
+    let params = OutcomeParams::default();
+    for (kind, kinds) in [
+        (StartKind::Base, vec![StartKind::Base]),
+        (StartKind::Instruct, vec![StartKind::Instruct]),
+        (StartKind::Distilled, vec![StartKind::Distilled]),
+        (
+            StartKind::Tuned,
+            vec![StartKind::Instruct, StartKind::Distilled],
+        ),
+    ] {
+        for base in [0.05, 0.3, 0.6, 0.9] {
+            let s = CellSignal {
+                start: kind,
+                measured_base_score: Some(base),
+                ..signal(0.0, 0.9, RewardKind::Rule, None)
+            };
+            let p = predict(&params, &s);
+            assert_eq!(p.score, base, "no steps, no progress");
+            let width = logit(p.score_high) - logit(p.score_low);
+            let spread = logit_gain_sd(&kinds);
+            // (The fitted floor is written with seven significant digits.)
+            assert!(
+                width >= 2.0 * spread * (1.0 - 1e-6),
+                "{kind:?} at {base}: width {width:.6} logits < 2 x {spread:.6}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_downside_grows_with_steps() {
+    // Runs can lose ground, more the longer they train: the low end of a distilled run at its
+    // plateau falls with steps while the prediction stays put.
+    let params = OutcomeParams::default();
+    let at = |steps: f64| {
+        predict(
+            &params,
+            &CellSignal {
+                start: StartKind::Distilled,
+                measured_base_score: Some(0.6),
+                ..signal(steps, 0.9, RewardKind::Rule, None)
+            },
+        )
+    };
+    let (short, long) = (at(200.0), at(5000.0));
+    assert!(
+        (short.score - long.score).abs() < 1e-3,
+        "{short:?} {long:?}"
+    );
+    assert!(long.score_low < short.score_low, "{short:?} {long:?}");
+    assert!(downside_sd(&params, 4000.0) == 2.0 * downside_sd(&params, 1000.0));
+    assert_eq!(downside_sd(&params, 0.0), 0.0);
+}
+
+#[test]
+fn tuned_kinds_reach_their_plateau_far_sooner_than_scalerls_reference() {
+    // Stage 7: tuned starts sit at their plateau by the first checkpoint studies report (50-1,800
+    // steps), unlike ScaleRL's thousands of steps to the midpoint.
+    let params = OutcomeParams::default();
+    for kind in [StartKind::Instruct, StartKind::Distilled, StartKind::Tuned] {
+        let s = CellSignal {
+            start: kind,
+            ..signal(100.0, 0.9, RewardKind::Rule, None)
+        };
+        let reference = CellSignal {
+            start: StartKind::ScaleRlReference,
+            ..s
+        };
+        let (p, r) = (parts(&params, &s), parts(&params, &reference));
+        assert!(p.ln_k_mid < r.ln_k_mid - 2.0, "{kind:?}");
+    }
 }

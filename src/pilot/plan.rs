@@ -13,7 +13,7 @@
 use crate::config::{Budget, Stop};
 use crate::error::{Error, Result};
 use crate::ledger::Bucket;
-use crate::outcome::{CellSignal, predict};
+use crate::outcome::predict;
 use crate::spec::{AxisIndices, Grid};
 
 use super::{PilotRun, config_at, ledger_at};
@@ -121,7 +121,10 @@ fn candidate(grid: &Grid, i: AxisIndices, budget: Budget) -> Option<Candidate> {
         return None;
     }
     let p = ledger.flops_share(Bucket::Learning);
-    let prediction = predict(&grid.outcome, &CellSignal::of(&config, &ledger));
+    let prediction = predict(
+        &grid.outcome,
+        &crate::evaluate::grid_signal(grid, &config, &ledger),
+    );
     let steps = ledger.iterations;
     let finetune_position = if a.finetune.len() > 1 {
         i.finetune as f64 / (a.finetune.len() - 1) as f64

@@ -6,7 +6,7 @@
 //! run index), so the same inputs give the same file.
 
 use crate::config::Stop;
-use crate::outcome::{CellSignal, OutcomeParams, predict};
+use crate::outcome::{OutcomeParams, predict};
 use crate::rng::SplitMix64;
 use crate::spec::Grid;
 
@@ -38,7 +38,7 @@ pub fn simulate(
         for step in checkpoint_steps(run.steps, run.eval_every_steps) {
             let config = config_at(grid, &indices, Stop::Iterations(step));
             let ledger = crate::ledger::evaluate(&config);
-            let signal = CellSignal::of(&config, &ledger);
+            let signal = crate::evaluate::grid_signal(grid, &config, &ledger);
             let value = (predict(truth, &signal).score + noise_sd * rng.normal()).clamp(0.0, 1.0);
             rows.push((run.run_id.clone(), step, value));
         }

@@ -137,6 +137,8 @@ pub struct Grid {
     pub constraints: Constraints,
     /// Target metric name, if given.
     pub metric: Option<String>,
+    /// The kind of benchmark the target metric is (from its name; standard when none is given).
+    pub benchmark: crate::outcome::Benchmark,
     /// The outcome prior's parameters (defaults, overridden by `[outcome]`, or calibrated).
     pub outcome: OutcomeParams,
     /// Whether `outcome` is the prior or a calibration.
@@ -195,6 +197,7 @@ impl Grid {
         let target = &self.targets[index];
         Grid {
             metric: Some(target.name.clone()),
+            benchmark: crate::outcome::Benchmark::of_metric(&target.name),
             measured_base_scores: target.measured_base_scores.clone(),
             targets: Vec::new(),
             ..self.clone()
@@ -369,6 +372,10 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
         run,
         axes,
         constraints,
+        benchmark: metric.as_deref().map_or(
+            crate::outcome::Benchmark::Standard,
+            crate::outcome::Benchmark::of_metric,
+        ),
         metric,
         outcome,
         outcome_state: crate::outcome::OutcomeState::Prior,

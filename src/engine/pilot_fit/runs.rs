@@ -6,7 +6,7 @@ use crate::config::Stop;
 use crate::fit::calibrate::Observation;
 use crate::fit::sigmoid::{Bootstrap, NoFit, SigmoidFit, bootstrap, fit};
 use crate::format::number;
-use crate::outcome::{CellSignal, predict};
+use crate::outcome::predict;
 use crate::pilot::ingest::Checkpoint;
 use crate::pilot::{PilotRun, config_at};
 use crate::spec::{AxisIndices, BudgetAxis, Grid};
@@ -139,7 +139,11 @@ pub(super) fn fit_run(
 ) -> RunFit {
     let config0 = config_at(grid, &indices, Stop::Iterations(0));
     let ledger0 = crate::ledger::evaluate(&config0);
-    let prior_base = predict(&grid.outcome, &CellSignal::of(&config0, &ledger0)).base_score;
+    let prior_base = predict(
+        &grid.outcome,
+        &crate::evaluate::grid_signal(grid, &config0, &ledger0),
+    )
+    .base_score;
     let base = points
         .iter()
         .find(|c| c.step == 0)
@@ -174,7 +178,7 @@ pub(super) fn fit_run(
         let ledger = crate::ledger::evaluate(&config);
         observations.push(Observation {
             run: k,
-            signal: CellSignal::of(&config, &ledger),
+            signal: crate::evaluate::grid_signal(grid, &config, &ledger),
             value: c.value,
         });
     }
