@@ -122,10 +122,11 @@ fn study_text(b: &StudyBacktest) -> String {
     }
     text.push_str(&table.render());
     text.push_str(&format!(
-        "within-study orderings: {} pairs of runs on one metric differing by at least 0.5 points; the prior orders {:.0}% right, cannot tell {:.0}% apart\n",
+        "within-study orderings: {} pairs of runs on one metric, 0.5 points or more apart, whose settings differ in what the prior models (size, steps, cap, group, prompts, LoRA rank, start, base score): it orders {:.0}% right and cannot tell {:.0}% apart; {} more pairs differ only in what it does not model (the loss, the filtering, the data) and are not counted\n",
         b.signs.pairs,
         100.0 * b.signs.right,
-        100.0 * b.signs.ties
+        100.0 * b.signs.ties,
+        b.signs.method_only
     ));
     text
 }

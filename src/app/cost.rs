@@ -180,6 +180,10 @@ pub struct TaskFlags {
     /// gain and interval differ by kind.
     #[arg(long, default_value_t = Task::default().start)]
     pub start: RlStart,
+    /// Distinct prompts in the training set: past one pass over them the outcome prior counts
+    /// repeated prompts at its `data_reuse` [default: every step's prompts are fresh].
+    #[arg(long)]
+    pub dataset_prompts: Option<f64>,
 }
 
 /// Multi-turn episodes: tools, sandboxes, an API judge.
@@ -566,6 +570,10 @@ impl CostArgs {
             response_length_cv: cv,
             pass_rate_mean: t.pass_rate_mean,
             start: t.start,
+            dataset_prompts: t
+                .dataset_prompts
+                .map(|d| positive("--dataset-prompts", d))
+                .transpose()?,
             pass_rate_concentration: positive(
                 "--pass-rate-concentration",
                 t.pass_rate_concentration,

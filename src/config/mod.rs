@@ -106,6 +106,9 @@ pub struct Task {
     /// reasoning-distilled). The outcome prior's time scale differs between them
     /// (docs/design.md §6).
     pub start: RlStart,
+    /// Distinct prompts in the training set, when known: past one pass over them, repeated
+    /// prompts count at the outcome prior's `data_reuse` (absent: every step's prompts are fresh).
+    pub dataset_prompts: Option<f64>,
 }
 
 /// Where RL post-training starts from.
@@ -264,6 +267,7 @@ impl Default for Task {
             response_length_cv: 0.6,
             pass_rate_mean: 0.35,
             pass_rate_concentration: 2.0,
+            dataset_prompts: None,
             start: RlStart::Tuned,
         }
     }

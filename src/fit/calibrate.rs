@@ -538,6 +538,7 @@ mod tests {
                         reward: RewardKind::Rule,
                         lora_rank: None,
                         measured_base_score: None,
+                        pass_share_per_step: None,
                     };
                     let value = predict(truth, &signal).score + noise * rng.normal();
                     out.push(Observation { run, signal, value });

@@ -393,6 +393,7 @@ pub fn run_signal(
         reward: RewardKind::Rule,
         lora_rank: None,
         measured_base_score,
+        pass_share_per_step: None,
     }
 }
 

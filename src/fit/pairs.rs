@@ -44,6 +44,8 @@ pub struct PairedOutcome {
     pub prompts_per_step: Option<f64>,
     /// LoRA rank (None: full fine-tuning).
     pub lora_rank: Option<u64>,
+    /// Distinct training prompts, when stated.
+    pub dataset_prompts: Option<f64>,
 }
 
 /// Settings assumed where a study does not state them: 512 prompts × 8 rollouts at an 8,192-token
@@ -68,6 +70,9 @@ impl PairedOutcome {
         );
         s.benchmark = self.benchmark;
         s.lora_rank = self.lora_rank;
+        s.pass_share_per_step = self
+            .dataset_prompts
+            .map(|d| self.prompts_per_step.unwrap_or(prompts) / d);
         s
     }
 
@@ -139,8 +144,9 @@ pub fn parse_pairs(bytes: &[u8], path: &Path) -> Result<Vec<PairedOutcome>> {
         "prompts_per_step",
         "lora_rank",
         "benchmark",
+        "dataset_prompts",
     ];
-    let mut at = [0usize; 14];
+    let mut at = [0usize; 15];
     for (k, name) in names.iter().enumerate() {
         at[k] = column(name)?;
     }
@@ -188,6 +194,7 @@ pub fn parse_pairs(bytes: &[u8], path: &Path) -> Result<Vec<PairedOutcome>> {
             group_size: number(10)?.map(|g| g as u64).filter(|g| *g > 0),
             prompts_per_step: number(11)?.filter(|p| *p > 0.0),
             lora_rank: number(12)?.map(|r| r as u64).filter(|r| *r > 0),
+            dataset_prompts: number(14)?.filter(|d| *d > 0.0),
         });
     }
     Ok(out)
@@ -212,9 +219,9 @@ mod tests {
 
     #[test]
     fn a_bad_field_names_its_line_and_column() {
-        let text = "study,run,start_model,params_b,start,metric,base_score,after_score,steps,cap_tokens,group_size,prompts_per_step,lora_rank,benchmark\n\
-                    s,r,m,7,base,AIME24,0.1,0.2,100,,,,,aime24\n\
-                    s,r,m,7,sft,AIME24,0.1,0.2,100,,,,,aime24\n";
+        let text = "study,run,start_model,params_b,start,metric,base_score,after_score,steps,cap_tokens,group_size,prompts_per_step,lora_rank,benchmark,dataset_prompts\n\
+                    s,r,m,7,base,AIME24,0.1,0.2,100,,,,,aime24,\n\
+                    s,r,m,7,sft,AIME24,0.1,0.2,100,,,,,aime24,\n";
         let e = parse_pairs(text.as_bytes(), Path::new("p.csv"))
             .unwrap_err()
             .to_string();

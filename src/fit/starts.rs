@@ -110,7 +110,7 @@ pub fn coverage(params: &OutcomeParams, pairs: &[&PairedOutcome], pooled: bool) 
     inside as f64 / pairs.len().max(1) as f64
 }
 
-/// The 90% profile-likelihood range of a time factor over ln t in [−10, 2] (steps of 0.1), its
+/// The 90% profile-likelihood range of a time factor over ln t in [−10, 2] (steps of 0.2), its
 /// gain factor refitted at each point: (value, low, high, bounded below). Tuned runs typically
 /// sit at their plateau by the first checkpoint a study reports, so the data often bound the
 /// time scale from above only; the value is then the slowest time scale they allow (the range's
@@ -125,8 +125,8 @@ fn profile_time(
     let signals = signals(pairs, pooled);
     let mut costs = Vec::new();
     let mut best = (f64::INFINITY, 0.0, 0.0);
-    for k in 0..=120 {
-        let ln_t = -10.0 + 0.1 * k as f64;
+    for k in 0..=60 {
+        let ln_t = -10.0 + 0.2 * k as f64;
         let mut p = *params;
         p[time].value = ln_t.exp();
         let (theta, _) = least_squares(
@@ -228,6 +228,82 @@ impl Layout {
 /// and benchmark terms in place, and one line per parameter on how it was obtained. None when
 /// the pairs cannot identify even the pooled tuned terms.
 pub fn fit_starts(
+    params: &OutcomeParams,
+    pairs: &[&PairedOutcome],
+) -> Option<(OutcomeParams, Vec<FittedParam>)> {
+    use ParamId::*;
+    let (mut p, mut fitted) = fit_factors(params, pairs)?;
+    // Each pair as a held-out case: predicted by the factors fitted without its study, so the
+    // floors carry the spread between studies, not only the spread within the fitted ones.
+    let studies: std::collections::BTreeSet<&str> =
+        pairs.iter().map(|q| q.study.as_str()).collect();
+    let mut held: Vec<HeldOut> = Vec::new();
+    for study in studies {
+        let train: Vec<&PairedOutcome> =
+            pairs.iter().copied().filter(|q| q.study != study).collect();
+        let factors = fit_factors(params, &train).map_or(p, |f| f.0);
+        for pair in pairs.iter().copied().filter(|q| q.study == study) {
+            held.push(HeldOut {
+                pair,
+                params: factors,
+                unstated_steps: unstated_steps(&train, as_kind(pair, false)),
+                unstated_pooled_steps: unstated_steps(&train, StartKind::Tuned),
+            });
+        }
+    }
+    for (kind, id) in [
+        (StartKind::Base, OutcomeFloorBase),
+        (StartKind::Instruct, OutcomeFloorInstruct),
+        (StartKind::Distilled, OutcomeFloorDistilled),
+        (StartKind::Tuned, OutcomeFloorTuned),
+    ] {
+        let set: Vec<&HeldOut> = held
+            .iter()
+            .filter(|h| match kind {
+                StartKind::Tuned => h.pair.start != StartKind::Base,
+                k => h.pair.start == k,
+            })
+            .collect();
+        let (floor, how) = fit_floor(p[id], id, kind, &set);
+        p[id] = floor;
+        fitted.push(FittedParam {
+            id,
+            param: floor,
+            how,
+        });
+    }
+    fitted.sort_by_key(|f| f.id);
+    Some((p, fitted))
+}
+
+/// A pair with the parameters fitted without its study.
+struct HeldOut<'a> {
+    pair: &'a PairedOutcome,
+    params: OutcomeParams,
+    unstated_steps: f64,
+    unstated_pooled_steps: f64,
+}
+
+impl HeldOut<'_> {
+    /// Inside its 90% interval when predicted as `kind` with the floor `id` at `sd`.
+    fn covered(&self, kind: StartKind, id: ParamId, sd: f64) -> bool {
+        let mut q = self.params;
+        q[id].value = sd;
+        let steps = if kind == StartKind::Tuned {
+            self.unstated_pooled_steps
+        } else {
+            self.unstated_steps
+        };
+        let mut s = self.pair.signal(steps);
+        s.start = kind;
+        let p = predict(&q, &s);
+        p.score_low <= self.pair.after && self.pair.after <= p.score_high
+    }
+}
+
+/// The start, gain and competition factors and the downside of stage 7 (everything but the
+/// floors).
+fn fit_factors(
     params: &OutcomeParams,
     pairs: &[&PairedOutcome],
 ) -> Option<(OutcomeParams, Vec<FittedParam>)> {
@@ -398,21 +474,6 @@ pub fn fit_starts(
         &mut p,
     );
 
-    // The floors, each kind on its own pairs (tuned on both tuned kinds).
-    for (kind, id) in [
-        (StartKind::Base, OutcomeFloorBase),
-        (StartKind::Instruct, OutcomeFloorInstruct),
-        (StartKind::Distilled, OutcomeFloorDistilled),
-        (StartKind::Tuned, OutcomeFloorTuned),
-    ] {
-        let (set, pooled) = if kind == StartKind::Tuned {
-            (tuned.clone(), true)
-        } else {
-            (of_kind(kind), false)
-        };
-        let (floor, how) = fit_floor(&p, id, &set, pooled);
-        note(id, floor, how, &mut p);
-    }
     fitted.sort_by_key(|f| f.id);
     Some((p, fitted))
 }
@@ -426,26 +487,21 @@ fn gain_spread(set: &[&PairedOutcome]) -> f64 {
 }
 
 /// The floor of one kind: the smallest sd in [0, 4] (bisection) whose intervals hold 90% of the
-/// kind's pairs, raised to the kind's spread of logit gains over Z90.
-fn fit_floor(
-    params: &OutcomeParams,
-    id: ParamId,
-    set: &[&PairedOutcome],
-    pooled: bool,
-) -> (Param, String) {
-    let spread = gain_spread(set) / Z90;
+/// kind's held-out pairs, raised to the kind's spread of logit gains over Z90.
+fn fit_floor(default: Param, id: ParamId, kind: StartKind, set: &[&HeldOut]) -> (Param, String) {
     if set.is_empty() {
-        let d = params[id];
-        return (d, "stage 7: no pairs of this kind: the default".to_string());
+        return (
+            default,
+            "stage 7: no pairs of this kind: the default".to_string(),
+        );
     }
-    let covered = |sd: f64| {
-        let mut q = *params;
-        q[id].value = sd;
-        coverage(&q, set, pooled)
-    };
+    let pairs: Vec<&PairedOutcome> = set.iter().map(|h| h.pair).collect();
+    let spread = gain_spread(&pairs) / Z90;
+    let covered =
+        |sd: f64| set.iter().filter(|h| h.covered(kind, id, sd)).count() as f64 / set.len() as f64;
     let (mut lo, mut hi) = (0.0, 4.0);
     if covered(lo) < 0.9 {
-        for _ in 0..40 {
+        for _ in 0..30 {
             let mid = 0.5 * (lo + hi);
             if covered(mid) >= 0.9 {
                 hi = mid;
@@ -460,7 +516,7 @@ fn fit_floor(
     (
         Param::new(value, 0.8 * value, 1.2 * value),
         format!(
-            "stage 7: 90% of {} pairs inside, at least their logit-gain sd {:.3} / Z90",
+            "stage 7: 90% of {} pairs inside, each predicted with its study left out; at least their logit-gain sd {:.3} / Z90",
             set.len(),
             spread * Z90
         ),

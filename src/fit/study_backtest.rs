@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use crate::fit::evidence::{Evidence, Outcome, leave_one_model_out};
 use crate::fit::pairs::PairedOutcome;
 use crate::fit::starts::{fit_starts, unstated_steps};
-use crate::outcome::{OutcomeParams, predict};
+use crate::outcome::{OutcomeParams, ParamId, predict};
 
 /// The study whose pairs stages 3-5 are fitted to.
 pub const SIMPLERL_STUDY: &str = "simplerl-zoo";
@@ -59,7 +59,10 @@ pub struct GroupScore {
 }
 
 /// Within-study orderings: pairs of runs of one study on one metric whose measured scores
-/// differ by at least [`SIGN_TOLERANCE`].
+/// differ by at least [`SIGN_TOLERANCE`] and whose settings differ in something the prior models
+/// (size, steps, cap, group size, prompts per step, LoRA rank, start kind or base score). Pairs
+/// that differ only in what it does not model (the loss, the filtering, the data) are counted
+/// apart.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SignScore {
     /// Pairs of runs compared.
@@ -68,6 +71,8 @@ pub struct SignScore {
     pub right: f64,
     /// Share the prior cannot tell apart (the same prediction for both).
     pub ties: f64,
+    /// Pairs of runs left out because they differ only in what the prior does not model.
+    pub method_only: usize,
 }
 
 /// Measured differences smaller than this (0.5 points) are not counted as orderings.
@@ -157,12 +162,16 @@ fn held_out_params(
     let train: Vec<&PairedOutcome> = evidence.pairs.iter().filter(|p| p.study != study).collect();
     let mut out = BTreeMap::new();
     if study == SIMPLERL_STUDY {
-        let by_model: BTreeMap<&str, OutcomeParams> =
-            leave_one_model_out(params, &evidence.outcomes);
-        for (model, p) in by_model {
-            if let Some((fitted, _)) = fit_starts(&p, &train) {
-                out.insert(model.to_string(), fitted);
+        // Stage 7 once without the study; each model's Δ(N) from stage 3 without that model.
+        let Some((fitted, _)) = fit_starts(params, &train) else {
+            return out;
+        };
+        for (model, p) in leave_one_model_out(params, &evidence.outcomes) {
+            let mut q = fitted;
+            for id in [ParamId::GainLogitAt7b, ParamId::GainLogitPerDecade] {
+                q[id] = p[id];
             }
+            out.insert(model.to_string(), q);
         }
     } else if let Some((fitted, _)) = fit_starts(params, &train) {
         out.insert(String::new(), fitted);
@@ -252,9 +261,21 @@ fn groups(rows: &[StudyRow]) -> Vec<GroupScore> {
     out
 }
 
+/// Whether two pairs' runs have the same settings as far as the prior sees them.
+fn same_settings(a: &PairedOutcome, b: &PairedOutcome) -> bool {
+    a.params_b == b.params_b
+        && a.steps == b.steps
+        && a.cap_tokens == b.cap_tokens
+        && a.group_size == b.group_size
+        && a.prompts_per_step == b.prompts_per_step
+        && a.lora_rank == b.lora_rank
+        && a.start == b.start
+        && a.base == b.base
+}
+
 /// Within-study orderings of runs on one metric.
 fn signs(rows: &[StudyRow]) -> SignScore {
-    let (mut pairs, mut right, mut ties) = (0usize, 0usize, 0usize);
+    let (mut pairs, mut right, mut ties, mut method_only) = (0usize, 0usize, 0usize, 0usize);
     for (i, a) in rows.iter().enumerate() {
         for b in &rows[i + 1..] {
             if a.pair.study != b.pair.study || a.pair.metric != b.pair.metric {
@@ -262,6 +283,10 @@ fn signs(rows: &[StudyRow]) -> SignScore {
             }
             let measured = a.pair.after - b.pair.after;
             if measured.abs() < SIGN_TOLERANCE {
+                continue;
+            }
+            if same_settings(&a.pair, &b.pair) {
+                method_only += 1;
                 continue;
             }
             pairs += 1;
@@ -278,6 +303,7 @@ fn signs(rows: &[StudyRow]) -> SignScore {
         pairs,
         right: right as f64 / n,
         ties: ties as f64 / n,
+        method_only,
     }
 }
 
@@ -301,7 +327,7 @@ mod tests {
 
     #[test]
     fn signs_by_hand() {
-        let pair = |study: &str, after: f64| PairedOutcome {
+        let pair = |study: &str, after: f64, steps: f64| PairedOutcome {
             study: study.into(),
             run: String::new(),
             start_model: String::new(),
@@ -312,14 +338,15 @@ mod tests {
             family: "aime24".into(),
             base: 0.5,
             after,
-            steps: None,
+            steps: Some(steps),
             cap_tokens: None,
             group_size: None,
             prompts_per_step: None,
             lora_rank: None,
+            dataset_prompts: None,
         };
         let row = |study: &str, after: f64, predicted: f64| StudyRow {
-            pair: pair(study, after),
+            pair: pair(study, after, 1000.0 * after),
             predicted,
             low: 0.0,
             high: 1.0,
@@ -328,7 +355,7 @@ mod tests {
         // Within study a: 0.6 > 0.55 predicted 0.6 > 0.58 (right); 0.6 > 0.5 predicted a tie
         // ... of the three orderings in a, two right and one tie; study b's single run and the
         // 0.002 difference are not compared.
-        let rows = [
+        let rows = vec![
             row("a", 0.60, 0.60),
             row("a", 0.55, 0.58),
             row("a", 0.50, 0.60),
@@ -342,5 +369,13 @@ mod tests {
         assert_eq!(s.pairs, 5);
         assert!((s.right - 0.2).abs() < 1e-12, "{s:?}");
         assert!((s.ties - 0.2).abs() < 1e-12, "{s:?}");
+        assert_eq!(s.method_only, 0);
+        // The same settings (one recipe against another): left out of the orderings.
+        let mut same = rows.clone();
+        for r in &mut same {
+            r.pair.steps = Some(100.0);
+        }
+        let s = signs(&same);
+        assert_eq!((s.pairs, s.method_only), (0, 5));
     }
 }

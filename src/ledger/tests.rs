@@ -64,6 +64,7 @@ fn task(mean: f64, cv: f64) -> Task {
         response_length_cv: cv,
         pass_rate_mean: 0.35,
         pass_rate_concentration: 2.0,
+        dataset_prompts: None,
         start: crate::config::RlStart::Tuned,
         mean_response_tokens_end: None,
     }

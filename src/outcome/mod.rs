@@ -132,6 +132,9 @@ pub struct CellSignal {
     pub lora_rank: Option<u64>,
     /// The measured base score R0, when known (it is then not uncertain).
     pub measured_base_score: Option<f64>,
+    /// Prompts per step over the distinct prompts of the training set (`[task]
+    /// dataset_prompts`), when known: the share of one pass a step takes.
+    pub pass_share_per_step: Option<f64>,
 }
 
 impl CellSignal {
@@ -165,6 +168,10 @@ impl CellSignal {
                 Finetune::Lora(r) => Some(r),
             },
             measured_base_score: cfg.measured_base_score,
+            pass_share_per_step: cfg
+                .task
+                .dataset_prompts
+                .map(|d| cfg.prompts_per_step as f64 / d),
         }
     }
 }
@@ -325,7 +332,7 @@ pub fn parts(params: &OutcomeParams, s: &CellSignal) -> Parts {
             rank as f64 / (rank as f64 + half)
         }
     };
-    let ln_k = s.iterations.ln()
+    let ln_k = fresh_iterations(s.iterations, s.pass_share_per_step, v(DataReuse)).ln()
         + reuse(v(EpochReuse), s.update_epochs).ln()
         + v(BatchExponent) * rollouts_ln
         + (signal * lora).ln();
@@ -419,6 +426,19 @@ pub fn downside_sd(params: &OutcomeParams, iterations: f64) -> f64 {
         0.0
     } else {
         at_reference * (iterations / DOWNSIDE_REFERENCE_STEPS).sqrt()
+    }
+}
+
+/// Iterations counted as fresh ones: past one pass over the training set (`pass_share` of it per
+/// step), each further step is worth `reuse` of a fresh one (docs/design.md §6; `data_reuse` is a
+/// hypothesis). With no dataset size every step is fresh.
+pub fn fresh_iterations(iterations: f64, pass_share: Option<f64>, reuse: f64) -> f64 {
+    match pass_share {
+        Some(share) if share > 0.0 && iterations * share > 1.0 => {
+            let first_pass = 1.0 / share;
+            first_pass + reuse * (iterations - first_pass)
+        }
+        _ => iterations,
     }
 }
 
@@ -594,8 +614,6 @@ pub struct DrawScales {
     pub cell_time: f64,
     /// Seed-to-seed sd of the final score.
     pub seed: f64,
-    /// Share of the discrepancy's variance that is the cell's own.
-    pub regime_share: f64,
 }
 
 impl Spread {
@@ -613,7 +631,6 @@ impl Spread {
             .sqrt(),
             cell_time: share.sqrt() * self.time_discrepancy,
             seed: self.seed,
-            regime_share: share,
         }
     }
 }
@@ -625,12 +642,11 @@ pub fn draw_score(parts: &Parts, scales: &DrawScales, z: &DrawNormals) -> f64 {
         * (scales.shared_gain * z.shared_gain + scales.cell_gain * z.cell_gain);
     let time_shift = scales.shared_time * z.shared_time + scales.cell_time * z.cell_time;
     let score = score_shifted(parts, gain_shift, time_shift);
-    // The floor moves with the gain's normals (shared and the cell's own, in the discrepancy's
-    // split); the downside with the seed's, on its low side only.
-    let share = scales.regime_share;
-    let floor_shift = parts.floor_logit_sd
-        * ((1.0 - share).sqrt() * z.shared_gain + share.sqrt() * z.cell_gain)
-        + parts.downside_logit_sd * z.seed.min(0.0);
+    // The floor moves every cell of a grid together (with the shared gain normal): it is how far
+    // runs of this kind of start land from the prediction in general, not a difference between
+    // regimes of one grid. The downside is the run's own (with its seed normal), low side only.
+    let floor_shift =
+        parts.floor_logit_sd * z.shared_gain + parts.downside_logit_sd * z.seed.min(0.0);
     let score = if floor_shift == 0.0 {
         score
     } else {

@@ -206,10 +206,12 @@ pub enum ParamId {
     OutcomeFloorTuned,
     /// sd (logit units) of the ground a run may lose, at 1,000 steps (∝ √steps).
     DownsideSdAt1000Steps,
+    /// What a step on prompts already seen is worth, against a step on fresh ones.
+    DataReuse,
 }
 
 /// Number of parameters.
-pub const PARAM_COUNT: usize = 42;
+pub const PARAM_COUNT: usize = 43;
 
 const fn spec(
     id: ParamId,
@@ -571,6 +573,14 @@ pub const PARAMS: [ParamSpec; PARAM_COUNT] = {
             NonNegative,
             Fitted,
             "sd (logit) of ground lost, at 1,000 steps and growing as sqrt(steps): the losses among before/after pairs, stage 7",
+        ),
+        spec(
+            DataReuse,
+            "data_reuse",
+            Param::new(1.0, 0.25, 1.0),
+            UnitInterval,
+            Hypothesis,
+            "a step on prompts already seen is worth this share of a step on fresh ones, past the first pass over [task] dataset_prompts: no discount by default, since the only multi-pass pairs with stated steps (MiMo's ~10 passes, LUFFY's 1.4) fit better without one (leave-one-study-out RMSE 0.74x the baseline at 1.0, 0.78x at 0.5); the range allows one",
         ),
     ]
 };

@@ -28,6 +28,7 @@ fn signal(
         reward,
         lora_rank,
         measured_base_score: Some(0.5),
+        pass_share_per_step: None,
     }
 }
 
@@ -402,4 +403,23 @@ fn tuned_kinds_reach_their_plateau_far_sooner_than_scalerls_reference() {
         let (p, r) = (parts(&params, &s), parts(&params, &reference));
         assert!(p.ln_k_mid < r.ln_k_mid - 2.0, "{kind:?}");
     }
+}
+
+#[test]
+fn repeated_prompts_count_at_the_reuse_share_past_the_first_pass() {
+    // 1,000 steps of 512 prompts over 128,000 prompts: 4 passes. The first pass is 250 steps;
+    // the other 750 count at 0.5: 250 + 375 = 625 fresh steps.
+    assert!((fresh_iterations(1000.0, Some(512.0 / 128_000.0), 0.5) - 625.0).abs() < 1e-9);
+    // Within the first pass, or with no dataset size, every step is fresh.
+    assert_eq!(fresh_iterations(200.0, Some(512.0 / 128_000.0), 0.5), 200.0);
+    assert_eq!(fresh_iterations(1000.0, None, 0.5), 1000.0);
+    // A small dataset makes a long run of the same steps learn less.
+    let mut params = OutcomeParams::default();
+    params[ParamId::DataReuse].value = 0.5;
+    let fresh = signal(2000.0, 0.9, RewardKind::Rule, None);
+    let small = CellSignal {
+        pass_share_per_step: Some(1.0 / 10.0),
+        ..fresh
+    };
+    assert!(parts(&params, &small).ln_k < parts(&params, &fresh).ln_k);
 }

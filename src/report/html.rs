@@ -384,7 +384,7 @@ fn trust_section(grid: &Grid) -> String {
     let prior = grid.outcome_state == crate::outcome::OutcomeState::Prior;
     let (_, s) = crate::fit::backtest::backtest(&evidence.outcomes, &grid.outcome, prior);
     format!(
-        "<h3>How far to trust the predictions</h3>\n<p>On {} published before/after RL outcomes (SimpleRL-Zoo, arXiv 2503.18892{}), this grid's outcome parameters predict the after-RL score with an RMSE of {:.1} points, against {:.1} for \"no RL gain\" and {:.1} for \"base score + the other models' mean gain\"; their 90% intervals hold {:.0}% of the outcomes (mean width {:.1} points); predicted and measured gains correlate at {:.2}. One study, one run shape: budgets, G, lengths and rewards beyond it rest on ScaleRL's curves and on stated hypotheses. {}</p>\n",
+        "<h3>How far to trust the predictions</h3>\n<p>On {} published before/after RL outcomes (SimpleRL-Zoo, arXiv 2503.18892{}), this grid's outcome parameters predict the after-RL score with an RMSE of {:.1} points, against {:.1} for \"no RL gain\" and {:.1} for \"base score + the other models' mean gain\"; their 90% intervals hold {:.0}% of the outcomes (mean width {:.1} points); predicted and measured gains correlate at {:.2}. One study, one run shape: budgets, G, lengths and rewards beyond it rest on ScaleRL's curves and on stated hypotheses; <code>rlfrontier backtest</code> scores the prior leave one study out on every published before/after pair of the evidence (instruct and distilled starts included), overall and by start kind, base score, cap and benchmark. {}</p>\n",
         s.outcomes,
         if prior {
             "; each model held out of the gain fit in turn"

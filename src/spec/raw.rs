@@ -59,6 +59,7 @@ pub(super) struct RawTask {
     pub(super) pass_rate: Option<RawPassRate>,
     pub(super) base_score: Option<Spanned>,
     pub(super) start: Option<Spanned>,
+    pub(super) dataset_prompts: Option<Spanned>,
 }
 
 #[derive(Deserialize)]

@@ -239,8 +239,13 @@ pub(super) fn task(rt: &RawTask, v: &Validator, largest_cap: f64) -> Result<Task
         }
     };
     let start = v.named_or(&rt.start, ts, "start", task_defaults.start)?;
+    let dataset_prompts = match &rt.dataset_prompts {
+        Some(value) => Some(v.positive(value, ts, "dataset_prompts")?),
+        None => None,
+    };
     let task = Task {
         start,
+        dataset_prompts,
         mean_response_tokens_end,
         prompt_tokens,
         mean_response_tokens,
