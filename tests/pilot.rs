@@ -608,3 +608,180 @@ fn pilots_pay_for_their_validation_when_the_grid_names_a_validation_set() {
     let with_validation = steps(&validating, &dir.path().join("validating"));
     assert!(with_validation < plain, "{with_validation} vs {plain}");
 }
+
+/// A catalog whose policy and reward model have names that would run commands if a launch
+/// script used them as code: command substitution, a `;`, a quote, `${…}`, backquotes and a
+/// newline that would end a comment.
+fn hostile_catalog(dir: &Path) -> PathBuf {
+    let text = rlfrontier::catalog::MODELS_TOML;
+    let block = |id: &str| {
+        let at = text.find(&format!("id = \"{id}\"")).unwrap();
+        let start = text[..at].rfind("[[model]]").unwrap();
+        let end = text[at..].find("[[model]]").map_or(text.len(), |e| at + e);
+        text[start..end].to_string()
+    };
+    let policy = block("qwen2.5-1.5b").replace(
+        "name = \"Qwen/Qwen2.5-1.5B\"",
+        "name = \"Qwen/x$(touch PWNED_POLICY); echo `touch PWNED_TICK` 'q' ${HOME}\\n touch PWNED_LINE\"",
+    );
+    let prm = block("qwen2.5-math-prm-7b").replace(
+        "name = \"Qwen/Qwen2.5-Math-PRM-7B\"",
+        "name = \"prm'; touch PWNED_PRM; echo '\\\"${PATH}\\\"\"",
+    );
+    let path = dir.join("hostile.toml");
+    std::fs::write(&path, format!("version = \"test\"\n\n{policy}\n{prm}")).unwrap();
+    path
+}
+
+#[test]
+fn hostile_catalog_names_reach_launch_scripts_as_data_never_as_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = hostile_catalog(dir.path());
+    // A stub python3 and accelerate that record their arguments and run nothing.
+    let stubs = dir.path().join("bin");
+    std::fs::create_dir_all(&stubs).unwrap();
+    for name in ["python3", "accelerate"] {
+        let stub = stubs.join(name);
+        std::fs::write(&stub, "#!/bin/sh\nprintf '%s\\n' \"$@\" > \"$STUB_ARGS\"\n").unwrap();
+        let mut perms = std::fs::metadata(&stub).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+        std::fs::set_permissions(&stub, perms).unwrap();
+    }
+    for framework in ["verl", "trl"] {
+        let out = dir.path().join(format!("plan-{framework}"));
+        bin()
+            .args([
+                "plan",
+                grid("race-pilot").to_str().unwrap(),
+                "--pilot-budget",
+                "3e17 flops",
+                "--max-pilots",
+                "24",
+                "--framework",
+                framework,
+                "--catalog",
+            ])
+            .arg(&catalog)
+            .arg("--out")
+            .arg(&out)
+            .assert()
+            .success();
+        let work = dir.path().join(format!("work-{framework}"));
+        std::fs::create_dir_all(&work).unwrap();
+        let mut scripts: Vec<PathBuf> = std::fs::read_dir(out.join("launch"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        scripts.sort();
+        scripts.push(out.join("slurm_array.sh"));
+        for script in &scripts {
+            let syntax = std::process::Command::new("bash")
+                .arg("-n")
+                .arg(script)
+                .output()
+                .unwrap();
+            assert!(
+                syntax.status.success(),
+                "{}: {}",
+                script.display(),
+                String::from_utf8_lossy(&syntax.stderr)
+            );
+        }
+        let mut all_args = String::new();
+        for script in &scripts[..scripts.len() - 1] {
+            let args = work.join("args.txt");
+            let run = std::process::Command::new("bash")
+                .arg(script)
+                .current_dir(&work)
+                .env("PATH", format!("{}:/usr/bin:/bin", stubs.display()))
+                .env("STUB_ARGS", &args)
+                .env("TRAIN_FILES", "train.parquet")
+                .env("VAL_FILES", "val.parquet")
+                .env("DATASET", "data")
+                .output()
+                .unwrap();
+            assert!(
+                run.status.success(),
+                "{}: {}",
+                script.display(),
+                String::from_utf8_lossy(&run.stderr)
+            );
+            all_args.push_str(&std::fs::read_to_string(&args).unwrap());
+            let pwned: Vec<String> = std::fs::read_dir(&work)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("PWNED"))
+                .collect();
+            assert!(pwned.is_empty(), "{}: {pwned:?}", script.display());
+        }
+        // The names arrived literally, each within one argument.
+        assert!(
+            all_args.contains("Qwen/x$(touch PWNED_POLICY); echo `touch PWNED_TICK` 'q' ${HOME}"),
+            "{all_args}"
+        );
+        assert!(
+            all_args.contains("prm'; touch PWNED_PRM; echo '\"${PATH}\""),
+            "{all_args}"
+        );
+    }
+}
+
+#[test]
+fn plan_removes_only_the_launch_scripts_of_its_own_earlier_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = plan(dir.path(), "verl");
+    std::fs::write(out.join("launch").join("deploy.sh"), "echo mine\n").unwrap();
+    std::fs::write(out.join("launch").join("p999.sh"), "echo also mine\n").unwrap();
+    // A smaller plan into the same folder: its own earlier p007-p024 go, the user's files stay.
+    bin()
+        .args([
+            "plan",
+            grid("race-pilot").to_str().unwrap(),
+            "--pilot-budget",
+            "3e17 flops",
+            "--max-pilots",
+            "6",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let mut names: Vec<String> = std::fs::read_dir(out.join("launch"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "deploy.sh",
+            "p001.sh",
+            "p002.sh",
+            "p003.sh",
+            "p004.sh",
+            "p005.sh",
+            "p006.sh",
+            "p999.sh"
+        ]
+    );
+    // A folder of someone else's files and no plan.json is refused without --force.
+    let foreign = dir.path().join("foreign");
+    std::fs::create_dir_all(&foreign).unwrap();
+    std::fs::write(foreign.join("notes.txt"), "mine").unwrap();
+    let refused = bin()
+        .args([
+            "plan",
+            grid("race-pilot").to_str().unwrap(),
+            "--pilot-budget",
+            "3e17 flops",
+            "--max-pilots",
+            "24",
+            "--out",
+        ])
+        .arg(&foreign)
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--force"));
+    assert_eq!(std::fs::read_dir(&foreign).unwrap().count(), 1);
+}

@@ -198,8 +198,16 @@ fn temporaries_of_a_killed_run_are_cleaned_by_the_next() {
     std::fs::create_dir_all(&out).unwrap();
     // What SIGKILL leaves: a half-written table and a moved-aside report of a dead process.
     let dead = 4_000_000_000u32;
-    std::fs::write(out.join(format!(".cells.csv.tmp-{dead}")), "half").unwrap();
-    std::fs::write(out.join(format!(".report.html.bak-{dead}")), "old").unwrap();
+    std::fs::write(
+        out.join(format!(".cells.csv.rlfrontier-tmp-{dead}")),
+        "half",
+    )
+    .unwrap();
+    std::fs::write(
+        out.join(format!(".report.html.rlfrontier-bak-{dead}")),
+        "old",
+    )
+    .unwrap();
     bin()
         .args(["sweep", grid("race-pilot").to_str().unwrap(), "-q", "--out"])
         .arg(&out)
@@ -212,6 +220,98 @@ fn temporaries_of_a_killed_run_are_cleaned_by_the_next() {
     assert!(hidden.is_empty(), "{hidden:?}");
     let report = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(report.contains("<!DOCTYPE html>"), "the new report won");
+}
+
+#[test]
+fn the_cleanup_never_touches_files_it_did_not_write() {
+    // Backups and temporaries of the user's own (no tool token), in the folder, in a subfolder
+    // and behind a symlink out of it; a folder of the tool's with a symlink loop in it.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(out.join("notes")).unwrap();
+    std::fs::create_dir_all(out.join("plots")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    let dead = 4_000_000_000u32;
+    let planted = [
+        out.join(".x.bak-1"),
+        out.join(format!(".deploy.sh.tmp-{dead}")),
+        out.join("notes").join(".x.bak-1"),
+        out.join("notes")
+            .join(format!(".cells.csv.rlfrontier-bak-{dead}")),
+        outside.join(format!(".report.html.rlfrontier-bak-{dead}")),
+    ];
+    for p in &planted {
+        std::fs::write(p, "mine").unwrap();
+    }
+    std::os::unix::fs::symlink(&outside, out.join("plots").join("elsewhere")).unwrap();
+    std::os::unix::fs::symlink(&out, out.join("plots").join("loop")).unwrap();
+    // A manifest of an earlier sweep of this grid, so the folder is the tool's.
+    bin()
+        .args([
+            "sweep",
+            grid("race-pilot").to_str().unwrap(),
+            "-q",
+            "--cells",
+            "none",
+            "--out",
+        ])
+        .arg(&out)
+        .arg("--force")
+        .timeout(std::time::Duration::from_secs(120))
+        .assert()
+        .success();
+    for p in &planted {
+        assert_eq!(
+            std::fs::read_to_string(p).unwrap(),
+            "mine",
+            "{}",
+            p.display()
+        );
+    }
+    assert!(!outside.join("report.html").exists());
+}
+
+#[test]
+fn a_folder_of_someone_elses_files_is_refused_without_force_and_kept_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("cells.parquet"), "my own table").unwrap();
+    std::fs::write(out.join("notes.txt"), "mine").unwrap();
+    let refused = bin()
+        .args(["sweep", grid("race-pilot").to_str().unwrap(), "-q", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("--force") && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+    assert_eq!(names_in(&out), ["cells.parquet", "notes.txt"]);
+    // With --force the tool writes its own files beside them and deletes nothing it did not
+    // write (its own CSV run does not remove a Parquet table no manifest of its lists).
+    bin()
+        .args([
+            "sweep",
+            grid("race-pilot").to_str().unwrap(),
+            "-q",
+            "--force",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    assert_eq!(
+        std::fs::read_to_string(out.join("cells.parquet")).unwrap(),
+        "my own table"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("notes.txt")).unwrap(),
+        "mine"
+    );
 }
 
 #[test]
@@ -264,6 +364,68 @@ fn a_grid_with_another_file_but_the_same_name_does_not_overwrite() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("name"));
+}
+
+#[test]
+fn merge_refuses_a_shard_whose_cells_were_swapped_edited_or_cut_short() {
+    let dir = tempfile::tempdir().unwrap();
+    let shard = |k: u32| {
+        let out = dir.path().join(format!("s{k}"));
+        bin()
+            .args([
+                "sweep",
+                grid("race-pilot").to_str().unwrap(),
+                "-q",
+                "--shard",
+            ])
+            .arg(format!("{k}/2"))
+            .arg("--out")
+            .arg(&out)
+            .assert()
+            .success();
+        out
+    };
+    let (s0, s1) = (shard(0), shard(1));
+    let original = std::fs::read_to_string(s1.join("cells.csv")).unwrap();
+    let merged = dir.path().join("m");
+    let refuse = |why: &str| {
+        let out = bin()
+            .args(["merge"])
+            .arg(&s0)
+            .arg(&s1)
+            .arg("--out")
+            .arg(&merged)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(2), "{why}: {stderr}");
+        assert!(stderr.contains("sweep the shard again"), "{why}: {stderr}");
+        assert!(
+            !merged.join("cells.csv").exists(),
+            "{why}: nothing is written"
+        );
+    };
+    // Shard 0's rows copied into shard 1.
+    std::fs::copy(s0.join("cells.csv"), s1.join("cells.csv")).unwrap();
+    refuse("copied");
+    // One value edited (the ids still right).
+    let mut lines: Vec<String> = original.lines().map(str::to_string).collect();
+    lines[5].push('9');
+    std::fs::write(s1.join("cells.csv"), lines.join("\n") + "\n").unwrap();
+    refuse("edited");
+    // Cut short: the header and two rows.
+    std::fs::write(s1.join("cells.csv"), lines[..3].join("\n") + "\n").unwrap();
+    refuse("short");
+    // Put back, it merges.
+    std::fs::write(s1.join("cells.csv"), &original).unwrap();
+    bin()
+        .args(["merge"])
+        .arg(&s0)
+        .arg(&s1)
+        .arg("--out")
+        .arg(&merged)
+        .assert()
+        .success();
 }
 
 #[test]

@@ -31,12 +31,18 @@ pub struct ManifestGrid {
 }
 
 /// Which shard of how many (absent for a whole sweep).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ManifestShard {
     /// 0-based shard index.
     pub index: u64,
     /// Number of shards.
     pub count: u64,
+    /// Data rows of the shard's `cells.csv` (absent with `--cells none`).
+    #[serde(default)]
+    pub cells_rows: Option<u64>,
+    /// SHA-256 of the shard's `cells.csv`, which `merge` checks before using a row of it.
+    #[serde(default)]
+    pub cells_sha256: Option<String>,
 }
 
 /// Cell counts.
@@ -139,9 +145,12 @@ impl Manifest {
             cells_mode: mode,
             gpu: grid.hardware.gpu.id.clone(),
             usd_per_gpu_hour: grid.hardware.usd_per_gpu_hour,
-            shard: options
-                .shard
-                .map(|(index, count)| ManifestShard { index, count }),
+            shard: options.shard.map(|(index, count)| ManifestShard {
+                index,
+                count,
+                cells_rows: summary.cells_digest.as_ref().map(|d| d.0),
+                cells_sha256: summary.cells_digest.as_ref().map(|d| d.1.clone()),
+            }),
             cells: ManifestCells {
                 total: summary.cells_total,
                 in_slice: summary.cells_in_slice,

@@ -178,6 +178,10 @@ struct Shard {
     /// What the shard's numbers were computed with: tool version, catalog hash, calibration
     /// (file and hash).
     provenance: (String, String, Option<String>, Option<String>),
+    /// Its cells file's data rows and SHA-256, as its sweep wrote them.
+    cells_digest: Option<(u64, String)>,
+    /// Cells in its slice.
+    range: std::ops::Range<u64>,
 }
 
 /// Reads every shard's manifest and checks they are shards 0..N of one grid file with one
@@ -195,7 +199,11 @@ fn read_shards(shard_dirs: &[PathBuf]) -> Result<Vec<Shard>> {
                 "not the output of `sweep --shard I/N`",
             ));
         };
+        let cells_digest = shard.cells_rows.zip(shard.cells_sha256.clone());
+        let range = super::shard_range(manifest.cells.total, shard.index, shard.count);
         shards.push(Shard {
+            cells_digest,
+            range,
             dir: dir.clone(),
             index: shard.index,
             count: shard.count,
@@ -292,12 +300,30 @@ fn merged_cells(
             .has_headers(false)
             .from_writer(file.writer());
         for s in shards {
-            copy_shard_cells(
-                &s.dir.join("cells.csv"),
-                &frontier_ids,
-                mode,
-                (&mut writer, &temp),
-            )?;
+            let path = s.dir.join("cells.csv");
+            let (rows, sha) =
+                copy_shard_cells(&path, &frontier_ids, (mode, &s.range), (&mut writer, &temp))?;
+            // The file must be the one the shard's sweep wrote: its row count and hash, checked
+            // before the merged file is committed (a mismatch leaves nothing written).
+            let Some((want_rows, want_sha)) = &s.cells_digest else {
+                return Err(Error::in_file(
+                    &s.dir.join("manifest.json"),
+                    None,
+                    "shard.cells_sha256",
+                    "records no hash of the shard's cells.csv; sweep the shard again with this version",
+                ));
+            };
+            if rows != *want_rows || sha != *want_sha {
+                return Err(Error::in_file(
+                    &path,
+                    None,
+                    "",
+                    format!(
+                        "is not the file shard {}/{}'s sweep wrote ({rows} rows against {want_rows} in its manifest, or another SHA-256): it was copied, edited or cut short; sweep the shard again",
+                        s.index, s.count
+                    ),
+                ));
+            }
         }
         writer.flush().map_err(|e| Error::io(&temp, e))?;
     }
@@ -310,12 +336,15 @@ pub const INTERRUPT_CHECK_ROWS: usize = 65_536;
 /// Copies one shard's `cells.csv` rows to `writer`, with `on_frontier` recomputed over the
 /// whole grid (and only frontier rows kept in frontier mode). Columns are found by name; a shard
 /// written with other columns (another tool version) is refused. Write errors name `out_path`.
+///
+/// Every row's id must lie in the shard's slice, in increasing order (a row copied from another
+/// shard, or repeated, fails at once). Returns the rows read and the file's SHA-256.
 fn copy_shard_cells<W: std::io::Write>(
     path: &Path,
     frontier_ids: &BTreeSet<u64>,
-    mode: CellsMode,
+    (mode, slice): (CellsMode, &std::ops::Range<u64>),
     (writer, out_path): (&mut csv::Writer<W>, &Path),
-) -> Result<()> {
+) -> Result<(u64, String)> {
     if !path.exists() && path.with_extension("parquet").exists() {
         return Err(Error::in_file(
             &path.with_extension("parquet"),
@@ -324,8 +353,9 @@ fn copy_shard_cells<W: std::io::Write>(
             "merge combines CSV shards; sweep the shards without --format parquet (or merge with --cells none)",
         ));
     }
-    let mut reader =
-        csv::Reader::from_path(path).map_err(|e| Error::in_file(path, None, "", e.to_string()))?;
+    let file =
+        std::fs::File::open(path).map_err(|e| Error::in_file(path, None, "", e.to_string()))?;
+    let mut reader = csv::Reader::from_reader(HashingReader::new(file));
     let header = reader
         .headers()
         .map_err(|e| Error::in_file(path, Some(1), "", e.to_string()))?
@@ -342,6 +372,7 @@ fn copy_shard_cells<W: std::io::Write>(
     let (id_column, frontier_column) = (column("cell_id"), column("on_frontier"));
     let mut record = csv::StringRecord::new();
     let mut k = 0usize;
+    let mut previous: Option<u64> = None;
     while reader
         .read_record(&mut record)
         .map_err(|e| Error::in_file(path, Some(k + 2), "", e.to_string()))?
@@ -353,6 +384,18 @@ fn copy_shard_cells<W: std::io::Write>(
             .get(id_column)
             .and_then(|v| v.parse().ok())
             .ok_or_else(|| Error::in_file(path, Some(k + 2), "cell_id", "not a cell id"))?;
+        if !slice.contains(&id) || previous.is_some_and(|p| id <= p) {
+            return Err(Error::in_file(
+                path,
+                Some(k + 2),
+                "cell_id",
+                format!(
+                    "cell {id} is not the next cell of this shard's slice ({}..{}); the file was copied or edited: sweep the shard again",
+                    slice.start, slice.end
+                ),
+            ));
+        }
+        previous = Some(id);
         k += 1;
         let on = frontier_ids.contains(&id);
         if mode == CellsMode::Frontier && !on {
@@ -367,5 +410,38 @@ fn copy_shard_cells<W: std::io::Write>(
             .write_record(fields)
             .map_err(|e| Error::io(out_path, std::io::Error::other(e.to_string())))?;
     }
-    Ok(())
+    // The rest of the file (nothing after the last record, normally) joins the hash.
+    let mut rest = reader.into_inner();
+    std::io::copy(&mut rest, &mut std::io::sink()).map_err(|e| Error::io(path, e))?;
+    Ok((k as u64, rest.hex_digest()))
+}
+
+/// A reader that hashes what passes through it (SHA-256).
+struct HashingReader<R> {
+    inner: R,
+    hasher: sha2::Sha256,
+}
+
+impl<R: std::io::Read> HashingReader<R> {
+    fn new(inner: R) -> Self {
+        use sha2::Digest;
+        HashingReader {
+            inner,
+            hasher: sha2::Sha256::new(),
+        }
+    }
+
+    fn hex_digest(self) -> String {
+        use sha2::Digest;
+        crate::format::hex(&self.hasher.finalize())
+    }
+}
+
+impl<R: std::io::Read> std::io::Read for HashingReader<R> {
+    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+        use sha2::Digest;
+        let n = self.inner.read(buffer)?;
+        self.hasher.update(&buffer[..n]);
+        Ok(n)
+    }
 }

@@ -171,6 +171,8 @@ pub struct SweepSummary {
     pub files: Vec<PathBuf>,
     /// Per budget, the best regime and the knee (`analysis::headline`).
     pub headlines: Vec<crate::analysis::headline::Headline>,
+    /// For a shard: the rows of its cells file and the file's SHA-256, which `merge` checks.
+    pub cells_digest: Option<(u64, String)>,
 }
 
 /// The slice of cell ids shard `index` of `count` evaluates: contiguous, covering every id once.

@@ -46,11 +46,37 @@ pub struct PilotPlan {
     out: PathBuf,
 }
 
+/// The run ids of the plan this folder holds (its plan.csv, read before the new one is
+/// committed), those of the tool's own form only (`p` and digits); empty without one.
+fn earlier_run_ids(plan_csv: &Path) -> Vec<String> {
+    let Ok(mut reader) = csv::Reader::from_path(plan_csv) else {
+        return Vec::new();
+    };
+    let Some(column) = reader
+        .headers()
+        .ok()
+        .and_then(|h| h.iter().position(|c| c == "run_id"))
+    else {
+        return Vec::new();
+    };
+    reader
+        .records()
+        .flatten()
+        .filter_map(|r| r.get(column).map(str::to_string))
+        .filter(|id| {
+            id.len() > 1 && id.starts_with('p') && id[1..].bytes().all(|b| b.is_ascii_digit())
+        })
+        .collect()
+}
+
 /// Refuses to overwrite another grid's plan unless forced.
 fn check_out_dir(dir: &Path, grid: &Grid, grid_file: &Path, force: bool) -> Result<()> {
     crate::report::create_output_dir(dir)?;
     let existing = dir.join("plan.json");
-    if force || !existing.exists() {
+    if !existing.exists() {
+        return crate::report::refuse_foreign_files(dir, "plan.json", force);
+    }
+    if force {
         return Ok(());
     }
     let info = std::fs::read_to_string(&existing)
@@ -162,8 +188,15 @@ pub fn plan_pilots(grid: &Grid, settings: &PilotPlanSettings) -> Result<PilotPla
         };
         if framework == Framework::Verl {
             // Never hand out a script veRL refuses after the queue wait and the model download.
-            let overrides = crate::config::import::verl_overrides(&script)
-                .expect("generated scripts are valid shell");
+            let overrides = crate::config::import::verl_overrides(&script).map_err(|e| {
+                Error::in_setting(
+                    "framework",
+                    format!(
+                        "pilot {}'s veRL script cannot be read back ({e}); a catalog name holds characters veRL's overrides cannot carry: rename it",
+                        run.run_id
+                    ),
+                )
+            })?;
             let problems = crate::pilot::verl_checks::verl_rejections(&overrides);
             if !problems.is_empty() {
                 return Err(Error::in_setting(
@@ -185,19 +218,12 @@ pub fn plan_pilots(grid: &Grid, settings: &PilotPlanSettings) -> Result<PilotPla
         &settings.out.join("slurm_array.sh"),
         slurm_array(grid, &plan.runs).as_bytes(),
     )?;
-    // Launch scripts of an earlier plan in this folder that this plan does not have would sit
-    // beside a Slurm array of another size: removed with the commit.
-    if let Ok(entries) = std::fs::read_dir(&launch_dir) {
-        let current: Vec<String> = plan
-            .runs
-            .iter()
-            .map(|r| format!("{}.sh", r.run_id))
-            .collect();
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if name.ends_with(".sh") && !current.contains(&name) {
-                staged.remove_after_commit(&entry.path());
-            }
+    // Launch scripts of the earlier plan in this folder (the runs its plan.csv lists) that this
+    // plan does not have would sit beside a Slurm array of another size: removed with the
+    // commit. Any other file in launch/ is not this tool's and stays.
+    for id in earlier_run_ids(&plan_path) {
+        if !plan.runs.iter().any(|r| r.run_id == id) {
+            staged.remove_after_commit(&launch_dir.join(format!("{id}.sh")));
         }
     }
     let written = staged.commit()?;

@@ -399,6 +399,28 @@ fn all_infeasible(grid: &Grid, aggregate: &Aggregate) -> Error {
 
 /// Writes everything derived from the aggregate and commits all outputs together.
 #[allow(clippy::too_many_arguments)]
+/// The data rows (lines after the header) and SHA-256 of a CSV file.
+pub(super) fn csv_digest(path: &std::path::Path) -> Result<(u64, String)> {
+    use sha2::Digest;
+    use std::io::Read;
+    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut hasher = sha2::Sha256::new();
+    let mut lines = 0u64;
+    let mut buffer = vec![0u8; 1 << 16];
+    loop {
+        let n = file.read(&mut buffer).map_err(|e| Error::io(path, e))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buffer[..n]);
+        lines += buffer[..n].iter().filter(|b| **b == b'\n').count() as u64;
+    }
+    Ok((
+        lines.saturating_sub(1),
+        crate::format::hex(&hasher.finalize()),
+    ))
+}
+
 pub(super) fn finish(
     grid: &Grid,
     catalog: &Catalog,
@@ -424,21 +446,32 @@ pub(super) fn finish(
         staged.add(&options.out_dir.join("aggregate.json"), text.as_bytes())?;
     }
     // A cells file or Parquet table from an earlier run would not match these outputs: removed
-    // once the new outputs are in place.
+    // once the new outputs are in place, when the folder's manifest says this tool wrote it.
+    let previous = crate::report::previous_outputs(&options.out_dir);
+    let mut remove_stale = |name: String| {
+        if previous.contains(&name) {
+            staged.remove_after_commit(&options.out_dir.join(name));
+        }
+    };
     for format in [TableFormat::Csv, TableFormat::Parquet] {
         if cells_file.is_none() || format != options.format {
-            staged.remove_after_commit(&options.out_dir.join(format.cells_file()));
+            remove_stale(format.cells_file().to_string());
         }
     }
     if options.format == TableFormat::Csv {
         for table in ["frontier", "allocation_frontier", "shortlist"] {
-            staged.remove_after_commit(&options.out_dir.join(format!("{table}.parquet")));
+            remove_stale(format!("{table}.parquet"));
         }
     }
     let mut files = Vec::new();
+    let mut cells_digest = None;
     if let Some(file) = cells_file {
         files.push(file.final_path().to_path_buf());
+        let temp = file.temp_path().to_path_buf();
         staged.add_file(file)?;
+        if options.shard.is_some() && options.format == TableFormat::Csv {
+            cells_digest = Some(csv_digest(&temp)?);
+        }
     }
     let cells_path = files.first().cloned();
     files.extend(
@@ -464,6 +497,7 @@ pub(super) fn finish(
         elapsed_seconds: started.elapsed().as_secs_f64(),
         files,
         headlines: crate::analysis::headline::headlines(&aggregate),
+        cells_digest,
     };
     // The manifest joins the same commit: the folder never holds new tables beside an old
     // manifest (or the reverse).

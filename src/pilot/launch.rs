@@ -79,6 +79,20 @@ pub struct LaunchContext<'a> {
     pub ledger: &'a Ledger,
 }
 
+/// `text` as one shell word that the shell reads back literally: single-quoted, with each `'`
+/// written as `'\''`. Nothing inside is expanded or run (`$(…)`, `;`, backquotes, newlines).
+pub fn shell_word(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// `text` safe inside a `#` comment line: control characters (a newline would end the comment
+/// and start a command) become `?`.
+pub fn comment_text(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
+}
+
 /// Smallest power of two at least `2 × tokens` (a prompt-length cap with headroom).
 fn prompt_cap(tokens: f64) -> u64 {
     let want = (2.0 * tokens).ceil().max(64.0) as u64;
@@ -96,12 +110,12 @@ fn header(c: &LaunchContext, framework: Framework) -> String {
          # Set TRAIN_FILES/VAL_FILES (veRL) or DATASET (TRL), and MODEL_PATH to override the model.\n\
          # Log the held-out metric at every evaluation and collect it as run_id,step,metric,value rows for `rlfrontier fit`.\n\
          set -euo pipefail\n",
-        id = r.run_id,
-        grid = c.grid.name,
+        id = comment_text(&r.run_id),
+        grid = comment_text(&c.grid.name),
         framework = framework.as_str(),
-        model = r.model,
-        finetune = r.finetune,
-        reward = r.reward,
+        model = comment_text(&r.model),
+        finetune = comment_text(&r.finetune),
+        reward = comment_text(&r.reward),
         g = r.group_size,
         cap = r.max_response_len,
         mu = r.update_epochs,
@@ -114,7 +128,16 @@ fn header(c: &LaunchContext, framework: Framework) -> String {
         gpuh = r.expected_gpu_hours,
         wall = r.expected_wall_hours,
         gpus = h.gpus,
-        gpu = h.gpu.id,
+        gpu = comment_text(&h.gpu.id),
+    )
+}
+
+/// `MODEL_PATH` from the environment, else the catalog's name of the policy (quoted: a name is
+/// data, never code).
+fn model_path_lines(policy: &ModelSpec) -> String {
+    format!(
+        "DEFAULT_MODEL_PATH={}\nMODEL_PATH=\"${{MODEL_PATH:-$DEFAULT_MODEL_PATH}}\"\n",
+        shell_word(&policy.name)
     )
 }
 
@@ -128,10 +151,7 @@ pub fn verl_script(c: &LaunchContext) -> String {
     let mut s = header(c, Framework::Verl);
     s.push_str(": \"${TRAIN_FILES:?set TRAIN_FILES to your training parquet}\"\n");
     s.push_str(": \"${VAL_FILES:?set VAL_FILES to your held-out parquet}\"\n");
-    s.push_str(&format!(
-        "MODEL_PATH=\"${{MODEL_PATH:-{}}}\"\n",
-        c.policy.name
-    ));
+    s.push_str(&model_path_lines(c.policy));
     let mut args: Vec<String> = vec![
         format!(
             "algorithm.adv_estimator={}",
@@ -214,10 +234,10 @@ pub fn verl_script(c: &LaunchContext) -> String {
     let mut note = String::new();
     if let Some(rm) = &c.reward.model {
         args.push("reward_model.enable=True".to_string());
-        args.push(format!("reward_model.model.path={}", rm.name));
+        args.push(format!("reward_model.model.path={}", shell_word(&rm.name)));
         note = format!(
             "# Reward: {} ({}). Newer veRL spells these reward.reward_model.enable / reward.reward_model.model_path.\n",
-            c.reward,
+            comment_text(&c.reward.to_string()),
             match c.reward.kind {
                 RewardKind::Prm =>
                     "a process reward model: step scores need a reward manager that aggregates them",
@@ -236,13 +256,16 @@ pub fn verl_script(c: &LaunchContext) -> String {
         // The file logger writes one JSON line per step to $VERL_FILE_LOGGER_PATH (set above):
         // what `rlfrontier calibrate-hw --log` and the results collection read.
         "trainer.logger='[\"console\",\"file\"]'".to_string(),
-        format!("trainer.project_name=rlfrontier-{}", c.grid.name),
-        format!("trainer.experiment_name={}", r.run_id),
+        format!(
+            "trainer.project_name={}",
+            shell_word(&format!("rlfrontier-{}", c.grid.name))
+        ),
+        format!("trainer.experiment_name={}", shell_word(&r.run_id)),
     ]);
     s.push_str(&note);
     s.push_str(&format!(
-        "export VERL_FILE_LOGGER_PATH=\"${{VERL_FILE_LOGGER_PATH:-metrics/{}.jsonl}}\"\nmkdir -p \"$(dirname \"$VERL_FILE_LOGGER_PATH\")\"\n",
-        r.run_id
+        "DEFAULT_LOG_PATH={}\nexport VERL_FILE_LOGGER_PATH=\"${{VERL_FILE_LOGGER_PATH:-$DEFAULT_LOG_PATH}}\"\nmkdir -p \"$(dirname \"$VERL_FILE_LOGGER_PATH\")\"\n",
+        shell_word(&format!("metrics/{}.jsonl", r.run_id))
     ));
     s.push_str("python3 -m verl.trainer.main_ppo \\\n");
     for a in &args {
@@ -274,10 +297,7 @@ pub fn trl_script(c: &LaunchContext) -> String {
         trl_batching(r.prompts_per_step * r.group_size, h.gpus);
     let mut s = header(c, Framework::Trl);
     s.push_str(": \"${DATASET:?set DATASET to a dataset name or path with a prompt column}\"\n");
-    s.push_str(&format!(
-        "MODEL_PATH=\"${{MODEL_PATH:-{}}}\"\n",
-        c.policy.name
-    ));
+    s.push_str(&model_path_lines(c.policy));
     if !exact {
         s.push_str(&format!(
             "# Note: {} completions per step do not split evenly over {} processes; this runs {} per step.\n",
@@ -311,7 +331,10 @@ pub fn trl_script(c: &LaunchContext) -> String {
         }
         (_, Some(rm)) => {
             s.push_str("# TRL loads --reward_model_name_or_path as a sequence classifier (an outcome score per completion).\n");
-            args.push(format!("--reward_model_name_or_path {}", rm.name));
+            args.push(format!(
+                "--reward_model_name_or_path {}",
+                shell_word(&rm.name)
+            ));
         }
     }
     if let Finetune::Lora(rank) = c.finetune {
@@ -326,7 +349,7 @@ pub fn trl_script(c: &LaunchContext) -> String {
         args.push("--gradient_checkpointing".to_string());
     }
     args.extend([
-        format!("--output_dir runs/{}", r.run_id),
+        format!("--output_dir {}", shell_word(&format!("runs/{}", r.run_id))),
         "--report_to none".to_string(),
     ]);
     s.push_str(&format!(
@@ -351,12 +374,12 @@ pub fn slurm_array(grid: &Grid, runs: &[PilotRun]) -> String {
         * 1.5
         + 0.5;
     let minutes = (hours * 60.0).ceil() as u64;
-    let ids: Vec<&str> = runs.iter().map(|r| r.run_id.as_str()).collect();
+    let ids: Vec<String> = runs.iter().map(|r| shell_word(&r.run_id)).collect();
     format!(
         "#!/usr/bin/env bash\n\
-         # Runs the {n} pilots of grid `{grid}` as a Slurm array: sbatch slurm_array.sh\n\
+         # Runs the {n} pilots of grid `{grid_comment}` as a Slurm array: sbatch slurm_array.sh\n\
          # Time limit: 1.5 x the longest expected run + 30 minutes.\n\
-         #SBATCH --job-name=rlfrontier-{grid}\n\
+         #SBATCH --job-name=rlfrontier-{grid_job}\n\
          #SBATCH --array=0-{last}\n\
          #SBATCH --nodes={nodes}\n\
          #SBATCH --gres=gpu:{per_node}\n\
@@ -370,7 +393,10 @@ pub fn slurm_array(grid: &Grid, runs: &[PilotRun]) -> String {
          echo \"pilot $RUN\"\n\
          bash \"launch/$RUN.sh\"\n",
         n = runs.len(),
-        grid = grid.name,
+        grid_comment = comment_text(&grid.name),
+        // Slurm reads the job name up to the end of the line; the grid's name is of the
+        // validated alphabet (letters, digits, `-`, `_`, `.`) already, control characters never.
+        grid_job = comment_text(&grid.name).replace(' ', "_"),
         last = runs.len().saturating_sub(1),
         nodes = h.gpus.div_ceil(8),
         per_node = h.gpus.min(8),

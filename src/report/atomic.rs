@@ -2,17 +2,20 @@
 //! place, a set of files all together or not at all; with a lock on the output folder for the
 //! duration, and the temporary files of killed runs cleaned up by the next one.
 //!
-//! - [`AtomicFile`]: one file under `.NAME.tmp-PID`. Its temporary file is removed on every
+//! - [`AtomicFile`]: one file under `.NAME.rlfrontier-tmp-PID`. Its temporary file is removed on every
 //!   failure path: the cleanup stays armed until the rename has succeeded.
 //! - [`Staged`]: a set of files committed as one: every destination is checked first (a folder
 //!   where a file should go fails before anything moves), existing files are moved aside to
-//!   `.NAME.bak-PID`, the new ones renamed in, and on any failure the moved-aside files are put
+//!   `.NAME.rlfrontier-bak-PID`, the new ones renamed in, and on any failure the moved-aside files are put
 //!   back and the temporary files removed, so the folder holds either the old outputs or the new
 //!   ones. Files to delete (stale outputs of another format) go only after success.
 //! - [`OutputLock`]: an exclusive OS lock on the output folder itself (released by the kernel
 //!   when the process dies, even by SIGKILL) so two runs cannot write one folder at once.
 //! - [`remove_stale_temporaries`]: temporary and backup files whose process is gone (the PID in
 //!   their name no longer runs), left by a SIGKILL or a power cut, removed before a new write.
+//!   Only names carrying this tool's token are touched, only in the output folder and the
+//!   subfolders this tool writes (never behind a symlink): a user's own `.x.bak-1` is never
+//!   this tool's.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -20,10 +23,33 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
+/// The token every temporary and backup name of this tool carries.
+const TOKEN: &str = "rlfrontier";
+
 /// The suffix marking a temporary file of process `pid`.
 fn temp_suffix(kind: &str, pid: u32) -> String {
-    format!(".{kind}-{pid}")
+    format!(".{TOKEN}-{kind}-{pid}")
 }
+
+/// Whether a file name is one of this tool's temporaries or backups (`.NAME.rlfrontier-tmp-PID`,
+/// `.NAME.rlfrontier-bak-PID`).
+pub fn is_own_temporary(name: &str) -> bool {
+    name.starts_with('.')
+        && ["tmp", "bak"].iter().any(|kind| {
+            let marker = format!(".{TOKEN}-{kind}-");
+            name.rfind(&marker).is_some_and(|at| {
+                let pid = &name[at + marker.len()..];
+                !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())
+            })
+        })
+}
+
+/// The subfolders of an output folder this tool writes (`targets` holds one folder per metric,
+/// each with its own `plots`).
+const OWN_SUBFOLDERS: [&str; 3] = ["plots", "launch", "targets"];
+
+/// How deep below the output folder the cleanup looks (`targets/METRIC/plots`).
+const OWN_DEPTH: usize = 3;
 
 /// `.NAME.KIND-PID` beside `path`.
 fn sibling(path: &Path, kind: &str) -> PathBuf {
@@ -250,26 +276,45 @@ fn process_alive(pid: u32) -> bool {
     }
 }
 
-/// Removes, under `dir` and its subfolders, the temporary (`.NAME.tmp-PID`) and backup
-/// (`.NAME.bak-PID`) files of processes that no longer run; a backup is restored first when its
-/// file is missing (a run killed mid-commit). Returns what was removed or restored.
+/// Removes, in `dir` and the subfolders this tool writes there, the temporary
+/// (`.NAME.rlfrontier-tmp-PID`) and backup (`.NAME.rlfrontier-bak-PID`) files of processes that
+/// no longer run; a backup is restored first when its file is missing (a run killed mid-commit).
+/// Symlinks are never followed or touched. Returns what was removed or restored.
 pub fn remove_stale_temporaries(dir: &Path) -> Vec<PathBuf> {
     let mut touched = Vec::new();
+    clean_folder(dir, 0, &mut touched);
+    touched
+}
+
+fn clean_folder(dir: &Path, depth: usize, touched: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return touched;
+        return;
     };
-    for entry in entries.flatten() {
+    let mut entries: Vec<_> = entries.flatten().collect();
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
         let path = entry.path();
-        if path.is_dir() {
-            touched.extend(remove_stale_temporaries(&path));
+        // The entry itself, not what a symlink points to.
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if kind.is_dir() {
+            let own = depth == 0 && OWN_SUBFOLDERS.contains(&name.as_str())
+                || depth > 0 && dir.ancestors().any(|a| a.ends_with("targets"));
+            if own && depth + 1 < OWN_DEPTH {
+                clean_folder(&path, depth + 1, touched);
+            }
             continue;
         }
-        let name = entry.file_name().to_string_lossy().into_owned();
+        if !kind.is_file() {
+            continue;
+        }
         let Some(rest) = name.strip_prefix('.') else {
             continue;
         };
         for kind in ["tmp", "bak"] {
-            let marker = format!(".{kind}-");
+            let marker = format!(".{TOKEN}-{kind}-");
             let Some(at) = rest.rfind(&marker) else {
                 continue;
             };
@@ -280,7 +325,8 @@ pub fn remove_stale_temporaries(dir: &Path) -> Vec<PathBuf> {
                 continue;
             }
             let original = path.with_file_name(&rest[..at]);
-            if kind == "bak" && !original.exists() {
+            let original_present = std::fs::symlink_metadata(&original).is_ok();
+            if kind == "bak" && !original_present {
                 if std::fs::rename(&path, &original).is_ok() {
                     touched.push(original);
                 }
@@ -289,7 +335,6 @@ pub fn remove_stale_temporaries(dir: &Path) -> Vec<PathBuf> {
             }
         }
     }
-    touched
 }
 
 /// An exclusive lock on an output folder for the duration of a write: a second run into the
@@ -384,18 +429,39 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         // A PID far above Linux's pid_max (2^22): a dead run's leftovers.
         let dead = u32::MAX - 1;
-        std::fs::write(dir.path().join(format!(".cells.csv.tmp-{dead}")), "half").unwrap();
-        std::fs::write(dir.path().join(format!(".report.html.bak-{dead}")), "old").unwrap();
+        std::fs::write(
+            dir.path().join(format!(".cells.csv.rlfrontier-tmp-{dead}")),
+            "half",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path()
+                .join(format!(".report.html.rlfrontier-bak-{dead}")),
+            "old",
+        )
+        .unwrap();
         let live = std::process::id();
-        std::fs::write(dir.path().join(format!(".x.csv.tmp-{live}")), "mine").unwrap();
+        std::fs::write(
+            dir.path().join(format!(".x.csv.rlfrontier-tmp-{live}")),
+            "mine",
+        )
+        .unwrap();
         let touched = remove_stale_temporaries(dir.path());
         assert_eq!(touched.len(), 2, "{touched:?}");
-        assert!(!dir.path().join(format!(".cells.csv.tmp-{dead}")).exists());
+        assert!(
+            !dir.path()
+                .join(format!(".cells.csv.rlfrontier-tmp-{dead}"))
+                .exists()
+        );
         assert_eq!(
             std::fs::read_to_string(dir.path().join("report.html")).unwrap(),
             "old"
         );
-        assert!(dir.path().join(format!(".x.csv.tmp-{live}")).exists());
+        assert!(
+            dir.path()
+                .join(format!(".x.csv.rlfrontier-tmp-{live}"))
+                .exists()
+        );
     }
 
     #[test]

@@ -123,6 +123,50 @@ fn write_target_outputs(
     Ok(staged)
 }
 
+/// Refuses a folder that holds files but not `marker` (this tool's manifest or plan), unless
+/// `force`: those files are someone else's. With `force` the tool writes its own files beside
+/// them and removes none of theirs (see [`previous_outputs`]).
+pub fn refuse_foreign_files(dir: &Path, marker: &str, force: bool) -> Result<()> {
+    if force {
+        return Ok(());
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    // This tool's own temporaries and backups (a killed run's) do not make the folder foreign.
+    let foreign = entries.flatten().any(|e| {
+        let name = e.file_name().to_string_lossy().into_owned();
+        !atomic::is_own_temporary(&name)
+    });
+    if !foreign {
+        return Ok(());
+    }
+    Err(Error::in_setting(
+        "out",
+        format!(
+            "{} holds files but no {marker} of rlfrontier; choose an empty or new --out, or pass --force to write rlfrontier's files beside them (it replaces only its own and deletes none of the others)",
+            dir.display()
+        ),
+    ))
+}
+
+/// The files the folder's manifest says an earlier run of this tool wrote there (relative
+/// names; empty without a readable manifest). Stale outputs are removed only from this list.
+pub fn previous_outputs(dir: &Path) -> Vec<String> {
+    std::fs::read_to_string(dir.join("manifest.json"))
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .and_then(|v| {
+            v.get("files").and_then(|f| f.as_array()).map(|files| {
+                files
+                    .iter()
+                    .filter_map(|f| f.as_str().map(str::to_string))
+                    .collect()
+            })
+        })
+        .unwrap_or_default()
+}
+
 /// Creates an output folder, or says which `--out` cannot be created and why (exit code 2).
 pub fn create_output_dir(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| {
@@ -151,7 +195,10 @@ pub fn prepare_output_dir(dir: &Path, grid: &Grid, force: bool) -> Result<()> {
         ));
     }
     let manifest = dir.join("manifest.json");
-    if force || !manifest.exists() {
+    if !manifest.exists() {
+        return refuse_foreign_files(dir, "manifest.json", force);
+    }
+    if force {
         return Ok(());
     }
     let unreadable = |why: String| {

@@ -76,7 +76,10 @@ pub struct PilotFitReport {
 fn check_out_dir(dir: &Path, grid: &crate::spec::Grid, force: bool) -> Result<()> {
     crate::report::create_output_dir(dir)?;
     let existing = dir.join("calibration.json");
-    if force || !existing.exists() {
+    if !existing.exists() {
+        return crate::report::refuse_foreign_files(dir, "calibration.json", force);
+    }
+    if force {
         return Ok(());
     }
     let file = std::fs::read_to_string(&existing)
