@@ -227,23 +227,6 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
     strsim::levenshtein(a, b)
 }
 
-/// Reads a text file the user named: a missing file or one that is not UTF-8 is bad input (exit
-/// code 2, with `what` saying what the file should be), anything else an I/O error.
-pub fn read_user_text(path: &Path, what: &str) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => {
-            Error::in_file(path, None, "", "file not found; check the path")
-        }
-        std::io::ErrorKind::InvalidData => Error::in_file(
-            path,
-            None,
-            "",
-            format!("not UTF-8 text; give {what} itself"),
-        ),
-        _ => Error::io(path, e),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

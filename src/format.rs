@@ -160,9 +160,35 @@ pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// `text` as literal Markdown: the characters Markdown or a table would read as syntax
+/// (`\\ ` `` ` `` `*` `_` `[` `]` `<` `>` `#` `|`) are backslash-escaped, line breaks become
+/// spaces, so a user's metric name cannot add links, HTML or table cells.
+pub fn markdown_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '#' | '|' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn markdown_text_escapes_syntax() {
+        assert_eq!(markdown_text("a|b"), "a\\|b");
+        assert_eq!(markdown_text("[x](javascript:y)"), "\\[x\\](javascript:y)");
+        assert_eq!(markdown_text("<img>\nz"), "\\<img\\> z");
+        assert_eq!(markdown_text("math500_pass1"), "math500\\_pass1");
+    }
 
     #[test]
     fn numbers_are_compact_and_exact() {

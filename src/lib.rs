@@ -38,6 +38,7 @@ pub mod error;
 pub mod evaluate;
 pub mod fit;
 pub mod format;
+pub mod input;
 pub mod interrupt;
 pub mod ledger;
 pub mod logs;

@@ -140,7 +140,11 @@ pub struct MetricLog {
 
 /// Reads a log, detecting its format unless one is given.
 pub fn read_log(path: &Path, format: Option<LogFormat>) -> Result<MetricLog> {
-    let text = crate::error::read_user_text(path, "the log file (uncompressed)")?;
+    let text = crate::input::read_text(
+        path,
+        crate::input::MAX_TABLE_BYTES,
+        "the log file (uncompressed)",
+    )?;
     parse_log(path, &text, format)
 }
 

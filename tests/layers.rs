@@ -14,6 +14,7 @@ use std::path::Path;
 const LAYERS: &[&[&str]] = &[
     &[
         "error",
+        "input",
         "format",
         "rng",
         "stats",

@@ -100,7 +100,7 @@ fn plan_writes_runs_launch_scripts_and_a_slurm_array() {
         !prm_scripts.is_empty()
             && prm_scripts
                 .iter()
-                .all(|s| s.contains("reward_model.model.path=Qwen/Qwen2.5-Math-PRM-7B"))
+                .all(|s| s.contains("reward_model.model.path='Qwen/Qwen2.5-Math-PRM-7B'"))
     );
     let slurm = std::fs::read_to_string(out.join("slurm_array.sh")).unwrap();
     assert!(slurm.contains("#SBATCH --array=0-23") && slurm.contains("launch/$RUN.sh"));
@@ -784,4 +784,46 @@ fn plan_removes_only_the_launch_scripts_of_its_own_earlier_plan() {
     assert_eq!(refused.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("--force"));
     assert_eq!(std::fs::read_dir(&foreign).unwrap().count(), 1);
+}
+
+#[test]
+fn a_run_id_that_would_name_a_path_outside_the_folder_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = plan(dir.path(), "verl");
+    let results = simulate(&out, "0.005");
+    let plan_csv = std::fs::read_to_string(out.join("plan.csv")).unwrap();
+    let hostile = plan_csv.replacen("p001,", "x/../../../outside/escape,", 1);
+    std::fs::write(out.join("plan.csv"), &hostile).unwrap();
+    // Whoever edits the plan can also restamp its hash in plan.json.
+    let info_path = out.join("plan.json");
+    let mut info: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&info_path).unwrap()).unwrap();
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(hostile.as_bytes());
+    info["plan_csv_sha256"] =
+        serde_json::Value::String(digest.iter().map(|b| format!("{b:02x}")).collect());
+    std::fs::write(&info_path, serde_json::to_string_pretty(&info).unwrap()).unwrap();
+    let results_text = std::fs::read_to_string(&results).unwrap();
+    std::fs::write(
+        &results,
+        results_text.replace("p001,", "x/../../../outside/escape,"),
+    )
+    .unwrap();
+    let fit_out = dir.path().join("fit");
+    let run = bin()
+        .arg("fit")
+        .arg(&results)
+        .arg("--plan")
+        .arg(out.join("plan.csv"))
+        .arg("--out")
+        .arg(&fit_out)
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("run_id") && stderr.contains("not a run id"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("outside").exists());
 }

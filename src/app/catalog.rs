@@ -101,6 +101,12 @@ pub struct ImportModelArgs {
 pub fn run_import(args: &ImportModelArgs, out: &mut dyn Write) -> Result<()> {
     use rlfrontier::catalog::import::{model_from_config, model_toml};
     let name = args.name.clone().unwrap_or_else(|| args.id.clone());
+    if !rlfrontier::catalog::is_valid_id(&args.id) {
+        return Err(rlfrontier::error::Error::in_flag(
+            "--id",
+            rlfrontier::catalog::invalid_id_message(&args.id),
+        ));
+    }
     let model = model_from_config(&args.config, &args.id, &name)?;
     rlfrontier::report::write_atomic(&args.out, model_toml(&model).as_bytes())?;
     emit(

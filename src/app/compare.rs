@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use rlfrontier::costing::compare::{SEED_PROJECT, SEED_PROJECT_PATH, price};
-use rlfrontier::error::{Error, Result};
+use rlfrontier::error::Result;
 
 use super::{CatalogFlag, emit, json_text};
 
@@ -28,7 +28,11 @@ pub fn run(args: &CompareArgs, out: &mut dyn Write) -> Result<()> {
     let catalog = args.catalog.load()?;
     let (text, path) = match &args.project {
         Some(p) => (
-            std::fs::read_to_string(p).map_err(|e| Error::io(p, e))?,
+            rlfrontier::input::read_text(
+                p,
+                rlfrontier::input::MAX_TABLE_BYTES,
+                "a comparison table",
+            )?,
             p.clone(),
         ),
         None => (

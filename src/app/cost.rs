@@ -788,7 +788,11 @@ use rlfrontier::config::import::{
 
 /// Reads and imports a framework file; errors name the file, line and key.
 fn read_import(path: &Path, format: ConfigFormat, launch: TrlLaunch) -> Result<ImportedRun> {
-    let text = rlfrontier::error::read_user_text(path, "the launch script or config file")?;
+    let text = rlfrontier::input::read_text(
+        path,
+        rlfrontier::input::MAX_CONFIG_BYTES,
+        "the launch script or config file",
+    )?;
     let imported = match format {
         ConfigFormat::Verl => import_verl(&text),
         ConfigFormat::Trl => import_trl(&text, launch),

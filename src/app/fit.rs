@@ -16,6 +16,23 @@ use rlfrontier::pilot::collect::{collect, results_csv};
 
 use super::{CatalogFlag, emit, json_text};
 
+/// Most bootstrap replicates a fit may ask for: 90% intervals settle long before (each replicate
+/// refits every run, so more only costs time and memory).
+const MAX_BOOTSTRAP: usize = 100_000;
+
+/// Parses `--bootstrap`: a count of at most [`MAX_BOOTSTRAP`].
+fn bootstrap_count(text: &str) -> std::result::Result<usize, String> {
+    let n: usize = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a whole number of replicates"))?;
+    if n > MAX_BOOTSTRAP {
+        return Err(format!(
+            "{n} replicates is above the {MAX_BOOTSTRAP} a fit may ask for (90% intervals settle long before)"
+        ));
+    }
+    Ok(n)
+}
+
 /// Arguments of `fit`.
 #[derive(Debug, Args)]
 pub struct FitArgs {
@@ -54,8 +71,8 @@ pub struct FitArgs {
     /// Ignore checkpoints before this step in the curve fits (ScaleRL skips early compute).
     #[arg(long, default_value_t = 0)]
     pub warmup_steps: u64,
-    /// Bootstrap replicates.
-    #[arg(long, default_value_t = 200)]
+    /// Bootstrap replicates (at most 100,000).
+    #[arg(long, default_value_t = 200, value_parser = bootstrap_count)]
     pub bootstrap: usize,
     /// Seed of the bootstraps [default: the grid's].
     #[arg(long)]
@@ -144,8 +161,8 @@ pub struct FitCurveArgs {
     /// Fit this many times and report the mean time of one fit (for benchmarks).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub repeat: u64,
-    /// Residual-bootstrap replicates for the 90% intervals (0: none).
-    #[arg(long, default_value_t = 200)]
+    /// Residual-bootstrap replicates for the 90% intervals (0: none; at most 100,000).
+    #[arg(long, default_value_t = 200, value_parser = bootstrap_count)]
     pub bootstrap: usize,
     /// Seed of the bootstrap.
     #[arg(long, default_value_t = 0)]

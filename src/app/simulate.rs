@@ -50,7 +50,11 @@ pub fn run(args: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
     let catalog = args.catalog.load()?;
     let plan = read_plan(&args.plan)?;
     let grid = plan_grid(&plan, &args.plan, args.grid.as_deref(), &catalog)?;
-    let text = std::fs::read_to_string(&args.truth).map_err(|e| Error::io(&args.truth, e))?;
+    let text = rlfrontier::input::read_text(
+        &args.truth,
+        rlfrontier::input::MAX_CONFIG_BYTES,
+        "a truth file ([outcome] keys)",
+    )?;
     let truth = rlfrontier::spec::outcome_from_toml(&text, &args.truth)?;
     let metric = args
         .metric

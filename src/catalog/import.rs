@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 
 /// Reads `config.json` and builds the entry `id` (named `name`, e.g. the repository).
 pub fn model_from_config(path: &Path, id: &str, name: &str) -> Result<ModelSpec> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = crate::input::read_text(path, crate::input::MAX_CONFIG_BYTES, "a config.json")?;
     let config: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| Error::in_file(path, Some(e.line()), "", e.to_string()))?;
     // Multimodal configs nest the language model's shape.

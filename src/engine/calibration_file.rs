@@ -108,6 +108,7 @@ pub fn entries(params: &OutcomeParams) -> BTreeMap<String, ParamEntry> {
 /// Reads a calibration file and applies it to a grid, refusing files made for another grid or
 /// another tool version.
 pub fn apply(grid: &mut Grid, path: &Path) -> Result<()> {
+    crate::input::check_regular_file(path, crate::input::MAX_CONFIG_BYTES)?;
     let text = std::fs::read_to_string(path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             Error::in_file(

@@ -208,7 +208,7 @@ fn csv_error(path: &Path, line: Option<usize>, message: impl Into<String>) -> Er
 /// The before/after pairs come from `before_after.csv` in the same folder
 /// ([`crate::fit::pairs`]); the fit needs them.
 pub fn read_evidence(path: &Path) -> Result<Evidence> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bytes = crate::input::read_bytes(path, crate::input::MAX_TABLE_BYTES)?;
     let mut evidence = parse_evidence(&bytes, path)?;
     evidence.pairs = crate::fit::pairs::read_pairs(&pairs_path(path))?;
     Ok(evidence)

@@ -112,7 +112,7 @@ pub fn embedded_pairs() -> Vec<PairedOutcome> {
 
 /// Reads a pairs file.
 pub fn read_pairs(path: &Path) -> Result<Vec<PairedOutcome>> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bytes = crate::input::read_bytes(path, crate::input::MAX_TABLE_BYTES)?;
     parse_pairs(&bytes, path)
 }
 

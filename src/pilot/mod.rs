@@ -390,6 +390,17 @@ pub fn read_plan(csv_path: &Path) -> Result<Plan> {
             .map_err(|e| Error::in_file(csv_path, Some(line), "", format!("bad plan row: {e}")))?
             .into_run()
             .map_err(|(field, m)| Error::in_file(csv_path, Some(line), field, m))?;
+        if !is_safe_id(&run.run_id) {
+            return Err(Error::in_file(
+                csv_path,
+                Some(line),
+                "run_id",
+                format!(
+                    "`{}` is not a run id: use letters, digits, `-`, `_` and `.`, starting with a letter or digit (it names files)",
+                    run.run_id.escape_default()
+                ),
+            ));
+        }
         if runs.iter().any(|r: &PilotRun| r.run_id == run.run_id) {
             return Err(Error::in_file(
                 csv_path,
@@ -404,6 +415,18 @@ pub fn read_plan(csv_path: &Path) -> Result<Plan> {
         return Err(Error::in_file(csv_path, None, "", "the plan has no runs"));
     }
     Ok(Plan { info, runs })
+}
+
+/// Whether `id` may name a file: 1-128 letters, digits, `-`, `_` or `.`, starting with a letter
+/// or a digit (no path separators, no `..`, nothing a spreadsheet reads as a formula).
+pub fn is_safe_id(id: &str) -> bool {
+    let bytes = id.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 128
+        && bytes[0].is_ascii_alphanumeric()
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
 }
 
 /// Loads the grid a plan was made from (or `override_grid`), checking it is the same file.

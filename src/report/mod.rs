@@ -127,6 +127,12 @@ fn write_target_outputs(
 /// `force`: those files are someone else's. With `force` the tool writes its own files beside
 /// them and removes none of theirs (see [`previous_outputs`]).
 pub fn refuse_foreign_files(dir: &Path, marker: &str, force: bool) -> Result<()> {
+    refuse_foreign_files_but(dir, marker, force, &[])
+}
+
+/// [`refuse_foreign_files`], where `own` names files the calling command itself wrote there
+/// first (`fit --logs` keeps the collected results as `results.csv`).
+pub fn refuse_foreign_files_but(dir: &Path, marker: &str, force: bool, own: &[&str]) -> Result<()> {
     if force {
         return Ok(());
     }
@@ -136,7 +142,7 @@ pub fn refuse_foreign_files(dir: &Path, marker: &str, force: bool) -> Result<()>
     // This tool's own temporaries and backups (a killed run's) do not make the folder foreign.
     let foreign = entries.flatten().any(|e| {
         let name = e.file_name().to_string_lossy().into_owned();
-        !atomic::is_own_temporary(&name)
+        !atomic::is_own_temporary(&name) && !own.contains(&name.as_str())
     });
     if !foreign {
         return Ok(());

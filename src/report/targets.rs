@@ -96,13 +96,16 @@ fn summary(rows: &[(usize, Vec<Option<String>>, bool)], targets: &[TargetShortli
 pub fn targets_markdown(grid: &Grid, targets: &[TargetShortlist]) -> String {
     let rows = rows(grid, targets);
     let mut md = format!("# Target metrics: grid `{}`\n\n", grid.name);
-    md.push_str(&summary(&rows, targets));
+    md.push_str(&crate::format::markdown_text(&summary(&rows, targets)));
     md.push_str(
         " Each target's frontiers, shortlist and report are in `targets/<metric>/`; the top level is the first target's.\n\n",
     );
     md.push_str("| budget |");
     for t in targets {
-        md.push_str(&format!(" best for {} |", t.name));
+        md.push_str(&format!(
+            " best for {} |",
+            crate::format::markdown_text(t.name)
+        ));
     }
     md.push_str(" differs |\n|---|");
     md.push_str(&"---|".repeat(targets.len()));

@@ -207,18 +207,15 @@ impl Grid {
 
 /// Reads, parses and validates a grid file.
 pub fn load(path: &Path, catalog: &Catalog) -> Result<Grid> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            Error::in_file(
-                path,
-                None,
-                "",
-                "file not found; check the path (bundled grids are in grids/)",
-            )
-        } else {
-            Error::io(path, e)
-        }
-    })?;
+    if !path.exists() {
+        return Err(Error::in_file(
+            path,
+            None,
+            "",
+            "file not found; check the path (bundled grids are in grids/)",
+        ));
+    }
+    let bytes = crate::input::read_bytes(path, crate::input::MAX_CONFIG_BYTES)?;
     let text = String::from_utf8(bytes.clone()).map_err(|_| {
         Error::in_file(
             path,

@@ -95,7 +95,12 @@ pub(super) fn hardware(
     // The framework's placement and engine settings, then what the grid sets.
     let d = Hardware::new(gpu, gpus, engine, framework);
     let usd_per_gpu_hour = match &rh.usd_per_gpu_hour {
-        Some(value) => v.positive(value, Some(hw), "usd_per_gpu_hour")?,
+        Some(value) => v.positive_at_most(
+            value,
+            Some(hw),
+            "usd_per_gpu_hour",
+            (1000.0, "no GPU rents for more than $1,000 an hour"),
+        )?,
         None => d.usd_per_gpu_hour,
     };
     let schedule = v.named_or(&rh.schedule, Some(hw), "schedule", d.schedule)?;

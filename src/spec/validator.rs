@@ -165,6 +165,27 @@ impl Validator<'_> {
         Ok(x)
     }
 
+    /// A positive number no larger than `max`, the physical bound of the quantity (`what` says
+    /// what the bound is).
+    pub(super) fn positive_at_most(
+        &self,
+        value: &impl Located,
+        section: Option<&str>,
+        key: &str,
+        (max, what): (f64, &str),
+    ) -> Result<f64> {
+        let x = self.positive(value, section, key)?;
+        if x > max {
+            return Err(self.err_at(
+                value,
+                section,
+                key,
+                format!("{x} is above {max} ({what}); check the units"),
+            ));
+        }
+        Ok(x)
+    }
+
     pub(super) fn positive(
         &self,
         value: &impl Located,

@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "${SLURM_SUBMIT_DIR:-$(dirname "$0")}"
 mkdir -p logs
-RUNS=(p001 p002 p003 p004 p005 p006 p007 p008 p009 p010 p011 p012 p013 p014 p015 p016 p017 p018 p019 p020 p021 p022 p023 p024)
+RUNS=('p001' 'p002' 'p003' 'p004' 'p005' 'p006' 'p007' 'p008' 'p009' 'p010' 'p011' 'p012' 'p013' 'p014' 'p015' 'p016' 'p017' 'p018' 'p019' 'p020' 'p021' 'p022' 'p023' 'p024')
 RUN="${RUNS[$SLURM_ARRAY_TASK_ID]}"
 echo "pilot $RUN"
 bash "launch/$RUN.sh"

@@ -77,7 +77,12 @@ fn check_out_dir(dir: &Path, grid: &crate::spec::Grid, force: bool) -> Result<()
     crate::report::create_output_dir(dir)?;
     let existing = dir.join("calibration.json");
     if !existing.exists() {
-        return crate::report::refuse_foreign_files(dir, "calibration.json", force);
+        return crate::report::refuse_foreign_files_but(
+            dir,
+            "calibration.json",
+            force,
+            &["results.csv"],
+        );
     }
     if force {
         return Ok(());

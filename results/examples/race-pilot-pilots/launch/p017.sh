@@ -7,8 +7,10 @@
 set -euo pipefail
 : "${TRAIN_FILES:?set TRAIN_FILES to your training parquet}"
 : "${VAL_FILES:?set VAL_FILES to your held-out parquet}"
-MODEL_PATH="${MODEL_PATH:-Qwen/Qwen2.5-7B}"
-export VERL_FILE_LOGGER_PATH="${VERL_FILE_LOGGER_PATH:-metrics/p017.jsonl}"
+DEFAULT_MODEL_PATH='Qwen/Qwen2.5-7B'
+MODEL_PATH="${MODEL_PATH:-$DEFAULT_MODEL_PATH}"
+DEFAULT_LOG_PATH='metrics/p017.jsonl'
+export VERL_FILE_LOGGER_PATH="${VERL_FILE_LOGGER_PATH:-$DEFAULT_LOG_PATH}"
 mkdir -p "$(dirname "$VERL_FILE_LOGGER_PATH")"
 python3 -m verl.trainer.main_ppo \
   algorithm.adv_estimator=grpo \
@@ -39,6 +41,6 @@ python3 -m verl.trainer.main_ppo \
   trainer.n_gpus_per_node=8 \
   trainer.nnodes=1 \
   trainer.logger='["console","file"]' \
-  trainer.project_name=rlfrontier-race-pilot \
-  trainer.experiment_name=p017 \
+  trainer.project_name='rlfrontier-race-pilot' \
+  trainer.experiment_name='p017' \
   "$@"

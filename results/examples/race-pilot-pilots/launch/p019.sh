@@ -7,9 +7,11 @@
 set -euo pipefail
 : "${TRAIN_FILES:?set TRAIN_FILES to your training parquet}"
 : "${VAL_FILES:?set VAL_FILES to your held-out parquet}"
-MODEL_PATH="${MODEL_PATH:-Qwen/Qwen2.5-7B}"
+DEFAULT_MODEL_PATH='Qwen/Qwen2.5-7B'
+MODEL_PATH="${MODEL_PATH:-$DEFAULT_MODEL_PATH}"
 # Reward: prm:qwen2.5-math-prm-7b (a process reward model: step scores need a reward manager that aggregates them). Newer veRL spells these reward.reward_model.enable / reward.reward_model.model_path.
-export VERL_FILE_LOGGER_PATH="${VERL_FILE_LOGGER_PATH:-metrics/p019.jsonl}"
+DEFAULT_LOG_PATH='metrics/p019.jsonl'
+export VERL_FILE_LOGGER_PATH="${VERL_FILE_LOGGER_PATH:-$DEFAULT_LOG_PATH}"
 mkdir -p "$(dirname "$VERL_FILE_LOGGER_PATH")"
 python3 -m verl.trainer.main_ppo \
   algorithm.adv_estimator=grpo \
@@ -35,13 +37,13 @@ python3 -m verl.trainer.main_ppo \
   actor_rollout_ref.rollout.gpu_memory_utilization=0.5 \
   actor_rollout_ref.rollout.tensor_model_parallel_size=2 \
   reward_model.enable=True \
-  reward_model.model.path=Qwen/Qwen2.5-Math-PRM-7B \
+  reward_model.model.path='Qwen/Qwen2.5-Math-PRM-7B' \
   trainer.total_training_steps=117 \
   trainer.test_freq=11 \
   trainer.val_before_train=True \
   trainer.n_gpus_per_node=8 \
   trainer.nnodes=1 \
   trainer.logger='["console","file"]' \
-  trainer.project_name=rlfrontier-race-pilot \
-  trainer.experiment_name=p019 \
+  trainer.project_name='rlfrontier-race-pilot' \
+  trainer.experiment_name='p019' \
   "$@"
