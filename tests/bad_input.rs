@@ -535,3 +535,109 @@ fn bad_pilot_results_plans_and_calibrations_are_refused() {
         &["nope.json", "not found"],
     );
 }
+
+#[test]
+fn unbounded_and_empty_inputs_are_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("g.toml"), GRID).unwrap();
+    // A device, a folder and a FIFO where a grid, catalog, script or log should be.
+    std::fs::create_dir_all(d.join("folder.toml")).unwrap();
+    let fifo = d.join("fifo.sh");
+    let fifo_made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success());
+    refused(
+        d,
+        &s(&["sweep", "/dev/zero", "--out", "out"]),
+        &["/dev/zero", "not a regular file"],
+    );
+    refused(
+        d,
+        &s(&["sweep", "folder.toml", "--out", "out"]),
+        &["folder.toml", "a folder"],
+    );
+    refused(
+        d,
+        &s(&["sweep", "g.toml", "--catalog", "/dev/zero", "--out", "out"]),
+        &["/dev/zero", "not a regular file"],
+    );
+    if fifo_made {
+        refused(
+            d,
+            &s(&[
+                "cost",
+                "--from-verl",
+                "fifo.sh",
+                "--gpu",
+                "h100-sxm",
+                "--gpus",
+                "8",
+            ]),
+            &["fifo.sh", "not a regular file"],
+        );
+    }
+    // A 774-byte script of doubling variables.
+    let mut script = String::from("a=xxxxxxxxxxxxxxxxxxxxxxxxx\n");
+    for _ in 0..30 {
+        script.push_str("a=$a$a\n");
+    }
+    script.push_str("python3 -m verl.trainer.main_ppo data.train_batch_size=$a\n");
+    std::fs::write(d.join("double.sh"), script).unwrap();
+    refused(
+        d,
+        &s(&[
+            "cost",
+            "--from-verl",
+            "double.sh",
+            "--gpu",
+            "h100-sxm",
+            "--gpus",
+            "8",
+        ]),
+        &["double.sh", "1 MiB"],
+    );
+    // Header-only evidence: refused as fit-prior refuses it, not scored as NaN.
+    let header = std::fs::read_to_string(repo("evidence/published_results.csv")).unwrap();
+    std::fs::write(
+        d.join("published_results.csv"),
+        header.lines().next().unwrap(),
+    )
+    .unwrap();
+    std::fs::copy(
+        repo("evidence/before_after.csv"),
+        d.join("before_after.csv"),
+    )
+    .unwrap();
+    refused(
+        d,
+        &s(&["backtest", "published_results.csv"]),
+        &["published_results.csv", "ScaleRL"],
+    );
+    // A price no GPU has.
+    std::fs::write(
+        d.join("g2.toml"),
+        GRID.replacen("[hardware]", "[hardware]\nusd_per_gpu_hour = 1e308", 1),
+    )
+    .unwrap();
+    refused(
+        d,
+        &s(&["sweep", "g2.toml", "--out", "out"]),
+        &["g2.toml", "usd_per_gpu_hour"],
+    );
+    refused(
+        d,
+        &s(&[
+            "fit",
+            "r.csv",
+            "--plan",
+            "p.csv",
+            "--bootstrap",
+            "1000000000",
+            "--out",
+            "fitout",
+        ]),
+        &["--bootstrap", "100000"],
+    );
+}

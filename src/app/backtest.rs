@@ -134,6 +134,11 @@ fn study_text(b: &StudyBacktest) -> String {
 /// Runs the backtest and prints the summary and the orderings.
 pub fn run(args: &BacktestArgs, out: &mut dyn Write) -> Result<()> {
     let evidence = read_evidence(&args.evidence)?;
+    // The evidence must hold what the fit needs, as `fit-prior` checks (a header-only or partial
+    // file is refused here, not scored as NaN).
+    let scalerl_r0 = fit_prior(&evidence)
+        .map_err(|m| rlfrontier::error::Error::in_file(&args.evidence, None, "", m))?
+        .scalerl_base_score;
     let params = OutcomeParams::default();
     let b = study_backtest(&params, &evidence);
     if let Some(path) = &args.csv {
@@ -142,9 +147,6 @@ pub fn run(args: &BacktestArgs, out: &mut dyn Write) -> Result<()> {
     let mut text = study_text(&b);
     let catalog = args.catalog.load()?;
     let race = rlfrontier::spec::load(&args.race_grid, &catalog)?;
-    let scalerl_r0 = fit_prior(&evidence)
-        .map(|f| f.scalerl_base_score)
-        .unwrap_or(0.3);
     let found: Vec<Ordering> = orderings(&evidence, &params, scalerl_r0, &catalog, &race);
     text.push_str("orderings (published finding against the prior):\n");
     let mut table = Table::new(["finding", "published", "prior", "reproduced"]);

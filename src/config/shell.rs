@@ -11,6 +11,13 @@
 
 use std::collections::BTreeMap;
 
+/// Longest word an expansion may produce: 1 MiB. Real scripts' words are paths and numbers; a
+/// file that doubles a variable over and over would otherwise grow without bound.
+pub const MAX_WORD_BYTES: usize = 1 << 20;
+
+/// Most text all of a script's words may hold together: 16 MiB.
+pub const MAX_WORDS_BYTES: usize = 16 << 20;
+
 /// Shell variables the file assigned: name → (value, whether the value is fully resolved).
 pub type Variables = BTreeMap<String, (String, bool)>;
 
@@ -44,6 +51,7 @@ pub fn words(text: &str) -> Result<Vec<Word>, ShellError> {
     let mut i = 0;
     let mut line = 1;
     let mut at_command_start = true;
+    let mut total_bytes = 0usize;
     while i < chars.len() {
         let c = chars[i];
         match c {
@@ -71,6 +79,15 @@ pub fn words(text: &str) -> Result<Vec<Word>, ShellError> {
                 let (word, unresolved, next, lines) = read_word(&chars, i, start_line, &variables)?;
                 i = next;
                 line += lines;
+                total_bytes += word.len();
+                if total_bytes > MAX_WORDS_BYTES {
+                    return Err(ShellError {
+                        line: start_line,
+                        message: format!(
+                            "the script's words expand to more than {MAX_WORDS_BYTES} bytes; give the launch script itself"
+                        ),
+                    });
+                }
                 if let Some((name, value)) = assignment(&word)
                     && (at_command_start || out.last().is_some_and(|w: &Word| w.text == "export"))
                 {
@@ -98,6 +115,9 @@ fn assignment(word: &str) -> Option<(&str, &str)> {
         && name_chars.all(|c| c.is_ascii_alphanumeric() || c == '_'))
     .then_some((name, value))
 }
+
+/// The error for a word past [`MAX_WORD_BYTES`].
+const TOO_LONG: &str = "a word expands to more than 1 MiB (a variable doubled over and over?); give the launch script itself";
 
 /// Reads one word starting at `i`: returns its text, whether it holds an unresolved reference,
 /// the index after it and the newlines it spanned.
@@ -158,6 +178,9 @@ fn read_word(
                             unresolved |= !ok;
                             text.push_str(&value);
                             i = next;
+                            if text.len() > MAX_WORD_BYTES {
+                                return Err(error(TOO_LONG, lines));
+                            }
                         }
                         Some(&c) => {
                             if c == '\n' {
@@ -175,6 +198,9 @@ fn read_word(
                 unresolved |= !ok;
                 text.push_str(&value);
                 i = next;
+                if text.len() > MAX_WORD_BYTES {
+                    return Err(error(TOO_LONG, lines));
+                }
             }
             c => {
                 text.push(c);
@@ -465,6 +491,17 @@ mod tests {
         // A variable that refers to itself ends, unresolved (a fuzzer found the overflow).
         let looping: Variables = [("a".to_string(), ("a + 1".to_string(), true))].into();
         assert_eq!(arithmetic("a", &looping), None);
+    }
+
+    #[test]
+    fn doubling_variables_stop_at_the_word_limit() {
+        // 30 doublings of 25 bytes would be 25 GiB; the reader stops at 1 MiB.
+        let mut script = String::from("a=xxxxxxxxxxxxxxxxxxxxxxxxx\n");
+        for _ in 0..30 {
+            script.push_str("a=$a$a\n");
+        }
+        let e = words(&script).unwrap_err();
+        assert!(e.message.contains("1 MiB"), "{e:?}");
     }
 
     #[test]

@@ -269,6 +269,14 @@ pub fn parse_evidence(bytes: &[u8], path: &Path) -> Result<Evidence> {
         let Ok(v) = get(value).parse::<f64>() else {
             continue;
         };
+        if !v.is_finite() {
+            return Err(Error::in_file(
+                path,
+                Some(k + 2),
+                "value",
+                format!("`{}` is not a finite number", get(value)),
+            ));
+        }
         if get(source).starts_with("Tan et al.")
             && get(source).contains("Table 4")
             && get(model).ends_with("(base)")
