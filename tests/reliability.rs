@@ -832,3 +832,93 @@ fn a_full_disk_fails_with_exit_1_and_keeps_the_previous_results_whole() {
         .code(1);
     assert!(names_in(&fresh).is_empty(), "left {:?}", names_in(&fresh));
 }
+
+/// Every visible file under `dir` with its bytes (`manifest.json` reduced to its grid hash: its
+/// timings differ between runs).
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![(dir.to_path_buf(), String::new())];
+    while let Some((folder, prefix)) = stack.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') {
+                continue;
+            }
+            let path = entry.path();
+            if entry.file_type().unwrap().is_dir() {
+                stack.push((path, format!("{prefix}{name}/")));
+            } else if name == "manifest.json" {
+                let m: serde_json::Value =
+                    serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+                out.push((
+                    format!("{prefix}{name}"),
+                    m["grid"]["sha256"].to_string().into_bytes(),
+                ));
+            } else {
+                out.push((format!("{prefix}{name}"), std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn a_sweep_killed_at_any_moment_leaves_the_old_set_or_the_new_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let new_grid = dir.path().join("new.toml");
+    std::fs::write(
+        &new_grid,
+        std::fs::read_to_string(grid("race-pilot"))
+            .unwrap()
+            .replace("seed = 7", "seed = 8"),
+    )
+    .unwrap();
+    let sweep = |grid_path: &Path, out: &Path| {
+        bin()
+            .args(["sweep", "-q", "--force"])
+            .arg(grid_path)
+            .arg("--out")
+            .arg(out)
+            .assert()
+            .success();
+    };
+    let (old_out, new_out) = (dir.path().join("old"), dir.path().join("new"));
+    sweep(&grid("race-pilot"), &old_out);
+    sweep(&new_grid, &new_out);
+    let (old_set, new_set) = (snapshot(&old_out), snapshot(&new_out));
+    let mut seen = std::collections::BTreeSet::new();
+    for k in 0..12u64 {
+        let out = dir.path().join(format!("k{k}"));
+        sweep(&grid("race-pilot"), &out);
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_rlfrontier"))
+            .args(["sweep", "-q", "--force"])
+            .arg(&new_grid)
+            .arg("--out")
+            .arg(&out)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Spread over a sweep's run time (the commit is its last few milliseconds).
+        std::thread::sleep(std::time::Duration::from_millis(40 + 97 * k));
+        let _ = child.kill(); // SIGKILL
+        let _ = child.wait();
+        // What the next run does first.
+        rlfrontier::report::remove_stale_temporaries(&out);
+        let now = snapshot(&out);
+        assert!(
+            now == old_set || now == new_set,
+            "kill {k}: a mix of old and new files: {:?}",
+            now.iter().map(|(n, _)| n).collect::<Vec<_>>()
+        );
+        seen.insert(now == new_set);
+        let hidden: Vec<String> = names_in(&out)
+            .into_iter()
+            .filter(|n| n.starts_with('.'))
+            .collect();
+        assert!(hidden.is_empty(), "kill {k}: {hidden:?}");
+    }
+    // (Which of the two each kill left depends on the machine's speed; both are consistent.)
+    assert!(!seen.is_empty());
+}

@@ -127,6 +127,10 @@ pub fn plan_pilots(grid: &Grid, settings: &PilotPlanSettings) -> Result<PilotPla
         ));
     }
     let (budget, framework) = (settings.budget, settings.framework);
+    // The folder is checked and locked for the whole plan, choosing included.
+    check_out_dir(&settings.out, grid, &settings.grid_file, settings.force)?;
+    let _lock = crate::report::OutputLock::acquire(&settings.out)?;
+    crate::report::remove_stale_temporaries(&settings.out);
     let runs = choose(
         grid,
         &PlanRequest {
@@ -152,9 +156,6 @@ pub fn plan_pilots(grid: &Grid, settings: &PilotPlanSettings) -> Result<PilotPla
         },
         runs,
     };
-    check_out_dir(&settings.out, grid, &settings.grid_file, settings.force)?;
-    let _lock = crate::report::OutputLock::acquire(&settings.out)?;
-    crate::report::remove_stale_temporaries(&settings.out);
     let mut plan = plan;
     // The folder exists now: record where the grid is as seen from it.
     plan.info.grid_file_from_plan = crate::pilot::relative_path(&settings.out, &settings.grid_file);

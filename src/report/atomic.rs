@@ -31,11 +31,11 @@ fn temp_suffix(kind: &str, pid: u32) -> String {
     format!(".{TOKEN}-{kind}-{pid}")
 }
 
-/// Whether a file name is one of this tool's temporaries or backups (`.NAME.rlfrontier-tmp-PID`,
-/// `.NAME.rlfrontier-bak-PID`).
+/// Whether a file name is one of this tool's temporaries, backups or commit journals
+/// (`.NAME.rlfrontier-tmp-PID`, `.NAME.rlfrontier-bak-PID`, `.rlfrontier-commit-PID`).
 pub fn is_own_temporary(name: &str) -> bool {
     name.starts_with('.')
-        && ["tmp", "bak"].iter().any(|kind| {
+        && ["tmp", "bak", "commit"].iter().any(|kind| {
             let marker = format!(".{TOKEN}-{kind}-");
             name.rfind(&marker).is_some_and(|at| {
                 let pid = &name[at + marker.len()..];
@@ -51,13 +51,18 @@ const OWN_SUBFOLDERS: [&str; 3] = ["plots", "launch", "targets"];
 /// How deep below the output folder the cleanup looks (`targets/METRIC/plots`).
 const OWN_DEPTH: usize = 3;
 
-/// `.NAME.KIND-PID` beside `path`.
+/// `.NAME.rlfrontier-KIND-PID` beside `path`, for this process.
 fn sibling(path: &Path, kind: &str) -> PathBuf {
+    sibling_of(path, kind, std::process::id())
+}
+
+/// `.NAME.rlfrontier-KIND-PID` beside `path`, for process `pid`.
+fn sibling_of(path: &Path, kind: &str, pid: u32) -> PathBuf {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "out".to_string());
-    path.with_file_name(format!(".{name}{}", temp_suffix(kind, std::process::id())))
+    path.with_file_name(format!(".{name}{}", temp_suffix(kind, pid)))
 }
 
 /// A file being written under a temporary name; [`AtomicFile::commit`] renames it into place.
@@ -193,7 +198,20 @@ impl Staged {
     }
 
     /// Renames every staged file into place, all or nothing; returns their paths.
-    pub fn commit(mut self) -> Result<Vec<PathBuf>> {
+    ///
+    /// Crash consistency: before the first rename a journal (`.rlfrontier-commit-PID` in the
+    /// top folder of the set) lists every destination and whether it existed. A run killed at
+    /// any instant of the commit (even by SIGKILL) leaves that journal; the next run's
+    /// [`remove_stale_temporaries`] finds it and rolls the set back to the old files. The
+    /// journal is removed once every new file is in place: that is the commit point, after
+    /// which leftover backups are only deleted.
+    pub fn commit(self) -> Result<Vec<PathBuf>> {
+        self.commit_until(usize::MAX, std::process::id())
+    }
+
+    /// [`Staged::commit`], stopping dead after `renames` renames as a SIGKILL would (for the
+    /// crash tests; `usize::MAX` never stops), with `pid` in the journal's and backups' names.
+    fn commit_until(mut self, renames: usize, pid: u32) -> Result<Vec<PathBuf>> {
         crate::interrupt::check()?;
         for file in &self.files {
             if file.final_path.is_dir() {
@@ -206,31 +224,55 @@ impl Staged {
                 ));
             }
         }
+        let journal = self.write_journal(pid)?;
+        let mut renamed = 0usize;
         // (destination, backup of what it held) for the files already swapped in.
         let mut done: Vec<(PathBuf, Option<PathBuf>)> = Vec::new();
         let outcome = (|| -> Result<()> {
             for file in &mut self.files {
                 let backup = if file.final_path.exists() {
-                    let backup = sibling(&file.final_path, "bak");
+                    let backup = sibling_of(&file.final_path, "bak", pid);
+                    if renamed == renames {
+                        return Err(Error::in_setting("out", "stopped (crash test)"));
+                    }
                     std::fs::rename(&file.final_path, &backup)
                         .map_err(|e| Error::io(&file.final_path, e))?;
+                    renamed += 1;
                     Some(backup)
                 } else {
                     None
                 };
+                if renamed == renames {
+                    return Err(Error::in_setting("out", "stopped (crash test)"));
+                }
                 if let Err(e) = std::fs::rename(&file.temp_path, &file.final_path) {
                     if let Some(b) = &backup {
                         let _ = std::fs::rename(b, &file.final_path);
                     }
                     return Err(Error::io(&file.final_path, e));
                 }
+                renamed += 1;
                 file.armed = false;
                 done.push((file.final_path.clone(), backup));
             }
             Ok(())
         })();
+        if renames != usize::MAX && outcome.is_err() {
+            // A crash test: leave everything as a SIGKILL would (the temporaries too).
+            for file in &mut self.files {
+                file.armed = false;
+            }
+            return outcome.map(|()| Vec::new());
+        }
         match outcome {
             Ok(()) => {
+                // The commit point: the new set is complete.
+                if let Some(j) = &journal {
+                    std::fs::remove_file(j).map_err(|e| Error::io(j, e))?;
+                }
+                if renames == usize::MAX - 1 {
+                    return Ok(Vec::new()); // crash test: killed just after the commit point
+                }
                 for (_, backup) in &done {
                     if let Some(b) = backup {
                         let _ = std::fs::remove_file(b);
@@ -256,10 +298,83 @@ impl Staged {
                         }
                     }
                 }
+                if let Some(j) = &journal {
+                    let _ = std::fs::remove_file(j);
+                }
                 Err(error)
             }
         }
     }
+
+    /// Writes the commit journal (synced, then renamed into place): one line per destination,
+    /// `1` or `0` (it existed or not), a tab, its path relative to the journal's folder. None
+    /// when nothing is staged.
+    fn write_journal(&self, pid: u32) -> Result<Option<PathBuf>> {
+        let Some(top) = self
+            .files
+            .iter()
+            .filter_map(|f| f.final_path.parent())
+            .min_by_key(|p| p.components().count())
+        else {
+            return Ok(None);
+        };
+        let mut text = String::new();
+        for f in &self.files {
+            let relative = f.final_path.strip_prefix(top).unwrap_or(&f.final_path);
+            text.push_str(if f.final_path.exists() { "1\t" } else { "0\t" });
+            text.push_str(&relative.to_string_lossy());
+            text.push('\n');
+        }
+        let journal = top.join(format!(".{TOKEN}-commit-{pid}"));
+        let temp = top.join(format!(".{TOKEN}-commit-{pid}.{TOKEN}-tmp-{pid}"));
+        let mut file = File::create(&temp).map_err(|e| Error::io(&temp, e))?;
+        file.write_all(text.as_bytes())
+            .and_then(|()| file.sync_all())
+            .map_err(|e| Error::io(&temp, e))?;
+        std::fs::rename(&temp, &journal).map_err(|e| Error::io(&journal, e))?;
+        Ok(Some(journal))
+    }
+}
+
+/// Rolls back the commit a dead process's journal describes: every destination that had a
+/// backup gets its old file back, every destination that did not exist is removed; then the
+/// journal goes. Returns the paths restored or removed.
+fn roll_back(journal: &Path, pid: u32) -> Vec<PathBuf> {
+    let mut touched = Vec::new();
+    let Some(top) = journal.parent() else {
+        return touched;
+    };
+    let Ok(text) = std::fs::read_to_string(journal) else {
+        return touched;
+    };
+    for line in text.lines() {
+        let Some((existed, relative)) = line.split_once('\t') else {
+            continue;
+        };
+        // Only paths inside the folder (the journal is this tool's, but never trust a path).
+        let relative = Path::new(relative);
+        if relative.is_absolute()
+            || relative
+                .components()
+                .any(|c| matches!(c, std::path::Component::ParentDir))
+        {
+            continue;
+        }
+        let destination = top.join(relative);
+        let backup = sibling_of(&destination, "bak", pid);
+        if std::fs::symlink_metadata(&backup).is_ok_and(|m| m.is_file()) {
+            if std::fs::rename(&backup, &destination).is_ok() {
+                touched.push(destination);
+            }
+        } else if existed == "0"
+            && std::fs::symlink_metadata(&destination).is_ok_and(|m| m.is_file())
+            && std::fs::remove_file(&destination).is_ok()
+        {
+            touched.push(destination);
+        }
+    }
+    let _ = std::fs::remove_file(journal);
+    touched
 }
 
 /// Whether process `pid` is running (Linux: `/proc/PID` exists; elsewhere assumed running, so
@@ -282,6 +397,24 @@ fn process_alive(pid: u32) -> bool {
 /// Symlinks are never followed or touched. Returns what was removed or restored.
 pub fn remove_stale_temporaries(dir: &Path) -> Vec<PathBuf> {
     let mut touched = Vec::new();
+    // An interrupted commit first: its journal rolls the set back to the old files.
+    let marker = format!(".{TOKEN}-commit-");
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        let mut journals: Vec<(PathBuf, u32)> = entries
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let pid = name.strip_prefix(&marker)?.parse::<u32>().ok()?;
+                Some((e.path(), pid))
+            })
+            .filter(|(_, pid)| !process_alive(*pid))
+            .collect();
+        journals.sort();
+        for (journal, pid) in journals {
+            touched.extend(roll_back(&journal, pid));
+        }
+    }
     clean_folder(dir, 0, &mut touched);
     touched
 }
@@ -366,6 +499,75 @@ impl OutputLock {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The visible files under `dir` (recursively) with their contents, sorted.
+    fn visible(dir: &Path) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if entry.file_type().unwrap().is_dir() {
+                for (n, c) in visible(&entry.path()) {
+                    out.push((format!("{name}/{n}"), c));
+                }
+            } else if !name.starts_with('.') {
+                out.push((name, std::fs::read_to_string(entry.path()).unwrap()));
+            }
+        }
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn a_commit_killed_at_any_rename_is_rolled_back_by_the_next_run() {
+        let dead = 4_000_000_001u32;
+        let old = |dir: &Path| {
+            std::fs::create_dir_all(dir.join("plots")).unwrap();
+            std::fs::write(dir.join("a.csv"), "old a").unwrap();
+            std::fs::write(dir.join("b.csv"), "old b").unwrap();
+            std::fs::write(dir.join("plots").join("c.svg"), "old c").unwrap();
+        };
+        let stage = |dir: &Path| {
+            let mut staged = Staged::default();
+            for (name, text) in [
+                ("a.csv", "new a"),
+                ("plots/c.svg", "new c"),
+                ("d.csv", "new d"),
+                ("b.csv", "new b"),
+            ] {
+                staged.add(&dir.join(name), text.as_bytes()).unwrap();
+            }
+            staged
+        };
+        let reference = tempfile::tempdir().unwrap();
+        old(reference.path());
+        let old_set = visible(reference.path());
+        stage(reference.path()).commit().unwrap();
+        let new_set = visible(reference.path());
+        // Three files existed (two renames each), one did not (one rename): 7 renames; a kill
+        // before each of them, after all of them, and just after the commit point (backups
+        // still there).
+        for renames in (0..=7).chain([usize::MAX - 1]) {
+            let dir = tempfile::tempdir().unwrap();
+            old(dir.path());
+            let _ = stage(dir.path()).commit_until(renames, dead);
+            remove_stale_temporaries(dir.path());
+            // Before the seventh rename the journal rolls back to the old set; with all seven
+            // done the commit point is passed (the journal is gone) and the new set stays, its
+            // backups deleted by the cleanup.
+            let expected = if renames >= 7 { &new_set } else { &old_set };
+            assert_eq!(
+                &visible(dir.path()),
+                expected,
+                "killed after {renames} renames"
+            );
+            let journals = std::fs::read_dir(dir.path())
+                .unwrap()
+                .flatten()
+                .filter(|e| e.file_name().to_string_lossy().contains("-commit-"))
+                .count();
+            assert_eq!(journals, 0);
+        }
+    }
 
     #[test]
     fn a_failed_commit_restores_the_old_outputs_and_leaves_no_temporaries() {

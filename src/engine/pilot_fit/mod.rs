@@ -144,6 +144,11 @@ pub fn fit_pilots(settings: &PilotFitSettings, catalog: &Catalog) -> Result<Pilo
         ));
     }
     let grid = plan_grid(&plan, &settings.plan, settings.grid.as_deref(), catalog)?;
+    // The folder is checked and locked for the whole fit: a second fit into it is refused at
+    // once, not after both have computed.
+    check_out_dir(&settings.out, &grid, settings.force)?;
+    let _lock = crate::report::OutputLock::acquire(&settings.out)?;
+    crate::report::remove_stale_temporaries(&settings.out);
     let metric = settings
         .metric
         .clone()
@@ -199,9 +204,6 @@ pub fn fit_pilots(settings: &PilotFitSettings, catalog: &Catalog) -> Result<Pilo
     crate::interrupt::check()?;
     let calibration = calibrate(&grid.outcome, &observations, &free, settings.bootstrap.min(200), seed)
         .ok_or_else(|| Error::in_file(&settings.results, None, "", "the calibration did not converge; check the results, or fit fewer parameters with --free"))?;
-    check_out_dir(&settings.out, &grid, settings.force)?;
-    let _lock = crate::report::OutputLock::acquire(&settings.out)?;
-    crate::report::remove_stale_temporaries(&settings.out);
     let calibration_file = CalibrationFile {
         tool: "rlfrontier".to_string(),
         tool_version: crate::VERSION.to_string(),
