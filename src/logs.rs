@@ -72,7 +72,9 @@ impl LogFormat {
         }
     }
 
-    /// The format of a file, from its name and text.
+    /// The format of a file, from its name and text, line by line: a JSON trainer state, JSON
+    /// lines, veRL's console (any `step:N - …` line), a CSV export (a header and rows of the same
+    /// number of fields), else veRL's console.
     pub fn detect(path: &Path, text: &str) -> LogFormat {
         let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
         let is_state = path.file_name().is_some_and(|n| n == "trainer_state.json")
@@ -90,7 +92,12 @@ impl LogFormat {
             } else {
                 LogFormat::Jsonl
             }
-        } else if first.contains(',') && !first.contains(" - ") {
+        } else if is_console(text) {
+            // veRL's console: `step:N - key:value - …` lines, behind Ray's `(TaskRunner pid=…)`
+            // prefixes, between progress bars, warnings and tracebacks (a bar's commas never
+            // make it a CSV).
+            LogFormat::VerlConsole
+        } else if is_csv(text) {
             LogFormat::WandbCsv
         } else {
             LogFormat::VerlConsole
@@ -162,6 +169,43 @@ pub fn parse_log(path: &Path, text: &str, format: Option<LogFormat>) -> Result<M
 }
 
 /// The `key:value` pairs of one console line joined by ` - ` (a JSON object line is read as
+/// Lines read to recognise a format: enough to pass a long preamble of warnings.
+const DETECT_LINES: usize = 10_000;
+
+/// Whether any early line is a veRL console metrics line (`step:N - key:value`).
+fn is_console(text: &str) -> bool {
+    text.lines().take(DETECT_LINES).any(|l| {
+        l.contains(" - ")
+            && l.split(" - ")
+                .next()
+                .and_then(|head| head.split_whitespace().last())
+                .is_some_and(|w| {
+                    w.strip_prefix("step:")
+                        .is_some_and(|n| n.parse::<u64>().is_ok())
+                })
+    })
+}
+
+/// Whether the text is a CSV table: a header of two or more fields and a first row with as
+/// many.
+fn is_csv(text: &str) -> bool {
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let (Some(header), Some(row)) = (lines.next(), lines.next()) else {
+        return false;
+    };
+    let fields = |line: &str| {
+        csv::ReaderBuilder::new()
+            .has_headers(false)
+            .from_reader(line.as_bytes())
+            .records()
+            .next()
+            .and_then(|r| r.ok())
+            .map_or(0, |r| r.len())
+    };
+    let n = fields(header);
+    n >= 2 && fields(row) == n
+}
+
 /// JSON). A key is the last word before its colon, so a Ray prefix does not hide `step`.
 pub fn parse_metrics_line(line: &str) -> BTreeMap<String, f64> {
     let line = line.trim();
@@ -301,6 +345,29 @@ fn trainer_state_steps(path: &Path, text: &str) -> Result<Vec<LoggedStep>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_console_log_that_starts_with_a_progress_bar_is_the_console_format() {
+        let log = "Training Progress:   0%|          | 0/500 [00:00<?, ?it/s]\n\
+                   (TaskRunner pid=4121) WARNING: something, somewhere\n\
+                   (TaskRunner pid=4121) step:1 - actor/pg_loss:0.12 - timing_s/step:35.5 - response_length/mean:1200.0\n\
+                   Training Progress:   0%|          | 1/500 [00:36<5:00:00, 36.1s/it]\n\
+                   (TaskRunner pid=4121) step:2 - actor/pg_loss:0.10 - timing_s/step:34.5 - response_length/mean:1250.0\n";
+        assert_eq!(
+            LogFormat::detect(Path::new("console.log"), log),
+            LogFormat::VerlConsole
+        );
+        let steps = console_steps(log);
+        assert_eq!(steps.len(), 2);
+        assert_eq!(steps[1].step, Some(2));
+        assert_eq!(steps[1].metrics["timing_s/step"], 34.5);
+        // A CSV export is still a CSV.
+        let csv = "Step,timing_s/step,response_length/mean\n1,35.5,1200\n2,34.5,1250\n";
+        assert_eq!(
+            LogFormat::detect(Path::new("w.csv"), csv),
+            LogFormat::WandbCsv
+        );
+    }
 
     fn read(name: &str, text: &str, format: Option<LogFormat>) -> MetricLog {
         let dir = tempfile::tempdir().unwrap();

@@ -6,6 +6,8 @@ use std::process::Command;
 
 use assert_cmd::cargo::CommandCargoExt;
 
+mod common;
+
 fn chromium() -> Option<PathBuf> {
     ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
         .iter()
@@ -47,7 +49,10 @@ fn report_renders_in_headless_chromium() {
         if std::env::var_os("CI").is_some() {
             panic!("chromium is not installed; .ci/run installs Debian's chromium package");
         }
-        eprintln!("skipping: chromium not installed (apt-get install chromium)");
+        common::skip(
+            "report_renders_in_headless_chromium",
+            "chromium not installed (apt-get install chromium)",
+        );
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -133,7 +138,10 @@ fn the_report_answers_per_budget_filters_its_shortlist_and_carries_tooltips() {
             std::env::var_os("CI").is_none(),
             "chromium is not installed"
         );
-        eprintln!("skipping: chromium not installed");
+        common::skip(
+            "the_report_answers_per_budget_filters_its_shortlist_and_carries_tooltips",
+            "chromium not installed",
+        );
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -194,7 +202,10 @@ fn every_plot_rasterises_to_a_picture_with_content() {
             std::env::var_os("CI").is_none(),
             "chromium is not installed"
         );
-        eprintln!("skipping: chromium not installed");
+        common::skip(
+            "every_plot_rasterises_to_a_picture_with_content",
+            "chromium not installed",
+        );
         return;
     };
     let dir = tempfile::tempdir().unwrap();

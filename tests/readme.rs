@@ -257,7 +257,10 @@ fn the_readmes_python_snippets_run_against_the_committed_results() {
             std::env::var("RLFRONTIER_REQUIRE_PYTHON").is_err(),
             "RLFRONTIER_REQUIRE_PYTHON is set but python3 cannot import pandas"
         );
-        eprintln!("skipped: python3 with pandas is not available");
+        common::skip(
+            "readme_python_snippets",
+            "python3 with pandas is not available",
+        );
         return;
     }
     let readme = std::fs::read_to_string(common::repo("README.md")).unwrap();

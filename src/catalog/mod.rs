@@ -205,15 +205,89 @@ impl Catalog {
 
     /// The GPU with this id, or an error suggesting the nearest id.
     pub fn gpu(&self, id: &str) -> std::result::Result<&GpuSpec, String> {
-        let wanted = id.trim().to_ascii_lowercase();
-        self.gpus.iter().find(|g| g.id == wanted).ok_or_else(|| {
-            format!(
-                "unknown GPU `{id}`; {} (see `rlfrontier catalog gpus`)",
-                suggestion(id, self.gpus.iter().map(|g| g.id.as_str()))
-            )
-        })
+        let key = gpu_key(id);
+        if let Some(g) = self.gpus.iter().find(|g| gpu_key(&g.id) == key) {
+            return Ok(g);
+        }
+        match GPU_ALIASES.iter().find(|(alias, _)| *alias == key) {
+            Some((_, GpuAlias::Is(target))) => {
+                if let Some(g) = self.gpus.iter().find(|g| g.id == *target) {
+                    return Ok(g);
+                }
+            }
+            Some((_, GpuAlias::Distinct(what))) => {
+                return Err(format!(
+                    "`{id}` is {what}, which is not in the catalog; add it with --catalog (a [[gpu]] entry: see `rlfrontier catalog gpus` for the fields)"
+                ));
+            }
+            None => {}
+        }
+        Err(format!(
+            "unknown GPU `{id}`; {} (see `rlfrontier catalog gpus`; a suggestion may be a different GPU: check its memory and bandwidth there)",
+            suggestion(id, self.gpus.iter().map(|g| g.id.as_str()))
+        ))
     }
 }
+
+/// A GPU name as users type it, reduced for comparison: lowercase, without spaces, `-`, `_` or
+/// `/`, and without a leading vendor name (`NVIDIA H100 SXM` → `h100sxm`).
+fn gpu_key(name: &str) -> String {
+    let lower = name.trim().to_ascii_lowercase();
+    let lower = ["nvidia", "amd", "instinct"]
+        .iter()
+        .fold(lower, |s, vendor| s.replace(vendor, ""));
+    lower
+        .chars()
+        .filter(|c| !matches!(c, ' ' | '-' | '_' | '/'))
+        .collect()
+}
+
+/// What a GPU name users type refers to.
+enum GpuAlias {
+    /// This catalog GPU.
+    Is(&'static str),
+    /// A different GPU than any in the catalog (named so that no near id is taken for it).
+    Distinct(&'static str),
+}
+
+/// Names users type for catalog GPUs, and look-alike names of GPUs that are not in it (reduced
+/// by [`gpu_key`]). The H100's common form is the SXM5 board; the PCIe and NVL boards have other
+/// bandwidth and power and are their own GPUs.
+const GPU_ALIASES: [(&str, GpuAlias); 18] = [
+    ("h100", GpuAlias::Is("h100-sxm")),
+    ("h100sxm5", GpuAlias::Is("h100-sxm")),
+    ("h10080gb", GpuAlias::Is("h100-sxm")),
+    ("h100sxm80gb", GpuAlias::Is("h100-sxm")),
+    ("h100sxm580gb", GpuAlias::Is("h100-sxm")),
+    ("a100", GpuAlias::Is("a100-80gb")),
+    ("a100sxm", GpuAlias::Is("a100-80gb")),
+    ("a100sxm480gb", GpuAlias::Is("a100-80gb")),
+    ("h200sxm", GpuAlias::Is("h200")),
+    ("h200141gb", GpuAlias::Is("h200")),
+    (
+        "h100pcie",
+        GpuAlias::Distinct("the PCIe H100 (2.0 TB/s, 350 W; not the SXM h100-sxm)"),
+    ),
+    (
+        "h100nvl",
+        GpuAlias::Distinct("the H100 NVL (94 GB; not the SXM h100-sxm)"),
+    ),
+    (
+        "a10040gb",
+        GpuAlias::Distinct("the 40 GB A100 (not a100-80gb)"),
+    ),
+    (
+        "a100sxm440gb",
+        GpuAlias::Distinct("the 40 GB A100 (not a100-80gb)"),
+    ),
+    (
+        "gh200",
+        GpuAlias::Distinct("the Grace Hopper GH200 superchip (not the h200)"),
+    ),
+    ("l40", GpuAlias::Distinct("the L40 (not the l40s)")),
+    ("rtx4090", GpuAlias::Distinct("the RTX 4090")),
+    ("a10g", GpuAlias::Distinct("the A10G")),
+];
 
 fn version_of(text: &str) -> String {
     toml::from_str::<toml::Table>(text)
@@ -381,6 +455,34 @@ mod tests {
     use super::*;
 
     #[test]
+    fn gpu_names_as_users_type_them() {
+        let c = Catalog::embedded();
+        for (typed, id) in [
+            ("H100", "h100-sxm"),
+            ("h100", "h100-sxm"),
+            ("NVIDIA H100 SXM", "h100-sxm"),
+            ("H100-SXM5-80GB", "h100-sxm"),
+            ("A100", "a100-80gb"),
+            ("a100_80gb", "a100-80gb"),
+            ("H200", "h200"),
+            ("H20", "h20"),
+            ("MI300X", "mi300x"),
+            ("AMD Instinct MI300X", "mi300x"),
+        ] {
+            assert_eq!(c.gpu(typed).map(|g| g.id.as_str()), Ok(id), "{typed}");
+        }
+        // Look-alikes are other GPUs: never taken for the near id.
+        for (typed, says) in [
+            ("GH200", "not the h200"),
+            ("A100-40GB", "not a100-80gb"),
+            ("H100 PCIe", "PCIe"),
+        ] {
+            let e = c.gpu(typed).unwrap_err();
+            assert!(e.contains(says) && e.contains("--catalog"), "{typed}: {e}");
+        }
+    }
+
+    #[test]
     fn catalog_ids_are_of_one_safe_alphabet() {
         for id in ["qwen2.5-7b", "h100-sxm", "my_model.v2", "7b"] {
             assert!(is_valid_id(id), "{id}");
@@ -476,7 +578,7 @@ mod tests {
             assert!(c.gpu(id).is_ok(), "{id}");
         }
         assert!(
-            c.gpu("h100")
+            c.gpu("h100-sx")
                 .unwrap_err()
                 .contains("did you mean `h100-sxm`")
         );

@@ -397,8 +397,6 @@ fn all_infeasible(grid: &Grid, aggregate: &Aggregate) -> Error {
     )
 }
 
-/// Writes everything derived from the aggregate and commits all outputs together.
-#[allow(clippy::too_many_arguments)]
 /// The data rows (lines after the header) and SHA-256 of a CSV file.
 pub(super) fn csv_digest(path: &std::path::Path) -> Result<(u64, String)> {
     use sha2::Digest;
@@ -421,6 +419,8 @@ pub(super) fn csv_digest(path: &std::path::Path) -> Result<(u64, String)> {
     ))
 }
 
+/// Writes everything derived from the aggregate and commits all outputs together.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn finish(
     grid: &Grid,
     catalog: &Catalog,

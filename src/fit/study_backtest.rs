@@ -232,24 +232,27 @@ fn simplerl_model(outcomes: &[Outcome], pair: &PairedOutcome) -> String {
         .map_or_else(|| pair.start_model.clone(), |o| o.model.clone())
 }
 
+/// A row's subgroup along one breakdown (start kind, base band, cap band, benchmark, LoRA).
+type GroupKey = fn(&StudyRow) -> String;
+
 /// Overall and per subgroup.
 fn groups(rows: &[StudyRow]) -> Vec<GroupScore> {
     let all: Vec<&StudyRow> = rows.iter().collect();
     let mut out = vec![score("overall", &all)];
-    let keyed: [(&str, fn(&StudyRow) -> String); 5] = [
-        ("start", |r| r.pair.start.as_str().to_string()),
-        ("base", |r| r.pair.base_band().to_string()),
-        ("cap", |r| r.pair.cap_band().to_string()),
-        ("benchmark", |r| r.pair.benchmark.as_str().to_string()),
-        ("finetune", |r| {
+    let keyed: [GroupKey; 5] = [
+        |r| r.pair.start.as_str().to_string(),
+        |r| r.pair.base_band().to_string(),
+        |r| r.pair.cap_band().to_string(),
+        |r| r.pair.benchmark.as_str().to_string(),
+        |r| {
             if r.pair.lora_rank.is_some() {
                 "LoRA".to_string()
             } else {
                 "full".to_string()
             }
-        }),
+        },
     ];
-    for (_, key) in keyed {
+    for key in keyed {
         let mut by: BTreeMap<String, Vec<&StudyRow>> = BTreeMap::new();
         for r in rows {
             by.entry(key(r)).or_default().push(r);

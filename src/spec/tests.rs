@@ -236,7 +236,7 @@ fn bad_values_name_the_field_and_line() {
         ("gpus = 8", "gpus = 2.5", "hardware.gpus"),
         (
             "gpu = \"h100-sxm\"",
-            "gpu = \"h100\"",
+            "gpu = \"h100-sx\"",
             "did you mean `h100-sxm`",
         ),
         ("gpu = \"h100-sxm\"", "gpu = 100", "expected a string"),

@@ -72,3 +72,18 @@ pub fn big_slice_grid(dir: &Path) -> PathBuf {
     std::fs::write(&path, text).unwrap();
     path
 }
+
+/// Records that test `name` could not run its tool (`why`): fails when
+/// `RLFRONTIER_REQUIRE_TOOLS` is set (`.ci/run` sets it, and installs every tool), else prints
+/// the reason and leaves a marker under `target/test-skips/` that `.ci/run`'s summary line
+/// counts, so a skip is never a silent pass.
+#[allow(dead_code)] // not every test binary skips
+pub fn skip(name: &str, why: &str) {
+    if std::env::var_os("RLFRONTIER_REQUIRE_TOOLS").is_some() {
+        panic!("{name}: {why}, and RLFRONTIER_REQUIRE_TOOLS is set: install it");
+    }
+    eprintln!("skipped {name}: {why}");
+    let dir = repo("target/test-skips");
+    let _ = std::fs::create_dir_all(&dir);
+    let _ = std::fs::write(dir.join(name), format!("{why}\n"));
+}
