@@ -1067,3 +1067,28 @@ fn shortlists_of_grids_that_sweep_turns_show_each_regime_s_setup() {
     let md = std::fs::read_to_string(plain.join("shortlist.md")).unwrap();
     assert!(!md.contains("setup"));
 }
+
+#[test]
+fn the_binary_works_from_an_empty_folder_with_its_bundled_data() {
+    // An installed binary, run where there is no clone: the bundled grids (by name or by their
+    // repository path), the validation set and the evidence are in the binary.
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| bin().current_dir(dir.path()).args(args).assert().success();
+    run(&["validate"]).stdout(predicate::str::contains("published timings"));
+    run(&["backtest"]).stdout(
+        predicate::str::contains("leave one study out")
+            .or(predicate::str::contains("each study held out")),
+    );
+    run(&["sweep", "race-pilot", "-q", "--cells", "none", "--out", "a"]);
+    run(&[
+        "sweep",
+        "grids/dollars.toml",
+        "-q",
+        "--cells",
+        "none",
+        "--out",
+        "b",
+    ]);
+    assert!(dir.path().join("a/report.html").exists());
+    assert!(dir.path().join("b/manifest.json").exists());
+}

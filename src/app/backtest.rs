@@ -20,9 +20,9 @@ use super::{CatalogFlag, emit};
 /// Arguments of `backtest`.
 #[derive(Debug, Args)]
 pub struct BacktestArgs {
-    /// The evidence CSV [default: evidence/published_results.csv].
-    #[arg(default_value = "evidence/published_results.csv")]
-    pub evidence: PathBuf,
+    /// The evidence CSV, with before_after.csv beside it [default:
+    /// evidence/published_results.csv, or the copy bundled into the binary outside the clone].
+    pub evidence: Option<PathBuf>,
     /// Also write one row per outcome (measured, predicted, interval, baselines) to this CSV.
     #[arg(long)]
     pub csv: Option<PathBuf>,
@@ -133,11 +133,17 @@ fn study_text(b: &StudyBacktest) -> String {
 
 /// Runs the backtest and prints the summary and the orderings.
 pub fn run(args: &BacktestArgs, out: &mut dyn Write) -> Result<()> {
-    let evidence = read_evidence(&args.evidence)?;
+    let default = PathBuf::from("evidence/published_results.csv");
+    let evidence_path = args.evidence.clone().unwrap_or_else(|| default.clone());
+    let evidence = match &args.evidence {
+        Some(path) => read_evidence(path)?,
+        None if default.exists() => read_evidence(&default)?,
+        None => rlfrontier::fit::evidence::embedded_evidence(),
+    };
     // The evidence must hold what the fit needs, as `fit-prior` checks (a header-only or partial
     // file is refused here, not scored as NaN).
     let scalerl_r0 = fit_prior(&evidence)
-        .map_err(|m| rlfrontier::error::Error::in_file(&args.evidence, None, "", m))?
+        .map_err(|m| rlfrontier::error::Error::in_file(&evidence_path, None, "", m))?
         .scalerl_base_score;
     let params = OutcomeParams::default();
     let b = study_backtest(&params, &evidence);

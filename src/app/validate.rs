@@ -16,9 +16,9 @@ use super::{CatalogFlag, emit};
 /// Arguments of `validate`.
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
-    /// The validation set [default: validation/phase_timings.csv].
-    #[arg(default_value = "validation/phase_timings.csv")]
-    pub timings: PathBuf,
+    /// The validation set [default: validation/phase_timings.csv, or the copy bundled into the
+    /// binary when run outside the clone].
+    pub timings: Option<PathBuf>,
     /// Also write every comparison (row, quantity, measured, predicted, log2 ratio) to this CSV.
     #[arg(long)]
     pub csv: Option<PathBuf>,
@@ -27,10 +27,22 @@ pub struct ValidateArgs {
     pub catalog: CatalogFlag,
 }
 
+/// The validation set's path in the repository.
+const DEFAULT_TIMINGS: &str = "validation/phase_timings.csv";
+
 /// Prices every included row and prints the comparisons and the summary.
 pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
     let catalog = args.catalog.load()?;
-    let rows = read_validation(&args.timings)?;
+    let default = PathBuf::from(DEFAULT_TIMINGS);
+    let rows = match &args.timings {
+        Some(path) => read_validation(path)?,
+        None if default.exists() => read_validation(&default)?,
+        None => rlfrontier::costing::validation::parse_validation(
+            rlfrontier::costing::validation::EMBEDDED_TIMINGS.as_bytes(),
+            &default,
+        )?,
+    };
+    let timings = args.timings.clone().unwrap_or(default);
     let mut all: Vec<Comparison> = Vec::new();
     let mut skipped = Vec::new();
     for row in &rows {
@@ -60,7 +72,7 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
         "the ledger against {} published timings from {} rows of {} (seconds; decode: output tokens/s)\n",
         all.len(),
         rows.len() - skipped.len(),
-        args.timings.display()
+        timings.display()
     );
     text.push_str(&table.render());
     text.push_str(&format!(

@@ -47,10 +47,18 @@ impl ValidationRow {
     }
 }
 
+/// The validation set bundled into the binary (`validation/phase_timings.csv` at build time).
+pub const EMBEDDED_TIMINGS: &str = include_str!("../../validation/phase_timings.csv");
+
 /// Reads the validation CSV.
 pub fn read_validation(path: &Path) -> Result<Vec<ValidationRow>> {
-    let mut reader = csv::Reader::from_path(path)
-        .map_err(|e| Error::in_file(path, None, "", format!("{e}; is this the validation CSV?")))?;
+    let bytes = crate::input::read_bytes(path, crate::input::MAX_TABLE_BYTES)?;
+    parse_validation(&bytes, path)
+}
+
+/// Parses validation CSV bytes; `path` names them in messages.
+pub fn parse_validation(bytes: &[u8], path: &Path) -> Result<Vec<ValidationRow>> {
+    let mut reader = csv::Reader::from_reader(bytes);
     let headers: Vec<String> = reader
         .headers()
         .map_err(|e| Error::in_file(path, Some(1), "", e.to_string()))?

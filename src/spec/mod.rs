@@ -205,14 +205,49 @@ impl Grid {
     }
 }
 
-/// Reads, parses and validates a grid file.
+/// The grids bundled into the binary, by name: (name, text). `sweep race-pilot` and
+/// `grids/race-pilot.toml` outside the clone read these.
+pub const BUNDLED_GRIDS: [(&str, &str); 7] = [
+    ("race-pilot", include_str!("../../grids/race-pilot.toml")),
+    ("dollars", include_str!("../../grids/dollars.toml")),
+    ("agentic", include_str!("../../grids/agentic.toml")),
+    ("targets", include_str!("../../grids/targets.toml")),
+    ("isocompute", include_str!("../../grids/isocompute.toml")),
+    ("big", include_str!("../../grids/big.toml")),
+    ("ten-million", include_str!("../../grids/ten-million.toml")),
+];
+
+/// The bundled grid `path` names when no such file exists: a bundled name (`race-pilot`) or its
+/// path in the repository (`grids/race-pilot.toml`).
+pub fn bundled_grid(path: &Path) -> Option<&'static str> {
+    let text = path.to_str()?;
+    let name = text
+        .strip_prefix("grids/")
+        .and_then(|t| t.strip_suffix(".toml"))
+        .unwrap_or(text);
+    BUNDLED_GRIDS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, text)| *text)
+}
+
+/// Reads, parses and validates a grid file (a bundled grid by name, or by its repository path
+/// when run outside the clone).
 pub fn load(path: &Path, catalog: &Catalog) -> Result<Grid> {
     if !path.exists() {
+        if let Some(text) = bundled_grid(path) {
+            let mut grid = parse(text, path, catalog)?;
+            grid.sha256 = hex(&Sha256::digest(text.as_bytes()));
+            return Ok(grid);
+        }
         return Err(Error::in_file(
             path,
             None,
             "",
-            "file not found; check the path (bundled grids are in grids/)",
+            format!(
+                "file not found; check the path (bundled grids: {})",
+                BUNDLED_GRIDS.map(|(n, _)| n).join(", ")
+            ),
         ));
     }
     let bytes = crate::input::read_bytes(path, crate::input::MAX_CONFIG_BYTES)?;
