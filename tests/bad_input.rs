@@ -167,7 +167,7 @@ const GRID_CASES: &[(&str, &str, &[&str])] = &[
     ),
     (
         "\"1e18 flops\"]",
-        "\"1e18 usd\"]",
+        "\"1e8 usd\"]",
         &["g.toml:", "axes.budget", "one unit per grid"],
     ),
     (

@@ -213,6 +213,16 @@ pub enum BudgetUnit {
 }
 
 impl BudgetUnit {
+    /// The largest budget of this unit any post-training run could have, and why: above it a
+    /// budget is a typo (and would saturate the iteration count).
+    pub fn physical_max(self) -> (f64, &'static str) {
+        match self {
+            BudgetUnit::Flops => (1e30, "about a thousand times the largest pre-training run"),
+            BudgetUnit::GpuHours => (1e9, "a million GPUs for a century"),
+            BudgetUnit::Usd => (1e11, "a hundred billion dollars"),
+        }
+    }
+
     /// The spelling used in grids and CSV files.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -261,10 +271,16 @@ impl Budget {
         if !amount.is_finite() || amount <= 0.0 {
             return Err(format!("budget `{text}` must be a positive, finite amount"));
         }
-        Ok(Budget {
-            amount,
-            unit: BudgetUnit::parse(unit)?,
-        })
+        let unit = BudgetUnit::parse(unit)?;
+        let (max, what) = unit.physical_max();
+        if amount > max {
+            return Err(format!(
+                "budget `{text}` is above {} {} ({what}); check the amount",
+                crate::format::number(max),
+                unit.as_str()
+            ));
+        }
+        Ok(Budget { amount, unit })
     }
 }
 
@@ -298,6 +314,15 @@ mod tests {
         assert!(Finetune::parse("lora:0").is_err());
         assert!(Finetune::parse("lora:-3").is_err());
         assert!(Finetune::parse("qlora").is_err());
+    }
+
+    #[test]
+    fn budgets_beyond_any_run_are_refused() {
+        for text in ["1e300 usd", "1e31 flops", "2e9 gpu-h"] {
+            let e = Budget::parse(text).unwrap_err();
+            assert!(e.contains("check the amount"), "{text}: {e}");
+        }
+        assert!(Budget::parse("1e11 usd").is_ok());
     }
 
     #[test]

@@ -262,7 +262,7 @@ fn bad_values_name_the_field_and_line() {
         ),
         ("\"lora:32\"", "\"lora:0\"", "LoRA rank"),
         ("\"1e18 flops\"", "\"1e18 flop5\"", "did you mean `flops`"),
-        ("\"1e18 flops\"", "\"1e18 usd\"", "mixes units"),
+        ("\"1e18 flops\"", "\"1e8 usd\"", "mixes units"),
         ("\"1e18 flops\"", "\"0 flops\"", "positive"),
         ("\"1e18 flops\"", "\"-1e18 flops\"", "positive"),
         ("\"1e18 flops\"", "\"inf flops\"", "positive"),
