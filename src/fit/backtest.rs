@@ -45,12 +45,14 @@ pub struct BacktestSummary {
     pub gain_correlation: f64,
 }
 
-fn rmse(pairs: impl Iterator<Item = (f64, f64)>) -> f64 {
+/// RMSE of (predicted, measured) pairs, in points (× 100).
+pub(crate) fn rmse(pairs: impl Iterator<Item = (f64, f64)>) -> f64 {
     let (sum, n) = pairs.fold((0.0, 0usize), |(s, n), (a, b)| (s + (a - b).powi(2), n + 1));
     100.0 * (sum / n.max(1) as f64).sqrt()
 }
 
-fn correlation(xs: &[f64], ys: &[f64]) -> f64 {
+/// Pearson correlation of `xs` and `ys` (NaN when either is constant).
+pub(crate) fn correlation(xs: &[f64], ys: &[f64]) -> f64 {
     let n = xs.len() as f64;
     let (mx, my) = (xs.iter().sum::<f64>() / n, ys.iter().sum::<f64>() / n);
     let cov: f64 = xs.iter().zip(ys).map(|(x, y)| (x - mx) * (y - my)).sum();

@@ -97,19 +97,6 @@ fn residuals(
         .collect()
 }
 
-/// Share of `pairs` inside their 90% intervals under `params`.
-pub fn coverage(params: &OutcomeParams, pairs: &[&PairedOutcome], pooled: bool) -> f64 {
-    let inside = pairs
-        .iter()
-        .zip(signals(pairs, pooled))
-        .filter(|(p, s)| {
-            let q = predict(params, s);
-            q.score_low <= p.after && p.after <= q.score_high
-        })
-        .count();
-    inside as f64 / pairs.len().max(1) as f64
-}
-
 /// The 90% profile-likelihood range of a time factor over ln t in [−10, 2] (steps of 0.2), its
 /// gain factor refitted at each point: (value, low, high, bounded below). Tuned runs typically
 /// sit at their plateau by the first checkpoint a study reports, so the data often bound the

@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::fit::backtest::{correlation, rmse};
 use crate::fit::evidence::{Evidence, Outcome, leave_one_model_out};
 use crate::fit::pairs::PairedOutcome;
 use crate::fit::starts::{fit_starts, unstated_steps};
@@ -90,24 +91,6 @@ pub struct StudyBacktest {
     pub signs: SignScore,
     /// Studies held out.
     pub studies: Vec<String>,
-}
-
-fn rmse(pairs: impl Iterator<Item = (f64, f64)>) -> f64 {
-    let (sum, n) = pairs.fold((0.0, 0usize), |(s, n), (a, b)| (s + (a - b).powi(2), n + 1));
-    100.0 * (sum / n.max(1) as f64).sqrt()
-}
-
-fn correlation(xs: &[f64], ys: &[f64]) -> f64 {
-    let n = xs.len() as f64;
-    let (mx, my) = (xs.iter().sum::<f64>() / n, ys.iter().sum::<f64>() / n);
-    let cov: f64 = xs.iter().zip(ys).map(|(x, y)| (x - mx) * (y - my)).sum();
-    let vx: f64 = xs.iter().map(|x| (x - mx).powi(2)).sum();
-    let vy: f64 = ys.iter().map(|y| (y - my).powi(2)).sum();
-    if vx > 0.0 && vy > 0.0 {
-        cov / (vx * vy).sqrt()
-    } else {
-        f64::NAN
-    }
 }
 
 /// Scores `rows` as one group.
