@@ -160,7 +160,7 @@ fn the_report_answers_per_budget_filters_its_shortlist_and_carries_tooltips() {
         .unwrap();
     let dom = String::from_utf8_lossy(&output.stdout).to_string();
     assert!(
-        dom.contains("<h2>Answer per budget</h2>"),
+        dom.contains("<h2>Recommendation per budget</h2>"),
         "no headline section"
     );
     assert!(dom.contains("id=\"headline\""), "no headline table");

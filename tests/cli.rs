@@ -925,11 +925,14 @@ fn init_writes_a_grid_that_checks_and_sweeps() {
         .success();
     let v: serde_json::Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
     assert_eq!(v["cells_evaluated"], 192);
-    let answers = v["answer_per_budget"].as_array().unwrap();
+    let answers = v["recommendation_per_budget"].as_array().unwrap();
     assert_eq!(answers.len(), 2);
     for a in answers {
-        assert!(a["knee"]["usd"].as_f64().unwrap() <= a["best"]["usd"].as_f64().unwrap() + 1e-9);
-        assert!(a["knee_points_below_best"].as_f64().unwrap() <= 1.0 + 1e-9);
+        let recommended = &a["recommended"];
+        assert_eq!(recommended["cell_id"], a["shortlist"][0]["cell_id"]);
+        if let Some(cheaper) = a["cheaper_within_noise"].as_object() {
+            assert!(cheaper["usd"].as_f64().unwrap() <= 0.9 * recommended["usd"].as_f64().unwrap());
+        }
     }
 }
 

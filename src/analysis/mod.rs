@@ -1,8 +1,12 @@
 //! What the evaluated cells say: non-dominated sets ([`pareto`]), the cost-score and allocation
-//! frontiers with their streaming aggregate ([`frontier`]), and the shortlist of regimes worth a
-//! validation run ([`shortlist`]), and the answer per budget ([`headline`]).
+//! frontiers with their streaming aggregate ([`frontier`]), the joint draws of the outcome model
+//! ([`draws`]), the shortlist of regimes worth a validation run ([`shortlist`]), the
+//! recommendation per budget that stands on paired differences ([`decision`]) and why it wins
+//! ([`why`]).
 
+pub mod decision;
+pub mod draws;
 pub mod frontier;
-pub mod headline;
 pub mod pareto;
 pub mod shortlist;
+pub mod why;

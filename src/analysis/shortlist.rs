@@ -2,8 +2,8 @@
 //!
 //! - Every cell among the budget's [`DRAWN_CELLS`] best by predicted score whose 90% interval
 //!   reaches the highest low end of the pool gets the probability that it is the best of the
-//!   budget, from [`DRAWS`] joint draws of the outcome model
-//!   ([`crate::outcome::draw_score`]): parameter uncertainty and the shared part of the
+//!   budget, from [`crate::analysis::draws::DRAWS`] joint draws of the outcome model
+//!   ([`crate::analysis::draws::JointDraws`]): parameter uncertainty and the shared part of the
 //!   discrepancy move every cell together, the regime's own discrepancy and its seed move it
 //!   alone. This replaces the interval-overlap rule, which selected every cell once intervals
 //!   were honest.
@@ -15,64 +15,18 @@
 //!   improvement over the base score, and flags: the best at the edge of the grid (widen that
 //!   axis), prior only (uncalibrated), infeasible neighbours (the regime is close to a wall).
 
+use crate::analysis::draws::JointDraws;
 use crate::analysis::frontier::{Aggregate, Point};
-use crate::outcome::{CellSignal, DrawNormals, Spread, draw_score, parts};
-use crate::rng::SplitMix64;
 use crate::spec::{Axis, AxisIndices, Grid};
 
 /// Entries kept per budget.
 pub const MAX_PER_BUDGET: usize = 5;
-
-/// Joint draws of the outcome model per budget.
-pub const DRAWS: usize = 1000;
 
 /// Cells of a budget's pool that are drawn (the best by predicted score).
 pub const DRAWN_CELLS: usize = 128;
 
 /// The smallest probability of being best a listed regime needs.
 pub const MIN_PROBABILITY_BEST: f64 = 0.02;
-
-/// The probability that each of `pool`'s cells is the best of them, from [`DRAWS`] joint draws
-/// (deterministic: seeded by the grid's seed and the budget).
-pub fn probability_best(grid: &Grid, budget_index: usize, pool: &[Point]) -> Vec<f64> {
-    let spread = Spread::of(&grid.outcome);
-    let cells: Vec<Option<crate::outcome::Parts>> = pool
-        .iter()
-        .map(|p| {
-            let e = crate::evaluate::evaluate_cell(grid, p.id)?;
-            let config = e.cell.run_config(grid);
-            Some(parts(&grid.outcome, &CellSignal::of(&config, &e.ledger)))
-        })
-        .collect();
-    let scales = spread.draw_scales();
-    let mut wins = vec![0usize; pool.len()];
-    let mut rng = SplitMix64::new(grid.seed, 0x5157_0000 + budget_index as u64);
-    // Per draw: two shared normals, then three per cell (Δ, K_mid, seed).
-    let mut z = vec![0.0; 2 + 3 * cells.len()];
-    for _ in 0..DRAWS {
-        rng.fill_normals(&mut z);
-        let mut best: Option<(usize, f64)> = None;
-        for (k, cell) in cells.iter().enumerate() {
-            let Some(cell) = cell else { continue };
-            let own = &z[2 + 3 * k..5 + 3 * k];
-            let normals = DrawNormals {
-                shared_gain: z[0],
-                shared_time: z[1],
-                cell_gain: own[0],
-                cell_time: own[1],
-                seed: own[2],
-            };
-            let score = draw_score(cell, &scales, &normals);
-            if best.is_none_or(|(_, b)| score > b) {
-                best = Some((k, score));
-            }
-        }
-        if let Some((k, _)) = best {
-            wins[k] += 1;
-        }
-    }
-    wins.iter().map(|&w| w as f64 / DRAWS as f64).collect()
-}
 
 /// One shortlisted regime.
 #[derive(Debug, Clone, PartialEq)]
@@ -197,7 +151,8 @@ fn numeric_axes<'g>(grid: &'g Grid, i: &AxisIndices) -> Vec<(Axis, &'g [u64], us
         .collect()
 }
 
-fn flags(grid: &Grid, point: &Point) -> Vec<Flag> {
+/// The flags of a regime: grid edges, prior only, infeasible neighbours.
+pub fn flags(grid: &Grid, point: &Point) -> Vec<Flag> {
     let mut flags = Vec::new();
     for (axis, values, index, minimum) in numeric_axes(grid, &point.indices) {
         if values.len() > 1 && index == 0 && values[0] > minimum {
@@ -238,59 +193,81 @@ fn flags(grid: &Grid, point: &Point) -> Vec<Flag> {
     flags
 }
 
-/// Selects the shortlist from a sweep's aggregate.
-pub fn select(grid: &Grid, aggregate: &Aggregate) -> Vec<Entry> {
-    let mut entries = Vec::new();
-    for (&budget_index, pool) in &aggregate.shortlist_pool {
-        // A fixed order (best score first, then id), so the draws do not depend on how the
-        // sweep's chunks filled the pool.
-        let mut pool = pool.clone();
-        pool.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
-        // Only cells whose 90% interval reaches the highest low end can be best in a draw with
-        // any real chance (the draws share most of their uncertainty, so differences are
-        // narrower than the intervals): the others get probability 0 without being drawn.
-        let floor = pool
-            .iter()
-            .map(|p| p.score_low)
-            .fold(f64::NEG_INFINITY, f64::max);
-        pool.retain(|p| p.score_high >= floor);
-        // The draws share most of their uncertainty, so a cell far down the ranking by predicted
-        // score almost never comes out on top: the best DRAWN_CELLS are drawn.
-        pool.truncate(DRAWN_CELLS);
-        let probability = probability_best(grid, budget_index, &pool);
-        let mut order: Vec<usize> = (0..pool.len()).collect();
-        // Highest probability first; ties (often zero) by predicted score, then id.
-        order.sort_by(|&a, &b| {
-            probability[b]
-                .total_cmp(&probability[a])
-                .then(pool[b].score.total_cmp(&pool[a].score))
-                .then(pool[a].id.cmp(&pool[b].id))
-        });
-        let mut chosen: Vec<(Point, f64)> = Vec::new();
-        for k in order {
-            let p = pool[k];
-            if let Some(regime) = chosen
-                .iter_mut()
-                .find(|(c, _)| near_duplicate(grid, &c.indices, &p.indices))
-            {
-                regime.1 += probability[k];
-                continue;
-            }
-            if chosen.len() < MAX_PER_BUDGET && probability[k] >= MIN_PROBABILITY_BEST {
-                chosen.push((p, probability[k]));
-            }
+/// The cells of one budget's shortlist pool that can be best with any real chance, in a fixed
+/// order (best predicted score first, then id), so the draws do not depend on how the sweep's
+/// chunks filled the pool.
+///
+/// Only cells whose 90% interval reaches the highest low end are kept (the draws share most of
+/// their uncertainty, so differences are narrower than the intervals: the others get
+/// probability 0 without being drawn), and of those the best [`DRAWN_CELLS`].
+pub fn drawn_pool(pool: &[Point]) -> Vec<Point> {
+    let mut pool = pool.to_vec();
+    pool.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
+    let floor = pool
+        .iter()
+        .map(|p| p.score_low)
+        .fold(f64::NEG_INFINITY, f64::max);
+    pool.retain(|p| p.score_high >= floor);
+    pool.truncate(DRAWN_CELLS);
+    pool
+}
+
+/// One budget's entries from its drawn pool and each cell's probability of being best: regimes
+/// by that probability, highest first, near-duplicates folded into the regime they duplicate.
+pub fn entries(
+    grid: &Grid,
+    budget_index: usize,
+    pool: &[Point],
+    probability: &[f64],
+) -> Vec<Entry> {
+    let mut order: Vec<usize> = (0..pool.len()).collect();
+    // Highest probability first; ties (often zero) by predicted score, then id.
+    order.sort_by(|&a, &b| {
+        probability[b]
+            .total_cmp(&probability[a])
+            .then(pool[b].score.total_cmp(&pool[a].score))
+            .then(pool[a].id.cmp(&pool[b].id))
+    });
+    let mut chosen: Vec<(Point, f64)> = Vec::new();
+    for k in order {
+        let p = pool[k];
+        if let Some(regime) = chosen
+            .iter_mut()
+            .find(|(c, _)| near_duplicate(grid, &c.indices, &p.indices))
+        {
+            regime.1 += probability[k];
+            continue;
         }
-        chosen.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.id.cmp(&b.0.id)));
-        for (rank, (p, probability_best)) in chosen.into_iter().enumerate() {
-            entries.push(Entry {
-                budget_index,
-                rank: rank + 1,
-                point: p,
-                usd_per_point: crate::evaluate::usd_per_point(p.usd, p.score, p.base_score),
-                probability_best,
-                flags: flags(grid, &p),
-            });
+        if chosen.len() < MAX_PER_BUDGET && probability[k] >= MIN_PROBABILITY_BEST {
+            chosen.push((p, probability[k]));
         }
     }
-    entries
+    chosen.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.id.cmp(&b.0.id)));
+    chosen
+        .into_iter()
+        .enumerate()
+        .map(|(rank, (p, probability_best))| Entry {
+            budget_index,
+            rank: rank + 1,
+            point: p,
+            usd_per_point: crate::evaluate::usd_per_point(p.usd, p.score, p.base_score),
+            probability_best,
+            flags: flags(grid, &p),
+        })
+        .collect()
+}
+
+/// Selects the shortlist from a sweep's aggregate (the entries of every budget's
+/// [`crate::analysis::decision::Decision`], without the rest of the decision).
+pub fn select(grid: &Grid, aggregate: &Aggregate) -> Vec<Entry> {
+    let mut out = Vec::new();
+    for (&budget_index, pool) in &aggregate.shortlist_pool {
+        let pool = drawn_pool(pool);
+        let ids: Vec<u64> = pool.iter().map(|p| p.id).collect();
+        let draws = JointDraws::of(grid, budget_index, &ids);
+        let members: Vec<usize> = (0..pool.len()).collect();
+        let probability = draws.probability_best(&members);
+        out.extend(entries(grid, budget_index, &pool, &probability));
+    }
+    out
 }

@@ -6,12 +6,14 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 use clap::Args;
-use rlfrontier::analysis::headline::{Headline, KNEE_POINTS};
+use rlfrontier::analysis::decision::{Compared, Decision};
+use rlfrontier::analysis::draws::Interval;
 use rlfrontier::engine::{
     CellsMode, Progress, SweepOptions, SweepSummary, TableFormat, default_out_dir, run_sweep,
 };
 use rlfrontier::error::Result;
-use rlfrontier::format::{money, percent, thousands};
+use rlfrontier::format::{percent, thousands};
+use rlfrontier::report::recommendation::sentences;
 use rlfrontier::report::tables::{budget_label, regime_label};
 use rlfrontier::spec;
 
@@ -175,49 +177,31 @@ fn summary_text(grid: &spec::Grid, s: &SweepSummary) -> String {
             "no cell is feasible: see infeasible_reason in cells.csv for what to change\n",
         );
     }
-    text.push_str(&headline_text(grid, &s.headlines));
+    text.push_str(&recommendation_text(grid, &s.decisions));
     for f in &s.files {
         text.push_str(&format!("wrote {}\n", f.display()));
     }
     text
 }
 
-/// Per budget: the best regime, and the knee when it is cheaper.
-fn headline_text(grid: &spec::Grid, headlines: &[Headline]) -> String {
-    if headlines.is_empty() {
+/// Per budget: the recommendation, its paired comparisons, why, and the edges to extend.
+fn recommendation_text(grid: &spec::Grid, decisions: &[Decision]) -> String {
+    if decisions.is_empty() {
         return String::new();
     }
     let mut text = format!(
-        "per budget, the best predicted regime and the knee (the cheapest regime within {} point of it, at this budget or a smaller one):\n",
-        KNEE_POINTS
+        "per budget, the recommendation (P(best) from {} joint draws; differences are paired, in points, so what two regimes share cancels):\n",
+        thousands(rlfrontier::analysis::draws::DRAWS as f64)
     );
-    let labels: Vec<String> = headlines
+    let labels: Vec<String> = decisions
         .iter()
-        .map(|h| budget_label(grid, h.budget_index))
+        .map(|d| budget_label(grid, d.budget_index))
         .collect();
     let width = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
-    for (h, label) in headlines.iter().zip(&labels) {
-        let b = &h.best;
-        text.push_str(&format!(
-            "  {label:>width$}  best {}: {:.3} [{:.3}, {:.3}] for ${}\n",
-            regime_label(grid, b),
-            b.score,
-            b.score_low,
-            b.score_high,
-            money(b.usd)
-        ));
-        if h.knee.id == b.id {
-            text.push_str(&format!("  {:>width$}  knee: the best itself\n", ""));
-        } else {
-            text.push_str(&format!(
-                "  {:>width$}  knee {}: {:.3} ({:.1} points lower) for ${} ({} of the best's dollars)\n",
-                "",
-                regime_label(grid, &h.knee),
-                h.knee.score,
-                h.points_below_best(),
-                money(h.knee.usd),
-                percent(h.usd_share_of_best())
-            ));
+    for (d, label) in decisions.iter().zip(&labels) {
+        for (k, sentence) in sentences(grid, d).all().into_iter().enumerate() {
+            let label = if k == 0 { label.as_str() } else { "" };
+            text.push_str(&format!("  {label:>width$}  {sentence}\n"));
         }
     }
     text
@@ -252,20 +236,54 @@ pub fn run(args: &SweepArgs, interrupted: &AtomicBool, out: &mut dyn Write) -> R
     emit(out, &summary_text(&grid, &summary))
 }
 
+/// A point's fields in the summary's JSON.
+fn point_json(grid: &spec::Grid, p: &rlfrontier::analysis::frontier::Point) -> serde_json::Value {
+    serde_json::json!({
+        "cell_id": p.id,
+        "regime": regime_label(grid, p),
+        "predicted_score": p.score,
+        "score_low": p.score_low,
+        "score_high": p.score_high,
+        "usd": p.usd,
+        "gpu_hours": p.gpu_hours,
+        "flops_share_learning": p.update_fraction,
+    })
+}
+
+/// An interval's fields (score units).
+fn interval_json(i: &Interval) -> serde_json::Value {
+    serde_json::json!({"median": i.median, "low": i.low, "high": i.high})
+}
+
+/// A compared regime: its point, P(best), paired difference to the recommendation and gain.
+fn compared_json(grid: &spec::Grid, c: &Compared) -> serde_json::Value {
+    let mut v = point_json(grid, &c.point);
+    v["probability_best"] = serde_json::json!(c.probability_best);
+    v["difference_to_recommended"] = interval_json(&c.difference);
+    v["gain_over_base"] = interval_json(&c.gain);
+    v
+}
+
+/// One budget's recommendation as JSON (the sentences included, as the text prints them).
+fn decision_json(grid: &spec::Grid, d: &Decision) -> serde_json::Value {
+    let (budget, _) = rlfrontier::report::tables::budget_columns(grid, d.budget_index);
+    serde_json::json!({
+        "budget": budget.parse::<f64>().unwrap_or(f64::NAN),
+        "recommended": compared_json(grid, d.recommended()),
+        "clear_lead": d.clear_lead,
+        "indistinguishable": d.indistinguishable.iter().map(|&k| compared_json(grid, &d.compared[k])).collect::<Vec<_>>(),
+        "second": d.second.map(|k| compared_json(grid, &d.compared[k])),
+        "cheaper_within_noise": d.cheaper.as_ref().map(|c| compared_json(grid, c)),
+        "runner_up": d.runner_up.as_ref().map(|c| compared_json(grid, c)),
+        "why_points": d.why.iter().map(|s| (s.lever.label().to_string(), serde_json::json!(100.0 * s.score))).collect::<serde_json::Map<_, _>>(),
+        "edges": d.edges().iter().map(|f| f.to_string()).collect::<Vec<_>>(),
+        "shortlist": d.compared.iter().map(|c| compared_json(grid, c)).collect::<Vec<_>>(),
+        "sentences": sentences(grid, d).all(),
+    })
+}
+
 /// The summary as JSON.
 fn summary_json(grid: &spec::Grid, s: &SweepSummary) -> serde_json::Value {
-    let point = |p: &rlfrontier::analysis::frontier::Point| {
-        serde_json::json!({
-            "cell_id": p.id,
-            "regime": regime_label(grid, p),
-            "predicted_score": p.score,
-            "score_low": p.score_low,
-            "score_high": p.score_high,
-            "usd": p.usd,
-            "gpu_hours": p.gpu_hours,
-            "flops_share_learning": p.update_fraction,
-        })
-    };
     let (_, budget_unit) = rlfrontier::report::tables::budget_columns(grid, 0);
     serde_json::json!({
         "grid": grid.name,
@@ -281,16 +299,7 @@ fn summary_json(grid: &spec::Grid, s: &SweepSummary) -> serde_json::Value {
         "threads": s.threads,
         "elapsed_seconds": s.elapsed_seconds,
         "budget_unit": budget_unit,
-        "answer_per_budget": s.headlines.iter().map(|h| {
-            let (budget, _) = rlfrontier::report::tables::budget_columns(grid, h.budget_index);
-            serde_json::json!({
-                "budget": budget.parse::<f64>().unwrap_or(f64::NAN),
-                "best": point(&h.best),
-                "knee": point(&h.knee),
-                "knee_points_below_best": h.points_below_best(),
-                "knee_usd_share_of_best": h.usd_share_of_best(),
-            })
-        }).collect::<Vec<_>>(),
+        "recommendation_per_budget": s.decisions.iter().map(|d| decision_json(grid, d)).collect::<Vec<_>>(),
         "files": s.files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
     })
 }

@@ -169,8 +169,8 @@ pub struct SweepSummary {
     pub elapsed_seconds: f64,
     /// Files written.
     pub files: Vec<PathBuf>,
-    /// Per budget, the best regime and the knee (`analysis::headline`).
-    pub headlines: Vec<crate::analysis::headline::Headline>,
+    /// Per budget, the recommendation (`analysis::decision`).
+    pub decisions: Vec<crate::analysis::decision::Decision>,
     /// For a shard: the rows of its cells file and the file's SHA-256, which `merge` checks.
     pub cells_digest: Option<(u64, String)>,
 }

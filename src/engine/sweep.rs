@@ -433,9 +433,11 @@ pub(super) fn finish(
     threads: usize,
     started: Instant,
 ) -> Result<SweepSummary> {
+    let decisions = crate::analysis::decision::decide(grid, &aggregate);
     let mut staged = crate::report::write_sweep_outputs(
         grid,
         &aggregate,
+        &decisions,
         &options.out_dir,
         other_targets,
         options.format == TableFormat::Parquet,
@@ -496,7 +498,7 @@ pub(super) fn finish(
         threads,
         elapsed_seconds: started.elapsed().as_secs_f64(),
         files,
-        headlines: crate::analysis::headline::headlines(&aggregate),
+        decisions,
         cells_digest,
     };
     // The manifest joins the same commit: the folder never holds new tables beside an old

@@ -261,6 +261,11 @@ pub struct Parts {
     pub floor_logit_sd: f64,
     /// sd (logit units) of the ground the run may lose (grows with steps).
     pub downside_logit_sd: f64,
+    /// sd of R0 per unit normal when R0 is the default (not measured): both regression
+    /// parameters move together, as the interval's two ends do; 0 when R0 was measured.
+    pub base_score_sd: f64,
+    /// The floor R0 is read at in logit space (the benchmark's).
+    pub base_logit_floor: f64,
 }
 
 /// R0 from the parameters when none was measured.
@@ -360,9 +365,15 @@ pub fn parts(params: &OutcomeParams, s: &CellSignal) -> Parts {
         ),
     };
     let multiplier = multiplier * start.gain_factor * benchmark_gain;
+    let base_score_sd = match s.measured_base_score {
+        Some(_) => 0.0,
+        None => params[BaseScoreAt7b].sd() + params[BaseScorePerDecade].sd() * decades,
+    };
     Parts {
         base_score: r0,
         base_logit: logit(r0.max(floor)),
+        base_score_sd: base_score_sd.abs(),
+        base_logit_floor: floor,
         gain_logit: gain_at_size * multiplier,
         gain_multiplier: multiplier,
         ln_k,
@@ -599,6 +610,8 @@ pub struct DrawNormals {
     pub cell_time: f64,
     /// The cell's seed noise.
     pub seed: f64,
+    /// Shared shift of the default base score (every cell of a grid; 0 effect when measured).
+    pub shared_base: f64,
 }
 
 /// The standard deviations a joint draw scales its normals by, derived once from a [`Spread`].
@@ -635,9 +648,29 @@ impl Spread {
     }
 }
 
+/// `parts` with R0 moved to `base_score` (clamped to [0, 1]).
+pub fn with_base(parts: &Parts, base_score: f64) -> Parts {
+    let r0 = base_score.clamp(0.0, 1.0);
+    Parts {
+        base_score: r0,
+        base_logit: logit(r0.max(parts.base_logit_floor)),
+        ..*parts
+    }
+}
+
 /// One joint draw of a cell's score: cells given the same shared normals are correlated as the
 /// model says (the parameters and the shared discrepancy move them together).
 pub fn draw_score(parts: &Parts, scales: &DrawScales, z: &DrawNormals) -> f64 {
+    let moved;
+    let parts = if parts.base_score_sd > 0.0 && z.shared_base != 0.0 {
+        moved = with_base(
+            parts,
+            parts.base_score + parts.base_score_sd * z.shared_base,
+        );
+        &moved
+    } else {
+        parts
+    };
     let gain_shift = parts.gain_multiplier
         * (scales.shared_gain * z.shared_gain + scales.cell_gain * z.cell_gain);
     let time_shift = scales.shared_time * z.shared_time + scales.cell_time * z.cell_time;

@@ -174,6 +174,7 @@ fn joint_draws_agree_with_the_interval() {
                 cell_gain: rng.normal(),
                 cell_time: rng.normal(),
                 seed: rng.normal(),
+                shared_base: rng.normal(),
             };
             let x = draw_score(&cell_parts, &scales, &z);
             p.score_low <= x && x <= p.score_high

@@ -8,8 +8,9 @@ use crate::format::{money, percent, thousands};
 use crate::outcome::params::PARAMS;
 use crate::spec::Grid;
 
+use super::recommendation::{points_interval, sentences};
 use super::tables::{budget_label, regime_label, setup_label, shortlist_cells, sweeps_setup};
-use crate::analysis::headline::{KNEE_POINTS, headlines};
+use crate::analysis::decision::{Compared, Decision};
 use crate::analysis::shortlist::Flag;
 
 /// Escapes text for HTML.
@@ -33,7 +34,9 @@ h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.25rem;margin-top:2rem;bor
 table{border-collapse:collapse;font-size:.88rem;margin:.6rem 0}th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:left;vertical-align:top}\
 th{background:#f4f4f4}td.n{text-align:right;font-variant-numeric:tabular-nums}pre{background:#f7f7f7;padding:.8rem;overflow-x:auto;font-size:.8rem}\
 figure{margin:1rem 0}figure svg{max-width:100%;height:auto;border:1px solid #eee}figcaption{font-size:.85rem;color:#555}\
-.kpi{display:flex;gap:1rem;flex-wrap:wrap}.kpi div{background:#f4f7fb;border:1px solid #dce4ef;border-radius:6px;padding:.5rem .9rem}.kpi b{display:block;font-size:1.2rem}";
+.kpi{display:flex;gap:1rem;flex-wrap:wrap}.kpi div{background:#f4f7fb;border:1px solid #dce4ef;border-radius:6px;padding:.5rem .9rem}.kpi b{display:block;font-size:1.2rem}\
+ul.advice{margin:.1rem 0;padding-left:1.1rem}.why div{white-space:nowrap;font-size:.8rem}.why .lever{display:inline-block;width:6.5em}\
+.why .bar{display:inline-block;height:.7em;vertical-align:middle}.why .up{background:#4c9a52}.why .down{background:#c0504d}";
 
 /// The document head, the title and the state of the predictions.
 fn page_head(grid: &Grid) -> String {
@@ -71,7 +74,7 @@ fn page_head(grid: &Grid) -> String {
 }
 
 /// The key figures: cells, feasibility, the front, generation's share, the best score.
-fn key_figures(aggregate: &Aggregate) -> String {
+fn key_figures(aggregate: &Aggregate, decisions: &[Decision]) -> String {
     let mut h = String::new();
     let front = aggregate.front(CostBasis::Usd);
     let best = front.last();
@@ -102,13 +105,11 @@ fn key_figures(aggregate: &Aggregate) -> String {
             money(p.usd)
         ));
     }
-    if let Some(last) = headlines(aggregate).last()
-        && last.knee.id != last.best.id
-    {
+    if let Some(cheaper) = decisions.last().and_then(|d| d.cheaper.as_ref()) {
         h.push_str(&format!(
-            "<div>within {KNEE_POINTS} point of that<b>{:.3} for ${}</b></div>",
-            last.knee.score,
-            money(last.knee.usd)
+            "<div>within noise of the last budget's pick<b>{:.3} for ${}</b></div>",
+            cheaper.point.score,
+            money(cheaper.point.usd)
         ));
     }
     h.push_str("</div>\n");
@@ -116,51 +117,66 @@ fn key_figures(aggregate: &Aggregate) -> String {
     h
 }
 
-/// The answer per budget: the best regime and the knee, with their splits and why.
-fn headline_section(grid: &Grid, aggregate: &Aggregate) -> String {
-    let rows = headlines(aggregate);
+/// The recommendation per budget: the sentences, the paired differences of the shortlist and
+/// a bar per lever for why it wins.
+fn recommendation_section(grid: &Grid, decisions: &[Decision]) -> String {
     let mut h = String::new();
-    h.push_str(&format!("<h2>Answer per budget</h2>\n<p>For each budget, the regime with the best predicted score and the <b>knee</b>: the cheapest regime, at this budget or a smaller one, whose predicted score is within {KNEE_POINTS} percentage point of that best (below the resolution of a 500-problem benchmark). When the knee is much cheaper, the extra budget buys little. Shares are of FLOPs and of dollars: search / learning / feedback.</p>\n"));
-    if rows.is_empty() {
+    h.push_str("<h2>Recommendation per budget</h2>\n<p>For each budget, the regime most likely to be the best under the outcome model, compared with the others <b>in pairs</b>: both are drawn together from the model, so what they share (its parameters, the default base score of a model both train) cancels, and the difference's 90% interval is much narrower than either score's. When the runner-up's difference spans 0 and no regime has a clear lead, the regimes within noise are named as a group. Why: the predicted advantage over the runner-up, split over the levers (Shapley values of the point predictions).</p>\n");
+    if decisions.is_empty() {
         h.push_str("<p>No feasible cell.</p>\n");
         return h;
     }
-    h.push_str("<table id=\"headline\"><tr><th>budget</th><th></th><th>regime</th><th>score [90%]</th><th>dollars</th><th>FLOPs split</th><th>dollar split</th><th>why</th></tr>\n");
+    h.push_str("<table id=\"headline\"><tr><th>budget</th><th>recommendation</th><th>score [90%]</th><th>gain over base [90%]</th><th>dollars</th><th>FLOPs split</th><th>dollar split</th><th>why (points)</th></tr>\n");
     let split = |x: [f64; 3]| format!("{} / {} / {}", percent(x[0]), percent(x[1]), percent(x[2]));
-    for row in &rows {
-        for (which, p) in [("best", &row.best), ("knee", &row.knee)] {
-            if which == "knee" && row.knee.id == row.best.id {
-                continue;
-            }
-            let why = if which == "best" {
-                format!(
-                    "+{:.1} points over the base score {:.3}",
-                    100.0 * (p.score - p.base_score),
-                    p.base_score
-                )
-            } else {
-                format!(
-                    "{:.1} points below the best for {} of its dollars",
-                    row.points_below_best(),
-                    percent(row.usd_share_of_best())
-                )
-            };
-            h.push_str(&format!(
-                "<tr class=\"{which}\"><td>{}</td><td>{which}</td><td>{}</td><td class=\"n\">{:.3} [{:.3}, {:.3}]</td><td class=\"n\">${}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>\n",
-                escape(&budget_label(grid, row.budget_index)),
-                escape(&regime_label(grid, p)),
-                p.score,
-                p.score_low,
-                p.score_high,
-                money(p.usd),
-                split(p.flops_shares),
-                split(p.usd_shares),
-                escape(&why),
-            ));
+    for d in decisions {
+        let a = d.recommended();
+        let p = &a.point;
+        h.push_str(&format!(
+            "<tr class=\"best\"><td>{}</td><td>{}</td><td class=\"n\">{:.3} [{:.3}, {:.3}]</td><td class=\"n\">{}</td><td class=\"n\">${}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>\n",
+            escape(&budget_label(grid, d.budget_index)),
+            escape(&regime_label(grid, p)),
+            p.score,
+            p.score_low,
+            p.score_high,
+            escape(&points_interval(&a.gain)),
+            money(p.usd),
+            split(p.flops_shares),
+            split(p.usd_shares),
+            why_bars(d),
+        ));
+        let sentences = sentences(grid, d);
+        h.push_str("<tr class=\"advice\"><td></td><td colspan=\"7\"><ul class=\"advice\">");
+        for sentence in sentences.all().into_iter().skip(1) {
+            h.push_str(&format!("<li>{}</li>", escape(sentence)));
         }
+        h.push_str("</ul></td></tr>\n");
     }
     h.push_str("</table>\n");
     h.push_str("<p>Data: <a href=\"cells.csv\">cells.csv</a> &middot; <a href=\"frontier.csv\">frontier.csv</a> &middot; <a href=\"allocation_frontier.csv\">allocation_frontier.csv</a> &middot; <a href=\"shortlist.csv\">shortlist.csv</a> &middot; <a href=\"shortlist.md\">shortlist.md</a> &middot; <a href=\"manifest.json\">manifest.json</a></p>\n");
+    h
+}
+
+/// Width in pixels of the largest lever's bar.
+const WHY_BAR_PX: f64 = 80.0;
+
+/// One small horizontal bar per lever (green when it favours the recommendation, red when it
+/// works against it), scaled to the largest share of the row.
+fn why_bars(d: &Decision) -> String {
+    let largest = d.why.iter().map(|s| s.score.abs()).fold(0.0, f64::max);
+    if largest <= 0.0 {
+        return "-".to_string();
+    }
+    let mut h = String::from("<div class=\"why\">");
+    for share in &d.why {
+        let points = 100.0 * share.score;
+        let width = (WHY_BAR_PX * share.score.abs() / largest).max(1.0);
+        let class = if share.score >= 0.0 { "up" } else { "down" };
+        h.push_str(&format!(
+            "<div><span class=\"lever\">{}</span><span class=\"bar {class}\" style=\"width:{width:.0}px\"></span> {points:+.1}</div>",
+            escape(share.lever.label())
+        ));
+    }
+    h.push_str("</div>");
     h
 }
 
@@ -214,7 +230,11 @@ fn plots_section(svgs: &[(String, String)]) -> String {
 }
 
 /// The shortlist table.
-fn shortlist_section(grid: &Grid, shortlist: &[Entry]) -> String {
+fn shortlist_section(grid: &Grid, decisions: &[Decision]) -> String {
+    let shortlist: Vec<(&Entry, &Compared)> = decisions
+        .iter()
+        .flat_map(|d| d.shortlist.iter().zip(&d.compared))
+        .collect();
     let mut h = String::new();
     h.push_str("<h2>Shortlist</h2>\n<p>Per budget, the regimes most likely to be the best (P(best) from joint draws of the outcome model; near-duplicates count towards the regime they duplicate), with 90% predictive intervals; each with the cost of a full validation run and the dollars per point of predicted improvement over the base score.</p>\n");
     if shortlist.is_empty() {
@@ -233,9 +253,14 @@ fn shortlist_section(grid: &Grid, shortlist: &[Entry]) -> String {
         h.push_str("<button type=\"button\" class=\"pick\" data-filter=\"\">all</button> <span id=\"shortlist-count\"></span> &middot; click a column heading to sort</p>\n");
         let setup = sweeps_setup(grid);
         let setup_head = if setup { "<th>setup</th>" } else { "" };
-        h.push_str(&format!("<table id=\"shortlist\"><thead><tr><th>budget</th><th>rank</th><th>P(best)</th><th>model</th><th>finetune</th><th>reward</th>{setup_head}<th>G</th><th>cap</th><th>epochs</th><th>prompts</th><th>score [low, high]</th><th>update fraction</th><th>validation run</th><th>$/point</th><th>flags</th></tr></thead><tbody>\n"));
-        for e in shortlist {
+        h.push_str(&format!("<table id=\"shortlist\"><thead><tr><th>budget</th><th>rank</th><th>P(best)</th><th>model</th><th>finetune</th><th>reward</th>{setup_head}<th>G</th><th>cap</th><th>epochs</th><th>prompts</th><th>score [low, high]</th><th>vs rank 1 (points)</th><th>update fraction</th><th>validation run</th><th>$/point</th><th>flags</th></tr></thead><tbody>\n"));
+        for (e, compared) in shortlist {
             let c = shortlist_cells(grid, e);
+            let difference = if e.rank == 1 {
+                "-".to_string()
+            } else {
+                points_interval(&compared.difference)
+            };
             let f = &c.fields;
             let setup_cell = if setup {
                 format!("<td>{}</td>", escape(&setup_label(grid, f)))
@@ -243,7 +268,7 @@ fn shortlist_section(grid: &Grid, shortlist: &[Entry]) -> String {
                 String::new()
             };
             h.push_str(&format!(
-                "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td><td>{}</td>{setup_cell}<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">${} ({} GPU-h)</td><td class=\"n\">{}</td><td>{}</td></tr>\n",
+                "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td><td>{}</td>{setup_cell}<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">${} ({} GPU-h)</td><td class=\"n\">{}</td><td>{}</td></tr>\n",
                 escape(&budget_label(grid, e.budget_index)),
                 e.rank,
                 c.probability_best,
@@ -255,6 +280,7 @@ fn shortlist_section(grid: &Grid, shortlist: &[Entry]) -> String {
                 f.update_epochs,
                 f.prompts_per_step,
                 c.score,
+                escape(&difference),
                 c.update_fraction,
                 c.usd,
                 c.gpu_hours,
@@ -410,16 +436,16 @@ fn trust_section(grid: &Grid) -> String {
 pub fn render(
     grid: &Grid,
     aggregate: &Aggregate,
-    shortlist: &[Entry],
+    decisions: &[Decision],
     svgs: &[(String, String)],
     targets_section: &str,
 ) -> String {
     let mut h = page_head(grid);
-    h.push_str(&key_figures(aggregate));
-    h.push_str(&headline_section(grid, aggregate));
+    h.push_str(&key_figures(aggregate, decisions));
+    h.push_str(&recommendation_section(grid, decisions));
     h.push_str(&grid_section(grid));
     h.push_str(&plots_section(svgs));
-    h.push_str(&shortlist_section(grid, shortlist));
+    h.push_str(&shortlist_section(grid, decisions));
     h.push_str(targets_section);
     h.push_str(&assumptions_section(grid));
     h.push_str(&prior_section(grid));

@@ -1,12 +1,14 @@
 //! Everything written for a reader: `cells.csv` rows ([`cells`]), frontier and shortlist tables
-//! ([`tables`]), plots ([`plots`]), the HTML report ([`html`]), and atomic staging: files are
+//! ([`tables`]), the recommendation's sentences ([`recommendation`]), plots ([`plots`]), the HTML report ([`html`]), and atomic staging: files are
 //! written to a temporary name in the destination folder and renamed into place, so a reader
 //! never sees half a file, and an interrupted or failed run leaves nothing behind
 //! ([`AtomicFile`], [`Staged`], [`OutputLock`]).
 
 use std::path::Path;
 
+use crate::analysis::decision::Decision;
 use crate::analysis::frontier::Aggregate;
+use crate::analysis::shortlist::Entry;
 use crate::error::{Error, Result};
 use crate::spec::Grid;
 
@@ -15,6 +17,7 @@ pub mod cells;
 pub mod html;
 pub mod parquet;
 pub mod plots;
+pub mod recommendation;
 pub mod tables;
 pub mod targets;
 
@@ -22,21 +25,35 @@ pub use atomic::{AtomicFile, OutputLock, Staged, remove_stale_temporaries, write
 
 /// Writes the sweep's derived outputs (frontier tables, shortlist, plots, report) under
 /// temporary names; the caller commits them once everything succeeded.
+/// `decisions` are the primary target's ([`crate::analysis::decision::decide`]); the other
+/// targets' are computed here.
 pub fn write_sweep_outputs(
     grid: &Grid,
     aggregate: &Aggregate,
+    decisions: &[Decision],
     out_dir: &Path,
     other_targets: &[(Grid, Aggregate)],
     parquet: bool,
 ) -> Result<Staged> {
     let mut staged = Staged::default();
-    let shortlist = crate::analysis::shortlist::select(grid, aggregate);
+    let shortlist: Vec<Entry> = decisions
+        .iter()
+        .flat_map(|d| d.shortlist.iter().cloned())
+        .collect();
     // Other target metrics: each view's own outputs under targets/<metric>/, and the comparison.
     let mut comparison_html = String::new();
     if !other_targets.is_empty() {
-        let others: Vec<Vec<crate::analysis::shortlist::Entry>> = other_targets
+        let other_decisions: Vec<Vec<Decision>> = other_targets
             .iter()
-            .map(|(view, agg)| crate::analysis::shortlist::select(view, agg))
+            .map(|(view, agg)| crate::analysis::decision::decide(view, agg))
+            .collect();
+        let others: Vec<Vec<Entry>> = other_decisions
+            .iter()
+            .map(|ds| {
+                ds.iter()
+                    .flat_map(|d| d.shortlist.iter().cloned())
+                    .collect()
+            })
             .collect();
         let primary_name = grid.metric.clone().unwrap_or_default();
         let mut compared = vec![targets::TargetShortlist {
@@ -64,7 +81,7 @@ pub fn write_sweep_outputs(
             staged.extend(write_target_outputs(
                 view,
                 agg,
-                &others[index],
+                &other_decisions[index],
                 &dir,
                 "",
                 parquet,
@@ -74,7 +91,7 @@ pub fn write_sweep_outputs(
     staged.extend(write_target_outputs(
         grid,
         aggregate,
-        &shortlist,
+        decisions,
         out_dir,
         &comparison_html,
         parquet,
@@ -86,7 +103,7 @@ pub fn write_sweep_outputs(
 fn write_target_outputs(
     grid: &Grid,
     aggregate: &Aggregate,
-    shortlist: &[crate::analysis::shortlist::Entry],
+    decisions: &[Decision],
     out_dir: &Path,
     comparison_html: &str,
     parquet: bool,
@@ -98,7 +115,7 @@ fn write_target_outputs(
             "allocation_frontier",
             tables::allocation_csv(grid, aggregate),
         ),
-        ("shortlist", tables::shortlist_csv(grid, shortlist)),
+        ("shortlist", tables::shortlist_csv(grid, decisions)),
     ] {
         staged.add(&out_dir.join(format!("{name}.csv")), &bytes)?;
         if parquet {
@@ -110,7 +127,7 @@ fn write_target_outputs(
     }
     staged.add(
         &out_dir.join("shortlist.md"),
-        tables::shortlist_markdown(grid, shortlist).as_bytes(),
+        tables::shortlist_markdown(grid, decisions).as_bytes(),
     )?;
     let plots_dir = out_dir.join("plots");
     std::fs::create_dir_all(&plots_dir).map_err(|e| Error::io(&plots_dir, e))?;
@@ -118,7 +135,7 @@ fn write_target_outputs(
     for (name, svg) in &svgs {
         staged.add(&plots_dir.join(name), svg.as_bytes())?;
     }
-    let html = html::render(grid, aggregate, shortlist, &svgs, comparison_html);
+    let html = html::render(grid, aggregate, decisions, &svgs, comparison_html);
     staged.add(&out_dir.join("report.html"), html.as_bytes())?;
     Ok(staged)
 }

@@ -1,6 +1,7 @@
 //! CSV and Markdown tables derived from a sweep: `frontier.csv`, `allocation_frontier.csv`,
 //! `shortlist.csv`, `shortlist.md`.
 
+use crate::analysis::decision::Decision;
 use crate::analysis::frontier::{Aggregate, CostBasis, Point, UPDATE_FRACTION_BIN};
 use crate::analysis::shortlist::{Entry, Flag};
 use crate::evaluate::cost_unit;
@@ -329,8 +330,10 @@ pub fn allocation_csv(grid: &Grid, aggregate: &Aggregate) -> Vec<u8> {
     to_bytes(header, rows)
 }
 
-/// `shortlist.csv`.
-pub fn shortlist_csv(grid: &Grid, entries: &[Entry]) -> Vec<u8> {
+/// `shortlist.csv`: every budget's shortlist, each regime with its paired difference to the
+/// budget's recommendation (rank 1) and its gain over its base score, medians and 90% intervals
+/// from the joint draws.
+pub fn shortlist_csv(grid: &Grid, decisions: &[Decision]) -> Vec<u8> {
     let mut header: Vec<String> = ["budget_index", "rank", "cell_id"]
         .iter()
         .map(|s| s.to_string())
@@ -342,6 +345,13 @@ pub fn shortlist_csv(grid: &Grid, entries: &[Entry]) -> Vec<u8> {
             "score_low",
             "score_high",
             "probability_best",
+            "difference_to_rank_1",
+            "difference_low",
+            "difference_high",
+            "gain_over_base",
+            "gain_low",
+            "gain_high",
+            "indistinguishable_from_rank_1",
             "base_score",
             "flops_share_learning",
             "validation_usd",
@@ -358,9 +368,16 @@ pub fn shortlist_csv(grid: &Grid, entries: &[Entry]) -> Vec<u8> {
         .iter()
         .map(|s| s.to_string()),
     );
-    let rows = entries
+    let rows = decisions
         .iter()
-        .map(|e| {
+        .flat_map(|d| {
+            d.shortlist
+                .iter()
+                .zip(&d.compared)
+                .enumerate()
+                .map(move |(k, ec)| (d, k, ec))
+        })
+        .map(|(d, k, (e, c))| {
             let p = &e.point;
             let mut row = vec![
                 e.budget_index.to_string(),
@@ -374,6 +391,18 @@ pub fn shortlist_csv(grid: &Grid, entries: &[Entry]) -> Vec<u8> {
                     p.score_low,
                     p.score_high,
                     e.probability_best,
+                    c.difference.median,
+                    c.difference.low,
+                    c.difference.high,
+                    c.gain.median,
+                    c.gain.low,
+                    c.gain.high,
+                ]
+                .map(number),
+            );
+            row.push(d.indistinguishable.contains(&k).to_string());
+            row.extend(
+                [
                     p.base_score,
                     p.update_fraction,
                     p.usd,
@@ -435,35 +464,41 @@ pub fn shortlist_cells(grid: &Grid, e: &Entry) -> ShortlistCells {
     }
 }
 
-/// `shortlist.md`: the same, for people.
-pub fn shortlist_markdown(grid: &Grid, entries: &[Entry]) -> String {
+/// `shortlist.md`: the same, for people, each budget opened by its recommendation.
+pub fn shortlist_markdown(grid: &Grid, decisions: &[Decision]) -> String {
     let mut md = format!("# Shortlist: grid `{}`\n\n", grid.name);
     md.push_str(&format!(
         "Per budget, the regimes most likely to be the best (P(best) from joint draws of the outcome model; \
          near-duplicates, the same engine, model, fine-tuning and reward within one grid step on turns, tool latency and every numeric axis, \
          count towards the regime they duplicate; at least {:.0}% to be listed). 90% predictive intervals. \
+         \"vs rank 1\" is the paired difference to the recommendation in points, from the same draws: what two regimes share \
+         (the model's parameters, the default base score of a model both train) cancels in it. \
          Predictions: **{}**. Treat them as a plan for validation runs, not as results.\n\n",
         100.0 * crate::analysis::shortlist::MIN_PROBABILITY_BEST,
         grid.outcome_state.label()
     ));
-    let mut budgets: Vec<usize> = entries.iter().map(|e| e.budget_index).collect();
-    budgets.dedup();
-    if budgets.is_empty() {
+    if decisions.is_empty() {
         md.push_str("No feasible cell: see `infeasible_reason` in cells.csv.\n");
     }
-    for b in budgets {
+    for d in decisions {
+        let b = d.budget_index;
         md.push_str(&format!("## Budget {}\n\n", budget_label(grid, b)));
+        for sentence in super::recommendation::sentences(grid, d).all() {
+            md.push_str(&format!("- {}\n", crate::format::markdown_text(sentence)));
+        }
+        md.push('\n');
+        let entries = &d.shortlist;
         let setup = sweeps_setup(grid);
         let (setup_head, setup_rule) = if setup {
             (" setup |", "---|")
         } else {
             ("", "")
         };
-        md.push_str(&format!("| rank | P(best) | model | finetune | reward |{setup_head} G | cap | epochs | prompts | score [low, high] | update fraction | validation run | $/point |\n"));
+        md.push_str(&format!("| rank | P(best) | model | finetune | reward |{setup_head} G | cap | epochs | prompts | score [low, high] | vs rank 1 | update fraction | validation run | $/point |\n"));
         md.push_str(&format!(
-            "|---:|---:|---|---|---|{setup_rule}---:|---:|---:|---:|---|---:|---:|---:|\n"
+            "|---:|---:|---|---|---|{setup_rule}---:|---:|---:|---:|---|---|---:|---:|---:|\n"
         ));
-        for e in entries.iter().filter(|e| e.budget_index == b) {
+        for (e, compared) in entries.iter().zip(&d.compared) {
             let c = shortlist_cells(grid, e);
             let f = &c.fields;
             let setup_cell = if setup {
@@ -472,7 +507,7 @@ pub fn shortlist_markdown(grid: &Grid, entries: &[Entry]) -> String {
                 String::new()
             };
             md.push_str(&format!(
-                "| {} | {} | {} | {} | {} |{setup_cell} {} | {} | {} | {} | {} | {} | ${} ({} GPU-h, {} h) | {} |\n",
+                "| {} | {} | {} | {} | {} |{setup_cell} {} | {} | {} | {} | {} | {} | {} | ${} ({} GPU-h, {} h) | {} |\n",
                 e.rank,
                 c.probability_best,
                 f.model,
@@ -483,6 +518,11 @@ pub fn shortlist_markdown(grid: &Grid, entries: &[Entry]) -> String {
                 f.update_epochs,
                 f.prompts_per_step,
                 c.score,
+                if e.rank == 1 {
+                    "-".to_string()
+                } else {
+                    super::recommendation::points_interval(&compared.difference)
+                },
                 c.update_fraction,
                 c.usd,
                 c.gpu_hours,
@@ -491,7 +531,7 @@ pub fn shortlist_markdown(grid: &Grid, entries: &[Entry]) -> String {
             ));
         }
         md.push('\n');
-        for e in entries.iter().filter(|e| e.budget_index == b) {
+        for e in entries {
             let notes: Vec<String> = e
                 .flags
                 .iter()

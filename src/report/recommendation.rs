@@ -1,0 +1,159 @@
+//! A budget's recommendation as sentences (`crate::analysis::decision`): the same lines in the
+//! sweep summary, `shortlist.md` and `report.html`, so the three never disagree.
+
+use crate::analysis::decision::{Compared, Decision};
+use crate::analysis::draws::Interval;
+use crate::analysis::shortlist::Flag;
+use crate::format::{money, percent};
+use crate::spec::Grid;
+
+use super::tables::regime_label;
+
+/// One budget's recommendation, one sentence per part (plain text; escape for HTML or
+/// Markdown where it goes).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sentences {
+    /// "run A: score [90%], gain over the base, dollars, P(best)".
+    pub run: String,
+    /// The group of indistinguishable regimes, when there is no clear lead.
+    pub group: Option<String>,
+    /// "if you can validate two, add B".
+    pub second: Option<String>,
+    /// The cheaper regime within noise, or that there is none.
+    pub cheaper: String,
+    /// Why A beats the runner-up, by lever.
+    pub why: Option<String>,
+    /// The axes to extend first when A sits at a grid edge.
+    pub edges: Option<String>,
+}
+
+impl Sentences {
+    /// Every sentence, in reading order.
+    pub fn all(&self) -> Vec<&str> {
+        let mut out = vec![self.run.as_str()];
+        out.extend(self.group.as_deref());
+        out.extend(self.second.as_deref());
+        out.push(self.cheaper.as_str());
+        out.extend(self.why.as_deref());
+        out.extend(self.edges.as_deref());
+        out
+    }
+}
+
+/// Points (score × 100) with an explicit sign, one decimal.
+fn signed_points(x: f64) -> String {
+    let p = 100.0 * x;
+    // −0.0 prints as +0.0: a difference that rounds to nothing has no sign.
+    if p.abs() < 0.05 {
+        "+0.0".to_string()
+    } else {
+        format!("{p:+.1}")
+    }
+}
+
+/// "+1.2 [−0.3, +2.4] points".
+pub fn points_interval(i: &Interval) -> String {
+    format!(
+        "{} [{}, {}] points",
+        signed_points(i.median),
+        signed_points(i.low),
+        signed_points(i.high)
+    )
+}
+
+fn regime_with_difference(grid: &Grid, c: &Compared) -> String {
+    format!(
+        "{}: {} for ${}",
+        regime_label(grid, &c.point),
+        points_interval(&c.difference),
+        money(c.point.usd)
+    )
+}
+
+/// The sentences of `d`.
+pub fn sentences(grid: &Grid, d: &Decision) -> Sentences {
+    let a = d.recommended();
+    let run = format!(
+        "run {}: {:.3} [{:.3}, {:.3}], {} over its base score, for ${} (P(best) {})",
+        regime_label(grid, &a.point),
+        a.point.score,
+        a.point.score_low,
+        a.point.score_high,
+        points_interval(&a.gain),
+        money(a.point.usd),
+        percent(a.probability_best)
+    );
+    let group = (!d.indistinguishable.is_empty()).then(|| {
+        let others: Vec<String> = d.indistinguishable[1..]
+            .iter()
+            .map(|&k| regime_with_difference(grid, &d.compared[k]))
+            .collect();
+        format!(
+            "no clear lead: these {} regimes are indistinguishable under the current model (each one's difference to it spans 0): {}",
+            d.indistinguishable.len(),
+            others.join("; ")
+        )
+    });
+    let second = d.second.map(|k| {
+        let b = &d.compared[k];
+        format!(
+            "if you can validate two, add {} (P(best) {}; the most different of the plausible winners)",
+            regime_with_difference(grid, b),
+            percent(b.probability_best)
+        )
+    });
+    let cheaper = match &d.cheaper {
+        Some(c) => format!(
+            "within noise for less: {} ({} of the dollars)",
+            regime_with_difference(grid, c),
+            percent(c.point.usd / a.point.usd)
+        ),
+        None => format!(
+            "nothing at {} of its dollars or less, at this budget or a smaller one, is within noise of it",
+            percent(crate::analysis::decision::CHEAPER_SHARE)
+        ),
+    };
+    let why = d.runner_up.as_ref().map(|r| {
+        let parts: Vec<String> = d
+            .why
+            .iter()
+            .filter(|s| (100.0 * s.score).abs() >= 0.05)
+            .map(|s| format!("{} {}", s.lever.label(), signed_points(s.score)))
+            .collect();
+        let against = regime_label(grid, &r.point);
+        if parts.is_empty() {
+            format!(
+                "why: against {against}, the point predictions differ by less than 0.1 points: noise alone separates them"
+            )
+        } else {
+            format!(
+                "why, against {against} ({} points by point prediction): {}",
+                signed_points(a.point.score - r.point.score),
+                parts.join(", ")
+            )
+        }
+    });
+    let edges: Vec<String> = d
+        .edges()
+        .into_iter()
+        .map(|f| match f {
+            Flag::LowerEdge { axis, value } => format!("{axis} below {value}"),
+            Flag::UpperEdge { axis, value } => format!("{axis} above {value}"),
+            _ => String::new(),
+        })
+        .collect();
+    let edges = (!edges.is_empty()).then(|| {
+        format!(
+            "at the grid's edge: extend {} and sweep again before trusting it",
+            edges.join(", ")
+        )
+    });
+    Sentences {
+        run,
+        group,
+        second,
+        cheaper,
+        why,
+        edges,
+    }
+}

@@ -1,0 +1,170 @@
+//! The recommendation per budget (issue 25): paired differences narrower than the absolute
+//! intervals, indistinguishable regimes named as a group, and one ranking behind the summary,
+//! `--json`, shortlist.csv, shortlist.md and report.html.
+
+use std::path::Path;
+
+mod common;
+use common::{bin, grid, read_csv};
+
+/// `sweep NAME --json -q --cells none --out OUT`, parsed.
+fn sweep_json(name: &str, out: &Path) -> serde_json::Value {
+    let a = bin()
+        .args(["sweep", grid(name).to_str().unwrap(), "-q", "--json"])
+        .args(["--cells", "none", "--out"])
+        .arg(out)
+        .assert()
+        .success();
+    serde_json::from_slice(&a.get_output().stdout).unwrap()
+}
+
+fn f(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// HTML-escaped as the report escapes text.
+fn html_escaped(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+#[test]
+fn on_dollars_without_a_base_score_the_differences_are_much_narrower_than_the_scores() {
+    let grid_text = std::fs::read_to_string(grid("dollars")).unwrap();
+    assert!(
+        !grid_text.contains("base_score"),
+        "the test needs a grid without a measured base score"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let v = sweep_json("dollars", dir.path());
+    let budgets = v["recommendation_per_budget"].as_array().unwrap();
+    assert_eq!(budgets.len(), 4);
+    let mut compared = 0;
+    let mut groups = 0;
+    for b in budgets {
+        let shortlist = b["shortlist"].as_array().unwrap();
+        for c in &shortlist[1..] {
+            let absolute = f(&c["score_high"]) - f(&c["score_low"]);
+            let d = &c["difference_to_recommended"];
+            let paired = f(&d["high"]) - f(&d["low"]);
+            // The shared uncertainty (the default base score above all) cancels in a pair.
+            assert!(
+                paired < 0.25 * absolute,
+                "paired width {paired} against absolute {absolute}"
+            );
+            compared += 1;
+        }
+        let indistinguishable = b["indistinguishable"].as_array().unwrap();
+        if !b["clear_lead"].as_bool().unwrap() {
+            groups += 1;
+            assert!(indistinguishable.len() >= 2);
+            assert_eq!(indistinguishable[0]["cell_id"], b["recommended"]["cell_id"]);
+            for c in &indistinguishable[1..] {
+                let d = &c["difference_to_recommended"];
+                assert!(f(&d["low"]) <= 0.0 && 0.0 <= f(&d["high"]));
+            }
+            let group = b["sentences"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s.as_str().unwrap().contains("indistinguishable"))
+                .expect("the summary names the group");
+            assert!(group.as_str().unwrap().contains(&format!(
+                "these {} regimes are indistinguishable under the current model",
+                indistinguishable.len()
+            )));
+        } else {
+            assert!(indistinguishable.is_empty());
+        }
+    }
+    assert!(compared >= 4, "{compared} comparisons");
+    // Under the uncalibrated prior the regimes of one model are within noise of each other.
+    assert!(groups >= 1);
+    let report = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert!(report.contains("indistinguishable under the current model"));
+    assert!(report.contains("vs rank 1 (points)"));
+}
+
+/// Checks one budget's recommendation against its own shortlist and the written files.
+fn check_one_ranking(
+    name: &str,
+    b: &serde_json::Value,
+    rank_one: &[(String, String)],
+    report: &str,
+) {
+    let id = b["recommended"]["cell_id"].to_string();
+    assert_eq!(b["shortlist"][0]["cell_id"].to_string(), id, "{name}");
+    let budget_index = rank_one
+        .iter()
+        .find(|(_, cell)| *cell == id)
+        .unwrap_or_else(|| {
+            panic!("{name}: recommended cell {id} is not a rank 1 in shortlist.csv")
+        });
+    assert!(!budget_index.0.is_empty());
+    let usd = f(&b["recommended"]["usd"]);
+    if let Some(c) = b["cheaper_within_noise"].as_object() {
+        assert!(f(&c["usd"]) <= 0.9 * usd + 1e-9, "{name}");
+        let d = &c["difference_to_recommended"];
+        assert!(f(&d["low"]) <= 0.0 && 0.0 <= f(&d["high"]), "{name}");
+    }
+    if let Some(second) = b["second"].as_object() {
+        assert_ne!(second["cell_id"].to_string(), id, "{name}");
+        assert!(
+            b["shortlist"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|c| c["cell_id"] == second["cell_id"]),
+            "{name}: the second run is one of the shortlist"
+        );
+    }
+    assert_eq!(
+        b["clear_lead"].as_bool().unwrap(),
+        b["indistinguishable"].as_array().unwrap().is_empty(),
+        "{name}"
+    );
+    // The first sentence is the table row itself (regime, score, gain, dollars); the others
+    // are listed under it.
+    let regime = html_escaped(b["recommended"]["regime"].as_str().unwrap());
+    assert!(report.contains(&format!("<td>{regime}</td>")), "{name}");
+    for sentence in b["sentences"].as_array().unwrap().iter().skip(1) {
+        let escaped = html_escaped(sentence.as_str().unwrap());
+        assert!(report.contains(&escaped), "{name}: report lacks {escaped}");
+    }
+}
+
+#[test]
+fn the_summary_the_shortlist_and_the_report_are_one_ranking_on_every_bundled_grid() {
+    for name in [
+        "race-pilot",
+        "dollars",
+        "agentic",
+        "targets",
+        "isocompute",
+        "big",
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let v = sweep_json(name, dir.path());
+        let (header, rows) = read_csv(&dir.path().join("shortlist.csv"));
+        let col = |n: &str| header.iter().position(|h| h == n).unwrap();
+        let rank_one: Vec<(String, String)> = rows
+            .iter()
+            .filter(|r| r[col("rank")] == "1")
+            .map(|r| (r[col("budget_index")].clone(), r[col("cell_id")].clone()))
+            .collect();
+        let budgets = v["recommendation_per_budget"].as_array().unwrap();
+        assert_eq!(budgets.len(), rank_one.len(), "{name}");
+        let report = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+        let markdown = std::fs::read_to_string(dir.path().join("shortlist.md")).unwrap();
+        assert_eq!(
+            markdown.matches("\n- run ").count(),
+            budgets.len(),
+            "{name}: one recommendation per budget in shortlist.md"
+        );
+        for b in budgets {
+            check_one_ranking(name, b, &rank_one, &report);
+        }
+    }
+}
