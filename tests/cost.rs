@@ -728,9 +728,9 @@ fn an_api_judge_from_the_catalog_is_priced_as_its_listed_prices() {
         .stderr(predicate::str::contains("did you mean `gpt-4o-mini`"));
 }
 
-/// The README's agentic comparison (section "Agents"): veRL's published per-step timings of a
+/// The agentic comparison of the book's agents chapter (docs/book/src/agents.md): veRL's published per-step timings of a
 /// ReTool run on 32 H20s (volcengine/verl@b178a3cd docs/advance/fully_async.md) against this
-/// ledger. The README's table quotes these numbers; a ledger change that moves them must update
+/// ledger. That chapter's table quotes these numbers; a ledger change that moves them must update
 /// it.
 #[test]
 fn the_readme_retool_comparison_holds() {

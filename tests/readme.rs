@@ -1,5 +1,6 @@
-//! The README's command outputs are real: every example whose output the README shows is run
-//! here and must print exactly what the README says.
+//! The README's and the book's command outputs are real: every example whose output README.md or
+//! a chapter of the book (`docs/book/src/*.md`) shows is run here and must print exactly what the
+//! page says. (mdBook is not needed: these tests are the book's `mdbook test`.)
 //!
 //! Two shapes are recognised:
 //! - a block whose first line is `$ cargo run --release -- ARGS` (continued with `\`), followed
@@ -7,9 +8,15 @@
 //! - a ```` ```sh ```` block holding one `cargo run --release -- ARGS` command, followed directly
 //!   by a plain ```` ``` ```` block holding its output.
 //!
-//! Commands that elide arguments (`...`) are skipped. Commands run from a temporary folder, with
-//! `grids/` and `results/` paths pointing into the repository and `evidence/` linked, so an
-//! example that writes a file (`calibrate-hw --out h100-mine.toml`) leaves the checkout clean.
+//! Commands that elide arguments (`...`) are skipped. Commands run from one temporary folder, in
+//! the order of the pages (the README, then the chapters in `SUMMARY.md`'s order, so the RACE
+//! loop's `plan`, `simulate`, `fit` and calibrated `sweep` see each other's files), with
+//! `grids/` paths pointing into the repository and `evidence/` linked, so an example that writes
+//! a file (`calibrate-hw --out h100-mine.toml`) leaves the checkout clean.
+//! `RLFRONTIER_BLESS=1` rewrites the shown outputs in the page each came from.
+//!
+//! Also checked here: the README's size, that `SUMMARY.md` lists every chapter, and that every
+//! relative link of the README and the book points to a file that exists.
 
 use std::path::Path;
 
@@ -140,18 +147,59 @@ fn shell_words(text: &str) -> Vec<String> {
     words
 }
 
-#[test]
-fn every_readme_example_prints_what_the_readme_shows() {
-    let readme = std::fs::read_to_string(common::repo("README.md")).unwrap();
-    let examples = examples(&readme);
-    assert!(
-        examples.len() >= 3,
-        "the README's examples were not found; did their format change?"
-    );
+/// The book's chapters, relative to the repository, in `SUMMARY.md`'s order.
+fn chapters() -> Vec<String> {
+    let summary = std::fs::read_to_string(common::repo("docs/book/src/SUMMARY.md")).unwrap();
+    links(&summary)
+        .into_iter()
+        .filter(|link| link.ends_with(".md"))
+        .map(|link| format!("docs/book/src/{link}"))
+        .collect()
+}
+
+/// Every page whose examples are run: the README, then the book's chapters; as (path relative
+/// to the repository, text).
+fn pages() -> Vec<(String, String)> {
+    std::iter::once("README.md".to_string())
+        .chain(chapters())
+        .map(|page| {
+            let text = std::fs::read_to_string(common::repo(&page)).unwrap();
+            (page, text)
+        })
+        .collect()
+}
+
+/// The targets of the markdown links (`[text](target)` and `![alt](target)`) outside fenced
+/// blocks, in order.
+fn links(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        let mut rest = line;
+        while let Some(at) = rest.find("](") {
+            rest = &rest[at + 2..];
+            if let Some(end) = rest.find(')') {
+                found.push(rest[..end].trim().to_string());
+                rest = &rest[end..];
+            }
+        }
+    }
+    found
+}
+
+/// A temporary folder to run the examples from: `results/` and `tests/` exist, and the
+/// repository's `evidence`, `grids`, `validation`, `tests/fixtures` and `results/examples` are
+/// linked (commands that read a default path, such as `backtest`, find it).
+fn example_folder() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    // Commands that read a default path inside the repository (`backtest` reads
-    // evidence/published_results.csv and grids/race-pilot.toml) find it through a link.
     std::fs::create_dir(dir.path().join("tests")).unwrap();
     std::fs::create_dir(dir.path().join("results")).unwrap();
     for linked in [
@@ -163,72 +211,151 @@ fn every_readme_example_prints_what_the_readme_shows() {
     ] {
         std::os::unix::fs::symlink(repo.join(linked), dir.path().join(linked)).unwrap();
     }
-    let bless = std::env::var_os("RLFRONTIER_BLESS").is_some();
-    let mut blessed: Vec<((usize, usize), String)> = Vec::new();
-    let mut checked = 0;
-    for example in &examples {
-        if example.args.contains("...") {
-            continue;
-        }
-        let args: Vec<String> = shell_words(&example.args)
-            .into_iter()
-            .map(|w| {
-                if w.starts_with("grids/") {
-                    repo.join(w).display().to_string()
-                } else {
-                    w
-                }
-            })
-            .collect();
-        let output = common::bin()
-            .current_dir(dir.path())
-            .args(&args)
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "README line {}: `{}` failed: {}",
-            example.line,
-            example.args,
-            String::from_utf8_lossy(&output.stderr)
-        );
-        let actual = String::from_utf8(output.stdout).unwrap();
-        let actual = actual.replace(&dir.path().display().to_string(), ".");
-        if bless {
-            // Only the timing line moved: keep the README's (measured on a release build).
-            let keep = without_timing(&actual) == without_timing(&example.expected);
-            let text = if keep {
-                example.expected.clone()
+    dir
+}
+
+/// Runs one example from `dir` and returns what it printed, with the folder's path written as
+/// `.` and the repository's as nothing (a `grids/` argument is passed as a repository path).
+fn run_example(dir: &Path, page: &str, example: &Example) -> String {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let args: Vec<String> = shell_words(&example.args)
+        .into_iter()
+        .map(|w| {
+            if w.starts_with("grids/") {
+                repo.join(w).display().to_string()
             } else {
-                actual
-            };
-            blessed.push((example.output_at, text));
+                w
+            }
+        })
+        .collect();
+    let output = common::bin().current_dir(dir).args(&args).output().unwrap();
+    assert!(
+        output.status.success(),
+        "{page} line {}: `{}` failed: {}",
+        example.line,
+        example.args,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .replace(&dir.display().to_string(), ".")
+        .replace(&format!("{}/", repo.display()), "")
+}
+
+/// Writes `page` with the shown outputs replaced (`RLFRONTIER_BLESS=1`), from the last to the
+/// first, so earlier indices hold.
+fn bless(page: &str, text: &str, blessed: Vec<((usize, usize), String)>) {
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    for ((start, len), actual) in blessed.into_iter().rev() {
+        let new: Vec<String> = actual
+            .trim_end_matches('\n')
+            .lines()
+            .map(str::to_string)
+            .collect();
+        lines.splice(start..start + len, new);
+    }
+    std::fs::write(common::repo(page), lines.join("\n") + "\n").unwrap();
+}
+
+#[test]
+fn every_example_prints_what_the_readme_and_the_book_show() {
+    let pages = pages();
+    let dir = example_folder();
+    let bless_all = std::env::var_os("RLFRONTIER_BLESS").is_some();
+    let mut checked = 0;
+    for (page, text) in &pages {
+        let mut blessed: Vec<((usize, usize), String)> = Vec::new();
+        for example in examples(text) {
+            if example.args.contains("...") {
+                continue;
+            }
+            let actual = run_example(dir.path(), page, &example);
             checked += 1;
-            continue;
+            if bless_all {
+                // Only the timing line moved: keep the page's (measured on a release build).
+                let keep = without_timing(&actual) == without_timing(&example.expected);
+                let shown = if keep {
+                    example.expected.clone()
+                } else {
+                    actual
+                };
+                blessed.push((example.output_at, shown));
+                continue;
+            }
+            assert_eq!(
+                without_timing(&actual),
+                without_timing(&example.expected),
+                "{page} line {}: `{}` prints something else than the page shows",
+                example.line,
+                example.args
+            );
         }
-        assert_eq!(
-            without_timing(&actual),
-            without_timing(&example.expected),
-            "README line {}: `{}` prints something else than the README shows",
-            example.line,
-            example.args
+        if bless_all && !blessed.is_empty() {
+            bless(page, text, blessed);
+        }
+    }
+    assert!(
+        checked >= 10,
+        "only {checked} examples were checked; did their format change?"
+    );
+}
+
+#[test]
+fn the_readme_is_at_most_25_000_bytes() {
+    let bytes = std::fs::metadata(common::repo("README.md")).unwrap().len();
+    assert!(
+        bytes <= 25_000,
+        "README.md is {bytes} bytes; move detail into a chapter of docs/book/src/"
+    );
+}
+
+#[test]
+fn the_summary_lists_every_chapter_and_every_chapter_it_lists_exists() {
+    let listed = chapters();
+    for chapter in &listed {
+        assert!(
+            common::repo(chapter).is_file(),
+            "SUMMARY.md lists {chapter}, which does not exist"
         );
-        checked += 1;
     }
-    assert!(checked >= 3, "only {checked} README examples were checked");
-    if bless {
-        // Rewrite the shown outputs from the last to the first, so earlier indices hold.
-        let mut lines: Vec<String> = readme.lines().map(str::to_string).collect();
-        for ((start, len), actual) in blessed.into_iter().rev() {
-            let new: Vec<String> = actual
-                .trim_end_matches('\n')
-                .lines()
-                .map(str::to_string)
-                .collect();
-            lines.splice(start..start + len, new);
+    let mut unlisted = Vec::new();
+    for entry in std::fs::read_dir(common::repo("docs/book/src")).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().to_string();
+        let path = format!("docs/book/src/{name}");
+        if name.ends_with(".md") && name != "SUMMARY.md" && !listed.contains(&path) {
+            unlisted.push(path);
         }
-        std::fs::write(common::repo("README.md"), lines.join("\n") + "\n").unwrap();
     }
+    assert!(unlisted.is_empty(), "not in SUMMARY.md: {unlisted:?}");
+    assert!(common::repo("docs/book/book.toml").is_file());
+}
+
+#[test]
+fn every_relative_link_of_the_readme_and_the_book_points_to_a_file() {
+    let mut broken = Vec::new();
+    let mut pages = pages();
+    let summary = "docs/book/src/SUMMARY.md".to_string();
+    pages.push((
+        summary.clone(),
+        std::fs::read_to_string(common::repo(&summary)).unwrap(),
+    ));
+    for (page, text) in &pages {
+        let folder = common::repo(page).parent().unwrap().to_path_buf();
+        for link in links(text) {
+            let target = link.split('#').next().unwrap_or("");
+            if target.is_empty() || link.starts_with("http://") || link.starts_with("https://") {
+                continue;
+            }
+            if !folder.join(target).exists() {
+                broken.push(format!("{page}: {link}"));
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "links to nothing:\n{}",
+        broken.join("\n")
+    );
 }
 
 #[test]
@@ -248,10 +375,11 @@ fn pandas_available() -> bool {
 }
 
 #[test]
-fn the_readmes_python_snippets_run_against_the_committed_results() {
-    // Each ```python block of the README runs from the repository root (it reads the committed
-    // results/); ```py blocks show code that needs outputs of a run of your own and are not run. `.ci/run` installs pandas and sets RLFRONTIER_REQUIRE_PYTHON=1, so in CI the
-    // snippets always run; elsewhere they are skipped when pandas is missing, and say so.
+fn the_python_snippets_run_against_the_committed_results() {
+    // Each ```python block of the README and the book runs from the repository root (it reads
+    // the committed results/); ```py blocks show code that needs outputs of a run of your own
+    // and are not run. `.ci/run` installs pandas and sets RLFRONTIER_REQUIRE_PYTHON=1, so in CI
+    // the snippets always run; elsewhere they are skipped when pandas is missing, and say so.
     if !pandas_available() {
         assert!(
             std::env::var("RLFRONTIER_REQUIRE_PYTHON").is_err(),
@@ -263,13 +391,20 @@ fn the_readmes_python_snippets_run_against_the_committed_results() {
         );
         return;
     }
-    let readme = std::fs::read_to_string(common::repo("README.md")).unwrap();
-    let snippets: Vec<(usize, String, Vec<String>)> = fenced_blocks(&readme)
+    let snippets: Vec<(String, usize, Vec<String>)> = pages()
         .into_iter()
-        .filter(|(_, info, _)| info == "python")
+        .flat_map(|(page, text)| {
+            fenced_blocks(&text)
+                .into_iter()
+                .filter(|(_, info, _)| info == "python")
+                .map(move |(line, _, body)| (page.clone(), line, body))
+        })
         .collect();
-    assert!(!snippets.is_empty(), "the README has no python snippet");
-    for (line, _, body) in snippets {
+    assert!(
+        !snippets.is_empty(),
+        "neither the README nor the book has a python snippet"
+    );
+    for (page, line, body) in snippets {
         let output = std::process::Command::new("python3")
             .arg("-c")
             .arg(body.join("\n"))
@@ -278,13 +413,13 @@ fn the_readmes_python_snippets_run_against_the_committed_results() {
             .unwrap();
         assert!(
             output.status.success(),
-            "README line {line}: the python snippet failed:\n{}",
+            "{page} line {line}: the python snippet failed:\n{}",
             String::from_utf8_lossy(&output.stderr)
         );
     }
 }
 
-/// Every `cargo run --release -- ARGS` command in the README's code blocks, in order, with its
+/// Every `cargo run --release -- ARGS` command in a page's code blocks, in order, with its
 /// continuation lines joined and any trailing `# comment` removed (commands with `...` are
 /// templates, not runnable, and are left out).
 fn every_command(readme: &str) -> Vec<(usize, String)> {
@@ -314,10 +449,11 @@ fn every_command(readme: &str) -> Vec<(usize, String)> {
 }
 
 #[test]
-fn running_every_readme_command_in_a_clone_leaves_git_status_clean() {
-    // Issue 14: the README's commands write only where git does not look (results/<grid>/ is
-    // ignored; the committed examples live in results/examples/). Runs them all, in order, in
-    // a clone of the committed tree, then asks git.
+fn running_every_command_of_the_readme_and_the_book_in_a_clone_leaves_git_status_clean() {
+    // Issue 14: the README's and the book's commands write only where git does not look
+    // (results/<grid>/ is ignored; the committed examples live in results/examples/). Runs them
+    // all, in order, in a clone of the committed tree, then asks git. The pages are read from
+    // the working tree, so an edit to them is checked before it is committed.
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let git = |dir: &Path, args: &[&str]| {
         std::process::Command::new("git")
@@ -338,14 +474,20 @@ fn running_every_readme_command_in_a_clone_leaves_git_status_clean() {
     )
     .unwrap();
     assert!(cloned.status.success(), "{cloned:?}");
-    let readme = std::fs::read_to_string(clone.join("README.md")).unwrap();
-    let commands = every_command(&readme);
+    let commands: Vec<(String, usize, String)> = pages()
+        .into_iter()
+        .flat_map(|(page, text)| {
+            every_command(&text)
+                .into_iter()
+                .map(move |(line, args)| (page.clone(), line, args))
+        })
+        .collect();
     assert!(
         commands.len() >= 10,
-        "only {} README commands found",
+        "only {} commands found in the README and the book",
         commands.len()
     );
-    for (line, args) in &commands {
+    for (page, line, args) in &commands {
         let output = common::bin()
             .current_dir(&clone)
             .args(shell_words(args))
@@ -354,7 +496,7 @@ fn running_every_readme_command_in_a_clone_leaves_git_status_clean() {
         // Exit 3 is an infeasible run priced on purpose; anything else must succeed.
         assert!(
             matches!(output.status.code(), Some(0 | 3)),
-            "README line {line}: `{args}` failed: {}",
+            "{page} line {line}: `{args}` failed: {}",
             String::from_utf8_lossy(&output.stderr)
         );
     }
@@ -362,6 +504,6 @@ fn running_every_readme_command_in_a_clone_leaves_git_status_clean() {
     let dirty = String::from_utf8_lossy(&status.stdout).to_string();
     assert!(
         dirty.is_empty(),
-        "the README's commands changed tracked files or left untracked ones:\n{dirty}"
+        "the README's or the book's commands changed tracked files or left untracked ones:\n{dirty}"
     );
 }

@@ -1,5 +1,6 @@
-"""The README's Python snippets (the ```py blocks of "From Python"), run in order against the
-installed wheel from a scratch copy of the folders they read, as a notebook would run them."""
+"""The book's Python snippets (the ```py blocks of docs/book/src/python.md, "From Python"), run in
+order against the installed wheel from a scratch copy of the folders they read, as a notebook
+would run them."""
 
 from __future__ import annotations
 
@@ -12,20 +13,20 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def readme_snippets() -> list[str]:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    section = text.split("## From Python: dicts and DataFrames", 1)[1].split("\n## ", 1)[0]
+    text = (REPO / "docs/book/src/python.md").read_text(encoding="utf-8")
+    section = text.split("# From Python: dicts and DataFrames", 1)[1].split("\n## ", 1)[0]
     return re.findall(r"```py\n(.*?)```", section, flags=re.S)
 
 
 def test_the_readme_notebook_runs(tmp_path, capsys):
     snippets = readme_snippets()
-    assert len(snippets) >= 4, "the README's Python section lost its snippets"
+    assert len(snippets) >= 4, "the book's Python chapter lost its snippets"
     for folder in ["grids", "results/examples"]:
         shutil.copytree(REPO / folder, tmp_path / folder)
     os.chdir(tmp_path)
     namespace: dict = {}
     for snippet in snippets:
-        exec(compile(snippet, "README.md", "exec"), namespace)
+        exec(compile(snippet, "docs/book/src/python.md", "exec"), namespace)
     assert (tmp_path / "frontier.png").stat().st_size > 10_000
     assert (tmp_path / "results" / "race-pilot-fit-py" / "calibration.json").exists()
     printed = capsys.readouterr().out

@@ -225,7 +225,7 @@ pub fn run_fit_prior(args: &FitPriorArgs, out: &mut dyn Write) -> Result<()> {
         .map(|p| p.name)
         .collect();
     text.push_str(&format!(
-        "not fitted (stated hypotheses, see `[outcome]` in the README): {}\n",
+        "not fitted (stated hypotheses, see `[outcome]` in the book's grid-spec chapter): {}\n",
         hypotheses.join(", ")
     ));
     let mut runs = Table::new(["ScaleRL run", "steps to mid", "prior", "A", "prior A"]);

@@ -256,7 +256,7 @@ impl Default for Task {
     /// writes about 900 tokens uncapped with a lognormal spread of cv 0.6, and a Beta profile of
     /// per-prompt pass rates with mean 0.35 and concentration 2 (a broad, U-leaning spread). These
     /// are placeholders for the user's own measurements (`response_length/mean` in veRL logs, the
-    /// base model's pass@1 on the training prompts); the README lists them as assumptions. RL
+    /// base model's pass@1 on the training prompts); the book lists them as assumptions. RL
     /// starts from a tuned checkpoint unless `[task] start = "base"` says otherwise: the slower
     /// of the two time scales, so an unstated start does not promise fast gains.
     fn default() -> Self {
@@ -401,7 +401,7 @@ pub struct Ownership {
 impl Default for Ownership {
     /// Four-year straight-line amortisation (a common server depreciation schedule), 70%
     /// utilisation, and $0.35 per GPU-hour for power, hosting and operations (about 1 kW per
-    /// H100 with its server share at data-centre rates plus staff); the README says these are
+    /// H100 with its server share at data-centre rates plus staff); the book says these are
     /// assumptions to replace with your own.
     fn default() -> Self {
         Ownership {

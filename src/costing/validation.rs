@@ -213,6 +213,14 @@ pub fn price_row(
     if let Some(tp) = row.number("rl_rollout_tp") {
         hardware.rollout_tensor_parallel = tp as u64;
     }
+    // The recipe's own rollout memory share and generation pool, when the row states them
+    // (optional columns; the framework's defaults otherwise).
+    if let Some(share) = row.number("rl_gpu_memory_utilization") {
+        hardware.rollout_gpu_memory_utilization = share;
+    }
+    if let Some(fraction) = row.number("rl_rollout_fraction") {
+        hardware.async_rollout_fraction = fraction;
+    }
     let cap = row.number("max_response_len").ok_or("no response cap")?;
     let mean = row.number("mean_response_tokens").ok_or("no mean length")?;
     let task = Task {
@@ -255,6 +263,10 @@ pub fn price_row(
         run: &run,
         measured_base_score: None,
     });
+    // A setup the ledger cannot run is not a comparison: its seconds would be made up.
+    if let Some(reason) = &ledger.infeasible {
+        return Err(format!("the ledger finds the setup infeasible: {reason}"));
+    }
     let s = |phase: Phase| ledger.phase(phase).seconds;
     Ok([
         compare("gen", s(Phase::Prefill) + s(Phase::Decode)),
@@ -363,5 +375,51 @@ mod tests {
             .collect();
         assert!(priced.iter().filter(|c| c.quantity == "step").count() >= 8);
         assert!(priced.iter().all(|c| c.predicted > 0.0 && c.measured > 0.0));
+    }
+
+    /// One bundled row with some of its columns replaced.
+    fn edited_row(id: &str, edits: &[(&str, &str)]) -> ValidationRow {
+        let text = EMBEDDED_TIMINGS;
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+        let record = reader
+            .records()
+            .map(|r| r.unwrap())
+            .find(|r| &r[0] == id)
+            .unwrap();
+        let mut fields: Vec<String> = record.iter().map(String::from).collect();
+        for (name, value) in edits {
+            let k = header.iter().position(|h| h == name).unwrap();
+            fields[k] = value.to_string();
+        }
+        let mut out = csv::Writer::from_writer(Vec::new());
+        out.write_record(&header).unwrap();
+        out.write_record(&fields).unwrap();
+        let bytes = out.into_inner().unwrap();
+        parse_validation(&bytes, Path::new("edited.csv"))
+            .unwrap()
+            .remove(0)
+    }
+
+    #[test]
+    fn a_row_the_ledger_cannot_run_is_refused_with_the_reason_and_the_recipe_share_is_read() {
+        let catalog = Catalog::embedded();
+        // NeMo-RL's Qwen3-235B generation pool at TP 8 fits only at the recipe's 0.8 share.
+        let id = "nemo05_q235b_h100_256_1off";
+        assert!(price_row(&edited_row(id, &[]), &catalog).is_ok());
+        let at_half = edited_row(id, &[("rl_gpu_memory_utilization", "0.5")]);
+        let reason = price_row(&at_half, &catalog).unwrap_err();
+        assert!(reason.contains("infeasible"), "{reason}");
+        // The rollout fraction is read: a smaller generation pool changes the price.
+        let step = |row: &ValidationRow| {
+            price_row(row, &catalog)
+                .unwrap()
+                .into_iter()
+                .find(|c| c.quantity == "step")
+                .unwrap()
+                .predicted
+        };
+        let smaller = edited_row(id, &[("rl_rollout_fraction", "0.25")]);
+        assert_ne!(step(&edited_row(id, &[])), step(&smaller));
     }
 }

@@ -19,10 +19,10 @@ impl Serialize for Num {
     }
 }
 
-/// One row of `cells.csv`. Field order is column order; the README's "Outputs" section
+/// One row of `cells.csv`. Field order is column order; the book's outputs chapter (docs/book/src/outputs.md)
 /// documents each column. Prediction columns are empty for infeasible cells.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-#[allow(missing_docs)] // the column contract is documented in the README
+#[allow(missing_docs)] // the column contract is documented in the book (docs/book/src/outputs.md)
 pub struct CellRow {
     pub cell_id: u64,
     pub engine: String,

@@ -459,7 +459,7 @@ pub fn render(
     h
 }
 
-/// The ledger's main assumptions, for the report (the README has the full table).
+/// The ledger's main assumptions, for the report (the book's assumptions chapter has the full table).
 pub const LEDGER_ASSUMPTIONS: [(&str, &str, &str); 8] = [
     (
         "FLOPs per pass",

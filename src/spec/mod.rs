@@ -1,7 +1,7 @@
 //! Grid specs: parse a TOML grid, validate every value with a one-line error that names the file,
 //! line and field, and expand it into cells decoded from their index (never materialised).
 //!
-//! The file format is documented in the README ("Grid spec"); `grids/race-pilot.toml` is the
+//! The file format is documented in the book (docs/book/src/grid-spec.md); `grids/race-pilot.toml` is the
 //! annotated example.
 
 mod axis;
