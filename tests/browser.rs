@@ -241,3 +241,83 @@ fn every_plot_rasterises_to_a_picture_with_content() {
         );
     }
 }
+
+/// Measures, in the page as Chromium lays it out, the smallest font size of any element that
+/// holds text, and reads the recommendation's parts: the page is copied with a script appended
+/// that writes its findings into the DOM, which `--dump-dom` then prints.
+#[test]
+fn the_page_s_text_is_at_least_12_px_and_it_shows_the_recommendation_s_parts() {
+    let Some(browser) = chromium() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "chromium is not installed"
+        );
+        common::skip(
+            "the_page_s_text_is_at_least_12_px_and_it_shows_the_recommendation_s_parts",
+            "chromium not installed",
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let grid = Path::new(env!("CARGO_MANIFEST_DIR")).join("grids/dollars.toml");
+    let status = Command::cargo_bin("rlfrontier")
+        .unwrap()
+        .args(["sweep", grid.to_str().unwrap(), "--quiet", "--out"])
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let probe = r#"<script>
+(function () {
+  var smallest = 1e9, where = "";
+  var all = document.querySelectorAll("body *");
+  for (var i = 0; i < all.length; i++) {
+    var el = all[i], own = false;
+    for (var c = el.firstChild; c; c = c.nextSibling) {
+      if (c.nodeType === 3 && c.textContent.trim().length > 0) { own = true; }
+    }
+    if (!own || el.tagName === "SCRIPT" || el.tagName === "STYLE" || el.tagName === "title") { continue; }
+    var size = parseFloat(getComputedStyle(el).fontSize);
+    if (size < smallest) { smallest = size; where = el.tagName + ": " + el.textContent.trim().slice(0, 40); }
+  }
+  var div = document.createElement("div");
+  div.id = "probe";
+  div.setAttribute("data-smallest", String(smallest));
+  div.setAttribute("data-where", where);
+  div.setAttribute("data-advice", String(document.querySelectorAll("ul.advice li").length));
+  div.setAttribute("data-why", String(document.querySelectorAll(".why .bar").length));
+  document.body.appendChild(div);
+})();
+</script></body>"#;
+    let probed = out.join("probed.html");
+    std::fs::write(&probed, page.replace("</body>", probe)).unwrap();
+    let output = headless(&browser, dir.path())
+        .args(["--virtual-time-budget=5000", "--dump-dom"])
+        .arg(format!("file://{}", probed.display()))
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&output.stdout).to_string();
+    let attribute = |name: &str| -> String {
+        let at = dom
+            .find(&format!("{name}=\""))
+            .unwrap_or_else(|| panic!("no {name}"));
+        let rest = &dom[at + name.len() + 2..];
+        rest[..rest.find('"').unwrap()].to_string()
+    };
+    let smallest: f64 = attribute("data-smallest").parse().unwrap();
+    assert!(
+        smallest >= 12.0,
+        "text at {smallest} px: {}",
+        attribute("data-where")
+    );
+    assert!(dom.contains("<h2>Recommendation per budget</h2>"));
+    // Four budgets: each has its advice list (the group, the second run, the cheaper regime,
+    // why and the edges) and the why bars.
+    let advice: usize = attribute("data-advice").parse().unwrap();
+    assert!(advice >= 4 * 3, "{advice} advice lines");
+    assert!(dom.contains("indistinguishable under the current model"));
+    assert!(dom.contains("why"));
+    assert_eq!(dom.matches("<tr class=\"best\">").count(), 4);
+}

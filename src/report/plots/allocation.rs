@@ -13,7 +13,8 @@ use crate::report::tables::budget_label;
 const COLUMNS: usize = 3;
 
 /// `allocation.svg`: one panel per budget (every budget, in rows of three), sharing one score
-/// scale so panels compare at a glance; the legend sits above the panels.
+/// scale and one update-fraction scale fitted to the data, so panels compare at a glance; the
+/// legend sits above the panels.
 pub fn allocation(grid: &Grid, aggregate: &Aggregate) -> String {
     let budgets: Vec<usize> = (0..grid.axes.budget.len()).collect();
     let series: Vec<(usize, usize)> = (0..grid.axes.model.len())
@@ -32,6 +33,14 @@ pub fn allocation(grid: &Grid, aggregate: &Aggregate) -> String {
         scores().fold(f64::NEG_INFINITY, f64::max),
         0.06,
     );
+    // One update-fraction scale for every panel, fitted to the data (within 0 to 1).
+    let fractions = || aggregate.allocation.values().map(|p| p.update_fraction);
+    let (x0, x1) = padded(
+        fractions().fold(f64::INFINITY, f64::min),
+        fractions().fold(f64::NEG_INFINITY, f64::max),
+        0.06,
+    );
+    let x = (x0.max(0.0), x1.min(1.0));
     render(width, height, |root| {
         let title = format!(
             "Best predicted score against update fraction, per budget, grid {} (the RACE picture)",
@@ -40,12 +49,12 @@ pub fn allocation(grid: &Grid, aggregate: &Aggregate) -> String {
         if aggregate.allocation.is_empty() {
             return empty_message(root, &title);
         }
-        let root = root.titled(&title, ("sans-serif", 22))?;
+        let root = root.titled(&title, ("sans-serif", TITLE))?;
         let (legend, charts) = root.split_vertically(legend_height);
         draw_legend(&legend, grid, &series)?;
         let panels = charts.split_evenly((rows, columns));
         for (panel, &b) in panels.iter().zip(&budgets) {
-            draw_panel(panel, grid, aggregate, b, &series, (y0, y1))?;
+            draw_panel(panel, grid, aggregate, b, &series, (x, (y0, y1)))?;
         }
         Ok(())
     })
@@ -59,27 +68,27 @@ fn draw_panel(
     aggregate: &Aggregate,
     b: usize,
     series: &[(usize, usize)],
-    (y0, y1): (f64, f64),
+    ((x0, x1), (y0, y1)): ((f64, f64), (f64, f64)),
 ) -> PlotResult {
     let mut chart = ChartBuilder::on(panel)
         .caption(
             format!("budget {}", budget_label(grid, b)),
-            ("sans-serif", 18),
+            ("sans-serif", TITLE),
         )
         .margin(12)
         .x_label_area_size(50)
         .y_label_area_size(62)
-        .build_cartesian_2d(0.0..1.0, y0..y1)?;
+        .build_cartesian_2d(x0..x1, y0..y1)?;
     chart
         .configure_mesh()
         .x_desc("update fraction (learning share of FLOPs)")
         .y_desc("best predicted score")
         .x_labels(6)
         .y_labels(6)
-        .x_label_formatter(&|x| format!("{x:.1}"))
+        .x_label_formatter(&|x| format!("{x:.2}"))
         .y_label_formatter(&|y| format!("{y:.2}"))
-        .label_style(("sans-serif", 14))
-        .axis_desc_style(("sans-serif", 14))
+        .label_style(("sans-serif", TEXT))
+        .axis_desc_style(("sans-serif", TEXT))
         .light_line_style(WHITE.mix(0.0))
         .draw()?;
     let mut best: Option<Point> = None;
@@ -140,7 +149,7 @@ fn draw_legend(
     grid: &Grid,
     series: &[(usize, usize)],
 ) -> PlotResult {
-    let font = ("sans-serif", 15).into_font().color(&BLACK);
+    let font = ("sans-serif", TEXT).into_font().color(&BLACK);
     let column_width = (legend.dim_in_pixel().0 as i32 - 40) / 3;
     for (k, &(m, r)) in series.iter().enumerate() {
         let x = 30 + (k % 3) as i32 * column_width;

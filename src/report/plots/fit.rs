@@ -55,10 +55,10 @@ pub fn fit_plot(plot: &FitPlot) -> String {
         };
         let ((x0, x1), (y0, y1)) = fit_plot_ranges(plot);
         let mut chart = ChartBuilder::on(root)
-            .caption(&title, ("sans-serif", 20))
+            .caption(&title, ("sans-serif", TITLE))
             .margin(14)
-            .x_label_area_size(45)
-            .y_label_area_size(60)
+            .x_label_area_size(52)
+            .y_label_area_size(72)
             .build_cartesian_2d((x0..x1).log_scale(), y0..y1)?;
         chart
             .configure_mesh()
@@ -66,7 +66,8 @@ pub fn fit_plot(plot: &FitPlot) -> String {
             .y_desc("held-out score")
             .x_label_formatter(&|x| log_tick(*x))
             .y_label_formatter(&|y| format!("{y:.3}"))
-            .label_style(("sans-serif", 13))
+            .label_style(("sans-serif", TEXT))
+            .axis_desc_style(("sans-serif", TEXT))
             .light_line_style(WHITE.mix(0.0))
             .draw()?;
         let band = RGBColor(31, 119, 180);
@@ -128,7 +129,7 @@ pub fn fit_plot(plot: &FitPlot) -> String {
             .position(SeriesLabelPosition::UpperLeft)
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
-            .label_font(("sans-serif", 13))
+            .label_font(("sans-serif", TEXT))
             .draw()?;
         Ok(())
     })
@@ -156,10 +157,10 @@ pub fn calibration_plot(
         }
         let (lo, hi) = padded(lo, hi, 0.05);
         let mut chart = ChartBuilder::on(root)
-            .caption(&title, ("sans-serif", 18))
+            .caption(&title, ("sans-serif", TITLE))
             .margin(14)
-            .x_label_area_size(45)
-            .y_label_area_size(60)
+            .x_label_area_size(52)
+            .y_label_area_size(72)
             .build_cartesian_2d(lo..hi, lo..hi)?;
         chart
             .configure_mesh()
@@ -167,6 +168,8 @@ pub fn calibration_plot(
             .y_desc("predicted score")
             .x_label_formatter(&|x| format!("{x:.3}"))
             .y_label_formatter(&|y| format!("{y:.3}"))
+            .label_style(("sans-serif", TEXT))
+            .axis_desc_style(("sans-serif", TEXT))
             .light_line_style(WHITE.mix(0.0))
             .draw()?;
         chart
@@ -196,7 +199,7 @@ pub fn calibration_plot(
             .position(SeriesLabelPosition::UpperLeft)
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
-            .label_font(("sans-serif", 13))
+            .label_font(("sans-serif", TEXT))
             .draw()?;
         Ok(())
     })

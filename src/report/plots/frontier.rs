@@ -1,6 +1,15 @@
 //! `frontier.svg`: predicted score against dollars, a sample of cells and the cost–score front.
+//!
+//! On a grid whose budgets are fixed amounts of dollars or GPU-hours every cell of a budget costs
+//! about that budget, so the cells stand in one vertical strip per budget: the strip is split into
+//! one lane per model (a small offset in log dollars) and the ticks are the budgets themselves, in
+//! money ($10k, $50k). The front's 90% interval is drawn as whiskers along the front (at most a
+//! dozen, evenly spaced), not a filled band: under the uncalibrated prior the intervals span most
+//! of the score range and a band would cover the plot.
 
+use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::analysis::frontier::{Aggregate, CostBasis, Point};
 use crate::spec::Grid;
@@ -11,6 +20,11 @@ use super::*;
 /// full configuration as an SVG `<title>` (a tooltip in browsers, text for screen readers).
 pub fn frontier(grid: &Grid, aggregate: &Aggregate) -> String {
     let mut tips: Vec<(i32, i32, String)> = Vec::new();
+    let strips = budget_strips(grid);
+    let lane = |p: &Point| match &strips {
+        Some(_) => p.usd * lane_factor(p.indices.model, grid.axes.model.len()),
+        None => p.usd,
+    };
     let svg = render(1000, 640, |root| {
         let title = format!(
             "Cost-score frontier, grid {} ({})",
@@ -22,105 +36,199 @@ pub fn frontier(grid: &Grid, aggregate: &Aggregate) -> String {
             return empty_message(root, &title);
         }
         let all: Vec<&Point> = aggregate.sample.iter().chain(front.iter()).collect();
-        let (x0, x1) = log_range(all.iter().map(|p| p.usd));
+        let (x0, x1) = log_range(all.iter().map(|p| lane(p)));
+        // The axis fits the points; the whiskers are clipped to it.
         let (y0, y1) = padded(
             all.iter().map(|p| p.score).fold(f64::INFINITY, f64::min),
             all.iter()
                 .map(|p| p.score)
                 .fold(f64::NEG_INFINITY, f64::max),
-            0.05,
+            0.08,
         );
+        let root = root.titled(&title, ("sans-serif", TITLE))?;
+        let (legend, plot) = root.split_vertically(LEGEND_HEIGHT);
+        draw_legend(&legend, grid)?;
+        let root = &plot;
         let mut chart = ChartBuilder::on(root)
-            .caption(&title, ("sans-serif", 22))
             .margin(16)
-            .x_label_area_size(50)
-            .y_label_area_size(70)
+            .x_label_area_size(56)
+            .y_label_area_size(76)
             .build_cartesian_2d((x0..x1).log_scale(), y0..y1)?;
+        let x_desc = match &strips {
+            Some(_) => "budget of the run (each strip: its cells, one lane per model)",
+            None => "cost of the run (USD, log scale)",
+        };
+        // With strips the ticks are the budgets, drawn below; the mesh draws none of its own.
+        let tick = |x: &f64| match &strips {
+            Some(_) => String::new(),
+            None => log_tick(*x),
+        };
         chart
             .configure_mesh()
-            .x_desc("cost of the run (USD, log scale)")
+            .x_labels(if strips.is_some() { 0 } else { 10 })
+            .x_desc(x_desc)
             .y_desc(format!(
                 "predicted {}",
                 grid.metric.as_deref().unwrap_or("score")
             ))
-            .x_label_formatter(&|x| log_tick(*x))
+            .x_label_formatter(&tick)
             .y_label_formatter(&|y| format!("{y:.3}"))
+            .label_style(("sans-serif", TEXT))
+            .axis_desc_style(("sans-serif", TEXT))
             .light_line_style(WHITE.mix(0.0))
             .draw()?;
-        for (m, model) in grid.axes.model.iter().enumerate() {
+        if let Some(budgets) = &strips {
+            let font = ("sans-serif", TEXT)
+                .into_font()
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Center, VPos::Top));
+            for &b in budgets.iter().filter(|b| (x0..=x1).contains(*b)) {
+                let (px, py) = chart.backend_coord(&(b, y0));
+                root.draw(&PathElement::new(
+                    vec![(px, py), (px, py + 6)],
+                    BLACK.stroke_width(1),
+                ))?;
+                root.draw(&Text::new(money_tick(b), (px, py + 9), font.clone()))?;
+            }
+        }
+        for m in 0..grid.axes.model.len() {
             let c = colour(m);
-            chart
-                .draw_series(
-                    aggregate
-                        .sample
-                        .iter()
-                        .filter(|p| p.indices.model == m)
-                        .map(|p| Circle::new((p.usd, p.score), 2, c.mix(0.3).filled())),
-                )?
-                .label(model.id.clone())
-                .legend(move |(x, y)| Circle::new((x, y), 5, c.filled()));
+            chart.draw_series(
+                aggregate
+                    .sample
+                    .iter()
+                    .filter(|p| p.indices.model == m)
+                    .map(|p| Circle::new((lane(p), p.score), 2, c.mix(0.3).filled())),
+            )?;
         }
-        // The front's 90% predictive band, clamped to the plotted range.
+        // Each front point's 90% interval as a whisker, clipped to the plotted range.
         let clamp = |y: f64| y.clamp(y0, y1);
-        let band: Vec<(f64, f64)> = front
-            .iter()
-            .map(|p| (p.usd, clamp(p.score_high)))
-            .chain(front.iter().rev().map(|p| (p.usd, clamp(p.score_low))))
-            .collect();
-        if front.len() > 1 {
-            chart
-                .draw_series(std::iter::once(Polygon::new(
-                    band,
-                    BLACK.mix(0.05).filled(),
-                )))?
-                .label("90% band of the front (clipped to the plot)")
-                .legend(|(x, y)| {
-                    Rectangle::new([(x - 8, y - 5), (x + 8, y + 5)], BLACK.mix(0.12).filled())
-                });
-        }
+        // At most MAX_WHISKERS, evenly spaced along the front (a forest of lines reads as none).
+        let step = front.len().div_ceil(MAX_WHISKERS).max(1);
+        chart.draw_series(front.iter().step_by(step).map(|p| {
+            PathElement::new(
+                vec![
+                    (lane(p), clamp(p.score_low)),
+                    (lane(p), clamp(p.score_high)),
+                ],
+                BLACK.mix(0.35).stroke_width(2),
+            )
+        }))?;
         for p in &front {
-            let (px, py) = chart.backend_coord(&(p.usd, p.score));
-            tips.push((
-                px,
-                py,
-                format!(
-                    "{} | budget {} | score {:.3} [{:.3}, {:.3}] | ${} | {} GPU-h | cell {}",
-                    crate::report::tables::regime_label(grid, p),
-                    crate::report::tables::budget_label(grid, p.indices.budget),
-                    p.score,
-                    p.score_low,
-                    p.score_high,
-                    crate::format::money(p.usd),
-                    crate::format::money(p.gpu_hours),
-                    p.id
-                ),
-            ));
+            let (px, py) = chart.backend_coord(&(lane(p), p.score));
+            tips.push((px, py, front_tip(grid, p)));
         }
-        chart
-            .draw_series(LineSeries::new(
-                front.iter().map(|p| (p.usd, p.score)),
-                BLACK.stroke_width(2),
-            ))?
-            .label("frontier")
-            .legend(|(x, y)| PathElement::new(vec![(x - 8, y), (x + 8, y)], BLACK.stroke_width(2)));
+        chart.draw_series(LineSeries::new(
+            front.iter().map(|p| (lane(p), p.score)),
+            BLACK.stroke_width(2),
+        ))?;
         chart.draw_series(
             front
                 .iter()
-                .map(|p| Circle::new((p.usd, p.score), 5, colour(p.indices.model).filled())),
+                .map(|p| Circle::new((lane(p), p.score), 5, colour(p.indices.model).filled())),
         )?;
         chart.draw_series(
             front
                 .iter()
-                .map(|p| Circle::new((p.usd, p.score), 5, BLACK.stroke_width(1))),
+                .map(|p| Circle::new((lane(p), p.score), 5, BLACK.stroke_width(1))),
         )?;
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 14))
-            .draw()?;
         Ok(())
     });
     with_tooltips(svg, &tips)
+}
+
+/// Most whiskers drawn along the front.
+const MAX_WHISKERS: usize = 12;
+
+/// Height of the legend strip under the title, pixels.
+const LEGEND_HEIGHT: u32 = 34;
+
+/// The legend, in one row above the plot (it never covers a point): the models' colours, the
+/// front's line and its whiskers.
+fn draw_legend(area: &DrawingArea<SVGBackend, Shift>, grid: &Grid) -> PlotResult {
+    let font = ("sans-serif", TEXT).into_font().color(&BLACK);
+    let mut x = 90;
+    let y = 12;
+    for (m, model) in grid.axes.model.iter().enumerate() {
+        area.draw(&Circle::new((x, y + 6), 5, colour(m).filled()))?;
+        area.draw(&Text::new(model.id.clone(), (x + 10, y), font.clone()))?;
+        x += 24 + 8 * model.id.chars().count() as i32;
+    }
+    area.draw(&PathElement::new(
+        vec![(x - 8, y + 6), (x + 8, y + 6)],
+        BLACK.stroke_width(2),
+    ))?;
+    area.draw(&Text::new("frontier", (x + 14, y), font.clone()))?;
+    x += 90;
+    area.draw(&PathElement::new(
+        vec![(x, y - 2), (x, y + 14)],
+        BLACK.mix(0.35).stroke_width(2),
+    ))?;
+    area.draw(&Text::new(
+        "90% interval along the front (clipped to the plot)",
+        (x + 8, y),
+        font,
+    ))?;
+    Ok(())
+}
+
+/// The tooltip of a front point: its regime, budget, score, dollars, GPU-hours and id.
+fn front_tip(grid: &Grid, p: &Point) -> String {
+    format!(
+        "{} | budget {} | score {:.3} [{:.3}, {:.3}] | ${} | {} GPU-h | cell {}",
+        crate::report::tables::regime_label(grid, p),
+        crate::report::tables::budget_label(grid, p.indices.budget),
+        p.score,
+        p.score_low,
+        p.score_high,
+        crate::format::money(p.usd),
+        crate::format::money(p.gpu_hours),
+        p.id
+    )
+}
+
+/// Half the width of a budget's strip, in ln dollars (the lanes of the models share it).
+const STRIP_HALF_WIDTH_LN: f64 = 0.12;
+
+/// The budgets in dollars when every cell of a budget costs about that budget (budgets in
+/// dollars, or GPU-hours at the grid's one price); None otherwise (FLOP budgets and fixed
+/// iterations: the cost varies by cell).
+fn budget_strips(grid: &Grid) -> Option<Vec<f64>> {
+    use crate::config::BudgetUnit;
+    match &grid.axes.budget {
+        crate::spec::BudgetAxis::Budgets { unit, amounts } => match unit {
+            BudgetUnit::Usd => Some(amounts.clone()),
+            BudgetUnit::GpuHours => Some(
+                amounts
+                    .iter()
+                    .map(|h| h * grid.hardware.usd_per_gpu_hour)
+                    .collect(),
+            ),
+            BudgetUnit::Flops => None,
+        },
+        crate::spec::BudgetAxis::Iterations(_) => None,
+    }
+}
+
+/// The multiplier that moves model `m` of `models` into its lane of a budget's strip.
+fn lane_factor(m: usize, models: usize) -> f64 {
+    if models <= 1 {
+        return 1.0;
+    }
+    let position = m as f64 / (models - 1) as f64 - 0.5;
+    (2.0 * STRIP_HALF_WIDTH_LN * position).exp()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lanes_spread_the_models_symmetrically_inside_the_strip() {
+        assert_eq!(lane_factor(0, 1), 1.0);
+        let (first, last) = (lane_factor(0, 3), lane_factor(2, 3));
+        assert!((first * last - 1.0).abs() < 1e-12);
+        assert!((lane_factor(1, 3) - 1.0).abs() < 1e-12);
+        assert!((last.ln() - STRIP_HALF_WIDTH_LN).abs() < 1e-12);
+    }
 }

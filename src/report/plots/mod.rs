@@ -7,7 +7,8 @@
 //!   fraction (learning share of FLOPs), one line per model and reward.
 //! - `split.svg`: the search/learning/feedback shares of the frontier cells, in FLOPs and in
 //!   dollars side by side.
-//! - `simplex.svg`: a ternary plot of the three FLOP shares, coloured by predicted score.
+//! - `simplex.svg`: the three FLOP shares (learning across, feedback up, search the rest),
+//!   coloured by predicted score.
 //! - `fit_<run>.svg` and `calibration.svg` (from `fit`): a pilot's checkpoints with the fitted
 //!   curve and its band; measured against predicted scores, prior and calibrated.
 //!
@@ -28,7 +29,7 @@ use crate::spec::Grid;
 pub use allocation::allocation;
 pub use fit::{FitPlot, calibration_plot, fit_plot};
 pub use frontier::frontier;
-pub use simplex::{score_colour, simplex, ternary};
+pub use simplex::{score_colour, simplex};
 pub use split::split;
 
 /// Model colours (Tableau 10).
@@ -55,6 +56,41 @@ const BUCKET_NAMES: [&str; 3] = ["search", "learning", "feedback"];
 
 type PlotResult = Result<(), Box<dyn std::error::Error>>;
 
+/// plotters' SVG backend writes a font of size s as `font-size` s / 1.24 pixels, so sizes are
+/// asked for at 1.24 times the pixels wanted: [`TEXT`] renders at 12.9 px, [`TITLE`] at 18.5 px
+/// (issue 25: text of at least 12 px at 100% zoom).
+const PLOTTERS_FONT_SCALE: f64 = 1.24;
+
+/// Font size (plotters units) of every label, tick and legend entry: 12.9 px.
+const TEXT: u32 = 16;
+
+/// Font size (plotters units) of titles: 18.5 px.
+const TITLE: u32 = 23;
+
+/// The pixel size a plotters font size renders at.
+pub fn rendered_px(size: u32) -> f64 {
+    size as f64 / PLOTTERS_FONT_SCALE
+}
+
+/// A money tick: $10k, $50k, $1M, $2.5M.
+pub fn money_tick(usd: f64) -> String {
+    if !(usd.is_finite() && usd > 0.0) {
+        return String::new();
+    }
+    let (value, suffix) = if usd >= 1e9 {
+        (usd / 1e9, "B")
+    } else if usd >= 1e6 {
+        (usd / 1e6, "M")
+    } else if usd >= 1e3 {
+        (usd / 1e3, "k")
+    } else {
+        (usd, "")
+    };
+    let text = format!("{value:.1}");
+    let text = text.strip_suffix(".0").unwrap_or(&text);
+    format!("${text}{suffix}")
+}
+
 fn colour(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
@@ -76,7 +112,7 @@ fn render(
             let _ = root.fill(&WHITE);
             let _ = root.draw_text(
                 &format!("plot failed: {message}"),
-                &("sans-serif", 16).into_font().color(&BLACK),
+                &("sans-serif", TEXT).into_font().color(&BLACK),
                 (20, 20),
             );
         }
@@ -172,12 +208,12 @@ fn log_range(values: impl Iterator<Item = f64>) -> (f64, f64) {
 fn empty_message(area: &DrawingArea<SVGBackend, Shift>, title: &str) -> PlotResult {
     area.draw_text(
         title,
-        &("sans-serif", 22).into_font().color(&BLACK),
+        &("sans-serif", TITLE).into_font().color(&BLACK),
         (20, 20),
     )?;
     area.draw_text(
         "no feasible cell to plot: see infeasible_reason in cells.csv",
-        &("sans-serif", 16).into_font().color(&BLACK),
+        &("sans-serif", TEXT).into_font().color(&BLACK),
         (20, 60),
     )?;
     Ok(())
@@ -196,6 +232,21 @@ pub fn render_all(grid: &Grid, aggregate: &Aggregate) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn money_ticks_read_as_people_write_budgets() {
+        assert_eq!(money_tick(10_000.0), "$10k");
+        assert_eq!(money_tick(50_000.0), "$50k");
+        assert_eq!(money_tick(1_000_000.0), "$1M");
+        assert_eq!(money_tick(2_500_000.0), "$2.5M");
+        assert_eq!(money_tick(250.0), "$250");
+        assert_eq!(money_tick(f64::NAN), "");
+    }
+
+    #[test]
+    fn text_renders_at_twelve_pixels_or_more() {
+        assert!(rendered_px(TEXT) >= 12.0 && rendered_px(TITLE) > rendered_px(TEXT));
+    }
 
     #[test]
     fn log_ticks_keep_one_two_five() {

@@ -2,6 +2,7 @@
 //! dollars, one horizontal bar per regime, labelled with the regime and its cost.
 
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::analysis::frontier::{Aggregate, CostBasis, Point};
 use crate::report::tables::regime_label;
@@ -14,9 +15,11 @@ const MAX_BARS: usize = 24;
 /// Pixels per bar row.
 const ROW: i32 = 26;
 /// Width of the label column.
-const LABEL_WIDTH: i32 = 560;
+const LABEL_WIDTH: i32 = 660;
 /// Width of one share panel.
 const PANEL_WIDTH: i32 = 320;
+/// Gap between the two share panels (their end labels never meet).
+const PANEL_GAP: i32 = 60;
 
 /// `split.svg`.
 pub fn split(grid: &Grid, aggregate: &Aggregate) -> String {
@@ -29,8 +32,8 @@ pub fn split(grid: &Grid, aggregate: &Aggregate) -> String {
             .collect()
     };
     let top = 96;
-    let height = (top + ROW * shown.len().max(1) as i32 + 60) as u32;
-    let width = (LABEL_WIDTH + 2 * PANEL_WIDTH + 80) as u32;
+    let height = (top + ROW * shown.len().max(1) as i32 + 64) as u32;
+    let width = (LABEL_WIDTH + 2 * PANEL_WIDTH + PANEL_GAP + 60) as u32;
     render(width, height, |root| {
         let title = format!(
             "Where the frontier's compute goes: FLOPs against dollars, grid {}",
@@ -40,7 +43,7 @@ pub fn split(grid: &Grid, aggregate: &Aggregate) -> String {
             return empty_message(root, &title);
         }
         let black = |size: u32| ("sans-serif", size).into_font().color(&BLACK);
-        root.draw(&Text::new(title, (20, 12), black(20)))?;
+        root.draw(&Text::new(title, (20, 12), black(TITLE)))?;
         // Legend.
         for (k, name) in BUCKET_NAMES.iter().enumerate() {
             let x = LABEL_WIDTH + 20 + 130 * k as i32;
@@ -48,11 +51,11 @@ pub fn split(grid: &Grid, aggregate: &Aggregate) -> String {
                 [(x, 44), (x + 14, 58)],
                 BUCKET_COLOURS[k].filled(),
             ))?;
-            root.draw(&Text::new(*name, (x + 20, 43), black(15)))?;
+            root.draw(&Text::new(*name, (x + 20, 43), black(TEXT)))?;
         }
-        let panel_x = |k: i32| LABEL_WIDTH + 20 + k * (PANEL_WIDTH + 30);
+        let panel_x = |k: i32| LABEL_WIDTH + 20 + k * (PANEL_WIDTH + PANEL_GAP);
         for (k, name) in ["share of FLOPs", "share of dollars"].iter().enumerate() {
-            root.draw(&Text::new(*name, (panel_x(k as i32), 70), black(15)))?;
+            root.draw(&Text::new(*name, (panel_x(k as i32), 70), black(TEXT)))?;
         }
         root.draw(&Text::new(
             format!(
@@ -60,7 +63,7 @@ pub fn split(grid: &Grid, aggregate: &Aggregate) -> String {
                 crate::evaluate::cost_unit(grid)
             ),
             (20, 70),
-            black(15),
+            black(TEXT),
         ))?;
         for (i, p) in shown.iter().enumerate() {
             let y = top + ROW * i as i32;
@@ -69,7 +72,7 @@ pub fn split(grid: &Grid, aggregate: &Aggregate) -> String {
                 regime_label(grid, p),
                 crate::format::money(p.usd)
             );
-            root.draw(&Text::new(label, (20, y + 5), black(13)))?;
+            root.draw(&Text::new(label, (20, y + 5), black(TEXT)))?;
             for (k, shares) in [p.flops_shares, p.usd_shares].iter().enumerate() {
                 let mut x = panel_x(k as i32);
                 for (b, share) in shares.iter().enumerate() {
@@ -92,12 +95,14 @@ pub fn split(grid: &Grid, aggregate: &Aggregate) -> String {
                 vec![(x0, axis_y), (x0 + PANEL_WIDTH, axis_y)],
                 BLACK.stroke_width(1),
             ))?;
+            // Each label centred under its tick; the panels' gap keeps "100%" and "0%" apart.
             for (t, text) in [(0, "0%"), (PANEL_WIDTH / 2, "50%"), (PANEL_WIDTH, "100%")] {
                 root.draw(&PathElement::new(
                     vec![(x0 + t, axis_y), (x0 + t, axis_y + 5)],
                     BLACK.stroke_width(1),
                 ))?;
-                root.draw(&Text::new(text, (x0 + t - 10, axis_y + 8), black(13)))?;
+                let font = black(TEXT).pos(Pos::new(HPos::Center, VPos::Top));
+                root.draw(&Text::new(text, (x0 + t, axis_y + 8), font))?;
             }
         }
         Ok(())
