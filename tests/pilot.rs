@@ -827,3 +827,63 @@ fn a_run_id_that_would_name_a_path_outside_the_folder_is_refused() {
     );
     assert!(!dir.path().join("outside").exists());
 }
+
+/// `plan --decide`: on race-pilot, over 20 truths drawn from the prior (pilots simulated under
+/// each, calibrated by fit's MAP fit), the design chosen to settle the recommendation at 1e18
+/// FLOPs recommends the truly best cell at least as often as the space-filling plan, for at most
+/// its dollars; the plan it writes is one `fit` reads (plan.json says how it was chosen).
+#[test]
+fn plan_decide_settles_the_recommendation_at_least_as_often_as_filling_space_for_no_more_dollars() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("decide");
+    let a = bin()
+        .args(["plan", grid("race-pilot").to_str().unwrap()])
+        .args(["--pilot-budget", "3e17 flops", "--max-pilots", "24"])
+        .args([
+            "--decide",
+            "1e18 flops",
+            "--compare-designs",
+            "20",
+            "--json",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    let space = &v["compare_designs"]["space_filling"];
+    let decided = &v["compare_designs"]["decide"];
+    assert_eq!(space["seeds"], 20);
+    assert_eq!(decided["seeds"], 20);
+    assert!(
+        decided["hits"].as_u64().unwrap() >= space["hits"].as_u64().unwrap(),
+        "{v}"
+    );
+    assert!(decided["usd"].as_f64().unwrap() <= space["usd"].as_f64().unwrap() + 1e-9);
+    let d = &v["decide"];
+    assert!(d["wrong_after"].as_f64().unwrap() <= d["wrong_before"].as_f64().unwrap());
+    assert!(d["contenders"].as_array().unwrap().len() >= 2);
+    let info: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("plan.json")).unwrap()).unwrap();
+    assert_eq!(info["design"], "decide 1e18 flops");
+    // Every model x reward of the grid has a pilot, as fit needs.
+    let runs = v["runs"].as_array().unwrap();
+    for model in ["qwen2.5-1.5b", "qwen2.5-3b", "qwen2.5-7b"] {
+        for reward in ["rule", "prm"] {
+            assert!(
+                runs.iter()
+                    .any(|r| r["model"] == model && r["reward"] == reward),
+                "no pilot for {model} / {reward}"
+            );
+        }
+    }
+    // A target that is not one of the grid's budgets is refused with the list.
+    bin()
+        .args(["plan", grid("race-pilot").to_str().unwrap()])
+        .args(["--pilot-budget", "3e17 flops", "--max-pilots", "24"])
+        .args(["--decide", "7e17 flops", "--out"])
+        .arg(dir.path().join("bad"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("choose one of: 1e16 flops"));
+}

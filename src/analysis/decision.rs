@@ -25,7 +25,6 @@ use crate::analysis::draws::{Interval, JointDraws};
 use crate::analysis::frontier::{Aggregate, Point};
 use crate::analysis::shortlist::{self, Entry, Flag};
 use crate::analysis::why::{LeverShare, attribute};
-use crate::outcome::CellSignal;
 use crate::spec::{AxisIndices, Grid};
 
 /// The P(best) at or above which the recommendation has a clear lead whatever the runner-up's
@@ -235,11 +234,7 @@ pub fn axes_apart(a: &AxisIndices, b: &AxisIndices) -> usize {
 /// The Shapley split of `winner`'s point-prediction advantage over `other` (None when either
 /// cell cannot run).
 fn explain(grid: &Grid, winner: &Point, other: &Point) -> Option<Vec<LeverShare>> {
-    let signal = |id: u64| {
-        let e = crate::evaluate::evaluate_cell(grid, id)?;
-        let config = e.cell.run_config(grid);
-        Some(CellSignal::of(&config, &e.ledger))
-    };
+    let signal = |id: u64| Some(crate::evaluate::evaluate_cell(grid, id)?.signal);
     Some(attribute(
         &grid.outcome,
         &signal(winner.id)?,

@@ -11,7 +11,7 @@
 //! id, so a cell's draws do not depend on which other cells are drawn beside it (the shortlist's
 //! pool and the recommendation's cheaper candidates can be drawn together or apart).
 
-use crate::outcome::{CellSignal, DrawNormals, Parts, Spread, draw_score, parts};
+use crate::outcome::{DrawNormals, Parts, Spread, draw_score, parts};
 use crate::rng::SplitMix64;
 use crate::spec::Grid;
 
@@ -192,8 +192,7 @@ fn cell_stream(budget_index: usize, id: u64) -> u64 {
 /// The outcome model's parts of a cell that can run.
 fn cell_parts(grid: &Grid, id: u64) -> Option<Parts> {
     let e = crate::evaluate::evaluate_cell(grid, id)?;
-    let config = e.cell.run_config(grid);
-    Some(parts(&grid.outcome, &CellSignal::of(&config, &e.ledger)))
+    Some(parts(&grid.outcome, &e.signal))
 }
 
 #[cfg(test)]

@@ -8,7 +8,9 @@ use clap::Args;
 use rlfrontier::config::Budget;
 use rlfrontier::engine::plan::{PilotPlanSettings, plan_pilots};
 use rlfrontier::error::Result;
+use rlfrontier::pilot::decide::{DecideRequest, DesignScore, budget_index, compare_designs};
 use rlfrontier::pilot::launch::Framework;
+use rlfrontier::pilot::plan::PlanRequest;
 use rlfrontier::spec;
 
 use super::{CatalogFlag, emit};
@@ -36,6 +38,18 @@ pub struct PlanArgs {
     /// Replace another grid's plan in the output folder.
     #[arg(long)]
     pub force: bool,
+    /// Choose the pilots that most reduce the chance of recommending the wrong regime at this
+    /// budget of the grid (e.g. "1e18 flops"), for at most the space-filling plan's dollars.
+    #[arg(long, value_name = "BUDGET")]
+    pub decide: Option<Budget>,
+    /// With --decide: the noise sd of one checkpoint's score (a 500-problem benchmark near 50%:
+    /// 0.022).
+    #[arg(long, default_value_t = rlfrontier::pilot::decide::DEFAULT_NOISE_SD, requires = "decide")]
+    pub noise_sd: f64,
+    /// With --decide: simulate this many truths drawn from the prior and report how often each
+    /// design's calibrated recommendation is the truly best cell of the target budget.
+    #[arg(long, value_name = "SEEDS", requires = "decide")]
+    pub compare_designs: Option<usize>,
     /// Print JSON: plan.json's fields, every run as plan.csv has it, and the files written.
     #[arg(long)]
     pub json: bool,
@@ -75,6 +89,21 @@ fn plan_rows(plan: &rlfrontier::pilot::Plan) -> Vec<serde_json::Value> {
 pub fn run(args: &PlanArgs, out: &mut dyn Write) -> Result<()> {
     let catalog = args.catalog.load()?;
     let grid = spec::load(&args.grid, &catalog)?;
+    let decide = match args.decide {
+        Some(budget) => Some(DecideRequest {
+            target_budget_index: budget_index(&grid, budget)?,
+            noise_sd: args.noise_sd,
+        }),
+        None => None,
+    };
+    if let Some(seeds) = args.compare_designs
+        && !(1..=1000).contains(&seeds)
+    {
+        return Err(rlfrontier::error::Error::in_setting(
+            "compare_designs",
+            format!("{seeds} seeds: give 1 to 1000"),
+        ));
+    }
     let plan = plan_pilots(
         &grid,
         &PilotPlanSettings {
@@ -86,15 +115,76 @@ pub fn run(args: &PlanArgs, out: &mut dyn Write) -> Result<()> {
             out: args.out.clone(),
             force: args.force,
             catalog_sha256: catalog.sha256(),
+            decide,
         },
     )?;
+    let comparison = match (decide, args.compare_designs) {
+        (Some(d), Some(seeds)) => Some(compare_designs(
+            &grid,
+            &PlanRequest {
+                budget: args.pilot_budget,
+                max_pilots: args.max_pilots,
+                max_total_usd: args.pilot_usd,
+            },
+            &d,
+            seeds,
+        )?),
+        _ => None,
+    };
     if args.json {
         let value = serde_json::json!({
+            "decide": plan.decided.as_ref().map(|d| serde_json::json!({
+                "contenders": d.contenders,
+                "free": d.free,
+                "wrong_before": d.wrong_before,
+                "wrong_after": d.wrong_after,
+                "space_filling_wrong_after": d.space_filling_wrong_after,
+                "space_filling_usd": d.space_filling_usd,
+            })),
+            "compare_designs": comparison.map(|(space, decided)| serde_json::json!({
+                "space_filling": score_json(&space),
+                "decide": score_json(&decided),
+            })),
             "plan": plan.plan.info,
             "runs": plan_rows(&plan.plan),
             "files": plan.written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
         });
         return emit(out, &super::json_text(&value));
     }
-    emit(out, &plan.to_text())
+    let mut text = plan.to_text();
+    if let Some((space, decided)) = comparison {
+        text.push_str(&comparison_text(&space, &decided));
+    }
+    emit(out, &text)
+}
+
+fn score_json(s: &DesignScore) -> serde_json::Value {
+    serde_json::json!({
+        "hits": s.hits,
+        "seeds": s.seeds,
+        "mean_regret": s.mean_regret,
+        "usd": s.usd,
+    })
+}
+
+/// The simulated loop's table: each design's hits, regret and pilot dollars.
+fn comparison_text(space: &DesignScore, decided: &DesignScore) -> String {
+    let mut table = rlfrontier::format::Table::new([
+        "design",
+        "truly best recommended",
+        "mean regret (points)",
+        "pilot USD",
+    ]);
+    for (name, s) in [("space-filling", space), ("decide", decided)] {
+        table.row([
+            name.to_string(),
+            format!("{} of {}", s.hits, s.seeds),
+            format!("{:.2}", 100.0 * s.mean_regret),
+            rlfrontier::format::money(s.usd),
+        ]);
+    }
+    format!(
+        "simulated loop: truths drawn from the prior, pilots simulated under each, calibrated by fit's MAP fit, the recommendation at the target budget against the truth's best cell:\n{}",
+        table.render()
+    )
 }

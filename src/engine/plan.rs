@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::config::Budget;
 use crate::error::{Error, Result};
 use crate::format::{Table, money, percent};
+use crate::pilot::decide::{DecideRequest, DecidedPlan, choose_to_decide};
 use crate::pilot::launch::{Framework, LaunchContext, slurm_array, trl_script, verl_script};
 use crate::pilot::plan::{PlanRequest, choose, run_ledger};
 use crate::pilot::{Plan, PlanInfo, plan_csv, run_indices};
@@ -32,6 +33,9 @@ pub struct PilotPlanSettings {
     pub force: bool,
     /// SHA-256 of the catalog the plan is priced with (recorded in `plan.json`).
     pub catalog_sha256: String,
+    /// Choose the pilots to settle the recommendation at this target budget (`--decide`)
+    /// instead of filling space.
+    pub decide: Option<DecideRequest>,
 }
 
 /// A plan written to disk.
@@ -40,6 +44,8 @@ pub struct PilotPlan {
     pub plan: Plan,
     /// Files written.
     pub written: Vec<PathBuf>,
+    /// What `--decide` expects the pilots to settle (None for the space-filling plan).
+    pub decided: Option<DecidedPlan>,
     grid_name: String,
     budget: Budget,
     framework: Framework,
@@ -131,14 +137,22 @@ pub fn plan_pilots(grid: &Grid, settings: &PilotPlanSettings) -> Result<PilotPla
     check_out_dir(&settings.out, grid, &settings.grid_file, settings.force)?;
     let _lock = crate::report::OutputLock::acquire(&settings.out)?;
     crate::report::remove_stale_temporaries(&settings.out);
-    let runs = choose(
-        grid,
-        &PlanRequest {
-            budget,
-            max_pilots: settings.max_pilots,
-            max_total_usd: settings.max_total_usd,
-        },
-    )?;
+    let request = PlanRequest {
+        budget,
+        max_pilots: settings.max_pilots,
+        max_total_usd: settings.max_total_usd,
+    };
+    let (runs, decided, design) = match &settings.decide {
+        None => (choose(grid, &request)?, None, "space-filling".to_string()),
+        Some(d) => {
+            let decided = choose_to_decide(grid, &request, d)?;
+            let design = format!(
+                "decide {}",
+                crate::report::tables::budget_label(grid, d.target_budget_index)
+            );
+            (decided.runs.clone(), Some(decided), design)
+        }
+    };
     let plan = Plan {
         info: PlanInfo {
             tool: "rlfrontier".to_string(),
@@ -153,6 +167,7 @@ pub fn plan_pilots(grid: &Grid, settings: &PilotPlanSettings) -> Result<PilotPla
             budget_unit: budget.unit.as_str().to_string(),
             framework: framework.as_str().to_string(),
             runs: runs.len(),
+            design,
         },
         runs,
     };
@@ -231,11 +246,33 @@ pub fn plan_pilots(grid: &Grid, settings: &PilotPlanSettings) -> Result<PilotPla
     Ok(PilotPlan {
         plan,
         written,
+        decided,
         grid_name: grid.name.clone(),
         budget,
         framework,
         out: settings.out.clone(),
     })
+}
+
+/// What `--decide` says about its pilots: the contenders and P(wrong) before and after, beside
+/// the space-filling plan's.
+fn decided_text(d: &DecidedPlan) -> String {
+    format!(
+        "chosen to settle the recommendation among {} contenders (cells {}); free parameters: {}\n\
+         P(recommending the wrong regime at the target budget), linear-Gaussian model: {} before the pilots, {} after these (${}), {} after the space-filling plan (${})\n",
+        d.contenders.len(),
+        d.contenders
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+        d.free.join(", "),
+        percent(d.wrong_before),
+        percent(d.wrong_after),
+        money(d.runs.iter().map(|r| r.expected_usd).sum()),
+        percent(d.space_filling_wrong_after),
+        money(d.space_filling_usd),
+    )
 }
 
 impl PilotPlan {
@@ -285,6 +322,9 @@ impl PilotPlan {
             money(total_gpu_hours)
         );
         text.push_str(&table.render());
+        if let Some(d) = &self.decided {
+            text.push_str(&decided_text(d));
+        }
         text.push_str(&format!(
             "wrote {} files under {} (launch/*.sh, slurm_array.sh, plan.csv, plan.json)\n",
             written.len(),

@@ -218,6 +218,43 @@ fn fit_free(
     Some((solution.theta, params, noise))
 }
 
+/// The parameters with the `free` ones at `u` (their unconstrained values, as
+/// [`stated_prior`] gives them).
+pub fn params_at(base: &OutcomeParams, free: &[&str], u: &[f64]) -> OutcomeParams {
+    with_values(base, free, u)
+}
+
+/// What the prior states about each free parameter, in the unconstrained space the calibration
+/// fits in: its value and the sd its stated range implies as a 90% interval (not widened by
+/// [`PRIOR_WIDTH_FACTOR`], which only loosens the calibration's penalty).
+pub fn stated_prior(prior: &OutcomeParams, free: &[&str]) -> Vec<(f64, f64)> {
+    free.iter()
+        .map(|n| {
+            let p = prior.get(n).expect("valid");
+            let t = transform_of(n);
+            let (lo, hi) = (to_free(t, p.low), to_free(t, p.high));
+            (
+                to_free(t, p.value),
+                ((hi - lo).abs() / (2.0 * 1.645)).max(1e-6),
+            )
+        })
+        .collect()
+}
+
+/// The calibration's point estimate alone (the MAP fit of [`calibrate`], without its bootstrap,
+/// its intervals or its cross-validation): what a simulated loop needs per replicate.
+pub fn calibrate_point(
+    prior: &OutcomeParams,
+    observations: &[Observation],
+    free: &[&str],
+) -> Option<OutcomeParams> {
+    let start: Vec<f64> = free
+        .iter()
+        .map(|n| to_free(transform_of(n), prior.get(n).expect("valid").value))
+        .collect();
+    fit_free(prior, free, observations.iter().collect(), &start, None).map(|(_, p, _)| p)
+}
+
 /// The result of a calibration.
 #[derive(Debug, Clone, Serialize)]
 pub struct CalibrationResult {

@@ -47,6 +47,34 @@ pub fn solve(a: &[f64], b: &[f64], n: usize) -> Option<Vec<f64>> {
     x.iter().all(|v| v.is_finite()).then_some(x)
 }
 
+/// The lower-triangular Cholesky factor L (row-major, L Lᵀ = A) of a symmetric positive
+/// semi-definite n×n matrix; a pivot that rounding leaves slightly negative is taken as 0
+/// (None when one is clearly negative: A is not positive semi-definite).
+pub fn cholesky(a: &[f64], n: usize) -> Option<Vec<f64>> {
+    let mut l = vec![0.0; n * n];
+    let scale = (0..n)
+        .map(|i| a[i * n + i].abs())
+        .fold(0.0, f64::max)
+        .max(1e-300);
+    for i in 0..n {
+        for j in 0..=i {
+            let mut sum = a[i * n + j];
+            for k in 0..j {
+                sum -= l[i * n + k] * l[j * n + k];
+            }
+            if i == j {
+                if sum < -1e-9 * scale {
+                    return None;
+                }
+                l[i * n + i] = sum.max(0.0).sqrt();
+            } else if l[j * n + j] > 0.0 {
+                l[i * n + j] = sum / l[j * n + j];
+            }
+        }
+    }
+    Some(l)
+}
+
 /// Inverse of a dense n×n matrix (None when singular).
 pub fn inverse(a: &[f64], n: usize) -> Option<Vec<f64>> {
     let mut out = vec![0.0; n * n];
@@ -213,6 +241,19 @@ pub fn minimize(problem: &dyn Problem, start: &[f64], max_iterations: usize) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cholesky_by_hand() {
+        // [[4, 2], [2, 3]] = L Lᵀ with L = [[2, 0], [1, √2]].
+        let l = cholesky(&[4.0, 2.0, 2.0, 3.0], 2).unwrap();
+        assert_eq!(l[0], 2.0);
+        assert_eq!(l[1], 0.0);
+        assert_eq!(l[2], 1.0);
+        assert!((l[3] - 2f64.sqrt()).abs() < 1e-15);
+        // Semi-definite: a zero pivot is kept at 0; indefinite: refused.
+        assert!(cholesky(&[1.0, 1.0, 1.0, 1.0], 2).is_some());
+        assert!(cholesky(&[1.0, 2.0, 2.0, 1.0], 2).is_none());
+    }
 
     #[test]
     fn solves_a_hand_system() {

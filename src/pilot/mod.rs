@@ -7,6 +7,7 @@
 //! that results are never matched against a different grid silently.
 
 pub mod collect;
+pub mod decide;
 pub mod ingest;
 pub mod launch;
 pub mod plan;
@@ -97,6 +98,10 @@ pub struct PlanInfo {
     pub framework: String,
     /// Number of runs.
     pub runs: usize,
+    /// How the pilots were chosen: "space-filling", or "decide <budget>" for `plan --decide`
+    /// (empty in plans of older versions).
+    #[serde(default)]
+    pub design: String,
 }
 
 /// A plan: its runs and where it came from.

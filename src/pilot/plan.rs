@@ -26,10 +26,12 @@ pub const TARGET_CHECKPOINTS: u64 = 10;
 
 /// A feasible candidate.
 #[derive(Debug, Clone)]
-struct Candidate {
-    indices: AxisIndices,
+pub(crate) struct Candidate {
+    /// Its cell's axis indices (budget index 0).
+    pub(crate) indices: AxisIndices,
     features: [f64; 6],
-    run: PilotRun,
+    /// The run as the plan would list it (no run id yet).
+    pub(crate) run: PilotRun,
 }
 
 /// What the selection needs from the user.
@@ -240,8 +242,9 @@ fn space_filling_order(candidates: &[Candidate], count: usize) -> Vec<usize> {
     chosen
 }
 
-/// Chooses the pilots. Errors say what to change when the request cannot be met.
-pub fn choose(grid: &Grid, request: &PlanRequest) -> Result<Vec<PilotRun>> {
+/// The feasible candidates of every model × reward stratum that has one, in stratum order.
+/// Errors when none has, or when `max_pilots` cannot cover them.
+pub(crate) fn strata(grid: &Grid, request: &PlanRequest) -> Result<Vec<Vec<Candidate>>> {
     let mut strata: Vec<((usize, usize), Vec<Candidate>)> = Vec::new();
     for m in 0..grid.axes.model.len() {
         for r in 0..grid.axes.reward.len() {
@@ -280,13 +283,19 @@ pub fn choose(grid: &Grid, request: &PlanRequest) -> Result<Vec<PilotRun>> {
             ),
         ));
     }
+    Ok(strata.into_iter().map(|(_, c)| c).collect())
+}
+
+/// Chooses the pilots. Errors say what to change when the request cannot be met.
+pub fn choose(grid: &Grid, request: &PlanRequest) -> Result<Vec<PilotRun>> {
+    let strata = strata(grid, request)?;
     // Pilots per stratum: an even share, the remainder to the first strata.
     let share = request.max_pilots / strata.len();
     let extra = request.max_pilots % strata.len();
     let mut orders: Vec<Vec<Candidate>> = strata
         .iter()
         .enumerate()
-        .map(|(k, (_, c))| {
+        .map(|(k, c)| {
             let want = share + usize::from(k < extra);
             space_filling_order(c, want)
                 .into_iter()
@@ -316,21 +325,21 @@ pub fn choose(grid: &Grid, request: &PlanRequest) -> Result<Vec<PilotRun>> {
             orders[k].pop();
         }
     }
-    let mut runs: Vec<(AxisIndices, PilotRun)> = orders
-        .into_iter()
-        .flatten()
-        .map(|c| (c.indices, c.run))
-        .collect();
-    // Run ids in grid order of the lever combinations.
+    Ok(with_run_ids(grid, orders.into_iter().flatten().collect()))
+}
+
+/// The chosen candidates as runs, in grid order of their lever combinations, named p001, p002, …
+pub(crate) fn with_run_ids(grid: &Grid, chosen: Vec<Candidate>) -> Vec<PilotRun> {
+    let mut runs: Vec<(AxisIndices, PilotRun)> =
+        chosen.into_iter().map(|c| (c.indices, c.run)).collect();
     runs.sort_by_key(|(i, _)| grid.encode(i));
-    Ok(runs
-        .into_iter()
+    runs.into_iter()
         .enumerate()
         .map(|(k, (_, mut run))| {
             run.run_id = format!("p{:03}", k + 1);
             run
         })
-        .collect())
+        .collect()
 }
 
 /// The ledger of a planned run (for launch scripts).

@@ -46,6 +46,7 @@ fuzz_target!(|data: &[u8]| {
             budget_unit: "flops".into(),
             framework: "verl".into(),
             runs: 2,
+            design: String::new(),
         },
         runs: vec![run("p001"), run("p002")],
     };
