@@ -7,40 +7,13 @@ use std::process::Command;
 use assert_cmd::cargo::CommandCargoExt;
 
 mod common;
+use common::ink;
 
 fn chromium() -> Option<PathBuf> {
     ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
         .iter()
         .map(PathBuf::from)
         .find(|p| p.exists())
-}
-
-/// Share of pixels that are not (near) white, and the number of distinct colours seen.
-fn ink(png_path: &Path) -> (f64, usize) {
-    let decoder = png::Decoder::new(std::io::BufReader::new(
-        std::fs::File::open(png_path).unwrap(),
-    ));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buffer = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut buffer).unwrap();
-    let channels = info.color_type.samples();
-    let pixels = &buffer[..info.buffer_size()];
-    let mut inked = 0usize;
-    let mut colours = std::collections::BTreeSet::new();
-    let total = pixels.len() / channels;
-    for px in pixels.chunks(channels) {
-        if px[..3.min(channels)].iter().any(|&c| c < 235) {
-            inked += 1;
-        }
-        if colours.len() < 1000 {
-            colours.insert((
-                px[0] / 16,
-                px.get(1).copied().unwrap_or(0) / 16,
-                px.get(2).copied().unwrap_or(0) / 16,
-            ));
-        }
-    }
-    (inked as f64 / total as f64, colours.len())
 }
 
 #[test]

@@ -600,7 +600,11 @@ fn plot_text_is_at_least_12_px_and_dollar_budgets_read_as_money() {
         let path = entry.unwrap().path();
         let sizes = svg_font_sizes(&std::fs::read_to_string(&path).unwrap());
         let smallest = sizes.iter().copied().fold(f64::INFINITY, f64::min);
-        assert!(smallest >= 12.0, "{}: text at {smallest:.1} px", path.display());
+        assert!(
+            smallest >= 12.0,
+            "{}: text at {smallest:.1} px",
+            path.display()
+        );
     }
     // The dollar grid's budgets are the frontier's ticks, in money.
     let frontier = std::fs::read_to_string(dir.path().join("dollars/plots/frontier.svg")).unwrap();
@@ -618,6 +622,41 @@ fn plot_text_is_at_least_12_px_and_dollar_budgets_read_as_money() {
         !allocation.contains(">\n0.00\n<"),
         "the update-fraction axis starts at 0"
     );
+}
+
+#[test]
+fn png_copies_of_the_plots_have_content_and_go_when_not_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    bin()
+        .args([
+            "sweep",
+            grid("dollars").to_str().unwrap(),
+            "-q",
+            "--png",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    for plot in ["frontier", "allocation", "split", "simplex"] {
+        let path = out.join(format!("plots/{plot}.png"));
+        let (share, colours) = common::ink(&path);
+        assert!(
+            share > 0.01 && colours > 5,
+            "{plot}.png is empty ({:.2}% inked, {colours} colours)",
+            100.0 * share
+        );
+        assert!(share < 0.6, "{plot}.png is mostly ink");
+    }
+    // The same sweep again without --png: the earlier PNGs are not left beside new SVGs.
+    bin()
+        .args(["sweep", grid("dollars").to_str().unwrap(), "-q", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    assert!(!out.join("plots/frontier.png").exists());
+    assert!(out.join("plots/frontier.svg").exists());
 }
 
 #[test]

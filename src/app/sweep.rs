@@ -49,6 +49,10 @@ pub struct SweepArgs {
     /// .parquet copy of every CSV table.
     #[arg(long, default_value = "csv", value_parser = parse_format)]
     pub format: TableFormat,
+    /// Also write plots/*.png beside the SVGs (rasterised with a bundled font, so the text
+    /// renders the same on any machine).
+    #[arg(long)]
+    pub png: bool,
     /// The catalog.
     #[command(flatten)]
     pub catalog: CatalogFlag,
@@ -222,6 +226,7 @@ pub fn run(args: &SweepArgs, interrupted: &AtomicBool, out: &mut dyn Write) -> R
         force: args.force,
         cells: args.cells,
         format: args.format,
+        png: args.png,
     };
     let summary = run_sweep(
         &grid,

@@ -148,6 +148,7 @@ pub fn merge(
         force,
         cells: Some(mode),
         format: super::TableFormat::Csv,
+        png: false,
     };
     let total = grid
         .cell_count()

@@ -43,6 +43,8 @@ pub struct SweepOptions {
     pub cells: Option<CellsMode>,
     /// CSV, or Parquet beside the CSV tables (`cells.parquet` instead of `cells.csv`).
     pub format: TableFormat,
+    /// Write a PNG beside every plot's SVG (`plots/*.png`, bundled font).
+    pub png: bool,
 }
 
 /// The file format of the tables a sweep writes.

@@ -440,7 +440,10 @@ pub(super) fn finish(
         &decisions,
         &options.out_dir,
         other_targets,
-        options.format == TableFormat::Parquet,
+        crate::report::OutputFormats {
+            parquet: options.format == TableFormat::Parquet,
+            png: options.png,
+        },
     )?;
     if options.shard.is_some() {
         let mut text = serde_json::to_string(&aggregate).expect("json");
@@ -463,6 +466,11 @@ pub(super) fn finish(
     if options.format == TableFormat::Csv {
         for table in ["frontier", "allocation_frontier", "shortlist"] {
             remove_stale(format!("{table}.parquet"));
+        }
+    }
+    if !options.png {
+        for plot in crate::report::plots::PLOT_NAMES {
+            remove_stale(format!("plots/{plot}.png"));
         }
     }
     let mut files = Vec::new();

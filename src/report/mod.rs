@@ -17,11 +17,21 @@ pub mod cells;
 pub mod html;
 pub mod parquet;
 pub mod plots;
+pub mod png;
 pub mod recommendation;
 pub mod tables;
 pub mod targets;
 
 pub use atomic::{AtomicFile, OutputLock, Staged, remove_stale_temporaries, write_atomic};
+
+/// Which copies of the tables and plots a sweep writes besides the CSVs and SVGs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OutputFormats {
+    /// A `.parquet` copy of every CSV table.
+    pub parquet: bool,
+    /// A `.png` copy of every plot.
+    pub png: bool,
+}
 
 /// Writes the sweep's derived outputs (frontier tables, shortlist, plots, report) under
 /// temporary names; the caller commits them once everything succeeded.
@@ -33,7 +43,7 @@ pub fn write_sweep_outputs(
     decisions: &[Decision],
     out_dir: &Path,
     other_targets: &[(Grid, Aggregate)],
-    parquet: bool,
+    formats: OutputFormats,
 ) -> Result<Staged> {
     let mut staged = Staged::default();
     let shortlist: Vec<Entry> = decisions
@@ -84,7 +94,7 @@ pub fn write_sweep_outputs(
                 &other_decisions[index],
                 &dir,
                 "",
-                parquet,
+                formats,
             )?);
         }
     }
@@ -94,7 +104,7 @@ pub fn write_sweep_outputs(
         decisions,
         out_dir,
         &comparison_html,
-        parquet,
+        formats,
     )?);
     Ok(staged)
 }
@@ -106,7 +116,7 @@ fn write_target_outputs(
     decisions: &[Decision],
     out_dir: &Path,
     comparison_html: &str,
-    parquet: bool,
+    formats: OutputFormats,
 ) -> Result<Staged> {
     let mut staged = Staged::default();
     for (name, bytes) in [
@@ -118,7 +128,7 @@ fn write_target_outputs(
         ("shortlist", tables::shortlist_csv(grid, decisions)),
     ] {
         staged.add(&out_dir.join(format!("{name}.csv")), &bytes)?;
-        if parquet {
+        if formats.parquet {
             let path = out_dir.join(format!("{name}.parquet"));
             let table = self::parquet::csv_table_to_parquet(&bytes)
                 .map_err(|m| Error::io(&path, std::io::Error::other(m)))?;
@@ -134,6 +144,12 @@ fn write_target_outputs(
     let svgs = plots::render_all(grid, aggregate);
     for (name, svg) in &svgs {
         staged.add(&plots_dir.join(name), svg.as_bytes())?;
+        if formats.png {
+            let path = plots_dir.join(name.replace(".svg", ".png"));
+            let bytes =
+                png::svg_to_png(svg).map_err(|m| Error::io(&path, std::io::Error::other(m)))?;
+            staged.add(&path, &bytes)?;
+        }
     }
     let html = html::render(grid, aggregate, decisions, &svgs, comparison_html);
     staged.add(&out_dir.join("report.html"), html.as_bytes())?;

@@ -87,3 +87,31 @@ pub fn skip(name: &str, why: &str) {
     let _ = std::fs::create_dir_all(&dir);
     let _ = std::fs::write(dir.join(name), format!("{why}\n"));
 }
+
+/// Share of pixels that are not (near) white, and the number of distinct colours seen.
+pub fn ink(png_path: &Path) -> (f64, usize) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(
+        std::fs::File::open(png_path).unwrap(),
+    ));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buffer = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buffer).unwrap();
+    let channels = info.color_type.samples();
+    let pixels = &buffer[..info.buffer_size()];
+    let mut inked = 0usize;
+    let mut colours = std::collections::BTreeSet::new();
+    let total = pixels.len() / channels;
+    for px in pixels.chunks(channels) {
+        if px[..3.min(channels)].iter().any(|&c| c < 235) {
+            inked += 1;
+        }
+        if colours.len() < 1000 {
+            colours.insert((
+                px[0] / 16,
+                px.get(1).copied().unwrap_or(0) / 16,
+                px.get(2).copied().unwrap_or(0) / 16,
+            ));
+        }
+    }
+    (inked as f64 / total as f64, colours.len())
+}

@@ -82,8 +82,12 @@ pub fn frontier(grid: &Grid, aggregate: &Aggregate) -> String {
                 .into_font()
                 .color(&BLACK)
                 .pos(Pos::new(HPos::Center, VPos::Top));
+            // backend_coord is in the whole picture's pixels; `root` is the area under the
+            // legend, which draws relative to its own corner.
+            let (dx, dy) = root.get_base_pixel();
             for &b in budgets.iter().filter(|b| (x0..=x1).contains(*b)) {
                 let (px, py) = chart.backend_coord(&(b, y0));
+                let (px, py) = (px - dx, py - dy);
                 root.draw(&PathElement::new(
                     vec![(px, py), (px, py + 6)],
                     BLACK.stroke_width(1),

@@ -219,7 +219,10 @@ fn empty_message(area: &DrawingArea<SVGBackend, Shift>, title: &str) -> PlotResu
     Ok(())
 }
 
-/// Every plot, as (file name, SVG text).
+/// The sweep's plots, by file stem.
+pub const PLOT_NAMES: [&str; 4] = ["frontier", "allocation", "split", "simplex"];
+
+/// Every plot, as (file name, SVG text), in [`PLOT_NAMES`] order.
 pub fn render_all(grid: &Grid, aggregate: &Aggregate) -> Vec<(String, String)> {
     vec![
         ("frontier.svg".to_string(), frontier(grid, aggregate)),
