@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,6 +68,42 @@ def run(*words: str) -> str:
     return text
 
 
+def _keyword_error(function: str, options: Mapping[str, Any], error: RlfrontierError) -> RlfrontierError:
+    """The command line's "unexpected argument '--group-szie'" said in Python's words: the
+    keyword as it was typed, and the command line's suggestion as the keyword to use
+    (``group_size``); other errors pass through unchanged."""
+    unexpected = re.search(r"unexpected argument '(--[A-Za-z0-9-]+)'", error.message)
+    if unexpected is None:
+        return error
+    flag = unexpected.group(1)
+    for key, value in options.items():
+        name = key.replace("_", "-")
+        if flag in ("--" + name, "--no-" + name):
+            typed = f"{key}={value!r}"
+            suggestion = re.search(r"similar argument exists: '--([A-Za-z0-9-]+)'", error.message)
+            hint = (
+                f"; did you mean {suggestion.group(1).replace('-', '_')}=?"
+                if suggestion
+                else f"; see `rlfrontier {function} --help` for the keywords (flags with underscores)"
+            )
+            return RlfrontierError(
+                f"{function}(): keyword {typed} is not accepted (the command line has no {flag}){hint}",
+                error.exit_code,
+            )
+    return error
+
+
+def _polars():
+    """polars, or an error that names the extra that installs it."""
+    try:
+        import polars as pl
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError(
+            "backend='polars' needs polars, which is an optional extra: pip install 'rlfrontier[polars]'"
+        ) from None
+    return pl
+
+
 def _flag_words(options: Mapping[str, Any]) -> List[str]:
     """Keyword arguments as command-line words: ``gpu_hours=3`` becomes ``--gpu-hours 3``;
     ``True`` becomes the bare flag and ``False`` its negation (``kl_reference=False`` is
@@ -100,7 +137,10 @@ def cost(**run_settings: Any) -> Dict[str, Any]:
 
     Returns the parsed ``cost --json`` document.
     """
-    return json.loads(run("cost", "--json", *_flag_words(run_settings)))
+    try:
+        return json.loads(run("cost", "--json", *_flag_words(run_settings)))
+    except RlfrontierError as error:
+        raise _keyword_error("cost", run_settings, error) from None
 
 
 def catalog(part: Optional[str] = None) -> Dict[str, Any]:
@@ -134,9 +174,7 @@ def _table(path: Path, backend: Backend):
     if backend == "arrow":
         return table
     if backend == "polars":
-        import polars as pl
-
-        return pl.from_arrow(table)
+        return _polars().from_arrow(table)
     if backend == "pandas":
         return table.to_pandas()
     raise ValueError(f"backend must be 'pandas', 'polars' or 'arrow', not {backend!r}")
@@ -272,9 +310,7 @@ def fit(
         if backend == "arrow":
             fits = fits_table
         elif backend == "polars":
-            import polars as pl
-
-            fits = pl.from_arrow(fits_table)
+            fits = _polars().from_arrow(fits_table)
         else:
             fits = fits_table.to_pandas()
         return FitReport(

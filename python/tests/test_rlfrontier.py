@@ -206,3 +206,21 @@ def test_fit_takes_a_polars_frame_and_sweep_can_skip_cells(tmp_path):
         rlfrontier.sweep("grids/dollars.toml", out=out, cells="none")
     assert raised.value.exit_code == 2 and "force" in raised.value.message
     rlfrontier.sweep("grids/dollars.toml", out=out, cells="none", force=True)
+
+
+def test_a_mistyped_keyword_is_named_as_the_keyword_with_the_one_meant():
+    with pytest.raises(rlfrontier.RlfrontierError) as raised:
+        rlfrontier.cost(model="qwen2.5-7b", gpus=8, steps=10, group_szie=8)
+    message = raised.value.message
+    assert raised.value.exit_code == 2
+    assert message.startswith("cost(): keyword group_szie=8 is not accepted"), message
+    assert "did you mean group_size=?" in message
+
+
+def test_polars_without_polars_names_the_extra(monkeypatch, tmp_path):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "polars", None)  # import polars now raises
+    with pytest.raises(ModuleNotFoundError) as raised:
+        rlfrontier.sweep("grids/agentic.toml", backend="polars", cells="none")
+    assert "pip install 'rlfrontier[polars]'" in str(raised.value)
