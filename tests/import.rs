@@ -364,3 +364,77 @@ fn every_micro_batching_key_changes_the_price() {
     ));
     assert!(padded > packed, "padded ${padded} vs packed ${packed}");
 }
+
+/// A copy of a fixture with some text replaced, in `dir`.
+fn edited_fixture(dir: &Path, name: &str, edits: &[(&str, &str)]) -> String {
+    let mut text = std::fs::read_to_string(fixture(name)).unwrap();
+    for (from, to) in edits {
+        assert!(text.contains(from), "{name} has no {from}");
+        text = text.replace(from, to);
+    }
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn total_epochs_gives_the_steps_with_the_dataset_size_and_says_which_flag_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = edited_fixture(
+        dir.path(),
+        "verl_grpo_qwen2.5-7b.sh",
+        &[(
+            "trainer.total_training_steps=300",
+            "trainer.total_epochs=15",
+        )],
+    );
+    // Without the dataset's size: the import summary is printed, then one error naming the flag.
+    bin()
+        .args(["cost", "--from-verl", &script])
+        .assert()
+        .code(2)
+        .stdout(predicate::str::contains("--data-epochs 15"))
+        .stdout(predicate::str::contains("trainer.total_epochs (line"))
+        .stderr(predicate::str::contains("--dataset-prompts"));
+    // With it: floor(7,473 / 512) = 14 batches per pass × 15 passes = 210 steps.
+    let v = cost_json(&["--from-verl", &script, "--dataset-prompts", "7473"]);
+    assert_eq!(v["iterations"], 210);
+}
+
+#[test]
+fn mistyped_keys_get_the_key_meant_and_strict_stops_on_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = edited_fixture(
+        dir.path(),
+        "verl_grpo_qwen2.5-7b.sh",
+        &[("data.train_batch_size=512", "data.train_bach_size=512")],
+    );
+    bin()
+        .args(["cost", "--from-verl", &script])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "data.train_bach_size (line 11: did you mean `data.train_batch_size`?)",
+        ));
+    bin()
+        .args(["cost", "--from-verl", &script, "--strict"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(":11"))
+        .stderr(predicate::str::contains(
+            "did you mean `data.train_batch_size`?",
+        ));
+    let yaml = edited_fixture(
+        dir.path(),
+        "trl_grpo.yaml",
+        &[("num_generations: 8", "num_generation: 8")],
+    );
+    let v = cost_json(&["--from-trl", &yaml]);
+    let unknown = v["imported"]["unknown"].as_array().unwrap();
+    assert!(
+        unknown
+            .iter()
+            .any(|k| k["key"] == "num_generation" && k["why"] == "did you mean `num_generations`?"),
+        "{unknown:?}"
+    );
+}

@@ -45,6 +45,11 @@ pub struct LeverFlags {
     /// Spend this budget, as "2000 usd", "500 gpu-h" or "1e18 flops".
     #[arg(long)]
     pub budget: Option<Budget>,
+    /// Make this many passes over the training set (veRL `trainer.total_epochs`): with
+    /// --dataset-prompts the steps are floor(dataset prompts / prompts per step) × passes, as
+    /// veRL's dataloader (drop_last) counts them.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub data_epochs: Option<u64>,
     /// Run a reference-model pass every step (KL term) [default].
     #[arg(long, overrides_with = "no_kl_reference")]
     pub kl_reference: bool,
@@ -373,6 +378,10 @@ pub struct CostArgs {
     /// command); flags given on the command line win over the file.
     #[arg(long, value_name = "FILE")]
     pub from_trl: Option<PathBuf>,
+    /// With --from-verl or --from-trl: stop on a key outside the framework's schema (a typo)
+    /// instead of listing it and pricing the framework's default.
+    #[arg(long)]
+    pub strict: bool,
     /// RL levers.
     #[command(flatten)]
     pub levers: LeverFlags,
@@ -622,12 +631,43 @@ impl CostArgs {
         Ok(run)
     }
 
+    /// The steps of `--data-epochs` passes over `--dataset-prompts` prompts: veRL's
+    /// `total_training_steps = len(train_dataloader) × total_epochs`, its dataloader dropping the
+    /// last partial batch (volcengine/verl `verl/trainer/ppo/ray_trainer.py`,
+    /// `_create_dataloader`: `drop_last=True`).
+    fn steps_from_data_epochs(&self) -> Result<u64> {
+        let l = &self.levers;
+        let epochs = l.data_epochs.unwrap_or(1);
+        let Some(prompts) = self.task.dataset_prompts else {
+            return Err(Error::in_flag(
+                "--dataset-prompts",
+                format!(
+                    "{epochs} passes over the training set (--data-epochs, veRL's trainer.total_epochs) need its size: give --dataset-prompts N, or --steps N"
+                ),
+            ));
+        };
+        let per_epoch = (prompts / l.prompts_per_step as f64).floor() as u64;
+        if per_epoch == 0 {
+            return Err(Error::in_flag(
+                "--dataset-prompts",
+                format!(
+                    "{prompts} prompts do not fill one batch of {} prompts per step",
+                    l.prompts_per_step
+                ),
+            ));
+        }
+        Ok(per_epoch * epochs)
+    }
+
     /// How long the run lasts, and the data a supervised stage needs.
     fn stop_and_data(&self) -> Result<(Stop, SupervisedData)> {
         let (l, s) = (&self.levers, &self.supervised);
         let stop = match (l.steps, l.budget, self.stage.is_rl()) {
             (Some(n), _, _) => Stop::Iterations(n),
             (None, Some(budget), _) => Stop::Budget(budget),
+            (None, None, true) if l.data_epochs.is_some() => {
+                Stop::Iterations(self.steps_from_data_epochs()?)
+            }
             (None, None, true) => {
                 return Err(Error::in_flag(
                     "--steps",
@@ -743,16 +783,42 @@ pub fn run(args: &CostArgs, out: &mut dyn Write) -> Result<()> {
                 processes: Some(args.cluster.gpus),
                 num_generations: Some(args.levers.group_size),
             };
-            Some((path, read_import(path, format, launch)?))
+            let run = read_import(path, format, launch)?;
+            if args.strict
+                && let Some(key) = run.unknown.first()
+            {
+                let hint = match key.why.is_empty() {
+                    true => String::new(),
+                    false => format!(" ({})", key.why),
+                };
+                return Err(Error::in_file(
+                    path,
+                    Some(key.line),
+                    &key.key,
+                    format!(
+                        "not a key of the framework's schema{hint}; --strict stops on it (without --strict it is listed and the framework's default is priced)"
+                    ),
+                ));
+            }
+            Some((path, run))
         }
         None => None,
     };
-    let request = args.request().map_err(|e| match &imported {
-        Some((path, run)) => locate_in_import(e, path, run),
-        None => e,
-    })?;
-    let report = price(&request);
     let user_flags = user_flags();
+    let request = match args.request() {
+        Ok(request) => request,
+        Err(e) => {
+            // The import summary first (what was read, from which line), then the one error.
+            if let Some((path, run)) = &imported {
+                if !args.json {
+                    emit(out, &imported_text(path, run, &user_flags))?;
+                }
+                return Err(locate_in_import(e, path, run));
+            }
+            return Err(e);
+        }
+    };
+    let report = price(&request);
     if args.json {
         let mut value = render::json(&report, &request);
         if let (Some((path, run)), Some(object)) = (&imported, value.as_object_mut()) {
@@ -961,7 +1027,10 @@ fn imported_text(path: &Path, run: &ImportedRun, user_flags: &[String]) -> Strin
         let keys: Vec<String> = run
             .unknown
             .iter()
-            .map(|k| format!("{} (line {})", k.key, k.line))
+            .map(|k| match k.why.is_empty() {
+                true => format!("{} (line {})", k.key, k.line),
+                false => format!("{} (line {}: {})", k.key, k.line, k.why),
+            })
             .collect();
         s.push_str(&format!(
             "  unknown keys, not priced (a typo, or a newer {framework}?): {}\n",

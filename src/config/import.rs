@@ -74,6 +74,9 @@ pub enum Setting {
     UpdateEpochs(u64),
     /// Iterations (generation + update rounds) the run lasts.
     Steps(u64),
+    /// Passes over the training set (veRL `trainer.total_epochs`); the steps follow from the
+    /// dataset's size.
+    DataEpochs(u64),
     /// Whether a reference-model pass runs every step.
     KlReference(bool),
     /// The KL coefficient.
@@ -131,6 +134,7 @@ impl Setting {
             Setting::MaxResponseLen(n) => ("--max-response-len", Some(n.to_string())),
             Setting::UpdateEpochs(n) => ("--update-epochs", Some(n.to_string())),
             Setting::Steps(n) => ("--steps", Some(n.to_string())),
+            Setting::DataEpochs(n) => ("--data-epochs", Some(n.to_string())),
             Setting::KlReference(true) => ("--kl-reference", None),
             Setting::KlReference(false) => ("--no-kl-reference", None),
             Setting::KlCoef(x) => ("--kl-coef", Some(crate::format::number(*x))),
@@ -410,13 +414,33 @@ impl Builder {
                 self.run.unknown.push(KeyNote {
                     key: key.clone(),
                     line,
-                    why: String::new(),
+                    why: nearest_key(key, &known)
+                        .map(|k| format!("did you mean `{k}`?"))
+                        .unwrap_or_default(),
                 });
             }
         }
         self.run
     }
 }
+
+/// The schema key a mistyped `key` most likely meant: the most similar by normalised Levenshtein
+/// similarity, when at least [`SUGGESTION_SIMILARITY`] (one or two letters off in a key of
+/// ordinary length); ties to the first in sorted order.
+fn nearest_key<'k>(key: &str, known: &std::collections::BTreeSet<&'k str>) -> Option<&'k str> {
+    let mut best: Option<(f64, &str)> = None;
+    for &candidate in known {
+        let similarity = strsim::normalized_levenshtein(key, candidate);
+        if best.is_none_or(|(b, _)| similarity > b) {
+            best = Some((similarity, candidate));
+        }
+    }
+    best.filter(|(s, _)| *s >= SUGGESTION_SIMILARITY)
+        .map(|(_, k)| k)
+}
+
+/// How similar a schema key must be to an unknown one to be suggested.
+pub const SUGGESTION_SIMILARITY: f64 = 0.85;
 
 /// `key` equals `pattern`, or `pattern` ends with `.` or `*` and prefixes/suffixes it.
 fn key_matches(key: &str, pattern: &str) -> bool {
@@ -471,10 +495,6 @@ const VERL_NOT_MODELLED: &[(&str, &str)] = &[
     (
         "data.max_prompt_length",
         "a cap; the ledger prices the mean prompt (--prompt-tokens)",
-    ),
-    (
-        "trainer.total_epochs",
-        "steps then depend on the dataset size: give --steps (prompts ÷ train_batch_size × epochs) or --budget",
     ),
     (
         "trainer.val_before_train",
@@ -636,8 +656,10 @@ pub fn import_verl(text: &str) -> Result<ImportedRun, ImportError> {
         .is_none_or(|(t, _)| matches!(t, "null" | "None" | "~" | "-1"));
     if !steps_unset && let Some((n, line)) = pairs.positive(steps_key)? {
         b.set(Setting::Steps(n), steps_key, Some(line));
+    } else if let Some((n, line)) = pairs.positive("trainer.total_epochs")? {
+        b.set(Setting::DataEpochs(n), "trainer.total_epochs", Some(line));
     }
-    b.use_keys(&[steps_key]);
+    b.use_keys(&[steps_key, "trainer.total_epochs"]);
     // The cluster.
     let per_node = pairs.positive("trainer.n_gpus_per_node")?;
     let nodes = pairs.positive("trainer.nnodes")?;
@@ -743,9 +765,15 @@ pub fn import_verl(text: &str) -> Result<ImportedRun, ImportError> {
     b.use_keys(&["actor_rollout_ref.rollout.val_kwargs.n"]);
     passes::verl(&pairs, &mut b)?;
     if b.run.find(|s| matches!(s, Setting::Steps(_))).is_none() {
-        b.run.notes.push(
-            "no trainer.total_training_steps: give --steps N or --budget (veRL otherwise runs total_epochs over the dataset)".to_string(),
-        );
+        let note = match b.run.find(|s| matches!(s, Setting::DataEpochs(_))) {
+            Some(_) => {
+                "no trainer.total_training_steps: the steps are trainer.total_epochs passes over the training set; give --dataset-prompts N (its prompts), or --steps N"
+            }
+            None => {
+                "no trainer.total_training_steps: give --steps N or --budget (veRL otherwise runs total_epochs over the dataset)"
+            }
+        };
+        b.run.notes.push(note.to_string());
     }
     b.run.notes.push(RESPONSE_LENGTH_NOTE.to_string());
     b.run.settings.sort_by_key(|s| s.line.is_none());

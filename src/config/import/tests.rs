@@ -81,24 +81,29 @@ fn a_verl_quickstart_script_gives_its_levers_with_lines() {
     // No total_training_steps: the user is told how to give the length.
     assert!(run.notes.iter().any(|n| n.contains("--steps")));
     assert!(run.find(|s| matches!(s, Setting::Steps(_))).is_none());
-    // The misspelt key is listed as unknown with its line; the learning rate as not priced;
-    // total_epochs and param_offload as not modelled.
+    // total_epochs is read: the steps follow once the dataset's size is given.
+    assert_eq!(
+        value(&run, |s| matches!(s, Setting::DataEpochs(_))).0,
+        Setting::DataEpochs(15)
+    );
+    assert!(run.notes.iter().any(|n| n.contains("--dataset-prompts")));
+    // The misspelt key is listed as unknown with its line and the key it was meant to be; the
+    // learning rate as not priced; param_offload as not modelled.
     assert_eq!(
         run.unknown
             .iter()
-            .map(|k| (k.key.as_str(), k.line))
+            .map(|k| (k.key.as_str(), k.line, k.why.as_str()))
             .collect::<Vec<_>>(),
-        vec![("actor_rollout_ref.rollout.temprature", 19)]
+        vec![(
+            "actor_rollout_ref.rollout.temprature",
+            19,
+            "did you mean `actor_rollout_ref.rollout.temperature`?"
+        )]
     );
     assert!(
         run.not_priced
             .iter()
             .any(|k| k.key == "actor_rollout_ref.actor.optim.lr")
-    );
-    assert!(
-        run.not_modelled
-            .iter()
-            .any(|k| k.key == "trainer.total_epochs")
     );
     assert!(
         run.not_modelled
