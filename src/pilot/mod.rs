@@ -98,7 +98,7 @@ pub struct PlanInfo {
     pub framework: String,
     /// Number of runs.
     pub runs: usize,
-    /// How the pilots were chosen: "space-filling", or "decide <budget>" for `plan --decide`
+    /// How the pilots were chosen: `space-filling`, or `decide BUDGET` for `plan --decide`
     /// (empty in plans of older versions).
     #[serde(default)]
     pub design: String,
