@@ -208,7 +208,11 @@ where
     best.map(|(_, c)| c)
 }
 
-/// A "did you mean" suffix for an error message, or a list of the valid names when none is close.
+/// Most values an error lists when none is close to what was typed.
+pub const MAX_LISTED_VALUES: usize = 12;
+
+/// A "did you mean" suffix for an error message, or a list of the valid names when none is close
+/// (at most [`MAX_LISTED_VALUES`] of them; above that, how many there are).
 pub fn suggestion<'a, I>(name: &str, candidates: I) -> String
 where
     I: IntoIterator<Item = &'a str> + Clone,
@@ -217,7 +221,12 @@ where
         Some(best) => format!("did you mean `{best}`?"),
         None => {
             let all: Vec<&str> = candidates.into_iter().collect();
-            format!("valid values: {}", all.join(", "))
+            if all.len() > MAX_LISTED_VALUES {
+                // A line of dozens of ids helps nobody: the listing command says where they are.
+                format!("no value is close among the {} known", all.len())
+            } else {
+                format!("valid values: {}", all.join(", "))
+            }
         }
     }
 }

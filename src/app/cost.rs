@@ -436,9 +436,8 @@ impl CostArgs {
     /// The policy, checked to be a generator.
     fn policy(&self, catalog: &Catalog) -> Result<rlfrontier::catalog::ModelSpec> {
         let policy = catalog
-            .model(&self.model)
-            .map_err(|m| Error::in_flag("--model", m))?
-            .clone();
+            .resolve_model(&self.model)
+            .map_err(|m| Error::in_flag("--model", m))?;
         if let Finetune::Lora(rank) = self.finetune
             && rank > policy.hidden
         {

@@ -154,8 +154,8 @@ fn text(
 /// Counts the pass and prints it (table or JSON).
 pub fn run(args: &FlopsArgs, out: &mut dyn Write) -> Result<()> {
     let catalog = args.catalog.load()?;
-    let model = catalog
-        .model(&args.model)
+    let model = &catalog
+        .resolve_model(&args.model)
         .map_err(|m| Error::in_flag("--model", m))?;
     let counts = convention_counts(
         model,

@@ -35,6 +35,34 @@ pub const ENGINES_TOML: &str = include_str!("engines.toml");
 /// The embedded API price list (TOML).
 pub const APIS_TOML: &str = include_str!("apis.toml");
 
+/// The id of a model read from `config` (a checkpoint's config.json): the last part of its
+/// `_name_or_path` when it names one, else the checkpoint folder's name.
+fn checkpoint_id(config: &Path) -> String {
+    let named = crate::input::read_text(config, crate::input::MAX_CONFIG_BYTES, "a config.json")
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .and_then(|v| {
+            v.get("_name_or_path")
+                .and_then(|n| n.as_str())
+                .map(str::to_string)
+        })
+        .and_then(|n| {
+            n.trim_end_matches('/')
+                .rsplit('/')
+                .next()
+                .filter(|last| !last.is_empty())
+                .map(str::to_string)
+        });
+    let folder = config
+        .parent()
+        .and_then(|p| p.file_name())
+        .map(|f| f.to_string_lossy().into_owned());
+    named
+        .or(folder)
+        .unwrap_or_else(|| "model".to_string())
+        .to_ascii_lowercase()
+}
+
 /// The engine a run uses when nothing names one: vLLM with CUDA graphs, the default of current
 /// RL frameworks' rollouts.
 pub const DEFAULT_ENGINE: &str = "vllm-cudagraph";
@@ -180,10 +208,62 @@ impl Catalog {
                 .iter()
                 .flat_map(|m| std::iter::once(m.id.as_str()).chain(m.aliases.iter().map(String::as_str)));
             format!(
-                "unknown model `{id}`; {} (see `rlfrontier catalog models`; add a model of another shape with --catalog)",
+                "unknown model `{id}`; {} (see `rlfrontier catalog models`); a model outside the catalog: give its config.json or checkpoint folder (--model path/to/config.json), or write an entry with `rlfrontier import-model CONFIG.json` and pass it with --catalog",
                 suggestion(&bare, names)
             )
         })
+    }
+
+    /// A policy or reward model as a user names it: a catalog id, Hugging Face id or alias (the
+    /// entry keeps the alias as its id, so `Qwen/Qwen2.5-Math-7B` is shown as
+    /// `qwen2.5-math-7b`, not as the entry it shares a shape with), a `config.json` path, or a
+    /// checkpoint folder holding one (the shape read as `import-model` reads it, the id the
+    /// config's `_name_or_path` or the folder's name).
+    pub fn resolve_model(&self, text: &str) -> std::result::Result<ModelSpec, String> {
+        let path = Path::new(text.trim());
+        let config = if path.is_dir() {
+            Some(path.join("config.json"))
+        } else if path.extension().is_some_and(|e| e == "json") {
+            Some(path.to_path_buf())
+        } else {
+            None
+        };
+        let Some(config) = config else {
+            let looks_like_a_path = ["/", "./", "../", "~"]
+                .iter()
+                .any(|p| text.trim().starts_with(p));
+            if looks_like_a_path {
+                return Err(format!(
+                    "{} does not exist: give a checkpoint folder holding the model's config.json, its path, or a catalog id",
+                    path.display()
+                ));
+            }
+            return self.model_with_its_name(text);
+        };
+        if !config.is_file() {
+            return Err(format!(
+                "{} has no config.json: give a checkpoint folder holding the model's config.json, its path, or a catalog id",
+                path.display()
+            ));
+        }
+        let id = checkpoint_id(&config);
+        import::model_from_config(&config, &id, &id).map_err(|e| e.to_string())
+    }
+
+    /// [`Catalog::model`], with the entry's id replaced by the alias the user named it by.
+    fn model_with_its_name(&self, text: &str) -> std::result::Result<ModelSpec, String> {
+        let found = self.model(text)?;
+        let bare = text
+            .trim()
+            .rsplit('/')
+            .next()
+            .unwrap_or(text)
+            .to_ascii_lowercase();
+        let mut model = found.clone();
+        if let Some(alias) = found.aliases.iter().find(|a| a.eq_ignore_ascii_case(&bare)) {
+            model.id = alias.to_ascii_lowercase();
+        }
+        Ok(model)
     }
 
     /// The rollout engine with this id, or an error suggesting the nearest id.

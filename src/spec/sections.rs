@@ -515,11 +515,13 @@ pub(super) fn axes(
     let model_ids = v.string_list(&ra.model, ax, "model", "model = [\"qwen2.5-7b\"]")?;
     let mut model = Vec::new();
     for id in &model_ids {
-        let m = catalog.model(id).map_err(|msg| v.err(ax, "model", msg))?;
+        let m = catalog
+            .resolve_model(id)
+            .map_err(|msg| v.err(ax, "model", msg))?;
         if !m.lm_head {
             return Err(v.err(ax, "model", format!("`{id}` is a reward model (no LM head) and cannot be the policy; use it as `reward = [\"prm:{id}\"]`")));
         }
-        model.push(m.clone());
+        model.push(m);
     }
     let finetune = v
         .string_list_or(&ra.finetune, ax, "finetune", "full")?

@@ -1,0 +1,103 @@
+//! What a newcomer types on day one (issue 26): GPU names as people write them, models outside
+//! the catalog by their config.json or checkpoint folder, Hugging Face ids of common bases, and
+//! aliases that keep their own names.
+
+use predicates::prelude::*;
+
+mod common;
+use common::bin;
+
+/// `cost --json` with these flags, parsed.
+fn cost_json(args: &[&str]) -> serde_json::Value {
+    let a = bin()
+        .arg("cost")
+        .args(args)
+        .args(["--steps", "10", "--json"])
+        .assert()
+        .success();
+    serde_json::from_slice(&a.get_output().stdout).unwrap()
+}
+
+/// A Mistral-7B-shaped config.json (the published v0.1 shape), in a checkpoint folder.
+fn checkpoint(dir: &std::path::Path, name: &str, name_or_path: Option<&str>) -> std::path::PathBuf {
+    let folder = dir.join(name);
+    std::fs::create_dir_all(&folder).unwrap();
+    let named = name_or_path
+        .map(|n| format!("\"_name_or_path\": \"{n}\", "))
+        .unwrap_or_default();
+    std::fs::write(
+        folder.join("config.json"),
+        format!(
+            "{{{named}\"model_type\": \"mistral\", \"hidden_size\": 4096, \"intermediate_size\": 14336, \"num_attention_heads\": 32, \"num_hidden_layers\": 32, \"num_key_value_heads\": 8, \"vocab_size\": 32000, \"tie_word_embeddings\": false}}"
+        ),
+    )
+    .unwrap();
+    folder
+}
+
+#[test]
+fn a_checkpoint_folder_or_its_config_json_is_a_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = checkpoint(dir.path(), "my-sft-step500", None);
+    let from_folder = cost_json(&["--model", folder.to_str().unwrap()]);
+    assert_eq!(from_folder["config"]["model"], "my-sft-step500");
+    let config = folder.join("config.json");
+    let from_file = cost_json(&["--model", config.to_str().unwrap()]);
+    assert_eq!(from_file["usd"], from_folder["usd"]);
+    // The same shape as the catalog's Mistral-7B-v0.1 prices the same.
+    let catalog = cost_json(&["--model", "mistralai/Mistral-7B-v0.1"]);
+    assert_eq!(catalog["usd"], from_folder["usd"]);
+    // A config that names its model is shown by that name.
+    let named = checkpoint(dir.path(), "ckpt", Some("acme/Acme-7B-SFT"));
+    let v = cost_json(&["--model", named.to_str().unwrap()]);
+    assert_eq!(v["config"]["model"], "acme-7b-sft");
+    // A folder without config.json, or a path that does not exist: one line saying so.
+    let empty = dir.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    bin()
+        .args(["cost", "--model", empty.to_str().unwrap(), "--steps", "3"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("has no config.json"));
+    bin()
+        .args(["cost", "--model", "/no/such/checkpoint", "--steps", "3"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("does not exist"));
+}
+
+#[test]
+fn an_unknown_model_names_the_ways_to_add_one_and_does_not_list_every_id() {
+    let a = bin()
+        .args(["cost", "--model", "acme/unheard-of-9000", "--steps", "3"])
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(stderr.contains("import-model"), "{stderr}");
+    assert!(stderr.contains("--model path/to/config.json"), "{stderr}");
+    assert!(
+        !stderr.contains("qwen2.5-0.5b, "),
+        "every id listed: {stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1);
+}
+
+#[test]
+fn common_bases_are_in_the_catalog_and_aliases_keep_their_names() {
+    for (typed, shown) in [
+        ("mistralai/Mistral-7B-v0.1", "mistral-7b-v0.1"),
+        ("meta-llama/Llama-3.2-3B-Instruct", "llama-3.2-3b-instruct"),
+        (
+            "meta-llama/Llama-3.3-70B-Instruct",
+            "llama-3.3-70b-instruct",
+        ),
+        ("google/gemma-2-9b-it", "gemma-2-9b-it"),
+        ("microsoft/phi-4", "phi-4"),
+        ("openai/gpt-oss-20b", "gpt-oss-20b"),
+        ("Qwen/Qwen2.5-Math-7B", "qwen2.5-math-7b"),
+        ("Qwen/Qwen2-7B-Instruct", "qwen2-7b-instruct"),
+    ] {
+        let v = cost_json(&["--model", typed, "--gpus", "64", "--finetune", "lora:64"]);
+        assert_eq!(v["config"]["model"], shown, "{typed}");
+    }
+}
