@@ -101,3 +101,32 @@ fn common_bases_are_in_the_catalog_and_aliases_keep_their_names() {
         assert_eq!(v["config"]["model"], shown, "{typed}");
     }
 }
+
+#[test]
+fn two_catalog_files_merge_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let price = dir.path().join("price.toml");
+    std::fs::write(
+        &price,
+        "[[gpu]]\nid = \"h100-sxm\"\nusd_per_gpu_hour = 2.0\n",
+    )
+    .unwrap();
+    let later = dir.path().join("later.toml");
+    std::fs::write(
+        &later,
+        "[[gpu]]\nid = \"h100-sxm\"\nusd_per_gpu_hour = 1.0\n",
+    )
+    .unwrap();
+    let run = |catalogs: &[&std::path::Path]| {
+        let mut args = vec!["--model", "qwen2.5-7b"];
+        for c in catalogs {
+            args.extend(["--catalog", c.to_str().unwrap()]);
+        }
+        cost_json(&args)["usd"]["total"].as_f64().unwrap()
+    };
+    let (one, both) = (run(&[&price]), run(&[&price, &later]));
+    // The second file's price wins, and the first is not ignored: halving the price halves the
+    // dollars of the same GPU-hours.
+    assert!((one / both - 2.0).abs() < 1e-9, "{one} vs {both}");
+    assert!((run(&[&later, &price]) - one).abs() < 1e-9);
+}

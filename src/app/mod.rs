@@ -89,15 +89,17 @@ enum Command {
 /// `--catalog FILE`, shared by every command that reads the catalog.
 #[derive(Debug, Clone, Args)]
 struct CatalogFlag {
-    /// A catalog file merged over the embedded one.
-    #[arg(long = "catalog", value_name = "FILE")]
-    path: Option<PathBuf>,
+    /// A catalog file merged over the embedded one; give it again to merge several, in order (a
+    /// later file's entry overrides the fields it sets).
+    #[arg(long = "catalog", value_name = "FILE", action = clap::ArgAction::Append)]
+    paths: Vec<PathBuf>,
 }
 
 impl CatalogFlag {
-    /// The embedded catalog, merged with the user's file when given.
+    /// The embedded catalog, merged with the user's files in order.
     fn load(&self) -> Result<Catalog> {
-        Catalog::load(self.path.as_deref())
+        let paths: Vec<&Path> = self.paths.iter().map(PathBuf::as_path).collect();
+        Catalog::load_files(&paths)
     }
 }
 

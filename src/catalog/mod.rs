@@ -107,18 +107,30 @@ impl Catalog {
 
     /// The embedded catalog, merged with `user_file` when one is given.
     pub fn load(user_file: Option<&Path>) -> Result<Self> {
-        match user_file {
-            None => Self::load_text(None),
-            Some(path) => {
-                let text =
-                    crate::input::read_text(path, crate::input::MAX_CONFIG_BYTES, "a catalog")?;
-                Self::load_text(Some((path, &text)))
-            }
-        }
+        Self::load_files(user_file.as_slice())
+    }
+
+    /// The embedded catalog merged with each user file in turn (a later file's entry overrides
+    /// the fields it sets of an earlier one's, as a file does the embedded entries).
+    pub fn load_files(user_files: &[&Path]) -> Result<Self> {
+        let texts: Vec<(&Path, String)> = user_files
+            .iter()
+            .map(|path| {
+                crate::input::read_text(path, crate::input::MAX_CONFIG_BYTES, "a catalog")
+                    .map(|text| (*path, text))
+            })
+            .collect::<Result<_>>()?;
+        let users: Vec<(&Path, &str)> = texts.iter().map(|(p, t)| (*p, t.as_str())).collect();
+        Self::load_texts(&users)
     }
 
     /// The embedded catalog merged with a user catalog's text (`path` names it in messages).
     pub fn load_text(user: Option<(&Path, &str)>) -> Result<Self> {
+        Self::load_texts(user.as_slice())
+    }
+
+    /// The embedded catalog merged with user catalogs' texts, in order.
+    pub fn load_texts(users: &[(&Path, &str)]) -> Result<Self> {
         let embedded_models = Path::new("<embedded models.toml>");
         let embedded_gpus = Path::new("<embedded gpus.toml>");
         let mut model_tables = entries(MODELS_TOML, "model", embedded_models)?;
@@ -133,7 +145,7 @@ impl Catalog {
         let mut api_tables = entries(APIS_TOML, "api", Path::new("<embedded apis.toml>"))?;
         let version = version_of(MODELS_TOML);
         let mut full_version = version.clone();
-        if let Some((path, text)) = user {
+        for &(path, text) in users {
             let table: toml::Table =
                 toml::from_str(text).map_err(|e| toml_error(path, text, &e))?;
             for key in table.keys() {
@@ -151,7 +163,7 @@ impl Catalog {
             merge_entries(&mut service_tables, entries(text, "service", path)?, path)?;
             merge_entries(&mut engine_tables, entries(text, "engine", path)?, path)?;
             merge_entries(&mut api_tables, entries(text, "api", path)?, path)?;
-            full_version = format!("{version}+{}", path.display());
+            full_version.push_str(&format!("+{}", path.display()));
         }
         let models = parse_entries(model_tables, "model", ModelSpec::validate)?;
         let gpus = parse_entries(gpu_tables, "gpu", GpuSpec::validate)?;
