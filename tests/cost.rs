@@ -375,6 +375,20 @@ fn calibrate_hw_recovers_the_defaults_from_the_models_own_timings() {
         (value("decode_bandwidth_efficiency") - 0.70).abs() < 1e-3,
         "{text}"
     );
+    // TRL's name for the same length (completions/mean_length) reads as veRL's.
+    let trl_out = dir.path().join("cal-trl.toml");
+    bin()
+        .arg("calibrate-hw")
+        .args(args)
+        .args([
+            "--log-line",
+            &line.replace("response_length/mean", "completions/mean_length"),
+            "--out",
+        ])
+        .arg(&trl_out)
+        .assert()
+        .success();
+    assert_eq!(std::fs::read_to_string(&trl_out).unwrap(), text);
     // The override is accepted by cost.
     bin()
         .args(["cost", "--steps", "1", "--catalog"])

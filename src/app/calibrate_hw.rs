@@ -84,11 +84,15 @@ fn measured_step(args: &CalibrateHwArgs) -> Result<(MeasuredStep, Option<f64>, O
         update_seconds: pick(args.update_seconds, "timing_s/update_actor"),
         ref_seconds: pick(args.ref_seconds, "timing_s/ref"),
         old_logprob_seconds: pick(args.old_logprob_seconds, "timing_s/old_log_prob"),
-        response_length_mean: pick(args.response_length_mean, "response_length/mean"),
+        // veRL's names, else TRL's (GRPOTrainer logs `completions/mean_length` and
+        // `completions/clipped_ratio`, the share of completions cut at max_completion_length).
+        response_length_mean: pick(args.response_length_mean, "response_length/mean")
+            .or_else(|| metrics.get("completions/mean_length").copied()),
         response_length_clip_ratio: pick(
             args.response_length_clip_ratio,
             "response_length/clip_ratio",
-        ),
+        )
+        .or_else(|| metrics.get("completions/clipped_ratio").copied()),
     };
     for (flag, v) in [
         ("--gen-seconds", step.generation_seconds),
