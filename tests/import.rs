@@ -31,7 +31,8 @@ fn cost_json(args: &[&str]) -> serde_json::Value {
 fn a_verl_script_is_priced_as_written() {
     let v = cost_json(&["--from-verl", &fixture("verl_grpo_qwen2.5-7b.sh")]);
     let c = &v["config"];
-    assert_eq!(c["model"], "qwen2.5-7b");
+    // Qwen2.5-7B-Instruct: its own name, priced with Qwen2.5-7B's shape.
+    assert_eq!(c["model"], "qwen2.5-7b-instruct");
     assert_eq!(c["prompts_per_step"], 512);
     assert_eq!(c["group_size"], 8);
     assert_eq!(c["max_response_len"], 4096);
@@ -115,7 +116,8 @@ fn a_dapo_shaped_script_prices_dynamic_sampling_and_lists_what_it_cannot_model()
         .stdout(predicate::str::contains(
             "not modelled: actor_rollout_ref.actor.fsdp_config.param_offload (line 36)",
         ))
-        .stdout(predicate::str::contains("qwen2.5-7b"));
+        // The model is shown by the name the script gives it, priced with the shape it shares.
+        .stdout(predicate::str::contains("qwen2.5-math-7b"));
 }
 
 #[test]

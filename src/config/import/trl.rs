@@ -1,0 +1,462 @@
+//! TRL: a GRPOConfig as YAML or JSON, or the `trl grpo` / `accelerate launch` command line, read
+//! into settings (the defaults are TRL's own at the commit the parent module names).
+
+use super::*;
+
+/// TRL keys whose effect on the cost the ledger does not model.
+const TRL_NOT_MODELLED: &[(&str, &str)] = &[
+    (
+        "max_prompt_length",
+        "a cap; the ledger prices the mean prompt (--prompt-tokens)",
+    ),
+    (
+        "max_tool_calling_iterations",
+        "a cap on tool calls, not their mean; give --turns, --observation-tokens and --tool-seconds to price the episodes",
+    ),
+    (
+        "use_transformers_paged",
+        "transformers' paged generation has no engine profile; priced as vLLM",
+    ),
+    (
+        "num_generations_eval",
+        "validation is priced only with --validation-prompts",
+    ),
+    (
+        "num_train_epochs",
+        "steps then depend on the dataset size: give --steps or --budget",
+    ),
+];
+
+/// What the command line says about a TRL run that its batch arithmetic depends on: TRL's batch
+/// sizes count completions per device, so prompts per step depend on the number of processes
+/// and on G.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TrlLaunch {
+    /// Training processes when the file does not say (`accelerate launch --num_processes`).
+    pub processes: Option<u64>,
+    /// G when the command line overrides `num_generations`.
+    pub num_generations: Option<u64>,
+}
+
+/// Reads a TRL GRPO configuration: a JSON object, a flat YAML file, or a command line
+/// (`trl grpo --key value …`, `accelerate launch … -m trl.scripts.grpo …`).
+pub fn import_trl(text: &str, launch: TrlLaunch) -> Result<ImportedRun, ImportError> {
+    let devices = launch.processes;
+    let pairs = trl_pairs(text)?;
+    if pairs.order.is_empty() {
+        return Err(error(
+            None,
+            "",
+            "no TRL key found; give a GRPOConfig as YAML (`key: value`), JSON, or a `trl grpo --key value` command",
+        ));
+    }
+    let mut b = Builder::new(ConfigFormat::Trl);
+    b.set(Setting::Framework(Framework::Trl), "(TRL file)", None);
+    if let Some(model) = pairs.get("model_name_or_path") {
+        b.set(
+            Setting::Model(model.text.clone()),
+            "model_name_or_path",
+            Some(model.line),
+        );
+    }
+    b.use_keys(&["model_name_or_path"]);
+    b.set(Setting::Algorithm(Algorithm::Grpo), "GRPOTrainer", None);
+    let get = |key: &str, default: u64| -> Result<(u64, Option<usize>), ImportError> {
+        Ok(pairs
+            .positive(key)?
+            .map_or((default, None), |(n, line)| (n, Some(line))))
+    };
+    let (file_group, group_line) = get("num_generations", 8)?;
+    let group = launch.num_generations.unwrap_or(file_group);
+    let (cap, cap_line) = get("max_completion_length", 512)?;
+    let (epochs, epochs_line) = get("num_iterations", 1)?;
+    let (per_device, per_device_line) = get("per_device_train_batch_size", 8)?;
+    let (accumulation, _) = get("gradient_accumulation_steps", 1)?;
+    let (processes, processes_line) = match pairs.positive("num_processes")? {
+        Some((n, line)) => (n, Some(line)),
+        None => (devices.unwrap_or(8), None),
+    };
+    let (steps_per_generation, _) = get("steps_per_generation", accumulation)?;
+    // Products of counts that each pass the bound can still overflow (found by fuzzing).
+    let product = |factors: [u64; 3]| {
+        factors
+            .iter()
+            .try_fold(1u64, |a, &b| a.checked_mul(b))
+            .filter(|&n| n <= crate::config::MAX_LEVER as u64)
+            .ok_or_else(|| {
+                error(
+                    per_device_line,
+                    "per_device_train_batch_size",
+                    format!(
+                        "per_device_train_batch_size {per_device} × {processes} processes × {} steps is beyond any real batch",
+                        factors[2]
+                    ),
+                )
+            })
+    };
+    let optimizer_batch = product([per_device, processes, accumulation])?;
+    let generation_batch = match pairs.positive("generation_batch_size")? {
+        Some((n, _)) => n,
+        None => product([per_device, processes, steps_per_generation])?,
+    };
+    if generation_batch % group != 0 {
+        return Err(error(
+            per_device_line.or(group_line),
+            "per_device_train_batch_size",
+            format!(
+                "the generation batch ({generation_batch} completions: per_device_train_batch_size {per_device} × {processes} processes × steps_per_generation {steps_per_generation}) is not a multiple of num_generations {group}; TRL refuses this"
+            ),
+        ));
+    }
+    if processes_line.is_none() {
+        b.run.notes.push(format!(
+            "TRL's batch sizes are per device: assumed {processes} training processes (--gpus, or num_processes in the file)"
+        ));
+    }
+    let prompts = generation_batch / group;
+    b.set(Setting::GroupSize(group), "num_generations", group_line);
+    b.set(
+        Setting::MaxResponseLen(cap),
+        "max_completion_length",
+        cap_line,
+    );
+    b.set(Setting::UpdateEpochs(epochs), "num_iterations", epochs_line);
+    b.set(
+        Setting::PromptsPerStep(prompts),
+        "per_device_train_batch_size × processes × steps_per_generation ÷ num_generations",
+        per_device_line,
+    );
+    b.set(
+        Setting::MiniBatchPrompts((optimizer_batch / group).max(1)),
+        "per_device_train_batch_size × processes × gradient_accumulation_steps ÷ num_generations",
+        per_device_line,
+    );
+    let processes_key = if processes_line.is_some() {
+        "num_processes"
+    } else {
+        "--gpus (num_processes is not in the file)"
+    };
+    b.set(Setting::Gpus(processes), processes_key, processes_line);
+    b.use_keys(&[
+        "num_generations",
+        "max_completion_length",
+        "num_iterations",
+        "per_device_train_batch_size",
+        "gradient_accumulation_steps",
+        "num_processes",
+        "steps_per_generation",
+        "generation_batch_size",
+    ]);
+    // One generation feeds steps_per_generation ÷ accumulation optimizer steps, num_iterations
+    // times over (trl/trainer/grpo_trainer.py: the buffered generation is reused).
+    let optimizer_steps_per_iteration =
+        (steps_per_generation as f64 / accumulation as f64) * epochs as f64;
+    let to_iterations = |n: u64| ((n as f64 / optimizer_steps_per_iteration).ceil() as u64).max(1);
+    if let Some((n, line)) = pairs.positive("max_steps")? {
+        b.set(Setting::Steps(to_iterations(n)), "max_steps", Some(line));
+    } else {
+        b.run.notes.push(
+            "no max_steps: give --steps N or --budget (TRL otherwise runs num_train_epochs over the dataset)".to_string(),
+        );
+    }
+    b.use_keys(&["max_steps"]);
+    // KL: beta > 0 loads a reference model.
+    let (beta, beta_line) = match pairs.float("beta")? {
+        Some((x, line)) => (x, Some(line)),
+        None => (0.0, None),
+    };
+    b.set(Setting::KlReference(beta > 0.0), "beta", beta_line);
+    if beta > 0.0 {
+        b.set(Setting::KlCoef(beta), "beta", beta_line);
+    }
+    b.use_keys(&["beta"]);
+    // Generation: vLLM colocated, vLLM server (dedicated GPUs), or transformers.
+    let use_vllm = pairs.boolean("use_vllm")?;
+    let mode = pairs.text("vllm_mode")?;
+    match (use_vllm.is_some_and(|(x, _)| x), mode.map(|(m, _)| m)) {
+        (false, _) => b.run.notes.push(
+            "use_vllm is off: TRL then generates with transformers' generate(), much slower than vLLM; priced as vLLM, so this is a lower bound".to_string(),
+        ),
+        (true, Some("server")) => {
+            b.set(
+                Setting::Schedule(Schedule::Separate),
+                "vllm_mode",
+                mode.map(|m| m.1),
+            );
+            b.run.notes.push(
+                "vllm_mode server: generation runs on GPUs of their own (`trl vllm-serve`); --gpus counts both pools".to_string(),
+            );
+        }
+        (true, Some("colocate") | None) => {
+            b.set(
+                Setting::Schedule(Schedule::Colocated),
+                "vllm_mode",
+                mode.map(|m| m.1),
+            )
+        }
+        (true, Some(other)) => {
+            return Err(error(
+                mode.map(|m| m.1),
+                "vllm_mode",
+                format!("`{other}` is not a vLLM mode of TRL; use `colocate` or `server`"),
+            ));
+        }
+    }
+    if let Some((x, line)) = pairs.float("vllm_gpu_memory_utilization")? {
+        b.set(
+            Setting::RolloutGpuMemoryUtilization(x),
+            "vllm_gpu_memory_utilization",
+            Some(line),
+        );
+    }
+    if let Some((n, line)) = pairs.positive("vllm_tensor_parallel_size")? {
+        b.set(
+            Setting::RolloutTensorParallel(n),
+            "vllm_tensor_parallel_size",
+            Some(line),
+        );
+    }
+    b.use_keys(&[
+        "use_vllm",
+        "vllm_mode",
+        "vllm_gpu_memory_utilization",
+        "vllm_tensor_parallel_size",
+    ]);
+    // LoRA (TRL's ModelConfig: lora_r defaults to 16).
+    if let Some((on, line)) = pairs.boolean("use_peft")? {
+        let rank = pairs.positive("lora_r")?.map_or(16, |x| x.0);
+        let finetune = if on {
+            Finetune::Lora(rank)
+        } else {
+            Finetune::Full
+        };
+        b.set(Setting::Finetune(finetune), "use_peft / lora_r", Some(line));
+        b.use_keys(&["use_peft", "lora_r"]);
+    }
+    // Reward: a reward model id, or reward functions (a model id among them counts as a model).
+    if let Some((model, line)) = pairs.text("reward_model_name_or_path")? {
+        b.set(
+            Setting::Reward(format!("orm:{model}")),
+            "reward_model_name_or_path",
+            Some(line),
+        );
+    } else if let Some((funcs, line)) = pairs.text("reward_funcs")? {
+        let model = funcs
+            .split([',', ' '])
+            .map(|f| f.trim_matches(|c| "[]'\" ".contains(c)))
+            .find(|f| f.contains('/'));
+        let reward = model.map_or("rule".to_string(), |m| format!("orm:{m}"));
+        b.set(Setting::Reward(reward), "reward_funcs", Some(line));
+    }
+    b.use_keys(&["reward_model_name_or_path", "reward_funcs"]);
+    // Evaluation and checkpoints, in optimizer steps; converted to iterations.
+    let strategy = |key: &str| -> Result<bool, ImportError> {
+        Ok(pairs.text(key)?.is_none_or(|(s, _)| s == "steps"))
+    };
+    if strategy("eval_strategy")?
+        && pairs.get("eval_strategy").is_some()
+        && let Some((n, line)) = pairs.positive("eval_steps")?
+    {
+        b.set(
+            Setting::ValidationEverySteps(to_iterations(n)),
+            "eval_steps",
+            Some(line),
+        );
+    }
+    if strategy("save_strategy")?
+        && let Some((n, line)) = pairs.positive("save_steps")?
+    {
+        b.set(
+            Setting::CheckpointEverySteps(to_iterations(n)),
+            "save_steps",
+            Some(line),
+        );
+    }
+    b.use_keys(&["eval_strategy", "eval_steps", "save_strategy", "save_steps"]);
+    passes::trl(&pairs, &mut b)?;
+    b.run.notes.push(RESPONSE_LENGTH_NOTE.to_string());
+    b.run.settings.sort_by_key(|s| s.line.is_none());
+    Ok(b.finish(&pairs, TRL_KEYS, TRL_NOT_MODELLED))
+}
+
+/// The key/value pairs of a TRL configuration in any of its three forms.
+fn trl_pairs(text: &str) -> Result<Pairs, ImportError> {
+    let trimmed = text.trim_start();
+    let mut pairs = Pairs::default();
+    if trimmed.starts_with('{') {
+        let value: serde_json::Value = serde_json::from_str(text)
+            .map_err(|e| error(Some(e.line()), "", format!("not valid JSON: {e}")))?;
+        let object = value
+            .as_object()
+            .ok_or_else(|| error(None, "", "the JSON is not an object of GRPOConfig keys"))?;
+        for (key, v) in object {
+            let line = json_key_line(text, key);
+            let text = match v {
+                serde_json::Value::String(s) => s.clone(),
+                serde_json::Value::Array(items) => items
+                    .iter()
+                    .map(|i| i.as_str().map_or(i.to_string(), str::to_string))
+                    .collect::<Vec<_>>()
+                    .join(","),
+                other => other.to_string(),
+            };
+            pairs.insert(
+                key.clone(),
+                Value {
+                    text,
+                    line,
+                    unresolved: false,
+                },
+            );
+        }
+        return Ok(pairs);
+    }
+    let looks_like_command = text.contains("--") && !text.lines().any(is_yaml_pair);
+    if looks_like_command {
+        let words = shell::words(text).map_err(|e| error(Some(e.line), "", e.message))?;
+        let mut i = 0;
+        while i < words.len() {
+            let word = &words[i];
+            if let Some(flag) = word.text.strip_prefix("--") {
+                let (key, value, unresolved) = match flag.split_once('=') {
+                    Some((k, v)) => (k.to_string(), v.to_string(), word.unresolved),
+                    None => match words.get(i + 1) {
+                        Some(next) if !next.text.starts_with('-') && next.line == word.line => {
+                            i += 1;
+                            (flag.to_string(), next.text.clone(), next.unresolved)
+                        }
+                        _ => (flag.to_string(), "true".to_string(), false),
+                    },
+                };
+                if !key.is_empty() {
+                    pairs.insert(
+                        key.replace('-', "_"),
+                        Value {
+                            text: value,
+                            line: word.line,
+                            unresolved,
+                        },
+                    );
+                }
+            }
+            i += 1;
+        }
+        return Ok(pairs);
+    }
+    // Flat YAML: `key: value`, lists as `- item` lines under `key:`.
+    let mut list_key: Option<(String, usize, Vec<String>)> = None;
+    let flush = |pairs: &mut Pairs, list: &mut Option<(String, usize, Vec<String>)>| {
+        if let Some((key, line, items)) = list.take() {
+            pairs.insert(
+                key,
+                Value {
+                    text: items.join(","),
+                    line,
+                    unresolved: false,
+                },
+            );
+        }
+    };
+    for (index, raw) in text.lines().enumerate() {
+        let line = index + 1;
+        let content = strip_yaml_comment(raw);
+        if content.trim().is_empty() || content.trim() == "---" {
+            continue;
+        }
+        let indented = content.starts_with([' ', '\t']);
+        if let Some(item) = content.trim().strip_prefix("- ") {
+            if let Some((_, _, items)) = list_key.as_mut() {
+                items.push(unquote(item.trim()).to_string());
+                continue;
+            }
+            return Err(error(Some(line), "", "a list item outside a list"));
+        }
+        if indented {
+            // A nested mapping (model_init_kwargs: {…} written as a block): recorded under its
+            // parent for the unknown/not-priced listing.
+            if let (Some((parent, _, items)), Some((key, _))) =
+                (list_key.as_mut(), content.trim().split_once(':'))
+            {
+                items.clear();
+                let nested = format!("{parent}.{}", key.trim());
+                pairs.insert(
+                    nested,
+                    Value {
+                        text: String::new(),
+                        line,
+                        unresolved: false,
+                    },
+                );
+            }
+            continue;
+        }
+        flush(&mut pairs, &mut list_key);
+        let Some((key, value)) = content.split_once(':') else {
+            return Err(error(
+                Some(line),
+                "",
+                format!("`{}` is not `key: value`", content.trim()),
+            ));
+        };
+        let key = key.trim().to_string();
+        let value = value.trim();
+        if value.is_empty() {
+            list_key = Some((key, line, Vec::new()));
+        } else {
+            let value = value.trim_start_matches('[').trim_end_matches(']');
+            let value = value
+                .split(',')
+                .map(|v| unquote(v.trim()))
+                .collect::<Vec<_>>()
+                .join(",");
+            pairs.insert(
+                key,
+                Value {
+                    text: value,
+                    line,
+                    unresolved: false,
+                },
+            );
+        }
+    }
+    flush(&mut pairs, &mut list_key);
+    Ok(pairs)
+}
+
+/// `key: value` at the start of a line (a YAML mapping entry).
+fn is_yaml_pair(line: &str) -> bool {
+    let Some((key, _)) = line.split_once(':') else {
+        return false;
+    };
+    !key.is_empty()
+        && !line.starts_with([' ', '\t', '-', '#'])
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn strip_yaml_comment(line: &str) -> &str {
+    let mut quote = None;
+    for (i, c) in line.char_indices() {
+        match (c, quote) {
+            ('"' | '\'', None) => quote = Some(c),
+            (q, Some(open)) if q == open => quote = None,
+            ('#', None) if i == 0 || line[..i].ends_with([' ', '\t']) => return &line[..i],
+            _ => {}
+        }
+    }
+    line
+}
+
+fn unquote(text: &str) -> &str {
+    text.strip_prefix('"')
+        .and_then(|t| t.strip_suffix('"'))
+        .or_else(|| text.strip_prefix('\'').and_then(|t| t.strip_suffix('\'')))
+        .unwrap_or(text)
+}
+
+/// The 1-based line of `"key":` in a JSON text (1 when not found).
+fn json_key_line(text: &str, key: &str) -> usize {
+    let needle = format!("\"{key}\"");
+    text.lines()
+        .position(|l| l.contains(&needle))
+        .map_or(1, |i| i + 1)
+}

@@ -1,0 +1,336 @@
+//! veRL: a launch script, or a file of its Hydra overrides, read into settings (the defaults are
+//! veRL's own at the commit the parent module names).
+
+use std::collections::BTreeMap;
+
+use super::*;
+
+/// veRL keys whose effect on the cost the ledger does not model.
+const VERL_NOT_MODELLED: &[(&str, &str)] = &[
+    (
+        "*fsdp_config.param_offload",
+        "parameter offload changes memory and adds host-device copies; the ledger's memory check and times assume none",
+    ),
+    (
+        "*fsdp_config.optimizer_offload",
+        "optimizer offload changes memory and adds host-device copies; the ledger's memory check and times assume none",
+    ),
+    (
+        "*ulysses_sequence_parallel_size",
+        "sequence parallelism changes per-GPU memory and communication; not modelled",
+    ),
+    (
+        "actor_rollout_ref.rollout.multi_turn.*",
+        "multi-turn: the file gives caps, not means; give --turns, --observation-tokens and --tool-seconds to price the episodes",
+    ),
+    (
+        "reward_model.overlong_buffer.*",
+        "a length penalty: it changes the response lengths you should give with --mean-response-tokens",
+    ),
+    (
+        "algorithm.filter_groups.max_num_gen_batches",
+        "a cap on refill rounds; the ledger refills until the batch is full",
+    ),
+    (
+        "data.max_prompt_length",
+        "a cap; the ledger prices the mean prompt (--prompt-tokens)",
+    ),
+    (
+        "trainer.val_before_train",
+        "one validation before training; priced only with --validation-prompts",
+    ),
+    (
+        "data.val_files",
+        "the validation set's size is not in the script: give --validation-prompts N to price validation",
+    ),
+];
+
+/// Reads a veRL launch script, or a file of Hydra overrides (one or more per line).
+pub fn import_verl(text: &str) -> Result<ImportedRun, ImportError> {
+    let words = shell::words(text).map_err(|e| error(Some(e.line), "", e.message))?;
+    let mut pairs = Pairs::default();
+    for word in &words {
+        if let Some((key, value)) = hydra_override(word) {
+            pairs.insert(
+                key,
+                Value {
+                    text: value,
+                    line: word.line,
+                    unresolved: word.unresolved,
+                },
+            );
+        }
+    }
+    if pairs.order.is_empty() {
+        return Err(error(
+            None,
+            "",
+            "no Hydra override (`section.key=value`) found; is this a veRL launch script?",
+        ));
+    }
+    let mut b = Builder::new(ConfigFormat::Verl);
+    b.set(Setting::Framework(Framework::Verl), "(veRL file)", None);
+
+    // The policy.
+    // A path under an unresolved folder (`${HOME}/models/Qwen2.5-7B`) still names the model by
+    // its last component, which the catalog resolves.
+    let model_key = "actor_rollout_ref.model.path";
+    if let Some(path) = pairs.get(model_key) {
+        b.set(
+            Setting::Model(path.text.clone()),
+            model_key,
+            Some(path.line),
+        );
+    }
+    // The levers, with veRL's defaults (see the module doc).
+    for (key, default, make) in [
+        (
+            "data.train_batch_size",
+            1024,
+            Setting::PromptsPerStep as fn(u64) -> Setting,
+        ),
+        ("actor_rollout_ref.rollout.n", 1, Setting::GroupSize),
+        ("data.max_response_length", 512, Setting::MaxResponseLen),
+        (
+            "actor_rollout_ref.actor.ppo_epochs",
+            1,
+            Setting::UpdateEpochs,
+        ),
+        (
+            "actor_rollout_ref.actor.ppo_mini_batch_size",
+            256,
+            Setting::MiniBatchPrompts,
+        ),
+    ] {
+        match pairs.positive(key)? {
+            Some((n, line)) => b.set(make(n), key, Some(line)),
+            None => b.set(make(default), key, None),
+        }
+        b.use_keys(&[key]);
+    }
+    // Algorithm: the advantage estimator; only GAE trains a critic.
+    let estimator_key = "algorithm.adv_estimator";
+    let (estimator, estimator_line) = match pairs.text(estimator_key)? {
+        Some((e, line)) => (e.to_string(), Some(line)),
+        None => ("gae".to_string(), None),
+    };
+    let algorithm = if estimator == "gae" {
+        Algorithm::Ppo
+    } else {
+        Algorithm::Grpo
+    };
+    b.set(Setting::Algorithm(algorithm), estimator_key, estimator_line);
+    if !matches!(estimator.as_str(), "gae" | "grpo") {
+        b.run.notes.push(format!(
+            "adv_estimator `{estimator}` has no critic: priced as GRPO (same passes)"
+        ));
+    }
+    // Reference pass: a KL loss or a KL penalty in the reward needs it.
+    let kl_loss = pairs.boolean("actor_rollout_ref.actor.use_kl_loss")?;
+    let kl_reward = pairs.boolean("algorithm.use_kl_in_reward")?;
+    let kl_on = kl_loss.is_some_and(|(x, _)| x) || kl_reward.is_some_and(|(x, _)| x);
+    let kl_line = kl_loss.or(kl_reward).map(|(_, line)| line);
+    b.set(
+        Setting::KlReference(kl_on),
+        "actor_rollout_ref.actor.use_kl_loss / algorithm.use_kl_in_reward",
+        kl_line,
+    );
+    let coef_key = if kl_reward.is_some_and(|(x, _)| x) {
+        "algorithm.kl_ctrl.kl_coef"
+    } else {
+        "actor_rollout_ref.actor.kl_loss_coef"
+    };
+    if let Some((coef, line)) = pairs.float(coef_key)? {
+        b.set(Setting::KlCoef(coef), coef_key, Some(line));
+    }
+    b.use_keys(&[
+        "actor_rollout_ref.actor.use_kl_loss",
+        "algorithm.use_kl_in_reward",
+        "algorithm.kl_ctrl.kl_coef",
+        "actor_rollout_ref.actor.kl_loss_coef",
+        estimator_key,
+        model_key,
+    ]);
+    // Fine-tuning.
+    if let Some((rank, line)) = pairs.integer("actor_rollout_ref.model.lora_rank")? {
+        let finetune = if rank > 0 {
+            Finetune::Lora(rank as u64)
+        } else {
+            Finetune::Full
+        };
+        b.set(
+            Setting::Finetune(finetune),
+            "actor_rollout_ref.model.lora_rank",
+            Some(line),
+        );
+        b.use_keys(&["actor_rollout_ref.model.lora_rank"]);
+    }
+    // Reward model: the old `reward_model.*` section or the newer `reward.reward_model.*`.
+    for (enable_key, path_key) in [
+        ("reward_model.enable", "reward_model.model.path"),
+        (
+            "reward.reward_model.enable",
+            "reward.reward_model.model_path",
+        ),
+    ] {
+        if pairs.boolean(enable_key)?.is_some_and(|(x, _)| x) {
+            let Some((path, line)) = pairs.text(path_key)? else {
+                return Err(error(
+                    pairs.get(enable_key).map(|v| v.line),
+                    enable_key,
+                    format!("a reward model is enabled but `{path_key}` is not set"),
+                ));
+            };
+            b.set(Setting::Reward(format!("orm:{path}")), path_key, Some(line));
+            b.use_keys(&[enable_key, path_key]);
+        }
+    }
+    // Steps: veRL writes -1 or null for "from total_epochs".
+    let steps_key = "trainer.total_training_steps";
+    let steps_unset = pairs
+        .text(steps_key)?
+        .is_none_or(|(t, _)| matches!(t, "null" | "None" | "~" | "-1"));
+    if !steps_unset && let Some((n, line)) = pairs.positive(steps_key)? {
+        b.set(Setting::Steps(n), steps_key, Some(line));
+    } else if let Some((n, line)) = pairs.positive("trainer.total_epochs")? {
+        b.set(Setting::DataEpochs(n), "trainer.total_epochs", Some(line));
+    }
+    b.use_keys(&[steps_key, "trainer.total_epochs"]);
+    // The cluster.
+    let per_node = pairs.positive("trainer.n_gpus_per_node")?;
+    let nodes = pairs.positive("trainer.nnodes")?;
+    let gpus = per_node.map_or(8, |x| x.0) * nodes.map_or(1, |x| x.0);
+    b.set(
+        Setting::Gpus(gpus),
+        "trainer.n_gpus_per_node × trainer.nnodes",
+        per_node.or(nodes).map(|x| x.1),
+    );
+    b.use_keys(&["trainer.n_gpus_per_node", "trainer.nnodes"]);
+    // The rollout engine.
+    let name = pairs.text("actor_rollout_ref.rollout.name")?;
+    let eager = pairs.boolean("actor_rollout_ref.rollout.enforce_eager")?;
+    let engine = match name.map(|(n, _)| n) {
+        Some("sglang") => Some("sglang"),
+        Some("vllm") | None => Some(if eager.is_some_and(|(x, _)| x) {
+            "vllm-eager"
+        } else {
+            "vllm-cudagraph"
+        }),
+        Some(other) => {
+            b.run.notes.push(format!(
+                "rollout engine `{other}` has no profile: priced with the default engine"
+            ));
+            None
+        }
+    };
+    if let Some(engine) = engine {
+        b.set(
+            Setting::Engine(engine.to_string()),
+            "actor_rollout_ref.rollout.name / enforce_eager",
+            name.map(|n| n.1).or(eager.map(|e| e.1)),
+        );
+    }
+    b.use_keys(&[
+        "actor_rollout_ref.rollout.name",
+        "actor_rollout_ref.rollout.enforce_eager",
+    ]);
+    if let Some((x, line)) = pairs.float("actor_rollout_ref.rollout.gpu_memory_utilization")? {
+        b.set(
+            Setting::RolloutGpuMemoryUtilization(x),
+            "actor_rollout_ref.rollout.gpu_memory_utilization",
+            Some(line),
+        );
+    }
+    if let Some((n, line)) = pairs.positive("actor_rollout_ref.rollout.max_num_seqs")? {
+        b.set(
+            Setting::MaxNumSeqs(n),
+            "actor_rollout_ref.rollout.max_num_seqs",
+            Some(line),
+        );
+    }
+    if let Some((n, line)) =
+        pairs.positive("actor_rollout_ref.rollout.tensor_model_parallel_size")?
+    {
+        b.set(
+            Setting::RolloutTensorParallel(n),
+            "actor_rollout_ref.rollout.tensor_model_parallel_size",
+            Some(line),
+        );
+    }
+    b.use_keys(&[
+        "actor_rollout_ref.rollout.gpu_memory_utilization",
+        "actor_rollout_ref.rollout.max_num_seqs",
+        "actor_rollout_ref.rollout.tensor_model_parallel_size",
+    ]);
+    // Dynamic sampling (veRL's DAPO recipe).
+    if let Some((on, line)) = pairs.boolean("algorithm.filter_groups.enable")? {
+        b.set(
+            Setting::DynamicSampling(on),
+            "algorithm.filter_groups.enable",
+            Some(line),
+        );
+    }
+    if let Some((n, line)) = pairs.positive("data.gen_batch_size")? {
+        b.set(
+            Setting::GenerationBatchPrompts(n),
+            "data.gen_batch_size",
+            Some(line),
+        );
+    }
+    b.use_keys(&["algorithm.filter_groups.enable", "data.gen_batch_size"]);
+    // Validation and checkpoints: −1 (veRL's default) means never.
+    for (key, make) in [
+        (
+            "trainer.test_freq",
+            Setting::ValidationEverySteps as fn(u64) -> Setting,
+        ),
+        ("trainer.save_freq", Setting::CheckpointEverySteps),
+    ] {
+        if let Some((n, line)) = pairs.integer(key)? {
+            b.set(make(n.max(0) as u64), key, Some(line));
+        }
+        b.use_keys(&[key]);
+    }
+    if let Some((n, line)) = pairs.positive("actor_rollout_ref.rollout.val_kwargs.n")? {
+        b.set(
+            Setting::ValidationSamplesPerPrompt(n),
+            "actor_rollout_ref.rollout.val_kwargs.n",
+            Some(line),
+        );
+    }
+    b.use_keys(&["actor_rollout_ref.rollout.val_kwargs.n"]);
+    passes::verl(&pairs, &mut b)?;
+    if b.run.find(|s| matches!(s, Setting::Steps(_))).is_none() {
+        let note = match b.run.find(|s| matches!(s, Setting::DataEpochs(_))) {
+            Some(_) => {
+                "no trainer.total_training_steps: the steps are trainer.total_epochs passes over the training set; give --dataset-prompts N (its prompts), or --steps N"
+            }
+            None => {
+                "no trainer.total_training_steps: give --steps N or --budget (veRL otherwise runs total_epochs over the dataset)"
+            }
+        };
+        b.run.notes.push(note.to_string());
+    }
+    b.run.notes.push(RESPONSE_LENGTH_NOTE.to_string());
+    b.run.settings.sort_by_key(|s| s.line.is_none());
+    Ok(b.finish(&pairs, VERL_KEYS, VERL_NOT_MODELLED))
+}
+
+/// The Hydra overrides of a veRL launch script, key → value after shell expansion (the last
+/// assignment of a key wins, as in Hydra). Used to check generated scripts against veRL's own
+/// configuration rules (`pilot::verl_checks`).
+pub fn verl_overrides(text: &str) -> Result<BTreeMap<String, String>, ImportError> {
+    let words = shell::words(text).map_err(|e| error(Some(e.line), "", e.message))?;
+    Ok(words.iter().filter_map(hydra_override).collect())
+}
+
+/// `key=value` (or `+key=value`, `++key=value`) with a dotted key: a Hydra override.
+fn hydra_override(word: &Word) -> Option<(String, String)> {
+    let text = word.text.trim_start_matches('+');
+    let (key, value) = text.split_once('=')?;
+    let valid = key.contains('.')
+        && key.split('.').all(|part| {
+            !part.is_empty() && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        });
+    valid.then(|| (key.to_string(), value.to_string()))
+}
