@@ -273,7 +273,10 @@ impl Catalog {
             .to_ascii_lowercase();
         let mut model = found.clone();
         if let Some(alias) = found.aliases.iter().find(|a| a.eq_ignore_ascii_case(&bare)) {
+            // The entry's own id becomes one of the model's aliases: what matches the entry
+            // (a service that trains it) still matches.
             model.id = alias.to_ascii_lowercase();
+            model.aliases.push(found.id.clone());
         }
         Ok(model)
     }

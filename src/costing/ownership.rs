@@ -66,8 +66,10 @@ fn service_option(
     let t = &ledger.tokens;
     let iterations = ledger.iterations as f64;
     let policy = &request.policy.id;
+    // A model named by an alias is the entry it shares a shape with (its id among the aliases).
+    let offered = service.model == *policy || request.policy.aliases.contains(&service.model);
     let (usd, basis) = match service.billing.as_str() {
-        "per_million_tokens" if service.model == *policy => {
+        "per_million_tokens" if offered => {
             let prefill = (t.prefill_tokens_per_step + t.forward_tokens_per_step) * iterations;
             let sample = t.generated_tokens_per_step * iterations;
             let train = t.train_tokens_per_step * iterations;
