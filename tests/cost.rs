@@ -484,11 +484,26 @@ fn an_infeasible_run_prints_its_report_and_exits_3() {
 
 #[test]
 fn models_are_found_by_hugging_face_name_alias_and_any_case() {
-    for model in ["Qwen/Qwen2.5-Math-7B", "qwen2.5-7b-instruct", "QWEN2.5-7B"] {
+    // Each is priced with Qwen2.5-7B's shape, and shown by the name it was given.
+    let base = json(&[
+        "cost",
+        "--model",
+        "qwen2.5-7b",
+        "--gpu",
+        "H100-SXM",
+        "--steps",
+        "2",
+    ]);
+    for (model, shown) in [
+        ("Qwen/Qwen2.5-Math-7B", "qwen2.5-math-7b"),
+        ("qwen2.5-7b-instruct", "qwen2.5-7b-instruct"),
+        ("QWEN2.5-7B", "qwen2.5-7b"),
+    ] {
         let v = json(&[
             "cost", "--model", model, "--gpu", "H100-SXM", "--steps", "2",
         ]);
-        assert_eq!(v["config"]["model"], "qwen2.5-7b", "{model}");
+        assert_eq!(v["config"]["model"], shown, "{model}");
+        assert_eq!(v["usd"], base["usd"], "{model}");
     }
     bin()
         .args([

@@ -124,89 +124,56 @@ fn uncapped_mean(capped: f64, cap: f64) -> f64 {
     super::hardware_fit::uncapped_mean_for(capped, 0.6, cap).unwrap_or(10.0 * cap)
 }
 
-/// Prices one row; its comparisons, or why it was skipped.
-pub fn price_row(
+/// A decode benchmark's output tokens per second as the ledger prices it.
+fn decode_benchmark_tokens_per_second(
     row: &ValidationRow,
-    catalog: &Catalog,
-) -> std::result::Result<Vec<Comparison>, String> {
-    if !row.include.starts_with("yes") {
-        return Err(row.include.trim_start_matches("no: ").to_string());
-    }
-    let model = catalog.model(row.get("rl_model"))?;
-    let gpu = catalog.gpu(row.get("rl_gpu"))?.clone();
-    let engine = catalog.engine(row.get("rl_engine"))?.clone();
+    model: &crate::catalog::ModelSpec,
+    gpu: &crate::catalog::GpuSpec,
+    engine: &crate::catalog::EngineSpec,
+    prompt_tokens: f64,
+) -> std::result::Result<f64, String> {
     let gpus = row.number("gpus").ok_or("no GPU count")? as u64;
-    let prompt_tokens = row.number("rl_prompt_tokens").unwrap_or(150.0);
-    let cap_band = match row.number("max_response_len") {
-        Some(cap) if cap >= 8192.0 - 200.0 => "cap >= 8k",
-        Some(_) => "cap < 8k",
-        None => "decode benchmark",
-    };
-    let regimes = vec![
-        cap_band.to_string(),
-        format!("engine {}", engine.id),
-        format!("gpu {}", gpu.id),
-        if model.is_moe() { "MoE" } else { "dense" }.to_string(),
-    ];
-    let compare = |quantity: &'static str, predicted: f64| {
-        row.number(match quantity {
-            "gen" => "gen_seconds",
-            "old_log_prob" => "old_log_prob_seconds",
-            "ref" => "ref_seconds",
-            "values" => "values_seconds",
-            "update_actor" => "update_actor_seconds",
-            "update_critic" => "update_critic_seconds",
-            "step" => "step_seconds",
-            _ => "decode_benchmark_output_tokens_per_second",
-        })
-        .filter(|m| *m > 0.0)
-        .map(|measured| Comparison {
-            id: row.id.clone(),
-            quantity,
-            measured,
-            predicted,
-            regimes: regimes.clone(),
-        })
-    };
-    if row.get("rl_algorithm").is_empty() {
-        // A decode benchmark: its prompts at once through one replica set, output tokens/s over
-        // prefill, the bulk and the tail of the longest output. ShareGPT's output lengths are
-        // taken as lognormal with cv 1 (an assumption; the benchmark reports only the mean).
-        let sequences = 320.0;
-        let input = prompt_tokens;
-        let output = row
-            .get("decode_benchmark_output_len")
-            .split_whitespace()
-            .find_map(|w| w.parse::<f64>().ok())
-            .unwrap_or(204.2);
-        let prefill = time::compute_seconds(
-            sequences * crate::ledger::flops::prefill_flops_per_prompt(model, input),
-            gpus as f64,
-            &gpu,
-            gpu.prefill_efficiency,
-        );
-        let d = time::decode_time(&time::DecodeInput {
-            model,
-            gpu: &gpu,
-            engine: &engine,
-            min_tensor_parallel: row.number("rl_rollout_tp").unwrap_or(1.0) as u64,
-            pool_gpus: gpus,
-            sequences,
-            prompt_tokens: input,
-            lengths: crate::ledger::lengths::CappedLognormal::new(output, 1.0, 2048.0),
-            max_context_tokens: 2048.0,
-            memory_utilization: engine.gpu_memory_utilization,
-            max_num_seqs: engine.max_num_seqs,
-        })
-        .map_err(|_| "the model does not fit".to_string())?;
-        return Ok(
-            compare("decode", sequences * output / (prefill + d.seconds))
-                .into_iter()
-                .collect(),
-        );
-    }
-    let framework: Framework = row.get("rl_framework").parse()?;
-    let mut hardware = Hardware::new(gpu, gpus, engine, framework);
+    // A decode benchmark: its prompts at once through one replica set, output tokens/s over
+    // prefill, the bulk and the tail of the longest output. ShareGPT's output lengths are
+    // taken as lognormal with cv 1 (an assumption; the benchmark reports only the mean).
+    let sequences = 320.0;
+    let input = prompt_tokens;
+    let output = row
+        .get("decode_benchmark_output_len")
+        .split_whitespace()
+        .find_map(|w| w.parse::<f64>().ok())
+        .unwrap_or(204.2);
+    let prefill = time::compute_seconds(
+        sequences * crate::ledger::flops::prefill_flops_per_prompt(model, input),
+        gpus as f64,
+        gpu,
+        gpu.prefill_efficiency,
+    );
+    let d = time::decode_time(&time::DecodeInput {
+        model,
+        gpu,
+        engine,
+        min_tensor_parallel: row.number("rl_rollout_tp").unwrap_or(1.0) as u64,
+        pool_gpus: gpus,
+        sequences,
+        prompt_tokens: input,
+        lengths: crate::ledger::lengths::CappedLognormal::new(output, 1.0, 2048.0),
+        max_context_tokens: 2048.0,
+        memory_utilization: engine.gpu_memory_utilization,
+        max_num_seqs: engine.max_num_seqs,
+    })
+    .map_err(|_| "the model does not fit".to_string())?;
+    Ok(sequences * output / (prefill + d.seconds))
+}
+
+/// The ledger of one step of an RL row, priced with the row's setup.
+fn rl_ledger(
+    row: &ValidationRow,
+    model: &crate::catalog::ModelSpec,
+    mut hardware: Hardware,
+    framework: Framework,
+    prompt_tokens: f64,
+) -> std::result::Result<crate::ledger::Ledger, String> {
     if let Ok(schedule) = row.get("rl_schedule").parse::<Schedule>() {
         hardware.schedule = schedule;
     }
@@ -249,7 +216,7 @@ pub fn price_row(
         kind: RewardKind::Rule,
         model: None,
     };
-    let ledger = evaluate(&RunConfig {
+    Ok(evaluate(&RunConfig {
         policy: model,
         finetune: Finetune::Full,
         reward: &reward,
@@ -262,11 +229,89 @@ pub fn price_row(
         task: &task,
         run: &run,
         measured_base_score: None,
-    });
-    // A setup the ledger cannot run is not a comparison: its seconds would be made up.
-    if let Some(reason) = &ledger.infeasible {
-        return Err(format!("the ledger finds the setup infeasible: {reason}"));
+    }))
+}
+
+/// Regime tag of a row the ledger's training-memory check refuses although it ran.
+pub const TRAINING_MEMORY_MISS: &str = "ran, ledger says no memory";
+
+/// The comparison of `quantity` (`gen`, `step`, ...) with the row's measured value, when the
+/// row has one.
+fn compare_with(
+    row: &ValidationRow,
+    regimes: &[String],
+    quantity: &'static str,
+    predicted: f64,
+) -> Option<Comparison> {
+    row.number(match quantity {
+        "gen" => "gen_seconds",
+        "old_log_prob" => "old_log_prob_seconds",
+        "ref" => "ref_seconds",
+        "values" => "values_seconds",
+        "update_actor" => "update_actor_seconds",
+        "update_critic" => "update_critic_seconds",
+        "step" => "step_seconds",
+        _ => "decode_benchmark_output_tokens_per_second",
+    })
+    .filter(|m| *m > 0.0)
+    .map(|measured| Comparison {
+        id: row.id.clone(),
+        quantity,
+        measured,
+        predicted,
+        regimes: regimes.to_vec(),
+    })
+}
+
+/// Prices one row; its comparisons, or why it was skipped.
+pub fn price_row(
+    row: &ValidationRow,
+    catalog: &Catalog,
+) -> std::result::Result<Vec<Comparison>, String> {
+    if !row.include.starts_with("yes") {
+        return Err(row.include.trim_start_matches("no: ").to_string());
     }
+    let model = catalog.model(row.get("rl_model"))?;
+    let gpu = catalog.gpu(row.get("rl_gpu"))?.clone();
+    let engine = catalog.engine(row.get("rl_engine"))?.clone();
+    let gpus = row.number("gpus").ok_or("no GPU count")? as u64;
+    let prompt_tokens = row.number("rl_prompt_tokens").unwrap_or(150.0);
+    let cap_band = match row.number("max_response_len") {
+        Some(cap) if cap >= 8192.0 - 200.0 => "cap >= 8k",
+        Some(_) => "cap < 8k",
+        None => "decode benchmark",
+    };
+    let regimes = vec![
+        cap_band.to_string(),
+        format!("engine {}", engine.id),
+        format!("gpu {}", gpu.id),
+        if model.is_moe() { "MoE" } else { "dense" }.to_string(),
+    ];
+    let compare =
+        |quantity: &'static str, predicted: f64| compare_with(row, &regimes, quantity, predicted);
+    if row.get("rl_algorithm").is_empty() {
+        let predicted =
+            decode_benchmark_tokens_per_second(row, model, &gpu, &engine, prompt_tokens)?;
+        return Ok(compare("decode", predicted).into_iter().collect());
+    }
+    let framework: Framework = row.get("rl_framework").parse()?;
+    let hardware = Hardware::new(gpu, gpus, engine, framework);
+    let ledger = rl_ledger(row, model, hardware, framework, prompt_tokens)?;
+    // A rollout that does not fit has no seconds to compare: refused with the reason. A run the
+    // ledger's training-memory check refuses although it ran is a miss of that check, not of the
+    // times: priced, and tagged so the per-regime table shows it.
+    let mut regimes = regimes;
+    match &ledger.infeasible {
+        Some(reason) if reason.kind() == crate::ledger::InfeasibleKind::TrainingMemory => {
+            regimes.push(TRAINING_MEMORY_MISS.to_string());
+        }
+        Some(reason) => {
+            return Err(format!("the ledger finds the setup infeasible: {reason}"));
+        }
+        None => {}
+    }
+    let compare =
+        |quantity: &'static str, predicted: f64| compare_with(row, &regimes, quantity, predicted);
     let s = |phase: Phase| ledger.phase(phase).seconds;
     Ok([
         compare("gen", s(Phase::Prefill) + s(Phase::Decode)),
@@ -421,5 +466,12 @@ mod tests {
         };
         let smaller = edited_row(id, &[("rl_rollout_fraction", "0.25")]);
         assert_ne!(step(&edited_row(id, &[])), step(&smaller));
+        // A run that ran although the ledger's training-memory check refuses it: priced, tagged.
+        let relax = price_row(&edited_row("relax_q30ba3b_8k_8xH800_base", &[]), &catalog).unwrap();
+        assert!(
+            relax
+                .iter()
+                .all(|c| c.regimes.iter().any(|r| r == TRAINING_MEMORY_MISS))
+        );
     }
 }
