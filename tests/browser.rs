@@ -30,14 +30,7 @@ fn report_renders_in_headless_chromium() {
     };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let grid = Path::new(env!("CARGO_MANIFEST_DIR")).join("grids/race-pilot.toml");
-    let status = Command::cargo_bin("rlfrontier")
-        .unwrap()
-        .args(["sweep", grid.to_str().unwrap(), "--quiet", "--out"])
-        .arg(&out)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    sweep_race_pilot(&out);
     let shot = dir.path().join("report.png");
     let profile = dir.path().join("profile");
     let output = Command::new(browser)
@@ -94,7 +87,12 @@ fn headless(browser: &Path, dir: &Path) -> Command {
 }
 
 fn sweep_race_pilot(out: &Path) {
-    let grid = Path::new(env!("CARGO_MANIFEST_DIR")).join("grids/race-pilot.toml");
+    sweep_grid("race-pilot", out);
+}
+
+/// `rlfrontier sweep grids/NAME.toml --quiet --out OUT`, which must succeed.
+fn sweep_grid(name: &str, out: &Path) {
+    let grid = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("grids/{name}.toml"));
     let status = Command::cargo_bin("rlfrontier")
         .unwrap()
         .args(["sweep", grid.to_str().unwrap(), "--quiet", "--out"])
@@ -233,14 +231,7 @@ fn the_page_s_text_is_at_least_12_px_and_it_shows_the_recommendation_s_parts() {
     };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let grid = Path::new(env!("CARGO_MANIFEST_DIR")).join("grids/dollars.toml");
-    let status = Command::cargo_bin("rlfrontier")
-        .unwrap()
-        .args(["sweep", grid.to_str().unwrap(), "--quiet", "--out"])
-        .arg(&out)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    sweep_grid("dollars", &out);
     let page = std::fs::read_to_string(out.join("report.html")).unwrap();
     let probe = r#"<script>
 (function () {
