@@ -79,6 +79,14 @@ pub struct Decision {
     pub why: Vec<LeverShare>,
 }
 
+/// Every budget's shortlist entries, in budget and rank order.
+pub fn shortlist_entries(decisions: &[Decision]) -> Vec<Entry> {
+    decisions
+        .iter()
+        .flat_map(|d| d.shortlist.iter().cloned())
+        .collect()
+}
+
 impl Decision {
     /// The recommended regime.
     pub fn recommended(&self) -> &Compared {

@@ -15,8 +15,7 @@
 //!   improvement over the base score, and flags: the best at the edge of the grid (widen that
 //!   axis), prior only (uncalibrated), infeasible neighbours (the regime is close to a wall).
 
-use crate::analysis::draws::JointDraws;
-use crate::analysis::frontier::{Aggregate, Point};
+use crate::analysis::frontier::Point;
 use crate::spec::{Axis, AxisIndices, Grid};
 
 /// Entries kept per budget.
@@ -255,19 +254,4 @@ pub fn entries(
             flags: flags(grid, &p),
         })
         .collect()
-}
-
-/// Selects the shortlist from a sweep's aggregate (the entries of every budget's
-/// [`crate::analysis::decision::Decision`], without the rest of the decision).
-pub fn select(grid: &Grid, aggregate: &Aggregate) -> Vec<Entry> {
-    let mut out = Vec::new();
-    for (&budget_index, pool) in &aggregate.shortlist_pool {
-        let pool = drawn_pool(pool);
-        let ids: Vec<u64> = pool.iter().map(|p| p.id).collect();
-        let draws = JointDraws::of(grid, budget_index, &ids);
-        let members: Vec<usize> = (0..pool.len()).collect();
-        let probability = draws.probability_best(&members);
-        out.extend(entries(grid, budget_index, &pool, &probability));
-    }
-    out
 }

@@ -46,10 +46,7 @@ pub fn write_sweep_outputs(
     formats: OutputFormats,
 ) -> Result<Staged> {
     let mut staged = Staged::default();
-    let shortlist: Vec<Entry> = decisions
-        .iter()
-        .flat_map(|d| d.shortlist.iter().cloned())
-        .collect();
+    let shortlist = crate::analysis::decision::shortlist_entries(decisions);
     // Other target metrics: each view's own outputs under targets/<metric>/, and the comparison.
     let mut comparison_html = String::new();
     if !other_targets.is_empty() {
