@@ -125,5 +125,98 @@ fn fits(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, engine, fronts, fits);
+/// Pilot calibration in the number of runs: 1,000 runs of 13 checkpoints each (the size at which
+/// the by-run cross-validation holds out folds instead of single runs), 20 bootstrap replicates.
+fn calibration(c: &mut Criterion) {
+    use rlfrontier::config::RewardKind;
+    use rlfrontier::fit::calibrate::{Observation, calibrate, default_free};
+    use rlfrontier::outcome::{Benchmark, CellSignal, OutcomeParams, StartKind, predict};
+    let truth = OutcomeParams::default();
+    let mut rng = SplitMix64::new(3, 0);
+    let mut observations = Vec::new();
+    for run in 0..1000 {
+        let size = [1.5e9, 3.1e9, 7.6e9][run % 3];
+        let rollouts = [64.0, 256.0, 1024.0][(run / 3) % 3];
+        for step in 0..=12 {
+            let signal = CellSignal {
+                policy_params: size,
+                iterations: (step * 20) as f64,
+                update_epochs: 1.0,
+                useful_rollouts_per_step: rollouts,
+                coverage: 0.85,
+                truncation_rate: 0.02,
+                pass_rate_mean: rlfrontier::outcome::params::REFERENCE_PASS_RATE,
+                response_cap_tokens: 8192.0,
+                start: StartKind::Base,
+                benchmark: Benchmark::Standard,
+                reward: RewardKind::Rule,
+                lora_rank: None,
+                measured_base_score: None,
+                pass_share_per_step: None,
+            };
+            let value = predict(&truth, &signal).score + 0.01 * rng.normal();
+            observations.push(Observation { run, signal, value });
+        }
+    }
+    let free = default_free(&observations);
+    let mut group = c.benchmark_group("calibration");
+    group.sample_size(10);
+    group.bench_function("1,000 runs x 13 checkpoints, 20 replicates", |b| {
+        b.iter(|| calibrate(&truth, black_box(&observations), &free, 20, 1).unwrap())
+    });
+    group.finish();
+}
+
+/// A front of 100,000 mutually non-dominated points in three objectives (the plane
+/// x + y + z = 1.5): the staircase scan's worst case for the generic O(n·F) scan.
+fn large_fronts(c: &mut Criterion) {
+    use rlfrontier::analysis::pareto::first_front;
+    let mut rng = SplitMix64::new(5, 0);
+    let matrix = Array2::from_shape_fn((100_000, 3), |_| rng.uniform());
+    let plane = Array2::from_shape_fn((100_000, 3), |(i, j)| match j {
+        2 => 1.5 - matrix[[i, 0]] - matrix[[i, 1]],
+        _ => matrix[[i, j]],
+    });
+    c.bench_function(
+        "first front, 1e5 non-dominated points x 3 objectives",
+        |b| b.iter(|| first_front(black_box(plane.view()), &[Sense::Minimize; 3]).unwrap()),
+    );
+}
+
+/// A TRL JSON config of 160,000 keys (one line per key): the import's key-line index and its
+/// bounded suggestions keep it linear.
+fn large_imports(c: &mut Criterion) {
+    use rlfrontier::config::import::{TrlLaunch, import_trl};
+    let mut text =
+        String::from("{\n \"model_name_or_path\": \"Qwen/Qwen2.5-7B\",\n \"max_steps\": 100");
+    for i in 0..160_000 {
+        text.push_str(&format!(",\n \"key_{i}\": {i}"));
+    }
+    text.push_str("\n}\n");
+    let mut group = c.benchmark_group("imports");
+    group.sample_size(10);
+    group.bench_function("TRL JSON config of 160,000 keys", |b| {
+        b.iter(|| {
+            import_trl(
+                black_box(&text),
+                TrlLaunch {
+                    processes: None,
+                    num_generations: None,
+                },
+            )
+            .unwrap()
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    engine,
+    fronts,
+    fits,
+    calibration,
+    large_fronts,
+    large_imports
+);
 criterion_main!(benches);

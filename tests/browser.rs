@@ -164,6 +164,29 @@ fn the_report_answers_per_budget_filters_its_shortlist_and_carries_tooltips() {
     let tips = dom.matches("<circle class=\"tip\"").count();
     assert!(tips >= 3, "{tips} tooltips");
     assert!(dom.contains("<title>qwen2.5-"), "tooltips name the regime");
+    // A malformed address (a broken percent escape, markup) still leaves a working page: the
+    // script ran to the end (the count is written) and no row was injected.
+    for hash in [
+        "filter=%E0%A4%A",
+        "filter=%3Cimg%20src=x%20onerror=alert(1)%3E",
+        "filter",
+    ] {
+        let url = format!("file://{}#{hash}", out.join("report.html").display());
+        let output = headless(&browser, dir.path())
+            .args(["--virtual-time-budget=5000", "--dump-dom"])
+            .arg(&url)
+            .output()
+            .unwrap();
+        let dom = String::from_utf8_lossy(&output.stdout).to_string();
+        assert!(
+            dom.contains(" rows</span>"),
+            "{hash}: the page's script stopped"
+        );
+        assert!(
+            !dom.contains("<img src=\"x\""),
+            "{hash}: markup reached the page"
+        );
+    }
 }
 
 #[test]

@@ -103,12 +103,21 @@ impl Decision {
     }
 }
 
-/// The recommendation of every budget that has a feasible cell, in budget order.
+/// The recommendation of every budget that has a feasible cell, in budget order. Budgets are
+/// decided in parallel on the current rayon pool (each from its own draws, so the result does not
+/// depend on the thread count); a stop request skips the budgets not yet started, and the
+/// caller's commit then refuses to write.
 pub fn decide(grid: &Grid, aggregate: &Aggregate) -> Vec<Decision> {
-    aggregate
-        .shortlist_pool
-        .keys()
-        .filter_map(|&b| decide_budget(grid, aggregate, b))
+    use rayon::prelude::*;
+    let budgets: Vec<usize> = aggregate.shortlist_pool.keys().copied().collect();
+    budgets
+        .par_iter()
+        .filter_map(|&b| {
+            crate::interrupt::requested()
+                .is_none()
+                .then(|| decide_budget(grid, aggregate, b))
+                .flatten()
+        })
         .collect()
 }
 

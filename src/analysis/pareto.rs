@@ -323,7 +323,8 @@ fn oriented_rows(objectives: ArrayView2<f64>, senses: &[Sense]) -> Result<Vec<f6
                     value,
                 });
             }
-            rows.push(sense.oriented(value));
+            // + 0.0 makes a negative zero positive, so equal values sort and compare alike.
+            rows.push(sense.oriented(value) + 0.0);
         }
     }
     Ok(rows)
@@ -399,14 +400,67 @@ pub fn first_front(
             .unwrap_or(std::cmp::Ordering::Equal)
             .then(a.cmp(&b))
     });
-    let mut kept: Vec<usize> = Vec::new();
-    for &i in &order {
-        if !kept.iter().any(|&k| dominates(row(k), row(i))) {
-            kept.push(i);
+    let mut kept: Vec<usize> = if m == 3 {
+        front_3d_scan(&order, &row)
+    } else {
+        let mut kept: Vec<usize> = Vec::new();
+        for &i in &order {
+            if !kept.iter().any(|&k| dominates(row(k), row(i))) {
+                kept.push(i);
+            }
         }
-    }
+        kept
+    };
     kept.sort_unstable();
     Ok(kept)
+}
+
+/// The 3-objective scan of [`first_front`] in O(n log n): the points come in lexicographic
+/// order, so an earlier point dominates a later one exactly when it is no worse on the second and
+/// third objectives and is not the same vector. The kept points' (second, third) projections are
+/// held as a staircase (third objective strictly falling as the second rises) in an ordered map;
+/// "is some kept point no worse on both" is one predecessor lookup. Identical vectors are
+/// adjacent in the order and are judged together against the earlier ones (none dominates
+/// another). Kung, Luccio and Preparata (1975), J. ACM 22(4), the 3-dimensional case.
+fn front_3d_scan<'r>(order: &[usize], row: &impl Fn(usize) -> &'r [f64]) -> Vec<usize> {
+    use std::collections::BTreeMap;
+    // f64 in total order as an integer key (IEEE 754 sign-magnitude flipped to two's complement).
+    let key = |x: f64| {
+        let bits = x.to_bits() as i64;
+        bits ^ ((((bits >> 63) as u64) >> 1) as i64)
+    };
+    let mut stair: BTreeMap<i64, i64> = BTreeMap::new();
+    let covered = |stair: &BTreeMap<i64, i64>, second: i64, third: i64| {
+        stair
+            .range(..=second)
+            .next_back()
+            .is_some_and(|(_, &t)| t <= third)
+    };
+    let mut kept = Vec::new();
+    let mut start = 0;
+    while start < order.len() {
+        let first = row(order[start]);
+        let end = start
+            + order[start..]
+                .iter()
+                .take_while(|&&i| row(i) == first)
+                .count();
+        let (second, third) = (key(first[1]), key(first[2]));
+        if !covered(&stair, second, third) {
+            kept.extend_from_slice(&order[start..end]);
+            let shadowed: Vec<i64> = stair
+                .range(second..)
+                .take_while(|&(_, &t)| t >= third)
+                .map(|(&s, _)| s)
+                .collect();
+            for s in shadowed {
+                stair.remove(&s);
+            }
+            stair.insert(second, third);
+        }
+        start = end;
+    }
+    kept
 }
 
 /// Brute-force O(n²) front, for tests and as the specification of [`front_2d`].
@@ -499,11 +553,16 @@ mod tests {
             let as_matrix = |rows: Vec<Vec<f64>>, m: usize| {
                 ndarray::Array2::from_shape_fn((rows.len(), m), |(i, j)| rows[i][j])
             };
-            let small = as_matrix(pts.into_iter().map(|r| r.into_iter().map(f64::from).collect()).collect(), 3);
+            let small = as_matrix(pts.iter().cloned().map(|r| r.into_iter().map(f64::from).collect()).collect(), 3);
             let senses3 = [Sense::Minimize, Sense::Maximize, Sense::Minimize];
             let ranks = nondominated_ranks(small.view(), &senses3).unwrap();
             let want: Vec<usize> = (0..ranks.len()).filter(|&i| ranks[i] == 0).collect();
             prop_assert_eq!(first_front(small.view(), &senses3).unwrap(), want);
+            // Negative zero and positive zero compare equal in the objectives.
+            let signed = small.mapv(|x| if x == 0.0 { -0.0 } else { -x });
+            let ranks = nondominated_ranks(signed.view(), &senses3).unwrap();
+            let want: Vec<usize> = (0..ranks.len()).filter(|&i| ranks[i] == 0).collect();
+            prop_assert_eq!(first_front(signed.view(), &senses3).unwrap(), want);
             let big = as_matrix(wide, 4);
             let senses4 = [Sense::Maximize; 4];
             let ranks = nondominated_ranks(big.view(), &senses4).unwrap();

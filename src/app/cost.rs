@@ -40,7 +40,7 @@ pub struct LeverFlags {
     #[arg(long, default_value_t = Levers::default().update_epochs, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
     pub update_epochs: u64,
     /// Run this many iterations.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
     pub steps: Option<u64>,
     /// Spend this budget, as "2000 usd", "500 gpu-h" or "1e18 flops".
     #[arg(long)]
@@ -421,6 +421,9 @@ fn non_negative(flag: &str, x: f64) -> Result<f64> {
 }
 
 /// `x` when it is positive and finite, else an error naming the flag.
+/// The highest price per GPU-hour `cost` accepts (as grids do).
+const MAX_USD_PER_GPU_HOUR: f64 = 1000.0;
+
 fn positive(flag: &str, x: f64) -> Result<f64> {
     if x.is_finite() && x > 0.0 {
         Ok(x)
@@ -490,10 +493,12 @@ impl CostArgs {
         let mut hardware = Hardware::new(gpu, c.gpus, engine, c.framework);
         if let Some(x) = c.usd_per_gpu_hour {
             hardware.usd_per_gpu_hour = positive("--usd-per-gpu-hour", x)?;
-            if x > 1e4 {
+            if x > MAX_USD_PER_GPU_HOUR {
                 return Err(Error::in_flag(
                     "--usd-per-gpu-hour",
-                    format!("{x} dollars per GPU-hour is beyond any real price (at most 10,000)"),
+                    format!(
+                        "{x} dollars per GPU-hour is beyond any real price (at most {MAX_USD_PER_GPU_HOUR}, as in grids; the price is per GPU, not per node)"
+                    ),
                 ));
             }
         }
@@ -818,6 +823,14 @@ pub fn run(args: &CostArgs, out: &mut dyn Write) -> Result<()> {
         }
     };
     let report = price(&request);
+    if let Some((what, value)) = report.non_finite_total() {
+        return Err(Error::in_setting(
+            "cost",
+            format!(
+                "the run's {what} come out as {value}: an input is far outside any physical range; check the counts and prices given"
+            ),
+        ));
+    }
     if args.json {
         let mut value = render::json(&report, &request);
         if let (Some((path, run)), Some(object)) = (&imported, value.as_object_mut()) {
@@ -989,6 +1002,9 @@ fn origin(imported: &rlfrontier::config::import::Imported, run: &ImportedRun) ->
     }
 }
 
+/// How many unknown keys the text block names before it counts the rest.
+const LISTED_UNKNOWN_KEYS: usize = 20;
+
 /// The text block `cost` prints before the ledger of an imported run.
 fn imported_text(path: &Path, run: &ImportedRun, user_flags: &[String]) -> String {
     let framework = match run.format {
@@ -1023,14 +1039,21 @@ fn imported_text(path: &Path, run: &ImportedRun, user_flags: &[String]) -> Strin
         ));
     }
     if !run.unknown.is_empty() {
-        let keys: Vec<String> = run
+        let mut keys: Vec<String> = run
             .unknown
             .iter()
+            .take(LISTED_UNKNOWN_KEYS)
             .map(|k| match k.why.is_empty() {
                 true => format!("{} (line {})", k.key, k.line),
                 false => format!("{} (line {}: {})", k.key, k.line, k.why),
             })
             .collect();
+        if run.unknown.len() > LISTED_UNKNOWN_KEYS {
+            keys.push(format!(
+                "and {} more (--json lists them all)",
+                run.unknown.len() - LISTED_UNKNOWN_KEYS
+            ));
+        }
         s.push_str(&format!(
             "  unknown keys, not priced (a typo, or a newer {framework}?): {}\n",
             keys.join(", ")

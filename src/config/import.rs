@@ -411,12 +411,18 @@ impl Builder {
                     why: "does not change the cost".to_string(),
                 });
             } else {
+                // Suggestions for the first keys only: a file of thousands of foreign keys is not
+                // a typo, and each suggestion compares with the whole schema.
+                let why = match self.run.unknown.len() < SUGGESTED_UNKNOWN_KEYS {
+                    true => nearest_key(key, &known)
+                        .map(|k| format!("did you mean `{k}`?"))
+                        .unwrap_or_default(),
+                    false => String::new(),
+                };
                 self.run.unknown.push(KeyNote {
                     key: key.clone(),
                     line,
-                    why: nearest_key(key, &known)
-                        .map(|k| format!("did you mean `{k}`?"))
-                        .unwrap_or_default(),
+                    why,
                 });
             }
         }
@@ -429,7 +435,14 @@ impl Builder {
 /// ordinary length); ties to the first in sorted order.
 fn nearest_key<'k>(key: &str, known: &std::collections::BTreeSet<&'k str>) -> Option<&'k str> {
     let mut best: Option<(f64, &str)> = None;
+    let length = key.chars().count();
     for &candidate in known {
+        // The distance is at least the difference in length: skip what cannot reach the bar.
+        let other = candidate.chars().count();
+        let longest = length.max(other).max(1);
+        if (length.abs_diff(other) as f64) / (longest as f64) > 1.0 - SUGGESTION_SIMILARITY {
+            continue;
+        }
         let similarity = strsim::normalized_levenshtein(key, candidate);
         if best.is_none_or(|(b, _)| similarity > b) {
             best = Some((similarity, candidate));
@@ -438,6 +451,9 @@ fn nearest_key<'k>(key: &str, known: &std::collections::BTreeSet<&'k str>) -> Op
     best.filter(|(s, _)| *s >= SUGGESTION_SIMILARITY)
         .map(|(_, k)| k)
 }
+
+/// How many unknown keys of one file get a did-you-mean (the rest are listed without one).
+pub const SUGGESTED_UNKNOWN_KEYS: usize = 100;
 
 /// How similar a schema key must be to an unknown one to be suggested.
 pub const SUGGESTION_SIMILARITY: f64 = 0.85;

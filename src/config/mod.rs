@@ -8,7 +8,7 @@
 //! here so the entry points cannot drift apart.
 
 pub mod import;
-mod shell;
+pub mod shell;
 mod values;
 
 use std::fmt;

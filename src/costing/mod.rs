@@ -279,6 +279,23 @@ pub struct CostReport {
     pub length_band_usd: Option<(f64, f64)>,
 }
 
+impl CostReport {
+    /// The first of the run's totals (dollars, GPU-hours, wall-clock hours, FLOPs) that is not a
+    /// finite number, with its value: an input far outside any physical range overflowed the
+    /// ledger. None when every total is finite (an infeasible run's zeros included).
+    pub fn non_finite_total(&self) -> Option<(&'static str, f64)> {
+        let ledger = &self.ledger;
+        [
+            ("dollars", ledger.total_usd()),
+            ("GPU-hours", ledger.total_gpu_hours()),
+            ("wall-clock hours", ledger.wall_hours()),
+            ("FLOPs", ledger.total_flops()),
+        ]
+        .into_iter()
+        .find(|(_, x)| !x.is_finite())
+    }
+}
+
 /// The factor the length sensitivity moves the mean response length by, each way: base-model
 /// "zero" runs average well under half the cap, reasoning models near or above it, and lengths
 /// drift during training, so a factor of two is a plausible band before a pilot measures it.

@@ -433,7 +433,9 @@ pub(super) fn finish(
     threads: usize,
     started: Instant,
 ) -> Result<SweepSummary> {
-    let decisions = crate::analysis::decision::decide(grid, &aggregate);
+    let decisions =
+        thread_pool(options)?.install(|| crate::analysis::decision::decide(grid, &aggregate));
+    crate::interrupt::check()?;
     let mut staged = crate::report::write_sweep_outputs(
         grid,
         &aggregate,

@@ -333,6 +333,7 @@ pub fn calibrate(
         prior,
         free,
         observations,
+        by_run: by_run(observations),
         theta,
         noise,
     };
@@ -351,7 +352,7 @@ pub fn calibrate(
             (name.to_string(), if data { "data" } else { "prior" })
         })
         .collect();
-    let loro = map.held_out_rmse(runs.iter().map(|&r| vec![r]).collect());
+    let loro = map.held_out_rmse(run_folds(&runs));
     let lomso = map.held_out_rmse(map.runs_by_model_size(&runs));
     Some(CalibrationResult {
         prior_rmse: weighted_rmse(prior, &all),
@@ -365,6 +366,35 @@ pub fn calibrate(
         lomso_rmse: lomso,
         decided_by,
     })
+}
+
+/// Each run's observations, by run id.
+fn by_run(observations: &[Observation]) -> std::collections::BTreeMap<usize, Vec<&Observation>> {
+    let mut map: std::collections::BTreeMap<usize, Vec<&Observation>> = Default::default();
+    for o in observations {
+        map.entry(o.run).or_default().push(o);
+    }
+    map
+}
+
+/// Up to this many runs, the by-run cross-validation leaves one run out at a time; above it, it
+/// holds out [`RUN_FOLDS`] folds (one refit per fold, so the cost stays linear in the runs).
+pub const MAX_LEAVE_ONE_RUN_OUT: usize = 50;
+
+/// The folds of the by-run cross-validation above [`MAX_LEAVE_ONE_RUN_OUT`] runs.
+pub const RUN_FOLDS: usize = 20;
+
+/// The groups of runs held out together: one run each, or [`RUN_FOLDS`] folds of the sorted runs
+/// dealt round-robin (deterministic, no randomness).
+fn run_folds(runs: &[usize]) -> Vec<Vec<usize>> {
+    if runs.len() <= MAX_LEAVE_ONE_RUN_OUT {
+        return runs.iter().map(|&r| vec![r]).collect();
+    }
+    let mut folds = vec![Vec::new(); RUN_FOLDS];
+    for (i, &r) in runs.iter().enumerate() {
+        folds[i % RUN_FOLDS].push(r);
+    }
+    folds
 }
 
 /// Whether the posterior's 90% interval is under half as wide as the calibration prior's: for
@@ -390,6 +420,8 @@ struct MapFit<'a> {
     prior: &'a OutcomeParams,
     free: &'a [&'a str],
     observations: &'a [Observation],
+    /// Each run's observations, by run id (built once: the refits below look runs up by id).
+    by_run: std::collections::BTreeMap<usize, Vec<&'a Observation>>,
     /// The fitted free parameters, unconstrained.
     theta: Vec<f64>,
     /// The fitted noise scale.
@@ -399,10 +431,7 @@ struct MapFit<'a> {
 impl MapFit<'_> {
     /// The distinct run ids, sorted.
     fn runs(&self) -> Vec<usize> {
-        let mut r: Vec<usize> = self.observations.iter().map(|o| o.run).collect();
-        r.sort_unstable();
-        r.dedup();
-        r
+        self.by_run.keys().copied().collect()
     }
 
     /// Refits on `replicates` resamples of whole runs (the checkpoints of one run are one unit);
@@ -420,8 +449,8 @@ impl MapFit<'_> {
                 .collect();
             let mut resampled: Vec<Observation> = Vec::new();
             for (copy, run) in picks.iter().enumerate() {
-                for o in self.observations.iter().filter(|o| o.run == *run) {
-                    resampled.push(Observation { run: copy, ..*o });
+                for o in &self.by_run[run] {
+                    resampled.push(Observation { run: copy, ..**o });
                 }
             }
             let refit = fit_free(
@@ -498,13 +527,7 @@ impl MapFit<'_> {
         let mut sizes: std::collections::BTreeMap<u64, Vec<usize>> =
             std::collections::BTreeMap::new();
         for &r in runs {
-            let size = self
-                .observations
-                .iter()
-                .find(|o| o.run == r)
-                .expect("run has observations")
-                .signal
-                .policy_params as u64;
+            let size = self.by_run[&r][0].signal.policy_params as u64;
             sizes.entry(size).or_default().push(r);
         }
         sizes.into_values().collect()
@@ -519,19 +542,20 @@ impl MapFit<'_> {
         let mut sum = 0.0;
         let mut runs_counted = 0usize;
         for group in groups {
-            let (train, test): (Vec<&Observation>, Vec<&Observation>) = self
+            let held: std::collections::BTreeSet<usize> = group.iter().copied().collect();
+            let train: Vec<&Observation> = self
                 .observations
                 .iter()
-                .partition(|o| !group.contains(&o.run));
-            if train.is_empty() || test.is_empty() {
+                .filter(|o| !held.contains(&o.run))
+                .collect();
+            if train.is_empty() || train.len() == self.observations.len() {
                 continue;
             }
             let (_, p, _) = fit_free(self.prior, self.free, train, &self.theta, Some(self.noise))?;
-            for run in &group {
-                let points: Vec<&&Observation> = test.iter().filter(|o| o.run == *run).collect();
-                if points.is_empty() {
+            for run in &held {
+                let Some(points) = self.by_run.get(run) else {
                     continue;
-                }
+                };
                 let mse = points
                     .iter()
                     .map(|o| (predict_point(&p, &o.signal) - o.value).powi(2))

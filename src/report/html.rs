@@ -345,8 +345,14 @@ const SHORTLIST_SCRIPT: &str = r#"(function () {
       rows.forEach(function (row) { body.appendChild(row); });
     });
   });
+  // Any address must leave a working page: a malformed escape is used as typed, and an
+  // overlong filter is cut (it only ever reaches the text box, never the document).
   var wanted = /filter=([^&]*)/.exec(window.location.hash);
-  if (wanted) { box.value = decodeURIComponent(wanted[1]); }
+  if (wanted) {
+    var text = wanted[1].slice(0, 500);
+    try { text = decodeURIComponent(text); } catch (e) { }
+    box.value = text;
+  }
   apply();
 })();"#;
 

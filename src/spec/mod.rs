@@ -20,9 +20,10 @@ use crate::catalog::{Catalog, ModelSpec};
 use crate::config::{BudgetUnit, Finetune, Hardware, Reward, RunSettings, Task};
 use crate::error::{Error, Result};
 use crate::outcome::OutcomeParams;
-pub use outcome_table::outcome_from_toml;
 use outcome_table::parse_outcome;
+pub use outcome_table::{MAX_METRIC_NAME_CHARS, is_metric_name, outcome_from_toml};
 use raw::{RawGrid, unknown_key_error};
+pub use sections::MAX_BUDGET_VALUES;
 use validator::Validator;
 
 pub use axis::Axis;

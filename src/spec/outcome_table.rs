@@ -37,6 +37,7 @@ pub(super) fn parse_outcome(table: &toml::Table, v: &Validator) -> Result<Outcom
             if name.trim().is_empty() {
                 return Err(v.err(section, "metrics", "metric names must not be empty"));
             }
+            check_metric_name(&name, v, section, "metrics")?;
             if metrics.contains(&name) {
                 return Err(v.err(
                     section,
@@ -69,6 +70,32 @@ pub(super) fn parse_outcome(table: &toml::Table, v: &Validator) -> Result<Outcom
     })
 }
 
+/// Longest metric name: it becomes a CSV column, a folder name and a Markdown heading.
+pub const MAX_METRIC_NAME_CHARS: usize = 64;
+
+/// Whether `name` can name a metric: 1-64 characters, starting with a letter or digit (nothing a
+/// spreadsheet reads as a formula), then letters, digits or `_ - . @ / : +` (`pass@1`,
+/// `val/test_score/math`, `AIME24_avg@64`).
+pub fn is_metric_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && name.chars().count() <= MAX_METRIC_NAME_CHARS
+        && chars.all(|c| c.is_ascii_alphanumeric() || "_-.@/:+".contains(c))
+}
+
+fn check_metric_name(name: &str, v: &Validator, section: Option<&str>, key: &str) -> Result<()> {
+    if is_metric_name(name) {
+        return Ok(());
+    }
+    Err(v.err(
+        section,
+        key,
+        format!(
+            "`{name}` is not a metric name: use 1-{MAX_METRIC_NAME_CHARS} characters, starting with a letter or digit, then letters, digits or `_ - . @ / : +` (e.g. `math500`, `pass@1`)"
+        ),
+    ))
+}
+
 fn parse_outcome_in(
     table: &toml::Table,
     v: &Validator,
@@ -78,7 +105,9 @@ fn parse_outcome_in(
     let mut metric = None;
     for (key, value) in table {
         if key == "metric" {
-            metric = Some(v.string(value, section, "metric")?);
+            let name = v.string(value, section, "metric")?;
+            check_metric_name(&name, v, section, "metric")?;
+            metric = Some(name);
             continue;
         }
         let Some(param) = params.get_mut(key) else {

@@ -779,10 +779,13 @@ pub(super) fn constraints(rc: &RawConstraints, v: &Validator) -> Result<Constrai
     Ok(constraints)
 }
 
+/// Most values of the budget (or iterations) axis.
+pub const MAX_BUDGET_VALUES: usize = 256;
+
 /// The budget axis: budgets in one unit (no duplicates), or a fixed number of iterations.
 fn budget_axis(ra: &RawAxes, v: &Validator) -> Result<BudgetAxis> {
     let ax = Some("axes");
-    Ok(match (&ra.budget, &ra.iterations) {
+    let axis = match (&ra.budget, &ra.iterations) {
         (Some(_), Some(_)) => {
             return Err(v.err(ax, "iterations", "give either `budget` or `iterations`, not both: a budget fixes the spend and derives the steps, iterations fix the steps"));
         }
@@ -827,7 +830,17 @@ fn budget_axis(ra: &RawAxes, v: &Validator) -> Result<BudgetAxis> {
                 amounts,
             }
         }
-    })
+    };
+    let (count, key) = match &axis {
+        BudgetAxis::Budgets { amounts, .. } => (amounts.len(), "budget"),
+        BudgetAxis::Iterations(steps) => (steps.len(), "iterations"),
+    };
+    if count > MAX_BUDGET_VALUES {
+        return Err(v.err(ax, key, format!(
+            "lists {count} values; at most {MAX_BUDGET_VALUES}: each one gets its own frontier, shortlist and recommendation from joint draws over its candidates, so thousands of budgets take minutes; sample the range with fewer values (20 log-spaced ones resolve a frontier)"
+        )));
+    }
+    Ok(axis)
 }
 
 /// `[task] base_score`: the measured pre-RL score per model on each target metric. With one

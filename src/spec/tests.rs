@@ -144,7 +144,8 @@ fn constraints_prune_prompts_times_group() {
 
 #[test]
 fn cell_count_overflow_is_an_error_not_a_panic() {
-    let values: Vec<String> = (2..2002).map(|i| i.to_string()).collect();
+    // 70,000 values on each of four axes: 70,000^4 = 2.4e19 cells, past u64.
+    let values: Vec<String> = (2..70_002).map(|i| i.to_string()).collect();
     let list = format!("[{}]", values.join(", "));
     let text = GOOD
         .replace("group_size = [4, 8, 16]", &format!("group_size = {list}"))
@@ -156,21 +157,7 @@ fn cell_count_overflow_is_an_error_not_a_panic() {
             "prompts_per_step = [64, 256]",
             &format!("prompts_per_step = {list}"),
         )
-        .replace("update_epochs = [1, 2]", &format!("update_epochs = {list}"))
-        .replace(
-            r#"budget = ["1e17 flops", "1e18 flops"]"#,
-            &format!(
-                "iterations = [{}]",
-                (1..100_002)
-                    .map(|i| i.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        )
-        .replace(
-            r#"finetune = ["full", "lora:32"]"#,
-            "finetune = [\"full\", \"lora:1\", \"lora:2\", \"lora:3\"]",
-        );
+        .replace("update_epochs = [1, 2]", &format!("update_epochs = {list}"));
     let message = error_of(&text);
     assert!(message.contains("overflows"), "{message}");
 }
@@ -304,6 +291,52 @@ fn bad_values_name_the_field_and_line() {
         assert!(m.contains(expect), "{to}: {m}");
         assert!(m.contains("grid.toml:"), "has a line number: {m}");
     }
+}
+
+#[test]
+fn metric_names_and_budget_axes_are_bounded() {
+    for bad in [
+        "=HYPERLINK(1)",
+        "+x",
+        "-x",
+        "@x",
+        "a b",
+        "a\\nb",
+        &"m".repeat(65),
+    ] {
+        let m = error_of(&format!("{GOOD}\n[outcome]\nmetric = \"{bad}\"\n"));
+        assert!(
+            m.contains("outcome.metric") && m.contains("not a metric name"),
+            "{bad}: {m}"
+        );
+        let m = error_of(&format!(
+            "{GOOD}\n[outcome]\nmetrics = [\"math500\", \"{bad}\"]\n"
+        ));
+        assert!(
+            m.contains("outcome.metrics") && m.contains("not a metric name"),
+            "{bad}: {m}"
+        );
+    }
+    for good in [
+        "math500",
+        "pass@1",
+        "val/test_score/math",
+        "AIME24_avg@64",
+        "lcb:v5",
+    ] {
+        assert!(is_metric_name(good), "{good}");
+    }
+    let many: Vec<String> = (0..=MAX_BUDGET_VALUES)
+        .map(|i| format!("\"{} usd\"", 100 + i))
+        .collect();
+    let m = error_of(&replace(
+        r#"budget = ["1e17 flops", "1e18 flops"]"#,
+        &format!("budget = [{}]", many.join(", ")),
+    ));
+    assert!(
+        m.contains("axes.budget") && m.contains("at most 256"),
+        "{m}"
+    );
 }
 
 #[test]
@@ -512,7 +545,7 @@ fn bad_target_metrics_name_the_fix() {
         "{m}"
     );
     let m = error_of(&format!(
-        "{GOOD}\n[outcome]\nmetrics = [\"a b\", \"a_b\"]\n"
+        "{GOOD}\n[outcome]\nmetrics = [\"a/b\", \"a_b\"]\n"
     ));
     assert!(m.contains("share the output folder"), "{m}");
     let several = |scores: &str| {

@@ -289,8 +289,9 @@ fn trl_pairs(text: &str) -> Result<Pairs, ImportError> {
         let object = value
             .as_object()
             .ok_or_else(|| error(None, "", "the JSON is not an object of GRPOConfig keys"))?;
+        let key_lines = json_key_lines(text);
         for (key, v) in object {
-            let line = json_key_line(text, key);
+            let line = key_lines.get(key.as_str()).copied().unwrap_or(1);
             let text = match v {
                 serde_json::Value::String(s) => s.clone(),
                 serde_json::Value::Array(items) => items
@@ -453,10 +454,32 @@ fn unquote(text: &str) -> &str {
         .unwrap_or(text)
 }
 
-/// The 1-based line of `"key":` in a JSON text (1 when not found).
-fn json_key_line(text: &str, key: &str) -> usize {
-    let needle = format!("\"{key}\"");
-    text.lines()
-        .position(|l| l.contains(&needle))
-        .map_or(1, |i| i + 1)
+/// The 1-based line of each `"key":` in a JSON text, first occurrence, in one pass over the text
+/// (a key written with escapes is not found and reads as line 1).
+fn json_key_lines(text: &str) -> std::collections::HashMap<&str, usize> {
+    let mut lines = std::collections::HashMap::new();
+    for (index, line) in text.lines().enumerate() {
+        let bytes = line.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i] != b'"' {
+                i += 1;
+                continue;
+            }
+            let start = i + 1;
+            let mut end = start;
+            while end < bytes.len() && bytes[end] != b'"' {
+                end += if bytes[end] == b'\\' { 2 } else { 1 };
+            }
+            if end >= bytes.len() {
+                break;
+            }
+            let after = line[end + 1..].trim_start();
+            if after.starts_with(':') {
+                lines.entry(&line[start..end]).or_insert(index + 1);
+            }
+            i = end + 1;
+        }
+    }
+    lines
 }

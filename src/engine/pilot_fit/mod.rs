@@ -329,8 +329,12 @@ impl PilotFitReport {
             report.push_str(l);
             report.push('\n');
         }
+        let by_run = match calibration.runs > crate::fit::calibrate::MAX_LEAVE_ONE_RUN_OUT {
+            true => format!("{}-fold by run", crate::fit::calibrate::RUN_FOLDS),
+            false => "leave-one-run-out".to_string(),
+        };
         report.push_str(&format!(
-            "calibration of {} on {} runs: RMSE prior {:.4}, calibrated {:.4}, leave-one-run-out {}, leave-one-model-size-out {}\n",
+            "calibration of {} on {} runs: RMSE prior {:.4}, calibrated {:.4}, {by_run} {}, leave-one-model-size-out {}\n",
             calibration.free.join(", "),
             calibration.runs,
             calibration.prior_rmse,
