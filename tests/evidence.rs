@@ -60,6 +60,11 @@ const ALLOWED: &[&str] = &[
     "2505.09388",
     "2411.15124",
     "2508.09726",
+    // Round 4 (research/outcome/candidates_round4.csv): INTUITOR, Co-rewarding, Archer, Logic-RL.
+    "2505.19590",
+    "2508.00410",
+    "2507.15778",
+    "2502.14768",
 ];
 
 /// Whether `name` occurs in `text` as a word of its own (not inside a longer word: "tina" in
@@ -160,4 +165,34 @@ fn every_row_names_an_allowed_source_and_its_check() {
             );
         }
     }
+}
+
+#[test]
+fn the_readme_counts_each_studys_pairs_and_timed_pairs_as_the_csv_holds_them() {
+    // evidence/README.md's table: `| Name (`id`) | arXiv | pairs | kinds | with steps ... |`.
+    let readme = std::fs::read_to_string(common::repo("evidence/README.md")).unwrap();
+    let (header, rows) = common::read_csv(&common::repo("evidence/before_after.csv"));
+    let column = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let (study, steps) = (column("study"), column("steps"));
+    let mut listed = 0;
+    let table = readme
+        .lines()
+        .filter(|l| l.starts_with("| ") && l.contains("(`"));
+    for line in table.filter(|l| !l.contains("| pairs |")) {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let id = cells[1].split('`').nth(1).unwrap();
+        let pairs: usize = cells[3].parse().unwrap();
+        let timed: usize = cells[5].split(' ').next().unwrap().parse().unwrap();
+        let of_study: Vec<&Vec<String>> = rows.iter().filter(|r| r[study] == id).collect();
+        assert_eq!(of_study.len(), pairs, "{id}: pairs");
+        let with_steps = of_study.iter().filter(|r| !r[steps].is_empty()).count();
+        assert_eq!(with_steps, timed, "{id}: pairs with steps");
+        listed += pairs;
+    }
+    assert_eq!(
+        listed,
+        rows.len(),
+        "every study of before_after.csv is in the table"
+    );
+    assert!(readme.contains(&format!("holds {} before/after pairs", rows.len())));
 }

@@ -53,38 +53,38 @@ pub const GAIN_DISCREPANCY: Param = Param::new(0.5385313, 0.430825, 0.6462375);
 /// `time_scale_discrepancy`: stage 5: rms ln C_mid residual, leave one of 6 ScaleRL runs out.
 pub const TIME_SCALE_DISCREPANCY: Param = Param::new(0.4788751, 0.3831001, 0.5746501);
 
-/// `instruct_time_factor`: stage 7: not identified (0 instruct pairs of stated length): the pooled tuned factor.
-pub const INSTRUCT_TIME_FACTOR: Param = Param::new(0.002478752, 4.539993e-5, 0.002478752);
+/// `instruct_time_factor`: stage 7: 80 instruct pairs (46 of stated length), 90% profile range.
+pub const INSTRUCT_TIME_FACTOR: Param = Param::new(0.5488116, 0.3678794, 0.67032);
 
-/// `distilled_time_factor`: stage 7: 119 distilled pairs (58 of stated length), bounded above only: the slowest time scale the data allow.
-pub const DISTILLED_TIME_FACTOR: Param = Param::new(0.002478752, 4.539993e-5, 0.002478752);
+/// `distilled_time_factor`: stage 7: 135 distilled pairs (66 of stated length), bounded above only: the slowest time scale the data allow.
+pub const DISTILLED_TIME_FACTOR: Param = Param::new(0.002029431, 4.539993e-5, 0.002029431);
 
-/// `tuned_time_factor`: stage 7: 135 instruct and distilled pairs pooled (58 of stated length), bounded above only: the slowest time scale the data allow.
-pub const TUNED_TIME_FACTOR: Param = Param::new(0.002478752, 4.539993e-5, 0.002478752);
+/// `tuned_time_factor`: stage 7: 215 instruct and distilled pairs pooled (112 of stated length), 90% profile range.
+pub const TUNED_TIME_FACTOR: Param = Param::new(0.3011942, 0.246597, 0.3011942);
 
-/// `instruct_gain_factor`: stage 7: 16 before/after pairs.
-pub const INSTRUCT_GAIN_FACTOR: Param = Param::new(0.1758771, 0.05254745, 0.5886631);
+/// `instruct_gain_factor`: stage 7: 80 before/after pairs.
+pub const INSTRUCT_GAIN_FACTOR: Param = Param::new(1.914239, 1.464999, 2.501238);
 
-/// `distilled_gain_factor`: stage 7: 119 before/after pairs.
-pub const DISTILLED_GAIN_FACTOR: Param = Param::new(0.2084234, 0.1485105, 0.2925067);
+/// `distilled_gain_factor`: stage 7: 135 before/after pairs.
+pub const DISTILLED_GAIN_FACTOR: Param = Param::new(0.2299629, 0.1595395, 0.3314725);
 
-/// `tuned_gain_factor`: stage 7: 135 instruct and distilled pairs pooled.
-pub const TUNED_GAIN_FACTOR: Param = Param::new(0.2003828, 0.1761751, 0.2279168);
+/// `tuned_gain_factor`: stage 7: 215 instruct and distilled pairs pooled.
+pub const TUNED_GAIN_FACTOR: Param = Param::new(1.533258, 1.36955, 1.716534);
 
-/// `competition_gain_factor`: stage 7: 237 before/after pairs.
-pub const COMPETITION_GAIN_FACTOR: Param = Param::new(0.9579522, 0.8506816, 1.07875);
+/// `competition_gain_factor`: stage 7: 390 before/after pairs.
+pub const COMPETITION_GAIN_FACTOR: Param = Param::new(1.011374, 0.8825307, 1.159028);
 
-/// `outcome_floor_base`: stage 7: 90% of 102 pairs inside, each predicted with its study left out; at least their logit-gain sd 0.690 / Z90.
-pub const OUTCOME_FLOOR_BASE: Param = Param::new(0.4194119, 0.3355295, 0.5032943);
+/// `outcome_floor_base`: stage 7: 90% of 175 pairs inside, each predicted with its study left out; at least their logit-gain sd 0.893 / Z90.
+pub const OUTCOME_FLOOR_BASE: Param = Param::new(0.7391255, 0.5913004, 0.8869506);
 
-/// `outcome_floor_instruct`: stage 7: 90% of 16 pairs inside, each predicted with its study left out; at least their logit-gain sd 0.246 / Z90.
-pub const OUTCOME_FLOOR_INSTRUCT: Param = Param::new(0.3044718, 0.2435774, 0.3653661);
+/// `outcome_floor_instruct`: stage 7: 90% of 80 pairs inside, each predicted with its study left out; at least their logit-gain sd 0.512 / Z90.
+pub const OUTCOME_FLOOR_INSTRUCT: Param = Param::new(0.5189718, 0.4151775, 0.6227662);
 
-/// `outcome_floor_distilled`: stage 7: 90% of 119 pairs inside, each predicted with its study left out; at least their logit-gain sd 0.202 / Z90.
-pub const OUTCOME_FLOOR_DISTILLED: Param = Param::new(0.1256068, 0.1004854, 0.1507281);
+/// `outcome_floor_distilled`: stage 7: 90% of 135 pairs inside, each predicted with its study left out; at least their logit-gain sd 0.225 / Z90.
+pub const OUTCOME_FLOOR_DISTILLED: Param = Param::new(0.1370239, 0.1096191, 0.1644287);
 
-/// `outcome_floor_tuned`: stage 7: 90% of 135 pairs inside, each predicted with its study left out; at least their logit-gain sd 0.207 / Z90.
-pub const OUTCOME_FLOOR_TUNED: Param = Param::new(0.1358954, 0.1087163, 0.1630744);
+/// `outcome_floor_tuned`: stage 7: 90% of 215 pairs inside, each predicted with its study left out; at least their logit-gain sd 0.387 / Z90.
+pub const OUTCOME_FLOOR_TUNED: Param = Param::new(0.3981216, 0.3184973, 0.4777459);
 
-/// `downside_sd_at_1000_steps`: stage 7: losses of 6 of 154 pairs of stated length, variance per 1,000 steps.
-pub const DOWNSIDE_SD_AT_1000_STEPS: Param = Param::new(0.02354826, 0.01177413, 0.04709653);
+/// `downside_sd_at_1000_steps`: stage 7: losses of 8 of 232 pairs of stated length, variance per 1,000 steps.
+pub const DOWNSIDE_SD_AT_1000_STEPS: Param = Param::new(0.04061478, 0.02030739, 0.08122956);

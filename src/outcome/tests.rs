@@ -388,11 +388,17 @@ fn the_downside_grows_with_steps() {
 }
 
 #[test]
-fn tuned_kinds_reach_their_plateau_far_sooner_than_scalerls_reference() {
-    // Stage 7: tuned starts sit at their plateau by the first checkpoint studies report (50-1,800
-    // steps), unlike ScaleRL's thousands of steps to the midpoint.
+fn tuned_kinds_reach_their_plateau_sooner_than_scalerls_reference() {
+    // Stage 7: distilled starts sit at their plateau by the first checkpoint studies report
+    // (50-1,800 steps), unlike ScaleRL's thousands of steps to the midpoint; instruct starts,
+    // with round 4's timed pairs (INTUITOR, Archer: 50-400 steps), still climb, on a time scale
+    // shorter than ScaleRL's but of its order; the pooled kind lies between.
     let params = OutcomeParams::default();
-    for kind in [StartKind::Instruct, StartKind::Distilled, StartKind::Tuned] {
+    for (kind, at_least_e_folds) in [
+        (StartKind::Distilled, 2.0),
+        (StartKind::Tuned, 1.0),
+        (StartKind::Instruct, 0.0),
+    ] {
         let s = CellSignal {
             start: kind,
             ..signal(100.0, 0.9, RewardKind::Rule, None)
@@ -402,7 +408,7 @@ fn tuned_kinds_reach_their_plateau_far_sooner_than_scalerls_reference() {
             ..s
         };
         let (p, r) = (parts(&params, &s), parts(&params, &reference));
-        assert!(p.ln_k_mid < r.ln_k_mid - 2.0, "{kind:?}");
+        assert!(p.ln_k_mid < r.ln_k_mid - at_least_e_folds, "{kind:?}");
     }
 }
 
