@@ -86,6 +86,16 @@ fn headless(browser: &Path, dir: &Path) -> Command {
     c
 }
 
+/// The DOM Chromium prints after loading `url` and running its scripts.
+fn dumped_dom(browser: &Path, dir: &Path, url: &str) -> String {
+    let output = headless(browser, dir)
+        .args(["--virtual-time-budget=5000", "--dump-dom"])
+        .arg(url)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&output.stdout).to_string()
+}
+
 fn sweep_race_pilot(out: &Path) {
     sweep_grid("race-pilot", out);
 }
@@ -124,12 +134,7 @@ fn the_report_answers_per_budget_filters_its_shortlist_and_carries_tooltips() {
         "file://{}#filter=qwen2.5-7b%20prm",
         out.join("report.html").display()
     );
-    let output = headless(&browser, dir.path())
-        .args(["--virtual-time-budget=5000", "--dump-dom"])
-        .arg(&url)
-        .output()
-        .unwrap();
-    let dom = String::from_utf8_lossy(&output.stdout).to_string();
+    let dom = dumped_dom(&browser, dir.path(), &url);
     assert!(
         dom.contains("<h2>Recommendation per budget</h2>"),
         "no headline section"
@@ -172,12 +177,7 @@ fn the_report_answers_per_budget_filters_its_shortlist_and_carries_tooltips() {
         "filter",
     ] {
         let url = format!("file://{}#{hash}", out.join("report.html").display());
-        let output = headless(&browser, dir.path())
-            .args(["--virtual-time-budget=5000", "--dump-dom"])
-            .arg(&url)
-            .output()
-            .unwrap();
-        let dom = String::from_utf8_lossy(&output.stdout).to_string();
+        let dom = dumped_dom(&browser, dir.path(), &url);
         assert!(
             dom.contains(" rows</span>"),
             "{hash}: the page's script stopped"
@@ -280,12 +280,11 @@ fn the_page_s_text_is_at_least_12_px_and_it_shows_the_recommendation_s_parts() {
 </script></body>"#;
     let probed = out.join("probed.html");
     std::fs::write(&probed, page.replace("</body>", probe)).unwrap();
-    let output = headless(&browser, dir.path())
-        .args(["--virtual-time-budget=5000", "--dump-dom"])
-        .arg(format!("file://{}", probed.display()))
-        .output()
-        .unwrap();
-    let dom = String::from_utf8_lossy(&output.stdout).to_string();
+    let dom = dumped_dom(
+        &browser,
+        dir.path(),
+        &format!("file://{}", probed.display()),
+    );
     let attribute = |name: &str| -> String {
         let at = dom
             .find(&format!("{name}=\""))
