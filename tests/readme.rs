@@ -507,3 +507,61 @@ fn running_every_command_of_the_readme_and_the_book_in_a_clone_leaves_git_status
         "the README's or the book's commands changed tracked files or left untracked ones:\n{dirty}"
     );
 }
+
+/// The `[run]` table of the book's grid-spec chapter states each setting's default; where the
+/// default is one literal (a number, `true`/`false`, a word), it must be the value
+/// `RunSettings::default()` holds, so the reference cannot drift from the code.
+#[test]
+fn the_grid_spec_run_table_states_the_defaults_the_code_has() {
+    let text = std::fs::read_to_string(common::repo("docs/book/src/grid-spec.md")).unwrap();
+    let code = format!("{:?}", rlfrontier::config::RunSettings::default());
+    // `name: value` of the Debug form's top-level fields.
+    let field = |name: &str| -> Option<String> {
+        let at = code.find(&format!(" {name}: "))? + name.len() + 3;
+        let rest = &code[at..];
+        let end = rest.find([',', ' ', '}']).unwrap_or(rest.len());
+        Some(rest[..end].to_string())
+    };
+    let same = |doc: &str, code: &str| match (doc.parse::<f64>(), code.parse::<f64>()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => doc.eq_ignore_ascii_case(code),
+    };
+    let mut in_run = false;
+    let mut checked = 0;
+    for line in text.lines().filter(|l| l.starts_with('|')) {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        if cells.len() < 5 {
+            continue;
+        }
+        if !cells[1].is_empty() {
+            in_run = cells[1] == "`[run]`";
+        }
+        if !in_run {
+            continue;
+        }
+        let keys: Vec<&str> = cells[2].split(", ").map(|k| k.trim_matches('`')).collect();
+        let defaults: Vec<&str> = cells[4].split(", ").collect();
+        if keys.len() != defaults.len() {
+            continue;
+        }
+        for (key, default) in keys.iter().zip(&defaults) {
+            let literal = default.split(' ').next().unwrap_or("");
+            let is_literal = literal.parse::<f64>().is_ok()
+                || literal.chars().all(|c| c.is_ascii_lowercase())
+                    && !literal.is_empty()
+                    && *default == literal;
+            let Some(value) = field(key) else {
+                continue;
+            };
+            if !is_literal {
+                continue;
+            }
+            assert!(
+                same(literal, &value),
+                "grid-spec.md says `{key}` defaults to {literal}; RunSettings::default() has {value}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 15, "only {checked} defaults compared: {code}");
+}
