@@ -785,24 +785,39 @@ pub const MAX_BUDGET_VALUES: usize = 256;
 /// The budget axis: budgets in one unit (no duplicates), or a fixed number of iterations.
 fn budget_axis(ra: &RawAxes, v: &Validator) -> Result<BudgetAxis> {
     let ax = Some("axes");
-    let axis = match (&ra.budget, &ra.iterations) {
+    // Refused before the values are read one by one: a list of thousands is a mistake.
+    let at_most = |count: usize, key: &str| -> Result<()> {
+        match count > MAX_BUDGET_VALUES {
+            true => Err(v.err(ax, key, format!(
+                "lists {count} values; at most {MAX_BUDGET_VALUES}: each one gets its own frontier, shortlist and recommendation from joint draws over its candidates, so thousands of budgets take minutes; sample the range with fewer values (20 log-spaced ones resolve a frontier)"
+            ))),
+            false => Ok(()),
+        }
+    };
+    Ok(match (&ra.budget, &ra.iterations) {
         (Some(_), Some(_)) => {
             return Err(v.err(ax, "iterations", "give either `budget` or `iterations`, not both: a budget fixes the spend and derives the steps, iterations fix the steps"));
         }
         (None, None) => {
             return Err(v.missing(ax, "budget", "add `budget = [\"1e17 flops\"]` (or \"500 gpu-h\", \"2000 usd\"), or a fixed `iterations = [100]`"));
         }
-        (None, Some(_)) => BudgetAxis::Iterations(v.int_list(
-            &ra.iterations,
-            ax,
-            "iterations",
-            1,
-            "iterations = [100, 200]",
-        )?),
+        (None, Some(_)) => {
+            let steps = v.int_list(
+                &ra.iterations,
+                ax,
+                "iterations",
+                1,
+                "iterations = [100, 200]",
+            )?;
+            at_most(steps.len(), "iterations")?;
+            BudgetAxis::Iterations(steps)
+        }
         (Some(_), None) => {
             let texts = v.string_list(&ra.budget, ax, "budget", "budget = [\"1e17 flops\"]")?;
+            at_most(texts.len(), "budget")?;
             let mut unit = None;
             let mut amounts = Vec::new();
+            let mut seen = std::collections::BTreeSet::new();
             for t in &texts {
                 let b = Budget::parse(t).map_err(|m| v.err(ax, "budget", m))?;
                 match unit {
@@ -816,7 +831,8 @@ fn budget_axis(ra: &RawAxes, v: &Validator) -> Result<BudgetAxis> {
                     }
                     _ => {}
                 }
-                if amounts.contains(&b.amount) {
+                // Amounts are finite and positive, so equal amounts have equal bits.
+                if !seen.insert(b.amount.to_bits()) {
                     return Err(v.err(
                         ax,
                         "budget",
@@ -830,17 +846,7 @@ fn budget_axis(ra: &RawAxes, v: &Validator) -> Result<BudgetAxis> {
                 amounts,
             }
         }
-    };
-    let (count, key) = match &axis {
-        BudgetAxis::Budgets { amounts, .. } => (amounts.len(), "budget"),
-        BudgetAxis::Iterations(steps) => (steps.len(), "iterations"),
-    };
-    if count > MAX_BUDGET_VALUES {
-        return Err(v.err(ax, key, format!(
-            "lists {count} values; at most {MAX_BUDGET_VALUES}: each one gets its own frontier, shortlist and recommendation from joint draws over its candidates, so thousands of budgets take minutes; sample the range with fewer values (20 log-spaced ones resolve a frontier)"
-        )));
-    }
-    Ok(axis)
+    })
 }
 
 /// `[task] base_score`: the measured pre-RL score per model on each target metric. With one
