@@ -5,6 +5,9 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
+use rlfrontier::catalog::Catalog;
+use rlfrontier::costing::transfer::transfers;
+use rlfrontier::costing::validation::ValidationRow;
 use rlfrontier::costing::validation::{
     Comparison, price_row, read_validation, summarise, summarise_by_regime,
 };
@@ -22,6 +25,11 @@ pub struct ValidateArgs {
     /// Also write every comparison (row, quantity, measured, predicted, log2 ratio) to this CSV.
     #[arg(long)]
     pub csv: Option<PathBuf>,
+    /// Also carry a calibration across the set's marked pairs: calibrate on one row's measured
+    /// phases (its step when it has none), price the other row of the pair, and print both
+    /// errors.
+    #[arg(long)]
+    pub transfer: bool,
     /// The catalog.
     #[command(flatten)]
     pub catalog: CatalogFlag,
@@ -123,6 +131,9 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
     if !skipped.is_empty() {
         text.push_str(&format!("not priced: {}\n", skipped.join("; ")));
     }
+    if args.transfer {
+        text.push_str(&transfer_table(&rows, &catalog));
+    }
     if let Some(path) = &args.csv {
         let mut w = csv::Writer::from_writer(Vec::new());
         w.write_record(["row", "quantity", "measured", "predicted", "log2_ratio"])
@@ -140,4 +151,50 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
         rlfrontier::report::write_atomic(path, &w.into_inner().expect("memory"))?;
     }
     emit(out, &text)
+}
+
+/// The table of calibrations carried across the set's marked pairs, with a median line.
+fn transfer_table(rows: &[ValidationRow], catalog: &Catalog) -> String {
+    let mut table = Table::new([
+        "calibrated on",
+        "priced",
+        "fitted to",
+        "default |log2|",
+        "calibrated |log2|",
+        "what differs",
+    ]);
+    let (mut before, mut after, mut refused) = (Vec::new(), Vec::new(), Vec::new());
+    for t in transfers(rows, catalog) {
+        match t {
+            Ok(t) => {
+                before.push(t.default_error);
+                after.push(t.calibrated_error);
+                table.row([
+                    t.from,
+                    t.to,
+                    t.fitted_to.to_string(),
+                    format!("{:.2}", t.default_error),
+                    format!("{:.2}", t.calibrated_error),
+                    t.differs,
+                ]);
+            }
+            Err((id, why)) => refused.push(format!("{id} ({why})")),
+        }
+    }
+    let mut text = String::from(
+        "calibration carried across pairs (median |log2(predicted/measured)| of the priced row's phases and step):\n",
+    );
+    text.push_str(&table.render());
+    let better = before.iter().zip(&after).filter(|(b, a)| a < b).count();
+    text.push_str(&format!(
+        "over {} pairs: median {:.2} at the defaults, {:.2} calibrated; the calibration helped on {} of them\n",
+        before.len(),
+        rlfrontier::stats::median(before.clone()),
+        rlfrontier::stats::median(after.clone()),
+        better
+    ));
+    if !refused.is_empty() {
+        text.push_str(&format!("not carried: {}\n", refused.join("; ")));
+    }
+    text
 }

@@ -123,42 +123,168 @@ pub struct HardwareFit {
     pub gpus: u64,
 }
 
-/// Modelled seconds of (generation, update, reference, old log-prob) for one step.
-fn phase_seconds(request: &RunRequest) -> (f64, f64, f64, f64) {
+/// Seconds of the phases a calibration fits: measured (each optional) or modelled.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct FitPhases {
+    /// Generation (prefill + decode), `timing_s/gen`.
+    pub generation: Option<f64>,
+    /// The policy update, `timing_s/update_actor`.
+    pub update: Option<f64>,
+    /// The reference log-prob pass, `timing_s/ref`.
+    pub reference: Option<f64>,
+    /// The old-policy log-prob pass, `timing_s/old_log_prob`.
+    pub old_logprob: Option<f64>,
+    /// The whole step, `timing_s/step`: used only when no phase is measured.
+    pub step: Option<f64>,
+}
+
+impl FitPhases {
+    /// Whether any phase (not the step) is given.
+    fn has_phase(&self) -> bool {
+        self.generation.is_some()
+            || self.update.is_some()
+            || self.reference.is_some()
+            || self.old_logprob.is_some()
+    }
+}
+
+/// Modelled seconds of one step of `request`.
+fn phase_seconds(request: &RunRequest) -> FitPhases {
     let l = evaluate(&request.rl_config());
-    (
-        l.phase(Phase::Prefill).seconds + l.phase(Phase::Decode).seconds,
-        l.phase(Phase::Update).seconds,
-        l.phase(Phase::RefLogprob).seconds,
-        l.phase(Phase::OldLogprob).seconds,
-    )
+    FitPhases {
+        generation: Some(l.phase(Phase::Prefill).seconds + l.phase(Phase::Decode).seconds),
+        update: Some(l.phase(Phase::Update).seconds),
+        reference: Some(l.phase(Phase::RefLogprob).seconds),
+        old_logprob: Some(l.phase(Phase::OldLogprob).seconds),
+        step: Some(l.step_seconds),
+    }
+}
+
+/// Rounds of the proportional efficiency updates: time is inversely proportional to efficiency
+/// for the compute part of a pass only (its launch and sync overheads do not scale), so one
+/// round leaves an error of the overhead's share; five take it below 0.1% on the bundled rows.
+const PROPORTIONAL_ROUNDS: usize = 5;
+
+/// Fits `defaults`' efficiencies so that `model` (the modelled phases on a GPU profile) matches
+/// `measured`:
+/// - `train_mfu` from the update and `forward_efficiency` from the mean of the reference and
+///   old-log-prob ratios, by proportional rounds ([`PROPORTIONAL_ROUNDS`]);
+/// - `decode_bandwidth_efficiency` by bisection on the generation seconds;
+/// - with no phase measured but the step, one factor on all three by bisection on the step.
+///
+/// Efficiencies above 1 are capped, with a note.
+pub fn fit_efficiencies(
+    defaults: &GpuSpec,
+    measured: &FitPhases,
+    model: &dyn Fn(&GpuSpec) -> FitPhases,
+    notes: &mut Vec<String>,
+) -> GpuSpec {
+    let mut gpu = defaults.clone();
+    if !measured.has_phase() {
+        if let Some(step) = measured.step {
+            gpu = scale_for_step(defaults, step, model, notes);
+        }
+        return gpu;
+    }
+    for _ in 0..PROPORTIONAL_ROUNDS {
+        let now = model(&gpu);
+        if let (Some(t), Some(m)) = (measured.update, now.update)
+            && m > 0.0
+            && t > 0.0
+        {
+            gpu.train_mfu *= m / t;
+        }
+        let forward: Vec<f64> = [
+            (measured.reference, now.reference),
+            (measured.old_logprob, now.old_logprob),
+        ]
+        .iter()
+        .filter_map(|&(t, m)| match (t, m) {
+            (Some(t), Some(m)) if m > 0.0 && t > 0.0 => Some(gpu.forward_efficiency * m / t),
+            _ => None,
+        })
+        .collect();
+        if !forward.is_empty() {
+            gpu.forward_efficiency = forward.iter().sum::<f64>() / forward.len() as f64;
+        }
+    }
+    if let Some(t) = measured.generation {
+        gpu.decode_bandwidth_efficiency = decode_efficiency_for(&gpu, t, model, notes);
+    }
+    for (name, value) in [
+        ("train_mfu", &mut gpu.train_mfu),
+        ("forward_efficiency", &mut gpu.forward_efficiency),
+    ] {
+        if *value > 1.0 {
+            notes.push(format!("{name} came out at {value:.3} (> 1): the measured phase is faster than peak; check the configuration; capped at 1"));
+            *value = 1.0;
+        }
+    }
+    gpu
+}
+
+/// Bisection of `f` (falling in x) on [lo, hi] for f(x) = target, 100 halvings.
+fn bisect_falling(f: &dyn Fn(f64) -> f64, target: f64, lo: f64, hi: f64) -> f64 {
+    let (mut lo, mut hi) = (lo, hi);
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if f(mid) > target { lo = mid } else { hi = mid }
+    }
+    0.5 * (lo + hi)
 }
 
 /// The decode bandwidth efficiency at which modelled generation takes `measured` seconds
 /// (bisection on [0.01, 1]; monotone because decode time falls as efficiency rises).
-fn decode_efficiency_for(request: &RunRequest, measured: f64, notes: &mut Vec<String>) -> f64 {
+fn decode_efficiency_for(
+    gpu: &GpuSpec,
+    measured: f64,
+    model: &dyn Fn(&GpuSpec) -> FitPhases,
+    notes: &mut Vec<String>,
+) -> f64 {
     let at = |eff: f64| {
-        let mut r = request.clone();
-        r.hardware.gpu.decode_bandwidth_efficiency = eff;
-        phase_seconds(&r).0
+        let mut g = gpu.clone();
+        g.decode_bandwidth_efficiency = eff;
+        model(&g).generation.unwrap_or(0.0)
     };
-    let (mut lo, mut hi) = (0.01, 1.0);
+    let (lo, hi) = (0.01, 1.0);
     if at(hi) > measured {
         notes.push(format!("generation measured faster ({measured:.2} s) than the roofline allows at full bandwidth ({:.2} s): check GPUs, lengths and batch; efficiency capped at 1", at(hi)));
-        lo = hi;
-    } else if at(lo) < measured {
+        return hi;
+    }
+    if at(lo) < measured {
         notes.push(format!("generation measured slower ({measured:.2} s) than the model at 1% bandwidth ({:.2} s): overheads outside the model dominate", at(lo)));
-        hi = lo;
+        return lo;
     }
-    for _ in 0..100 {
-        let mid = 0.5 * (lo + hi);
-        if at(mid) > measured {
-            lo = mid
-        } else {
-            hi = mid
-        }
-    }
-    0.5 * (lo + hi)
+    bisect_falling(&at, measured, lo, hi)
+}
+
+/// One factor k on the three efficiencies (each capped at 1) so the modelled step takes `step`
+/// seconds: bisection on k in [1/20, 20].
+fn scale_for_step(
+    defaults: &GpuSpec,
+    step: f64,
+    model: &dyn Fn(&GpuSpec) -> FitPhases,
+    notes: &mut Vec<String>,
+) -> GpuSpec {
+    let scaled = |k: f64| {
+        let mut g = defaults.clone();
+        g.train_mfu = (defaults.train_mfu * k).min(1.0);
+        g.forward_efficiency = (defaults.forward_efficiency * k).min(1.0);
+        g.decode_bandwidth_efficiency = (defaults.decode_bandwidth_efficiency * k).min(1.0);
+        g
+    };
+    let at = |k: f64| model(&scaled(k)).step.unwrap_or(0.0);
+    let (lo, hi) = (0.05, 20.0);
+    let k = if at(hi) > step {
+        notes.push(format!("the step measured faster ({step:.2} s) than the model at 20x its efficiencies ({:.2} s)", at(hi)));
+        hi
+    } else if at(lo) < step {
+        notes.push(format!("the step measured slower ({step:.2} s) than the model at 1/20 of its efficiencies ({:.2} s): overheads outside the model dominate", at(lo)));
+        lo
+    } else {
+        bisect_falling(&at, step, lo, hi)
+    };
+    scaled(k)
 }
 
 /// Fits the GPU profile of `request` (one RL step; its stop is ignored) to the measured step.
@@ -197,39 +323,20 @@ pub fn fit_hardware(
         uncapped_mean_tokens = Some(mean);
     }
     let defaults = request.hardware.gpu.clone();
-    let (_, update_model, ref_model, old_model) = phase_seconds(&request);
     let mut notes = Vec::new();
-    let mut gpu = defaults.clone();
-    if let Some(t) = measured.update_seconds
-        && update_model > 0.0
-    {
-        gpu.train_mfu = defaults.train_mfu * update_model / t;
-    }
-    let forward: Vec<f64> = [
-        (measured.ref_seconds, ref_model),
-        (measured.old_logprob_seconds, old_model),
-    ]
-    .iter()
-    .filter_map(|&(m, model)| {
-        m.filter(|_| model > 0.0)
-            .map(|t| defaults.forward_efficiency * model / t)
-    })
-    .collect();
-    if !forward.is_empty() {
-        gpu.forward_efficiency = forward.iter().sum::<f64>() / forward.len() as f64;
-    }
-    if let Some(t) = measured.generation_seconds {
-        gpu.decode_bandwidth_efficiency = decode_efficiency_for(&request, t, &mut notes);
-    }
-    for (name, value) in [
-        ("train_mfu", &mut gpu.train_mfu),
-        ("forward_efficiency", &mut gpu.forward_efficiency),
-    ] {
-        if *value > 1.0 {
-            notes.push(format!("{name} came out at {value:.3} (> 1): the measured phase is faster than peak; check the configuration; capped at 1"));
-            *value = 1.0;
-        }
-    }
+    let targets = FitPhases {
+        generation: measured.generation_seconds,
+        update: measured.update_seconds,
+        reference: measured.ref_seconds,
+        old_logprob: measured.old_logprob_seconds,
+        step: None,
+    };
+    let model = |gpu: &GpuSpec| {
+        let mut r = request.clone();
+        r.hardware.gpu = gpu.clone();
+        phase_seconds(&r)
+    };
+    let gpu = fit_efficiencies(&defaults, &targets, &model, &mut notes);
     Ok(HardwareFit {
         defaults,
         gpu,

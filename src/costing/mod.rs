@@ -13,6 +13,7 @@ pub mod hardware_fit;
 pub mod logs;
 pub mod ownership;
 pub mod render;
+pub mod transfer;
 pub mod validation;
 pub mod waste;
 

@@ -34,7 +34,8 @@ pub struct ValidationRow {
 }
 
 impl ValidationRow {
-    fn get(&self, name: &str) -> &str {
+    /// The raw value of column `name` (trimmed; empty when the column is absent).
+    pub fn get(&self, name: &str) -> &str {
         self.fields
             .iter()
             .find(|(k, _)| k == name)
@@ -268,11 +269,23 @@ pub fn price_row(
     row: &ValidationRow,
     catalog: &Catalog,
 ) -> std::result::Result<Vec<Comparison>, String> {
+    price_row_on(row, catalog, None)
+}
+
+/// Prices one row on `gpu` (a calibrated profile of the row's GPU; the catalog's when `None`).
+pub fn price_row_on(
+    row: &ValidationRow,
+    catalog: &Catalog,
+    gpu: Option<&crate::catalog::GpuSpec>,
+) -> std::result::Result<Vec<Comparison>, String> {
     if !row.include.starts_with("yes") {
         return Err(row.include.trim_start_matches("no: ").to_string());
     }
     let model = catalog.model(row.get("rl_model"))?;
-    let gpu = catalog.gpu(row.get("rl_gpu"))?.clone();
+    let gpu = match gpu {
+        Some(g) => g.clone(),
+        None => catalog.gpu(row.get("rl_gpu"))?.clone(),
+    };
     let engine = catalog.engine(row.get("rl_engine"))?.clone();
     let gpus = row.number("gpus").ok_or("no GPU count")? as u64;
     let prompt_tokens = row.number("rl_prompt_tokens").unwrap_or(150.0);

@@ -160,12 +160,13 @@ fn hand_computed_cell() {
     ));
     // Update time: the matmuls of update + recompute forward at MFU 0.40; attention (a = 2·A·Q =
     // 2·21,504·720,000 per forward) twice forward (the pass and its recompute) at 0.35 and its
-    // backward (2a) at 0.28, both × the ramp s/(s + 200) at Q/T = 600 tokens (0.75).
+    // backward (2a) at 0.28, both × the ramp s/(s + 200) at Q/T = 600 tokens (0.75) and × the
+    // end-to-end share 0.45.
     let a = 2.0 * 21_504.0 * 720_000.0;
     let peak = 8.0 * 989e12;
     let expected_update = (3_649_418_035_200.0 + 1_216_472_678_400.0 - 4.0 * a) / (peak * 0.40)
-        + 2.0 * a / (peak * 0.35 * 0.75)
-        + 2.0 * a / (peak * 0.28 * 0.75);
+        + 2.0 * a / (peak * 0.35 * 0.75 * 0.45)
+        + 2.0 * a / (peak * 0.28 * 0.75 * 0.45);
     assert!(close(l.phase(Phase::Update).seconds, expected_update, 1e-9));
     // Colocated: every phase holds all 8 GPUs.
     assert!(close(
