@@ -41,6 +41,20 @@ fn engine(c: &mut Criterion) {
     c.bench_function("prediction of one cell with its 90% interval", |b| {
         b.iter(|| rlfrontier::outcome::predict(&g.outcome, black_box(&signal)))
     });
+    // A cell whose step was priced at another budget of the grid: the ledger finished at its
+    // stop and the prepared prediction at its iterations (what 19 of every 20 cells of
+    // ten-million cost, `rlfrontier::evaluate::CellEvaluator`).
+    {
+        let config = cell.run_config(&g);
+        let step = rlfrontier::ledger::step_ledger(&config).unwrap();
+        let prepared = rlfrontier::outcome::PreparedPrediction::of(&g.outcome, &signal);
+        c.bench_function("a cell at another budget of a priced step", |b| {
+            b.iter(|| {
+                let ledger = step.with_stop(black_box(&config));
+                prepared.at(ledger.iterations as f64)
+            })
+        });
+    }
     // The decode drain of one replica, uncached: what a cell pays when its decode inputs differ
     // from its neighbours' (the ledger memoises it per thread otherwise).
     {

@@ -1,9 +1,9 @@
 //! One cell evaluated: its ledger and its predicted score, and the quantities derived from both
 //! that every table shares (cost in the grid's budget unit, dollars per point).
 
-use crate::ledger::{Ledger, RunConfig};
-use crate::outcome::{CellSignal, Prediction, predict};
-use crate::spec::{BudgetAxis, Cell, Grid};
+use crate::ledger::{Ledger, RunConfig, StepLedger, step_ledger};
+use crate::outcome::{CellSignal, Prediction, PreparedPrediction, predict};
+use crate::spec::{AxisIndices, BudgetAxis, Cell, Grid};
 
 /// One evaluated cell: the cell, its ledger and (for feasible cells) its predicted score.
 #[derive(Debug, Clone, Copy)]
@@ -34,6 +34,54 @@ pub fn evaluate<'g>(grid: &'g Grid, cell: Cell<'g>) -> Evaluated<'g> {
         ledger,
         prediction,
         signal,
+    }
+}
+
+/// Evaluates the cells of one grid in id order, pricing a step once for all the budgets it is
+/// swept at: the budget axis is the last digit of a cell id, so the cells that share a step
+/// come in a row, and the evaluator keeps the last step it priced
+/// ([`crate::ledger::StepLedger`]). The results are [`evaluate`]'s, bit for bit, in any order;
+/// only the reuse depends on the order. Use one evaluator per grid.
+#[derive(Debug, Default)]
+pub struct CellEvaluator {
+    last: Option<(AxisIndices, StepLedger, PreparedPrediction)>,
+}
+
+impl CellEvaluator {
+    /// Evaluates a cell of the evaluator's grid.
+    pub fn evaluate<'g>(&mut self, grid: &'g Grid, cell: Cell<'g>) -> Evaluated<'g> {
+        let config = cell.run_config(grid);
+        let step_key = AxisIndices {
+            budget: 0,
+            ..cell.indices
+        };
+        if let Some((key, step, prepared)) = &self.last
+            && *key == step_key
+        {
+            let ledger = step.with_stop(&config);
+            let signal = grid_signal(grid, &config, &ledger);
+            let prediction = prepared.at(signal.iterations);
+            return Evaluated {
+                cell,
+                ledger,
+                prediction,
+                signal,
+            };
+        }
+        let Some(step) = step_ledger(&config) else {
+            self.last = None;
+            return evaluate(grid, cell);
+        };
+        let ledger = step.with_stop(&config);
+        let signal = grid_signal(grid, &config, &ledger);
+        let prepared = PreparedPrediction::of(&grid.outcome, &signal);
+        self.last = Some((step_key, step, prepared));
+        Evaluated {
+            cell,
+            ledger,
+            prediction: prepared.at(signal.iterations),
+            signal,
+        }
     }
 }
 
@@ -84,4 +132,47 @@ pub fn cost_unit(grid: &Grid) -> &'static str {
 pub fn usd_per_point(usd: f64, score: f64, base_score: f64) -> Option<f64> {
     let points = 100.0 * (score - base_score);
     (points > 1e-9).then(|| usd / points)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Catalog;
+
+    fn grid(name: &str) -> Grid {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("grids")
+            .join(format!("{name}.toml"));
+        crate::spec::load(&path, &Catalog::embedded()).unwrap()
+    }
+
+    /// The evaluator's reuse gives `evaluate`'s results bit for bit, on a grid of budgets, a
+    /// grid of dollar budgets and an agentic grid (priced whole, no reuse).
+    #[test]
+    fn the_evaluator_reuses_steps_and_gives_the_same_bits() {
+        for (name, ids) in [
+            ("ten-million", 4_321_900..4_322_100u64),
+            ("dollars", 0..400),
+            ("agentic", 0..200),
+        ] {
+            let g = grid(name);
+            let ids = ids.start..ids.end.min(g.cell_count().unwrap());
+            let mut evaluator = CellEvaluator::default();
+            let mut compared = 0;
+            for (id, cell) in g.cells_in(ids) {
+                let Some(cell) = cell else { continue };
+                let reused = evaluator.evaluate(&g, cell);
+                let fresh = evaluate(&g, g.cell(id).unwrap());
+                assert_eq!(reused.ledger, fresh.ledger, "{name} cell {id}");
+                assert_eq!(reused.prediction, fresh.prediction, "{name} cell {id}");
+                assert_eq!(
+                    format!("{:?}", reused.signal),
+                    format!("{:?}", fresh.signal),
+                    "{name} cell {id}"
+                );
+                compared += 1;
+            }
+            assert!(compared > 50, "{name}: {compared}");
+        }
+    }
 }

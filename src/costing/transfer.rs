@@ -202,6 +202,34 @@ mod tests {
     }
 
     #[test]
+    fn the_book_s_reading_of_the_transfer_table_holds() {
+        // docs/book/src/validation.md says where a calibration carries and where it does not.
+        let (rows, catalog) = (rows(), Catalog::embedded());
+        let all: Vec<Transfer> = transfers(&rows, &catalog)
+            .into_iter()
+            .map(Result::unwrap)
+            .collect();
+        let pair = |to: &str| all.iter().find(|t| t.to == to).unwrap();
+        for carries in [
+            "rlinf_doc_verl_r1d7b_27k_64gpu",
+            "rlinf_doc_rlinf_r1d15b_27k_8xh100",
+            "nemo06_q235b_h100_256_1off",
+            "nemo06_q235b_gb200_128_on",
+        ] {
+            let t = pair(carries);
+            assert!(t.calibrated_error < t.default_error, "{t:?}");
+        }
+        for does_not in [
+            "playverl_qwen25_05b_grpo_mean",
+            "nemo_v05_llama31_8b_h100_1off",
+            "nemo_v05_qwen3_30ba3b_h100_onpolicy",
+        ] {
+            let t = pair(does_not);
+            assert!(t.calibrated_error >= t.default_error, "{t:?}");
+        }
+    }
+
+    #[test]
     fn another_gpu_type_is_refused() {
         let (rows, catalog) = (rows(), Catalog::embedded());
         let find = |id: &str| rows.iter().find(|r| r.id == id).unwrap();

@@ -15,7 +15,7 @@ use super::{
 use crate::analysis::frontier::{Aggregate, PLOT_SAMPLE, Point};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
-use crate::evaluate::{cost_in_budget_unit, evaluate};
+use crate::evaluate::{CellEvaluator, cost_in_budget_unit};
 use crate::report::cells::{CellRow, cell_columns, start_cells_csv, target_columns, target_fields};
 use crate::report::parquet::{ParquetTable, cells_column_type, typed_rows_from_csv};
 use crate::report::{AtomicFile, prepare_output_dir};
@@ -32,12 +32,13 @@ pub fn aggregate_chunk(grid: &Grid, ids: std::ops::Range<u64>, sample_stride: u6
     // Every feasible cell is a front candidate until `compact`; reserving avoids regrowth copies.
     agg.front_candidates
         .reserve((ids.end - ids.start).try_into().unwrap_or(0));
+    let mut evaluator = CellEvaluator::default();
     for (_, cell) in grid.cells_in(ids) {
         let Some(cell) = cell else {
             agg.pruned += 1;
             continue;
         };
-        let e = evaluate(grid, cell);
+        let e = evaluator.evaluate(grid, cell);
         agg.evaluated += 1;
         match e.ledger.infeasible {
             None => {
@@ -64,12 +65,13 @@ fn write_chunk(
     let mut csv = csv::WriterBuilder::new()
         .has_headers(false)
         .from_writer(Vec::with_capacity(64 * 1024));
+    let mut evaluator = CellEvaluator::default();
     for (id, cell) in grid.cells_in(ids) {
         if mode == CellsMode::Frontier && !frontier.contains(&id) {
             continue;
         }
         if let Some(cell) = cell {
-            let e = evaluate(grid, cell);
+            let e = evaluator.evaluate(grid, cell);
             if mode == CellsMode::Feasible && !e.ledger.feasible() {
                 continue;
             }

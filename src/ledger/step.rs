@@ -596,8 +596,48 @@ fn waste(cfg: &RunConfig, pools: Pools, r: &Rollouts, ledger: &Ledger) -> Waste 
     }
 }
 
+/// One step of a single-turn run at a constant mean response length, before its stop is
+/// applied: everything a budget does not change (the phases, tokens, decode, memory and the
+/// step's own infeasibility). [`StepLedger::with_stop`] finishes it into the run's ledger, so a
+/// sweep prices the step once for all the budgets of a cell ([`step_ledger`]).
+#[derive(Debug, Clone, Copy)]
+pub struct StepLedger {
+    ledger: Ledger,
+    pools: Pools,
+    rollouts: Rollouts,
+}
+
+/// The stop-free step of `cfg`, when its ledger is one step priced once: single-turn, no
+/// environment and no length schedule (None otherwise: those runs are priced whole by
+/// [`evaluate`]).
+pub fn step_ledger(cfg: &RunConfig) -> Option<StepLedger> {
+    let plain = cfg.run.agent.is_single_turn_without_environment()
+        && cfg.task.mean_response_tokens_end.is_none();
+    plain.then(|| constant_step(cfg))
+}
+
+impl StepLedger {
+    /// The run's ledger under `cfg`'s stop. `cfg` must be the configuration the step was priced
+    /// from, with any stop: the result is [`evaluate`]'s, bit for bit.
+    pub fn with_stop(&self, cfg: &RunConfig) -> Ledger {
+        let mut ledger = self.ledger;
+        let (iterations, budget_infeasible) =
+            iterations(&ledger, cfg.stop, cfg.run.startup_seconds);
+        ledger.iterations = iterations;
+        ledger.infeasible = ledger.infeasible.or(budget_infeasible);
+        charge_startup(cfg, &mut ledger);
+        ledger.waste = waste(cfg, self.pools, &self.rollouts, &ledger);
+        ledger
+    }
+}
+
 /// One run at a constant mean response length: the ledger of its iterations.
 fn evaluate_constant(cfg: &RunConfig) -> Ledger {
+    constant_step(cfg).with_stop(cfg)
+}
+
+/// [`StepLedger`] of a run at a constant mean response length.
+fn constant_step(cfg: &RunConfig) -> StepLedger {
     let pools = Pools::of(cfg);
     let rollouts = Rollouts::of(cfg);
     let mut phases: Phases = [PhaseCost::default(); super::PHASE_COUNT];
@@ -621,7 +661,7 @@ fn evaluate_constant(cfg: &RunConfig) -> Ledger {
         .or(judge_infeasible)
         .or(memory_infeasible);
     let forward_passes = u8::from(needs_old_logprobs(cfg)) + u8::from(cfg.run.kl_reference);
-    let mut ledger = Ledger {
+    let ledger = Ledger {
         phases,
         step_seconds,
         iterations: 0,
@@ -650,12 +690,11 @@ fn evaluate_constant(cfg: &RunConfig) -> Ledger {
         environment_usd_per_step: 0.0,
         api_usd_per_step: 0.0,
     };
-    let (iterations, budget_infeasible) = iterations(&ledger, cfg.stop, cfg.run.startup_seconds);
-    ledger.iterations = iterations;
-    ledger.infeasible = ledger.infeasible.or(budget_infeasible);
-    charge_startup(cfg, &mut ledger);
-    ledger.waste = waste(cfg, pools, &rollouts, &ledger);
-    ledger
+    StepLedger {
+        ledger,
+        pools,
+        rollouts,
+    }
 }
 
 /// The start-up as its share of each step: the whole cluster waits while the model loads and
