@@ -484,13 +484,16 @@ fn an_infeasible_run_prints_its_report_and_exits_3() {
 
 #[test]
 fn models_are_found_by_hugging_face_name_alias_and_any_case() {
-    // Each is priced with Qwen2.5-7B's shape, and shown by the name it was given.
+    // Each is priced with Qwen2.5-7B's shape, and shown by the name it was given (at a cap that
+    // fits Qwen2.5-Math-7B's 4,096-token window).
     let base = json(&[
         "cost",
         "--model",
         "qwen2.5-7b",
         "--gpu",
         "H100-SXM",
+        "--max-response-len",
+        "3072",
         "--steps",
         "2",
     ]);
@@ -500,7 +503,15 @@ fn models_are_found_by_hugging_face_name_alias_and_any_case() {
         ("QWEN2.5-7B", "qwen2.5-7b"),
     ] {
         let v = json(&[
-            "cost", "--model", model, "--gpu", "H100-SXM", "--steps", "2",
+            "cost",
+            "--model",
+            model,
+            "--gpu",
+            "H100-SXM",
+            "--max-response-len",
+            "3072",
+            "--steps",
+            "2",
         ]);
         assert_eq!(v["config"]["model"], shown, "{model}");
         assert_eq!(v["usd"], base["usd"], "{model}");

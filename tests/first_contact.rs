@@ -97,7 +97,17 @@ fn common_bases_are_in_the_catalog_and_aliases_keep_their_names() {
         ("Qwen/Qwen2.5-Math-7B", "qwen2.5-math-7b"),
         ("Qwen/Qwen2-7B-Instruct", "qwen2-7b-instruct"),
     ] {
-        let v = cost_json(&["--model", typed, "--gpus", "64", "--finetune", "lora:64"]);
+        // A cap that fits every window listed (Qwen2.5-Math-7B's 4,096, Gemma 2's 8,192).
+        let v = cost_json(&[
+            "--model",
+            typed,
+            "--gpus",
+            "64",
+            "--finetune",
+            "lora:64",
+            "--max-response-len",
+            "3072",
+        ]);
         assert_eq!(v["config"]["model"], shown, "{typed}");
     }
 }
@@ -129,4 +139,58 @@ fn two_catalog_files_merge_in_order() {
     // dollars of the same GPU-hours.
     assert!((one / both - 2.0).abs() < 1e-9, "{one} vs {both}");
     assert!((run(&[&later, &price]) - one).abs() < 1e-9);
+}
+
+/// `cost --json` of a run that cannot go ahead: exit 3, the JSON still printed.
+fn infeasible_json(args: &[&str]) -> serde_json::Value {
+    let a = bin()
+        .arg("cost")
+        .args(args)
+        .args(["--steps", "10", "--json"])
+        .assert()
+        .code(3);
+    serde_json::from_slice(&a.get_output().stdout).unwrap()
+}
+
+#[test]
+fn a_cap_beyond_the_model_s_context_window_is_refused_with_the_cap_that_fits() {
+    // Qwen2.5-Math-7B's window is 4,096 tokens (its config.json), though it shares Qwen2.5-7B's
+    // shape (131,072): prompt 256 + cap 8,192 cannot run; the fix names the cap that fits.
+    let v = infeasible_json(&[
+        "--model",
+        "Qwen/Qwen2.5-Math-7B",
+        "--max-response-len",
+        "8192",
+    ]);
+    assert_eq!(v["feasible"], false);
+    let reason = v["infeasible_reason"].as_str().unwrap();
+    assert!(reason.contains("context window of 4,096"), "{reason}");
+    assert!(reason.contains("3,840 or less"), "{reason}");
+    let fits = cost_json(&[
+        "--model",
+        "Qwen/Qwen2.5-Math-7B",
+        "--max-response-len",
+        "3840",
+    ]);
+    assert_eq!(fits["feasible"], true);
+    let base = cost_json(&["--model", "Qwen/Qwen2.5-7B", "--max-response-len", "8192"]);
+    assert_eq!(base["feasible"], true);
+    // A checkpoint's own max_position_embeddings is read as import-model reads it.
+    let dir = tempfile::tempdir().unwrap();
+    let folder = checkpoint(dir.path(), "short-ctx", None);
+    let config = folder.join("config.json");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        text.replacen('{', "{\"max_position_embeddings\": 2048, ", 1),
+    )
+    .unwrap();
+    let short = infeasible_json(&["--model", folder.to_str().unwrap()]);
+    assert_eq!(short["feasible"], false, "{short}");
+    assert!(
+        short["infeasible_reason"]
+            .as_str()
+            .unwrap()
+            .contains("context window of 2,048")
+    );
 }

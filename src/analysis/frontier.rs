@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::analysis::pareto::{Sense, front_2d};
-use crate::ledger::{Bucket, InfeasibleKind, Ledger};
+use crate::ledger::{Bucket, INFEASIBLE_KINDS, InfeasibleKind, Ledger};
 use crate::outcome::Prediction;
 use crate::spec::{AxisIndices, Cell};
 
@@ -91,7 +91,7 @@ pub struct Aggregate {
     /// Feasible cells.
     pub feasible: u64,
     /// Infeasible cells per reason, in [`InfeasibleKind::ALL`] order.
-    pub infeasible: [u64; 4],
+    pub infeasible: [u64; INFEASIBLE_KINDS],
     /// Sum of search dollar shares over feasible cells, in units of 1e-15 (integer addition is
     /// associative, so the mean does not depend on how cells were split into chunks or shards).
     pub usd_share_search_sum: i128,
@@ -179,7 +179,7 @@ impl Aggregate {
         self.evaluated += other.evaluated;
         self.pruned += other.pruned;
         self.feasible += other.feasible;
-        for k in 0..4 {
+        for k in 0..INFEASIBLE_KINDS {
             self.infeasible[k] += other.infeasible[k];
         }
         self.usd_share_search_sum += other.usd_share_search_sum;
@@ -236,7 +236,7 @@ struct AggregateFile {
     evaluated: u64,
     pruned: u64,
     feasible: u64,
-    infeasible: [u64; 4],
+    infeasible: [u64; INFEASIBLE_KINDS],
     usd_share_search_sum: String,
     flops_share_search_sum: String,
     front_candidates: Vec<Point>,

@@ -83,6 +83,8 @@ pub fn model_from_config(path: &Path, id: &str, name: &str) -> Result<ModelSpec>
         expert_intermediate,
         published_params: 0,
         published_params_tolerance: 0,
+        context_tokens: number("max_position_embeddings"),
+        alias_context_tokens: Default::default(),
         source: format!("{} (imported by rlfrontier catalog import)", path.display()),
         date: String::new(),
     };

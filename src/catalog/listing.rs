@@ -17,6 +17,7 @@ pub fn models_table(catalog: &Catalog) -> String {
         "hidden",
         "heads/kv",
         "vocab",
+        "context",
         "kind",
         "date",
         "source",
@@ -37,12 +38,30 @@ pub fn models_table(catalog: &Catalog) -> String {
             m.hidden.to_string(),
             format!("{}/{}", m.heads, m.kv_heads),
             m.vocab.to_string(),
+            context(m),
             kind.to_string(),
             m.date.clone(),
             m.name.clone(),
         ]);
     }
     t.render()
+}
+
+/// The context window, with the aliases whose window differs (`131072 (qwen2.5-math-7b 4096)`);
+/// `-` when the entry states none.
+fn context(m: &crate::catalog::ModelSpec) -> String {
+    let Some(own) = m.context_tokens else {
+        return "-".to_string();
+    };
+    if m.alias_context_tokens.is_empty() {
+        return own.to_string();
+    }
+    let aliases: Vec<String> = m
+        .alias_context_tokens
+        .iter()
+        .map(|(alias, c)| format!("{alias} {c}"))
+        .collect();
+    format!("{own} ({})", aliases.join(", "))
 }
 
 /// The GPUs table.

@@ -277,6 +277,13 @@ impl Catalog {
             // (a service that trains it) still matches.
             model.id = alias.to_ascii_lowercase();
             model.aliases.push(found.id.clone());
+            if let Some((_, &context)) = found
+                .alias_context_tokens
+                .iter()
+                .find(|(a, _)| a.eq_ignore_ascii_case(alias))
+            {
+                model.context_tokens = Some(context);
+            }
         }
         Ok(model)
     }
@@ -736,6 +743,30 @@ mod tests {
         )
         .unwrap();
         assert!(Catalog::load(Some(&path)).is_ok());
+    }
+
+    #[test]
+    fn aliases_keep_their_own_context_window_and_a_stray_alias_window_is_refused() {
+        let c = Catalog::embedded();
+        let window = |id: &str| c.resolve_model(id).unwrap().context_tokens;
+        assert_eq!(window("qwen2.5-7b"), Some(131_072));
+        assert_eq!(window("Qwen/Qwen2.5-7B-Instruct"), Some(32_768));
+        assert_eq!(window("qwen2.5-math-7b"), Some(4_096));
+        assert_eq!(window("qwen2-7b"), Some(131_072));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("stray.toml");
+        let mut model = c.model("qwen2.5-7b").unwrap().clone();
+        model
+            .alias_context_tokens
+            .insert("qwen9-7b".to_string(), 1024);
+        std::fs::write(&path, crate::catalog::import::model_toml(&model)).unwrap();
+        let err = Catalog::load(Some(&path)).unwrap_err().to_string();
+        assert!(err.contains("alias_context_tokens.qwen9-7b"), "{err}");
+        model.alias_context_tokens.clear();
+        model.context_tokens = Some(0);
+        std::fs::write(&path, crate::catalog::import::model_toml(&model)).unwrap();
+        let err = Catalog::load(Some(&path)).unwrap_err().to_string();
+        assert!(err.contains("context_tokens"), "{err}");
     }
 
     #[test]

@@ -64,11 +64,22 @@ pub struct ModelSpec {
     /// Half a unit of the last digit the publisher prints (0 when the exact count is published).
     #[serde(default)]
     pub published_params_tolerance: u64,
+    /// The context window in tokens (config.json `max_position_embeddings`); prompt plus
+    /// response cap beyond it is infeasible. None: not checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_tokens: Option<u64>,
+    /// Context windows of aliases that differ from the entry's (an instruct or math variant of
+    /// the same shape: `qwen2.5-math-7b` has 4,096 where `qwen2.5-7b` has 131,072).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub alias_context_tokens: std::collections::BTreeMap<String, u64>,
     /// Where the shape comes from.
     pub source: String,
     /// Release date of the model (or of the source).
     pub date: String,
 }
+
+/// The longest context window an entry may state: far above any released model's.
+pub const MAX_CONTEXT_TOKENS: u64 = 100_000_000;
 
 fn default_true() -> bool {
     true
@@ -271,6 +282,41 @@ impl ModelSpec {
                     None,
                     &format!("model `{}`.{field}", model.id),
                     format!("{value} is beyond any real model (at most {max}); check config.json"),
+                ));
+            }
+        }
+        let contexts = model
+            .context_tokens
+            .iter()
+            .map(|&c| ("context_tokens".to_string(), c))
+            .chain(
+                model
+                    .alias_context_tokens
+                    .iter()
+                    .map(|(alias, &c)| (format!("alias_context_tokens.{alias}"), c)),
+            );
+        for (field, value) in contexts {
+            if !(1..=MAX_CONTEXT_TOKENS).contains(&value) {
+                return Err(Error::in_file(
+                    origin,
+                    None,
+                    &format!("model `{}`.{field}", model.id),
+                    format!(
+                        "{value} is not a context window (1 to {MAX_CONTEXT_TOKENS} tokens); check max_position_embeddings in config.json"
+                    ),
+                ));
+            }
+        }
+        for alias in model.alias_context_tokens.keys() {
+            if !model.aliases.iter().any(|a| a.eq_ignore_ascii_case(alias)) {
+                return Err(Error::in_file(
+                    origin,
+                    None,
+                    &format!("model `{}`.alias_context_tokens.{alias}", model.id),
+                    format!(
+                        "`{alias}` is not one of the entry's aliases ({}); add it to aliases or remove it",
+                        model.aliases.join(", ")
+                    ),
                 ));
             }
         }

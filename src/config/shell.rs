@@ -31,6 +31,9 @@ pub struct Word {
     /// Whether an expansion in it referred to a variable the file does not assign (or a command
     /// substitution): the text then holds the unexpanded reference.
     pub unresolved: bool,
+    /// The command it belongs to: words of one command share the number, which grows at every
+    /// separator (a newline that is not continued, `;`, `|`, `&`).
+    pub command: usize,
 }
 
 /// A word that could not be read (an unterminated quote or expansion), with its line.
@@ -51,6 +54,7 @@ pub fn words(text: &str) -> Result<Vec<Word>, ShellError> {
     let mut i = 0;
     let mut line = 1;
     let mut at_command_start = true;
+    let mut command = 0usize;
     let mut total_bytes = 0usize;
     while i < chars.len() {
         let c = chars[i];
@@ -59,10 +63,12 @@ pub fn words(text: &str) -> Result<Vec<Word>, ShellError> {
                 line += 1;
                 i += 1;
                 at_command_start = true;
+                command += 1;
             }
             ';' | '|' | '&' => {
                 i += 1;
                 at_command_start = true;
+                command += 1;
             }
             ' ' | '\t' | '\r' => i += 1,
             '\\' if chars.get(i + 1) == Some(&'\n') => {
@@ -99,6 +105,7 @@ pub fn words(text: &str) -> Result<Vec<Word>, ShellError> {
                     text: word,
                     line: start_line,
                     unresolved,
+                    command,
                 });
             }
         }

@@ -163,7 +163,7 @@ fn phase_seconds(request: &RunRequest) -> FitPhases {
 /// Rounds of the proportional efficiency updates: time is inversely proportional to efficiency
 /// for the compute part of a pass only (its launch and sync overheads do not scale), so one
 /// round leaves an error of the overhead's share; five take it below 0.1% on the bundled rows.
-const PROPORTIONAL_ROUNDS: usize = 5;
+pub const PROPORTIONAL_ROUNDS: usize = 5;
 
 /// Fits `defaults`' efficiencies so that `model` (the modelled phases on a GPU profile) matches
 /// `measured`:

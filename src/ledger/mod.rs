@@ -16,7 +16,7 @@ mod step;
 pub mod supervised;
 pub mod time;
 
-pub use step::evaluate;
+pub use step::{StepLedger, evaluate, step_ledger};
 
 use std::fmt;
 
@@ -189,6 +189,17 @@ pub enum Infeasible {
     },
     /// Every group agrees, so dynamic sampling can never fill a batch.
     DynamicSamplingStarves,
+    /// The prompt plus the response cap exceed the policy's context window: the rollout engine
+    /// refuses a `max_model_len` above the model's `max_position_embeddings` (vLLM's
+    /// `ModelConfig` check), so the run stops before its first step.
+    ContextWindow {
+        /// Prompt tokens (the task's mean prompt).
+        prompt_tokens: f64,
+        /// The response cap.
+        cap_tokens: u64,
+        /// The model's context window.
+        context_tokens: u64,
+    },
     /// The budget does not buy a single iteration.
     BudgetBelowOneIteration {
         /// Cost of one iteration in the budget's unit.
@@ -225,6 +236,18 @@ impl fmt::Display for Infeasible {
                     "every group agrees (zero-signal rate 1), so dynamic sampling never fills a batch; raise group_size"
                 )
             }
+            Infeasible::ContextWindow {
+                prompt_tokens,
+                cap_tokens,
+                context_tokens,
+            } => write!(
+                f,
+                "prompt ({} tokens) plus max_response_len ({}) exceed the model's context window of {} tokens (max_position_embeddings); lower max_response_len to {} or less, or extend the window (rope scaling) in the model's config.json and its catalog entry",
+                number(prompt_tokens),
+                crate::format::thousands(cap_tokens as f64),
+                crate::format::thousands(context_tokens as f64),
+                crate::format::thousands((context_tokens as f64 - prompt_tokens).max(0.0).floor())
+            ),
             Infeasible::BudgetBelowOneIteration {
                 per_iteration,
                 budget,
@@ -248,6 +271,7 @@ impl Infeasible {
             Infeasible::RolloutMemory { .. } => InfeasibleKind::RolloutMemory,
             Infeasible::TrainingMemory { .. } => InfeasibleKind::TrainingMemory,
             Infeasible::DynamicSamplingStarves => InfeasibleKind::DynamicSamplingStarves,
+            Infeasible::ContextWindow { .. } => InfeasibleKind::ContextWindow,
             Infeasible::BudgetBelowOneIteration { .. } => InfeasibleKind::BudgetBelowOneIteration,
         }
     }
@@ -257,6 +281,9 @@ impl Infeasible {
         self.kind().code()
     }
 }
+
+/// How many kinds of [`Infeasible`] there are.
+pub const INFEASIBLE_KINDS: usize = 5;
 
 /// The kinds of [`Infeasible`], for counting cells per reason.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -269,15 +296,18 @@ pub enum InfeasibleKind {
     DynamicSamplingStarves,
     /// See [`Infeasible::BudgetBelowOneIteration`].
     BudgetBelowOneIteration,
+    /// See [`Infeasible::ContextWindow`].
+    ContextWindow,
 }
 
 impl InfeasibleKind {
     /// Every kind, in the fixed order counts are kept and reported in.
-    pub const ALL: [InfeasibleKind; 4] = [
+    pub const ALL: [InfeasibleKind; INFEASIBLE_KINDS] = [
         InfeasibleKind::RolloutMemory,
         InfeasibleKind::TrainingMemory,
         InfeasibleKind::DynamicSamplingStarves,
         InfeasibleKind::BudgetBelowOneIteration,
+        InfeasibleKind::ContextWindow,
     ];
 
     /// The machine-readable code.
@@ -287,6 +317,7 @@ impl InfeasibleKind {
             InfeasibleKind::TrainingMemory => "training_memory",
             InfeasibleKind::DynamicSamplingStarves => "dynamic_sampling_starves",
             InfeasibleKind::BudgetBelowOneIteration => "budget_below_one_iteration",
+            InfeasibleKind::ContextWindow => "context_window",
         }
     }
 
@@ -309,6 +340,9 @@ impl InfeasibleKind {
             }
             InfeasibleKind::DynamicSamplingStarves => {
                 "raise group_size so that some groups carry signal"
+            }
+            InfeasibleKind::ContextWindow => {
+                "lower max_response_len (or the prompt) to fit the model's context window, or pick a model with a longer one"
             }
         }
     }

@@ -631,6 +631,20 @@ impl StepLedger {
     }
 }
 
+/// The prompt plus the cap beyond the policy's context window, when its catalog entry states one
+/// (vLLM refuses a `max_model_len` above `max_position_embeddings` unless told otherwise).
+fn context_window(cfg: &RunConfig) -> Option<Infeasible> {
+    let context_tokens = cfg.policy.context_tokens?;
+    let prompt_tokens = cfg.task.prompt_tokens;
+    (prompt_tokens + cfg.max_response_len as f64 > context_tokens as f64).then_some(
+        Infeasible::ContextWindow {
+            prompt_tokens,
+            cap_tokens: cfg.max_response_len,
+            context_tokens,
+        },
+    )
+}
+
 /// One run at a constant mean response length: the ledger of its iterations.
 fn evaluate_constant(cfg: &RunConfig) -> Ledger {
     constant_step(cfg).with_stop(cfg)
@@ -654,9 +668,10 @@ fn constant_step(cfg: &RunConfig) -> StepLedger {
     learning(cfg, pools, &rollouts, &mut phases);
     let step_seconds = charge_gpu_seconds(cfg, pools, &mut phases);
     let (training_bytes, memory_infeasible) = training_memory(cfg, pools);
-    let infeasible = rollouts
-        .starves
-        .then_some(Infeasible::DynamicSamplingStarves)
+    let infeasible = context_window(cfg)
+        .or(rollouts
+            .starves
+            .then_some(Infeasible::DynamicSamplingStarves))
         .or(rollout_infeasible)
         .or(judge_infeasible)
         .or(memory_infeasible);

@@ -702,3 +702,42 @@ fn phase_indices_are_positions_in_all() {
         assert_eq!(phase.index(), k, "{phase:?}");
     }
 }
+
+#[test]
+fn a_cap_beyond_the_context_window_is_infeasible_with_the_cap_that_fits() {
+    // Qwen2.5-Math-7B's config.json has max_position_embeddings 4,096 (the entry it shares a
+    // shape with, Qwen2.5-7B, has 131,072): the fixture's 100-token prompt leaves 3,996 for the
+    // response.
+    let mut f = Fixture::new("qwen2.5-7b");
+    f.policy = Catalog::embedded()
+        .resolve_model("Qwen/Qwen2.5-Math-7B")
+        .unwrap();
+    assert_eq!(f.policy.context_tokens, Some(4096));
+    let at =
+        |f: &Fixture, cap: u64| evaluate(&f.config(64, 8, cap, 1, Stop::Iterations(10))).infeasible;
+    assert_eq!(at(&f, 3996), None);
+    match at(&f, 3997) {
+        Some(Infeasible::ContextWindow {
+            prompt_tokens,
+            cap_tokens,
+            context_tokens,
+        }) => {
+            assert_eq!(
+                (prompt_tokens, cap_tokens, context_tokens),
+                (100.0, 3997, 4096)
+            );
+            let text = at(&f, 3997).unwrap().to_string();
+            assert!(text.contains("3,996 or less"), "{text}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // The entry itself keeps its own window; an entry that states none is never refused.
+    f.policy = Catalog::embedded().model("qwen2.5-7b").unwrap().clone();
+    assert_eq!(f.policy.context_tokens, Some(131_072));
+    assert_eq!(at(&f, 32_768), None);
+    f.policy.context_tokens = None;
+    assert!(!matches!(
+        at(&f, 200_000),
+        Some(Infeasible::ContextWindow { .. })
+    ));
+}

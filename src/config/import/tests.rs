@@ -384,3 +384,46 @@ fn huge_counts_are_refused_not_overflowed() {
         error.message
     );
 }
+
+#[test]
+fn only_the_launch_command_s_own_overrides_are_read() {
+    // A second command after the launch (an evaluation script taking its own overrides) does not
+    // override the launch's batch; a note says what was left out and where.
+    let script = "#!/bin/bash\nset -x\nexport VLLM_USE_V1=1\npython3 -m verl.trainer.main_ppo \\\n    data.train_batch_size=512 \\\n    actor_rollout_ref.rollout.n=8\necho done\npython3 eval.py data.train_batch_size=4 data.max_response_length=99\n";
+    let run = import_verl(script).unwrap();
+    assert_eq!(
+        value(&run, |s| matches!(s, Setting::PromptsPerStep(_))),
+        (Setting::PromptsPerStep(512), Some(5))
+    );
+    assert_eq!(
+        value(&run, |s| matches!(s, Setting::MaxResponseLen(_))),
+        (Setting::MaxResponseLen(512), None),
+        "the other command's cap is not read either (veRL's default)"
+    );
+    let note = run
+        .notes
+        .iter()
+        .find(|n| n.contains("left out"))
+        .expect("a note");
+    assert!(
+        note.contains("line 4") && note.contains("2 key=value") && note.contains("line 8"),
+        "{note}"
+    );
+    // A file of overrides without a launch command is read whole, one or more per line.
+    let overrides =
+        import_verl("data.train_batch_size=64\nactor_rollout_ref.rollout.n=4\n").unwrap();
+    assert_eq!(
+        value(&overrides, |s| matches!(s, Setting::GroupSize(_))),
+        (Setting::GroupSize(4), Some(2))
+    );
+    assert!(!overrides.notes.iter().any(|n| n.contains("left out")));
+}
+
+#[test]
+fn a_file_of_the_other_framework_is_named() {
+    let err = import_trl(VERL_QUICKSTART, launch(8)).unwrap_err();
+    assert_eq!(err.line, Some(3), "{err:?}");
+    assert!(err.message.contains("--from-verl"), "{}", err.message);
+    let err = import_verl(TRL_YAML).unwrap_err();
+    assert!(err.message.contains("--from-trl"), "{}", err.message);
+}

@@ -42,6 +42,13 @@ pub struct TrlLaunch {
 /// (`trl grpo --key value …`, `accelerate launch … -m trl.scripts.grpo …`).
 pub fn import_trl(text: &str, launch: TrlLaunch) -> Result<ImportedRun, ImportError> {
     let devices = launch.processes;
+    if let Some(line) = verl_launch_line(text) {
+        return Err(error(
+            Some(line),
+            "",
+            "this is a veRL launch script (it runs a verl entry point with Hydra overrides), not a TRL config: read it with --from-verl",
+        ));
+    }
     let pairs = trl_pairs(text)?;
     if pairs.order.is_empty() {
         return Err(error(
@@ -277,6 +284,31 @@ pub fn import_trl(text: &str, launch: TrlLaunch) -> Result<ImportedRun, ImportEr
     b.run.notes.push(RESPONSE_LENGTH_NOTE.to_string());
     b.run.settings.sort_by_key(|s| s.line.is_none());
     Ok(b.finish(&pairs, TRL_KEYS, TRL_NOT_MODELLED))
+}
+
+/// The line of a veRL entry point (`verl.trainer.main_ppo`, `main_ppo.py`) or of a veRL-only
+/// override (`actor_rollout_ref.…=`) outside comments: the file is veRL's, not TRL's.
+fn verl_launch_line(text: &str) -> Option<usize> {
+    text.lines().enumerate().find_map(|(k, line)| {
+        let code = line.split('#').next().unwrap_or("");
+        (code.contains("verl.trainer.")
+            || code.contains("main_ppo")
+            || code.contains("actor_rollout_ref."))
+        .then_some(k + 1)
+    })
+}
+
+/// Whether the text looks like a TRL GRPO config or command: a `trl grpo` / `trl.scripts.grpo`
+/// launch, or GRPOConfig's own keys (`num_generations`, `max_completion_length`).
+pub(super) fn looks_like_trl(text: &str) -> bool {
+    [
+        "trl grpo",
+        "trl.scripts.grpo",
+        "num_generations",
+        "max_completion_length",
+    ]
+    .iter()
+    .any(|k| text.contains(k))
 }
 
 /// The key/value pairs of a TRL configuration in any of its three forms.

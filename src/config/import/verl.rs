@@ -48,6 +48,7 @@ const VERL_NOT_MODELLED: &[(&str, &str)] = &[
 /// Reads a veRL launch script, or a file of Hydra overrides (one or more per line).
 pub fn import_verl(text: &str) -> Result<ImportedRun, ImportError> {
     let words = shell::words(text).map_err(|e| error(Some(e.line), "", e.message))?;
+    let (words, ignored) = launch_words(&words);
     let mut pairs = Pairs::default();
     for word in &words {
         if let Some((key, value)) = hydra_override(word) {
@@ -62,14 +63,22 @@ pub fn import_verl(text: &str) -> Result<ImportedRun, ImportError> {
         }
     }
     if pairs.order.is_empty() {
+        let hint = if super::trl::looks_like_trl(text) {
+            "it looks like a TRL config or command: read it with --from-trl"
+        } else {
+            "is this a veRL launch script?"
+        };
         return Err(error(
             None,
             "",
-            "no Hydra override (`section.key=value`) found; is this a veRL launch script?",
+            format!("no Hydra override (`section.key=value`) found; {hint}"),
         ));
     }
     let mut b = Builder::new(ConfigFormat::Verl);
     b.set(Setting::Framework(Framework::Verl), "(veRL file)", None);
+    if let Some(ignored) = ignored {
+        b.run.notes.push(ignored);
+    }
 
     // The policy.
     // A path under an unresolved folder (`${HOME}/models/Qwen2.5-7B`) still names the model by
@@ -314,6 +323,35 @@ pub fn import_verl(text: &str) -> Result<ImportedRun, ImportError> {
     b.run.notes.push(RESPONSE_LENGTH_NOTE.to_string());
     b.run.settings.sort_by_key(|s| s.line.is_none());
     Ok(b.finish(&pairs, VERL_KEYS, VERL_NOT_MODELLED))
+}
+
+/// The words veRL reads: those of the script's launch command when it has one (the first
+/// command that runs a veRL entry point, `python3 -m verl.trainer.main_ppo`, a recipe's
+/// `main_*` module or a `main_ppo.py` path), else every word (a file of overrides, one or more
+/// per line). With a launch command, a note says how many overrides of other commands (a second
+/// script, an evaluation after training) were left out.
+fn launch_words(words: &[Word]) -> (Vec<&Word>, Option<String>) {
+    let is_entry = |w: &Word| {
+        let t = w.text.as_str();
+        t.starts_with("verl.") || t.contains("main_ppo") || t.starts_with("recipe.")
+    };
+    let Some(launch) = words.iter().find(|w| is_entry(w)).map(|w| w.command) else {
+        return (words.iter().collect(), None);
+    };
+    let (own, other): (Vec<&Word>, Vec<&Word>) = words.iter().partition(|w| w.command == launch);
+    let left_out: Vec<&Word> = other
+        .into_iter()
+        .filter(|w| hydra_override(w).is_some())
+        .collect();
+    let note = left_out.first().map(|first| {
+        format!(
+            "read the overrides of the launch command on line {} only; {} key=value word(s) of other commands were left out (the first on line {})",
+            own.first().map_or(0, |w| w.line),
+            left_out.len(),
+            first.line
+        )
+    });
+    (own, note)
 }
 
 /// The Hydra overrides of a veRL launch script, key → value after shell expansion (the last
