@@ -12,11 +12,12 @@ pub mod flops;
 pub mod lengths;
 pub mod memory;
 pub mod passes;
+mod run;
 mod step;
 pub mod supervised;
 pub mod time;
 
-pub use step::{StepLedger, evaluate, step_ledger};
+pub use run::{StepLedger, evaluate, step_ledger};
 
 use std::fmt;
 

@@ -1,26 +1,27 @@
-//! One RL run priced: [`evaluate`] walks an iteration phase by phase (rollouts, search, feedback,
-//! learning), turns phase seconds into GPU-seconds under the schedule, checks memory, derives the
-//! iterations a budget affords and the waste. Each step is one function below; the formulas they
-//! call live in [`super::lengths`], [`super::flops`], [`super::time`] and [`super::memory`]
-//! (docs/design.md §5).
+//! One RL step priced: [`constant_step`] walks an iteration phase by phase (rollouts, search,
+//! feedback, learning), turns phase seconds into GPU-seconds under the schedule and checks
+//! memory and the context window; [`super::run`] turns steps into a run. Each part is one
+//! function below; the formulas they call live in [`super::lengths`], [`super::flops`],
+//! [`super::time`] and [`super::memory`] (docs/design.md §5).
 
 use super::flops::{self, TokenSums};
+use super::run::StepLedger;
 use super::{
-    Bucket, Infeasible, Ledger, Phase, PhaseCost, RunConfig, TokenStats, Waste,
-    affordable_iterations, lengths, memory, passes, time,
+    Infeasible, Ledger, Phase, PhaseCost, RunConfig, TokenStats, Waste, lengths, memory, passes,
+    time,
 };
 use crate::catalog::{BF16_BYTES, ModelSpec};
-use crate::config::{
-    Algorithm, Finetune, OldLogprob, RewardKind, SECONDS_PER_HOUR, Schedule, Stop, Task,
-};
+use crate::config::{Algorithm, Finetune, OldLogprob, RewardKind, Schedule};
 
 /// The GPUs each side of a step holds: all of them for both under the colocated schedule; a
 /// split under the async and separate schedules (generation gets `async_rollout_fraction`, at
 /// least one GPU each side).
 #[derive(Debug, Clone, Copy)]
-struct Pools {
-    generation: u64,
-    training: u64,
+pub(super) struct Pools {
+    /// GPUs that generate.
+    pub(super) generation: u64,
+    /// GPUs that train.
+    pub(super) training: u64,
 }
 
 impl Pools {
@@ -46,11 +47,15 @@ impl Pools {
 /// What one step generates: rollouts kept and generated (more under dynamic sampling), their
 /// length statistics and the straggler.
 #[derive(Debug, Clone, Copy)]
-struct Rollouts {
-    kept: f64,
-    generated: f64,
-    zero_signal: f64,
-    lengths: lengths::ResponseLengths,
+pub(super) struct Rollouts {
+    /// Rollouts kept for learning.
+    pub(super) kept: f64,
+    /// Rollouts generated (more than kept under dynamic sampling).
+    pub(super) generated: f64,
+    /// Share of groups whose answers all agree.
+    pub(super) zero_signal: f64,
+    /// Their length statistics.
+    pub(super) lengths: lengths::ResponseLengths,
     distribution: lengths::CappedLognormal,
     straggler: f64,
     starves: bool,
@@ -519,118 +524,6 @@ fn training_memory(cfg: &RunConfig, pools: Pools) -> (f64, Option<Infeasible>) {
     (bytes, infeasible)
 }
 
-/// The run's iterations: given, or the most the budget affords after the start-up (none is
-/// infeasible).
-fn iterations(ledger: &Ledger, stop: Stop, startup_seconds: f64) -> (u64, Option<Infeasible>) {
-    match stop {
-        Stop::Iterations(n) => (n, None),
-        Stop::Budget(budget) => {
-            let per = ledger.per_iteration(budget.unit);
-            let startup_gpu_hours = startup_seconds * ledger.gpus as f64 / SECONDS_PER_HOUR;
-            let fixed = match budget.unit {
-                crate::config::BudgetUnit::Flops => 0.0,
-                crate::config::BudgetUnit::GpuHours => startup_gpu_hours,
-                crate::config::BudgetUnit::Usd => startup_gpu_hours * ledger.usd_per_gpu_hour,
-            };
-            let m = affordable_iterations(budget.amount - fixed, per);
-            let infeasible = (m == 0).then_some(Infeasible::BudgetBelowOneIteration {
-                per_iteration: per,
-                budget: budget.amount,
-                unit: budget.unit,
-            });
-            (m, infeasible)
-        }
-    }
-}
-
-/// Waste over the run, in dollars (and GPU-hours for stragglers); the categories overlap.
-fn waste(cfg: &RunConfig, pools: Pools, r: &Rollouts, ledger: &Ledger) -> Waste {
-    let (hw, run) = (cfg.hardware, cfg.run);
-    let iterations = ledger.iterations as f64;
-    let price = hw.usd_per_gpu_hour;
-    let usd_of = |ph: Phase| ledger.phase(ph).gpu_seconds / SECONDS_PER_HOUR * price * iterations;
-    let search_feedback: f64 = [Phase::Prefill, Phase::Decode, Phase::Reward]
-        .iter()
-        .map(|&ph| usd_of(ph))
-        .sum();
-    let learning: f64 = Phase::ALL
-        .iter()
-        .filter(|&&ph| ph.bucket() == Bucket::Learning && ph != Phase::Sync && ph != Phase::Startup)
-        .map(|&ph| usd_of(ph))
-        .sum();
-    // Zero-signal groups reach learning only without dynamic sampling; with it, they are
-    // generated and scored, then discarded (over-sampling).
-    // Under dynamic sampling the discarded share is what was generated beyond the kept batch
-    // (whole generation batches: at least the zero-signal rate).
-    let (zero_signal_usd, oversampling_usd) = if run.dynamic_sampling {
-        let discarded = if r.generated > 0.0 {
-            1.0 - r.kept / r.generated
-        } else {
-            0.0
-        };
-        (0.0, discarded * search_feedback)
-    } else {
-        (r.zero_signal * (search_feedback + learning), 0.0)
-    };
-    // During the tail the generation pool waits (under the colocated schedule that is the whole
-    // cluster; under async the trainer's idle time is already charged to its phases).
-    let straggler_idle_gpu_hours =
-        ledger.decode.tail_seconds * pools.generation as f64 * iterations / SECONDS_PER_HOUR;
-    let g = cfg.group_size as f64;
-    Waste {
-        zero_signal_usd,
-        truncated_usd: r.lengths.truncated_token_share * (search_feedback + learning),
-        straggler_idle_gpu_hours,
-        straggler_idle_usd: straggler_idle_gpu_hours * price,
-        reference_without_kl_usd: if run.kl_reference && run.kl_coef == 0.0 {
-            usd_of(Phase::RefLogprob)
-        } else {
-            0.0
-        },
-        oversampling_usd,
-        uncached_prefill_usd: if run.prefix_cache {
-            0.0
-        } else {
-            usd_of(Phase::Prefill) * (g - 1.0) / g
-        },
-    }
-}
-
-/// One step of a single-turn run at a constant mean response length, before its stop is
-/// applied: everything a budget does not change (the phases, tokens, decode, memory and the
-/// step's own infeasibility). [`StepLedger::with_stop`] finishes it into the run's ledger, so a
-/// sweep prices the step once for all the budgets of a cell ([`step_ledger`]).
-#[derive(Debug, Clone, Copy)]
-pub struct StepLedger {
-    ledger: Ledger,
-    pools: Pools,
-    rollouts: Rollouts,
-}
-
-/// The stop-free step of `cfg`, when its ledger is one step priced once: single-turn, no
-/// environment and no length schedule (None otherwise: those runs are priced whole by
-/// [`evaluate`]).
-pub fn step_ledger(cfg: &RunConfig) -> Option<StepLedger> {
-    let plain = cfg.run.agent.is_single_turn_without_environment()
-        && cfg.task.mean_response_tokens_end.is_none();
-    plain.then(|| constant_step(cfg))
-}
-
-impl StepLedger {
-    /// The run's ledger under `cfg`'s stop. `cfg` must be the configuration the step was priced
-    /// from, with any stop: the result is [`evaluate`]'s, bit for bit.
-    pub fn with_stop(&self, cfg: &RunConfig) -> Ledger {
-        let mut ledger = self.ledger;
-        let (iterations, budget_infeasible) =
-            iterations(&ledger, cfg.stop, cfg.run.startup_seconds);
-        ledger.iterations = iterations;
-        ledger.infeasible = ledger.infeasible.or(budget_infeasible);
-        charge_startup(cfg, &mut ledger);
-        ledger.waste = waste(cfg, self.pools, &self.rollouts, &ledger);
-        ledger
-    }
-}
-
 /// The prompt plus the cap beyond the policy's context window, when its catalog entry states one
 /// (vLLM refuses a `max_model_len` above `max_position_embeddings` unless told otherwise).
 fn context_window(cfg: &RunConfig) -> Option<Infeasible> {
@@ -645,13 +538,8 @@ fn context_window(cfg: &RunConfig) -> Option<Infeasible> {
     )
 }
 
-/// One run at a constant mean response length: the ledger of its iterations.
-fn evaluate_constant(cfg: &RunConfig) -> Ledger {
-    constant_step(cfg).with_stop(cfg)
-}
-
-/// [`StepLedger`] of a run at a constant mean response length.
-fn constant_step(cfg: &RunConfig) -> StepLedger {
+/// [`super::run::StepLedger`] of a run at a constant mean response length.
+pub(super) fn constant_step(cfg: &RunConfig) -> StepLedger {
     let pools = Pools::of(cfg);
     let rollouts = Rollouts::of(cfg);
     let mut phases: Phases = [PhaseCost::default(); super::PHASE_COUNT];
@@ -710,181 +598,4 @@ fn constant_step(cfg: &RunConfig) -> StepLedger {
         pools,
         rollouts,
     }
-}
-
-/// The start-up as its share of each step: the whole cluster waits while the model loads and
-/// the engine starts, once per run (so the run's totals include it exactly once).
-fn charge_startup(cfg: &RunConfig, ledger: &mut Ledger) {
-    let startup = cfg.run.startup_seconds;
-    if startup <= 0.0 || ledger.iterations == 0 {
-        return;
-    }
-    let seconds = startup / ledger.iterations as f64;
-    ledger.phases[Phase::Startup.index()] = PhaseCost {
-        flops: 0.0,
-        seconds,
-        gpu_seconds: seconds * cfg.hardware.gpus as f64,
-    };
-    ledger.step_seconds += seconds;
-}
-
-/// The points a length schedule is integrated at: Simpson's rule over the run, the start, the
-/// middle and the end with weights 1/6, 4/6, 1/6 (exact for costs up to cubic in the length).
-fn schedule_points(start: f64, end: f64) -> [(f64, f64); 3] {
-    [
-        (1.0 / 6.0, start),
-        (4.0 / 6.0, 0.5 * (start + end)),
-        (1.0 / 6.0, end),
-    ]
-}
-
-fn weighted_tokens(parts: &[(f64, Ledger)]) -> TokenStats {
-    let w = |f: &dyn Fn(&TokenStats) -> f64| -> f64 {
-        parts.iter().map(|(weight, l)| weight * f(&l.tokens)).sum()
-    };
-    TokenStats {
-        rollouts_per_step: w(&|t| t.rollouts_per_step),
-        generated_rollouts_per_step: w(&|t| t.generated_rollouts_per_step),
-        mean_response_tokens: w(&|t| t.mean_response_tokens),
-        generated_tokens_per_step: w(&|t| t.generated_tokens_per_step),
-        prompt_tokens_per_step: w(&|t| t.prompt_tokens_per_step),
-        truncation_rate: w(&|t| t.truncation_rate),
-        truncated_token_share: w(&|t| t.truncated_token_share),
-        zero_signal_rate: w(&|t| t.zero_signal_rate),
-        straggler_response_tokens: w(&|t| t.straggler_response_tokens),
-        prefill_tokens_per_step: w(&|t| t.prefill_tokens_per_step),
-        group_size: w(&|t| t.group_size),
-        forward_tokens_per_step: w(&|t| t.forward_tokens_per_step),
-        train_tokens_per_step: w(&|t| t.train_tokens_per_step),
-    }
-}
-
-fn weighted_waste(parts: &[(f64, Ledger)]) -> Waste {
-    let w = |f: &dyn Fn(&Waste) -> f64| -> f64 {
-        parts.iter().map(|(weight, l)| weight * f(&l.waste)).sum()
-    };
-    Waste {
-        zero_signal_usd: w(&|x| x.zero_signal_usd),
-        truncated_usd: w(&|x| x.truncated_usd),
-        straggler_idle_gpu_hours: w(&|x| x.straggler_idle_gpu_hours),
-        straggler_idle_usd: w(&|x| x.straggler_idle_usd),
-        reference_without_kl_usd: w(&|x| x.reference_without_kl_usd),
-        oversampling_usd: w(&|x| x.oversampling_usd),
-        uncached_prefill_usd: w(&|x| x.uncached_prefill_usd),
-    }
-}
-
-/// Evaluates one run: the ledger of its iterations. The first reason a run cannot go ahead is
-/// kept (dynamic sampling, rollout memory, judge memory, training memory, budget, in that order).
-/// With a response-length schedule (`[task] mean_response_tokens_end`) the step's costs are the
-/// average over the run (Simpson's rule in the length), the run is infeasible where any point of
-/// it is, memory is the largest, and the waste is the weighted sum of each point's.
-pub fn evaluate(cfg: &RunConfig) -> Ledger {
-    let agent = &cfg.run.agent;
-    if agent.is_single_turn_without_environment() {
-        return evaluate_task(cfg);
-    }
-    // Multi-turn episodes (`ledger::agent`): the equivalent single-turn task on the GPUs, then
-    // the environment's waiting and dollars; a budget is spent on both.
-    let task = super::agent::equivalent_task(cfg.task, agent);
-    let inner = RunConfig {
-        task: &task,
-        ..*cfg
-    };
-    let mut one = evaluate_task(&RunConfig {
-        stop: Stop::Iterations(1),
-        ..inner
-    });
-    one.step_seconds -= one.phases[Phase::Startup.index()].seconds;
-    one.phases[Phase::Startup.index()] = PhaseCost::default();
-    add_environment(&inner, &mut one);
-    let (n, budget_infeasible) = iterations(&one, cfg.stop, cfg.run.startup_seconds);
-    let mut ledger = evaluate_task(&RunConfig {
-        stop: Stop::Iterations(n),
-        ..inner
-    });
-    add_environment(&inner, &mut ledger);
-    ledger.infeasible = ledger.infeasible.or(budget_infeasible);
-    ledger
-}
-
-/// Adds what the environment costs per step (`ledger::agent::environment_step`): the cluster
-/// idling while episodes wait for tools (phase `environment`) or for a rate-limited API judge
-/// (phase `reward`), and the sandbox and API dollars paid outside the GPUs.
-fn add_environment(cfg: &RunConfig, ledger: &mut Ledger) {
-    let agent = &cfg.run.agent;
-    let tokens = cfg.task.prompt_tokens + ledger.tokens.mean_response_tokens;
-    let e = super::agent::environment_step(
-        agent,
-        ledger.tokens.generated_rollouts_per_step,
-        tokens,
-        ledger.decode.seconds,
-    );
-    let gpus = cfg.hardware.gpus as f64;
-    ledger.phases[Phase::Environment.index()] = PhaseCost {
-        flops: 0.0,
-        seconds: e.wait_seconds,
-        gpu_seconds: e.wait_seconds * gpus,
-    };
-    let reward = &mut ledger.phases[Phase::Reward.index()];
-    reward.seconds += e.api_seconds;
-    reward.gpu_seconds += e.api_seconds * gpus;
-    ledger.step_seconds += e.wait_seconds + e.api_seconds;
-    ledger.external_usd_per_step = [e.tool_sandbox_usd, 0.0, e.reward_sandbox_usd + e.api_usd];
-    ledger.environment_usd_per_step = e.tool_sandbox_usd + e.reward_sandbox_usd;
-    ledger.api_usd_per_step = e.api_usd;
-}
-
-/// [`evaluate`] for a single-turn task with no environment.
-fn evaluate_task(cfg: &RunConfig) -> Ledger {
-    let Some(end) = cfg.task.mean_response_tokens_end else {
-        return evaluate_constant(cfg);
-    };
-    let at = |mean: f64, stop: Stop| {
-        let task = Task {
-            mean_response_tokens: mean,
-            mean_response_tokens_end: None,
-            ..*cfg.task
-        };
-        evaluate_constant(&RunConfig {
-            task: &task,
-            stop,
-            ..*cfg
-        })
-    };
-    let points = schedule_points(cfg.task.mean_response_tokens, end);
-    let steps: Vec<(f64, Ledger)> = points
-        .iter()
-        .map(|&(weight, mean)| (weight, at(mean, Stop::Iterations(1))))
-        .collect();
-    let mut ledger = steps[1].1;
-    for (i, phase) in ledger.phases.iter_mut().enumerate() {
-        *phase = PhaseCost {
-            flops: steps.iter().map(|s| s.0 * s.1.phases[i].flops).sum(),
-            seconds: steps.iter().map(|s| s.0 * s.1.phases[i].seconds).sum(),
-            gpu_seconds: steps.iter().map(|s| s.0 * s.1.phases[i].gpu_seconds).sum(),
-        };
-    }
-    ledger.step_seconds = steps.iter().map(|s| s.0 * s.1.step_seconds).sum();
-    ledger.tokens = weighted_tokens(&steps);
-    ledger.decode.seconds = steps.iter().map(|s| s.0 * s.1.decode.seconds).sum();
-    ledger.decode.tail_seconds = steps.iter().map(|s| s.0 * s.1.decode.tail_seconds).sum();
-    ledger.training_memory_gb_per_gpu = steps
-        .iter()
-        .map(|s| s.1.training_memory_gb_per_gpu)
-        .fold(0.0, f64::max);
-    ledger.infeasible = steps.iter().find_map(|s| s.1.infeasible);
-    // Each point was priced with its own start-up share: take it out before the budget.
-    ledger.step_seconds -= ledger.phases[Phase::Startup.index()].seconds;
-    ledger.phases[Phase::Startup.index()] = PhaseCost::default();
-    let (iterations, budget_infeasible) = iterations(&ledger, cfg.stop, cfg.run.startup_seconds);
-    ledger.iterations = iterations;
-    ledger.infeasible = ledger.infeasible.or(budget_infeasible);
-    charge_startup(cfg, &mut ledger);
-    let runs: Vec<(f64, Ledger)> = points
-        .iter()
-        .map(|&(weight, mean)| (weight, at(mean, Stop::Iterations(iterations))))
-        .collect();
-    ledger.waste = weighted_waste(&runs);
-    ledger
 }
