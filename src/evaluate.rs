@@ -45,43 +45,53 @@ pub fn evaluate<'g>(grid: &'g Grid, cell: Cell<'g>) -> Evaluated<'g> {
 #[derive(Debug, Default)]
 pub struct CellEvaluator {
     last: Option<(AxisIndices, StepLedger, PreparedPrediction)>,
+    /// The last cell's ledger: the step's, finished at that cell's stop.
+    ledger: Option<Ledger>,
 }
 
 impl CellEvaluator {
     /// Evaluates a cell of the evaluator's grid.
     pub fn evaluate<'g>(&mut self, grid: &'g Grid, cell: Cell<'g>) -> Evaluated<'g> {
+        let (ledger, prediction, signal) = self.price(grid, &cell);
+        Evaluated {
+            cell,
+            ledger: *ledger,
+            prediction,
+            signal,
+        }
+    }
+
+    /// The cell's ledger (held by the evaluator until the next cell), prediction and signal:
+    /// [`CellEvaluator::evaluate`] without building the evaluated cell, so a sweep's first pass
+    /// copies no ledger per cell.
+    pub fn price(&mut self, grid: &Grid, cell: &Cell) -> (&Ledger, Prediction, CellSignal) {
         let config = cell.run_config(grid);
         let step_key = AxisIndices {
             budget: 0,
             ..cell.indices
         };
-        if let Some((key, step, prepared)) = &self.last
-            && *key == step_key
-        {
-            let ledger = step.with_stop(&config);
-            let signal = grid_signal(grid, &config, &ledger);
-            let prediction = prepared.at(signal.iterations);
-            return Evaluated {
-                cell,
-                ledger,
-                prediction,
-                signal,
-            };
+        let reuse = matches!(&self.last, Some((key, _, _)) if *key == step_key);
+        if !reuse {
+            match step_ledger(&config) {
+                Some(step) => {
+                    let signal_at_any_stop = grid_signal(grid, &config, step.step());
+                    let prepared = PreparedPrediction::of(&grid.outcome, &signal_at_any_stop);
+                    self.ledger = Some(*step.step());
+                    self.last = Some((step_key, step, prepared));
+                }
+                None => {
+                    self.last = None;
+                    let ledger = self.ledger.insert(crate::ledger::evaluate(&config));
+                    let signal = grid_signal(grid, &config, ledger);
+                    return (ledger, predict(&grid.outcome, &signal), signal);
+                }
+            }
         }
-        let Some(step) = step_ledger(&config) else {
-            self.last = None;
-            return evaluate(grid, cell);
-        };
-        let ledger = step.with_stop(&config);
-        let signal = grid_signal(grid, &config, &ledger);
-        let prepared = PreparedPrediction::of(&grid.outcome, &signal);
-        self.last = Some((step_key, step, prepared));
-        Evaluated {
-            cell,
-            ledger,
-            prediction: prepared.at(signal.iterations),
-            signal,
-        }
+        let (_, step, prepared) = self.last.as_ref().expect("a step priced above");
+        let ledger = self.ledger.as_mut().expect("set with the step");
+        step.with_stop_into(&config, ledger);
+        let signal = grid_signal(grid, &config, ledger);
+        (ledger, prepared.at(signal.iterations), signal)
     }
 }
 

@@ -134,7 +134,10 @@ impl Aggregate {
         // Once the pool has been trimmed, a point below its worst member can never enter it.
         let floor = self.pool_floor.get(&i.budget).copied();
         if floor.is_none_or(|worst| point.better_than(&worst)) {
-            let pool = self.shortlist_pool.entry(i.budget).or_default();
+            let pool = self
+                .shortlist_pool
+                .entry(i.budget)
+                .or_insert_with(|| Vec::with_capacity(2 * SHORTLIST_POOL + 1));
             pool.push(point);
             if pool.len() > 2 * SHORTLIST_POOL {
                 trim_pool(pool);
@@ -198,8 +201,7 @@ impl Aggregate {
         }
         for (budget, points) in other.shortlist_pool {
             let pool = self.shortlist_pool.entry(budget).or_default();
-            pool.extend(points);
-            trim_pool(pool);
+            *pool = merged_pool(std::mem::take(pool), points);
         }
         self.sample.extend(other.sample);
     }
@@ -315,9 +317,51 @@ fn union_of_fronts(points: &[Point]) -> Vec<Point> {
     ids
 }
 
+/// The shortlist pool's order: best score first, ties by cell id (a strict total order, since
+/// ids are unique).
+fn pool_order(a: &Point, b: &Point) -> std::cmp::Ordering {
+    b.score.total_cmp(&a.score).then(a.id.cmp(&b.id))
+}
+
+/// Keeps a pool's best [`SHORTLIST_POOL`] points, in pool order. The order is sorted on small
+/// keys (score, id, position) and the points gathered once: sorting the 224-byte points
+/// themselves moved each of them a dozen times per chunk.
 fn trim_pool(pool: &mut Vec<Point>) {
-    pool.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
-    pool.truncate(SHORTLIST_POOL);
+    let mut keys: Vec<(f64, u64, usize)> = pool
+        .iter()
+        .enumerate()
+        .map(|(k, p)| (p.score, p.id, k))
+        .collect();
+    // The same order as `pool_order` (strict: ids are unique), so an unstable sort is exact.
+    keys.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    keys.truncate(SHORTLIST_POOL);
+    *pool = keys.iter().map(|&(_, _, k)| pool[k]).collect();
+}
+
+/// The best [`SHORTLIST_POOL`] of two pools: a linear merge when both are in pool order (as
+/// every trimmed pool is), else a sort. The result is [`trim_pool`]'s on their union either way
+/// (the order is strict), without moving every point through a sort on each chunk merged.
+fn merged_pool(a: Vec<Point>, b: Vec<Point>) -> Vec<Point> {
+    let sorted = |p: &[Point]| p.is_sorted_by(|x, y| pool_order(x, y).is_lt());
+    if !(sorted(&a) && sorted(&b)) {
+        let mut all = a;
+        all.extend(b);
+        trim_pool(&mut all);
+        return all;
+    }
+    let mut out = Vec::with_capacity(SHORTLIST_POOL.min(a.len() + b.len()));
+    let (mut i, mut j) = (0, 0);
+    while out.len() < SHORTLIST_POOL && (i < a.len() || j < b.len()) {
+        let take_a = j == b.len() || (i < a.len() && pool_order(&a[i], &b[j]).is_lt());
+        if take_a {
+            out.push(a[i]);
+            i += 1;
+        } else {
+            out.push(b[j]);
+            j += 1;
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -352,6 +396,36 @@ mod tests {
             update_fraction: 0.5,
             flops_shares: [0.3, 0.5, 0.2],
             usd_shares: [0.5, 0.4, 0.1],
+        }
+    }
+
+    #[test]
+    fn merged_pools_equal_a_sort_of_their_union() {
+        // Tie-heavy scores (ten values over 700 points), sorted and unsorted inputs, pools
+        // shorter and longer than SHORTLIST_POOL.
+        let pts: Vec<Point> = (0..700u64)
+            .map(|i| point((i * 389) % 700, 0.0, 0.0, ((i * 31) % 10) as f64 / 10.0))
+            .collect();
+        for (split, sort_a, sort_b) in [
+            (0, true, true),
+            (100, true, true),
+            (350, true, false),
+            (600, false, true),
+            (200, true, true),
+        ] {
+            let (mut a, mut b) = (pts[..split].to_vec(), pts[split..].to_vec());
+            if sort_a {
+                trim_pool(&mut a);
+            }
+            if sort_b {
+                trim_pool(&mut b);
+            }
+            let mut expected = a.clone();
+            expected.extend(b.clone());
+            trim_pool(&mut expected);
+            let merged = merged_pool(a, b);
+            let ids = |p: &[Point]| p.iter().map(|x| x.id).collect::<Vec<_>>();
+            assert_eq!(ids(&merged), ids(&expected), "split {split}");
         }
     }
 

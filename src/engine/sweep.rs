@@ -38,15 +38,12 @@ pub fn aggregate_chunk(grid: &Grid, ids: std::ops::Range<u64>, sample_stride: u6
             agg.pruned += 1;
             continue;
         };
-        let e = evaluator.evaluate(grid, cell);
+        let (ledger, prediction, _) = evaluator.price(grid, &cell);
         agg.evaluated += 1;
-        match e.ledger.infeasible {
+        match ledger.infeasible {
             None => {
-                let cost = cost_in_budget_unit(grid, &e.ledger);
-                agg.add_feasible(
-                    Point::of(&e.cell, &e.ledger, &e.prediction, cost),
-                    sample_stride,
-                );
+                let cost = cost_in_budget_unit(grid, ledger);
+                agg.add_feasible(Point::of(&cell, ledger, &prediction, cost), sample_stride);
             }
             Some(reason) => agg.add_infeasible(reason.kind()),
         }
@@ -280,15 +277,19 @@ impl Passes<'_> {
         let mut aggregate = Aggregate::default();
         for group in self.chunks.chunks(self.window) {
             self.check_interrupt()?;
-            let parts: Vec<Aggregate> = self.pool.install(|| {
+            // Merged on the pool too: rayon's reduce keeps the chunks' order (the left part is
+            // always the earlier cells), and `Aggregate::merge` gives the same aggregate however
+            // the chunks are grouped, so the result does not depend on the thread count.
+            let window = self.pool.install(|| {
                 group
                     .par_iter()
                     .map(|ids| aggregate_chunk(self.grid, ids.clone(), sample_stride))
-                    .collect()
+                    .reduce(Aggregate::default, |mut earlier, later| {
+                        earlier.merge(later);
+                        earlier
+                    })
             });
-            for part in parts {
-                aggregate.merge(part);
-            }
+            aggregate.merge(window);
             self.progress
                 .advance(group.iter().map(|r| r.end - r.start).sum());
         }

@@ -116,13 +116,34 @@ impl StepLedger {
     /// from, with any stop: the result is [`evaluate`]'s, bit for bit.
     pub fn with_stop(&self, cfg: &RunConfig) -> Ledger {
         let mut ledger = self.ledger;
-        let (iterations, budget_infeasible) =
-            iterations(&ledger, cfg.stop, cfg.run.startup_seconds);
+        self.finish(cfg, &mut ledger);
+        ledger
+    }
+
+    /// [`StepLedger::with_stop`] written into `ledger`, which must hold this step's ledger
+    /// finished at some stop (or not at all): only the fields a stop sets are rewritten, so a
+    /// sweep moves no whole ledger per budget.
+    pub fn with_stop_into(&self, cfg: &RunConfig, ledger: &mut Ledger) {
+        let startup = Phase::Startup.index();
+        ledger.phases[startup] = self.ledger.phases[startup];
+        ledger.step_seconds = self.ledger.step_seconds;
+        ledger.infeasible = self.ledger.infeasible;
+        self.finish(cfg, ledger);
+    }
+
+    /// Sets what the stop decides on a copy of the step's ledger: the iterations, the budget's
+    /// infeasibility, the start-up's share and the waste.
+    fn finish(&self, cfg: &RunConfig, ledger: &mut Ledger) {
+        let (iterations, budget_infeasible) = iterations(ledger, cfg.stop, cfg.run.startup_seconds);
         ledger.iterations = iterations;
         ledger.infeasible = ledger.infeasible.or(budget_infeasible);
-        charge_startup(cfg, &mut ledger);
-        ledger.waste = waste(cfg, self.pools, &self.rollouts, &ledger);
-        ledger
+        charge_startup(cfg, ledger);
+        ledger.waste = waste(cfg, self.pools, &self.rollouts, ledger);
+    }
+
+    /// The step's ledger before any stop.
+    pub fn step(&self) -> &Ledger {
+        &self.ledger
     }
 }
 
