@@ -486,23 +486,8 @@ fn an_infeasible_run_prints_its_report_and_exits_3() {
 fn models_are_found_by_hugging_face_name_alias_and_any_case() {
     // Each is priced with Qwen2.5-7B's shape, and shown by the name it was given (at a cap that
     // fits Qwen2.5-Math-7B's 4,096-token window).
-    let base = json(&[
-        "cost",
-        "--model",
-        "qwen2.5-7b",
-        "--gpu",
-        "H100-SXM",
-        "--max-response-len",
-        "3072",
-        "--steps",
-        "2",
-    ]);
-    for (model, shown) in [
-        ("Qwen/Qwen2.5-Math-7B", "qwen2.5-math-7b"),
-        ("qwen2.5-7b-instruct", "qwen2.5-7b-instruct"),
-        ("QWEN2.5-7B", "qwen2.5-7b"),
-    ] {
-        let v = json(&[
+    let priced = |model: &str| {
+        json(&[
             "cost",
             "--model",
             model,
@@ -512,7 +497,15 @@ fn models_are_found_by_hugging_face_name_alias_and_any_case() {
             "3072",
             "--steps",
             "2",
-        ]);
+        ])
+    };
+    let base = priced("qwen2.5-7b");
+    for (model, shown) in [
+        ("Qwen/Qwen2.5-Math-7B", "qwen2.5-math-7b"),
+        ("qwen2.5-7b-instruct", "qwen2.5-7b-instruct"),
+        ("QWEN2.5-7B", "qwen2.5-7b"),
+    ] {
+        let v = priced(model);
         assert_eq!(v["config"]["model"], shown, "{model}");
         assert_eq!(v["usd"], base["usd"], "{model}");
     }

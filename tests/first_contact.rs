@@ -7,15 +7,20 @@ use predicates::prelude::*;
 mod common;
 use common::bin;
 
-/// `cost --json` with these flags, parsed.
-fn cost_json(args: &[&str]) -> serde_json::Value {
+/// `cost --json` with these flags, parsed; the command must exit with `code`.
+fn cost_json_exiting(args: &[&str], code: i32) -> serde_json::Value {
     let a = bin()
         .arg("cost")
         .args(args)
         .args(["--steps", "10", "--json"])
         .assert()
-        .success();
+        .code(code);
     serde_json::from_slice(&a.get_output().stdout).unwrap()
+}
+
+/// `cost --json` with these flags, parsed.
+fn cost_json(args: &[&str]) -> serde_json::Value {
+    cost_json_exiting(args, 0)
 }
 
 /// A Mistral-7B-shaped config.json (the published v0.1 shape), in a checkpoint folder.
@@ -143,13 +148,7 @@ fn two_catalog_files_merge_in_order() {
 
 /// `cost --json` of a run that cannot go ahead: exit 3, the JSON still printed.
 fn infeasible_json(args: &[&str]) -> serde_json::Value {
-    let a = bin()
-        .arg("cost")
-        .args(args)
-        .args(["--steps", "10", "--json"])
-        .assert()
-        .code(3);
-    serde_json::from_slice(&a.get_output().stdout).unwrap()
+    cost_json_exiting(args, 3)
 }
 
 #[test]

@@ -140,7 +140,7 @@ pub struct FitPhases {
 
 impl FitPhases {
     /// Whether any phase (not the step) is given.
-    fn has_phase(&self) -> bool {
+    pub fn has_phase(&self) -> bool {
         self.generation.is_some()
             || self.update.is_some()
             || self.reference.is_some()

@@ -35,14 +35,10 @@ pub struct Transfer {
     pub notes: Vec<String>,
 }
 
-/// The measured quantities of `comparisons` as a calibration's targets.
-fn targets(comparisons: &[Comparison]) -> FitPhases {
-    let get = |q: &str| {
-        comparisons
-            .iter()
-            .find(|c| c.quantity == q)
-            .map(|c| c.measured)
-    };
+/// One value of each of `comparisons`' quantities as calibration phases: the measured ones
+/// (`value` = the measurement) are a calibration's targets, the predicted ones its model.
+fn phases(comparisons: &[Comparison], value: fn(&Comparison) -> f64) -> FitPhases {
+    let get = |q: &str| comparisons.iter().find(|c| c.quantity == q).map(value);
     FitPhases {
         generation: get("gen"),
         update: get("update_actor"),
@@ -52,21 +48,14 @@ fn targets(comparisons: &[Comparison]) -> FitPhases {
     }
 }
 
+/// The measured quantities of `comparisons` as a calibration's targets.
+fn targets(comparisons: &[Comparison]) -> FitPhases {
+    phases(comparisons, |c| c.measured)
+}
+
 /// The modelled quantities of `comparisons`, in the same shape.
 fn modelled(comparisons: &[Comparison]) -> FitPhases {
-    let get = |q: &str| {
-        comparisons
-            .iter()
-            .find(|c| c.quantity == q)
-            .map(|c| c.predicted)
-    };
-    FitPhases {
-        generation: get("gen"),
-        update: get("update_actor"),
-        reference: get("ref"),
-        old_logprob: get("old_log_prob"),
-        step: get("step"),
-    }
+    phases(comparisons, |c| c.predicted)
 }
 
 /// Median |log2 ratio| over `comparisons`.
@@ -92,11 +81,7 @@ pub fn transfer(
     let defaults: GpuSpec = catalog.gpu(from.get("rl_gpu"))?.clone();
     let source = price_row_on(from, catalog, None)?;
     let measured = targets(&source);
-    let fitted_to = if measured.generation.is_some()
-        || measured.update.is_some()
-        || measured.reference.is_some()
-        || measured.old_logprob.is_some()
-    {
+    let fitted_to = if measured.has_phase() {
         "phases"
     } else {
         "step"
