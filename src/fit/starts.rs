@@ -5,7 +5,9 @@
 //!   `tuned`), by least squares on logit(predicted) − logit(measured) over the kind's pairs; a
 //!   kind with fewer than [`MIN_TIMED_PAIRS`] pairs of stated length takes the pooled time factor
 //!   (its time scale is not identified, and the report says so).
-//! - A Δ multiplier for competition benchmarks, on the same residuals. (A floor under their base
+//! - A Δ multiplier for competition benchmarks and one for general benchmarks (knowledge,
+//!   instruction following, chat: what a math or code reward does not train), on the same
+//!   residuals. (A floor under their base
 //!   scores, read as format failure, was fitted too and left unidentified: its 90% range ran from
 //!   2e-6 to 0.96, so `competition_base_floor` stays a stated hypothesis at the logit floor.)
 //! - The downside: the variance of ground lost per 1,000 steps, from the pairs that lost.
@@ -16,7 +18,7 @@
 use crate::fit::evidence::{FittedParam, least_squares};
 use crate::fit::pairs::PairedOutcome;
 use crate::outcome::params::{Param, Z90};
-use crate::outcome::{OutcomeParams, ParamId, StartKind, predict, predict_score};
+use crate::outcome::{Benchmark, OutcomeParams, ParamId, StartKind, predict, predict_score};
 
 /// Fewer pairs of stated length than this leave a kind's time factor unidentified.
 pub const MIN_TIMED_PAIRS: usize = 3;
@@ -147,67 +149,45 @@ fn profile_time(
     Some((value.exp(), lo.exp(), hi.exp(), bounded_below, best.2))
 }
 
-/// The parameters one least-squares fit of stage 7 moves: Δ factors and the competition factor.
+/// The parameters one least-squares fit of stage 7 moves: Δ factors of kinds of start and of
+/// kinds of benchmark, each fitted in log space.
 struct Layout {
     gains: Vec<ParamId>,
-    competition: bool,
 }
 
 impl Layout {
     fn apply(&self, base: &OutcomeParams, theta: &[f64]) -> OutcomeParams {
         let mut p = *base;
-        let mut k = 0;
-        for id in &self.gains {
-            p[*id].value = theta[k].exp();
-            k += 1;
-        }
-        if self.competition {
-            p[ParamId::CompetitionGainFactor].value = theta[k].exp();
+        for (id, t) in self.gains.iter().zip(theta) {
+            p[*id].value = t.exp();
         }
         p
     }
 
     fn start(&self, base: &OutcomeParams) -> Vec<f64> {
-        let mut theta: Vec<f64> = self
-            .gains
+        self.gains
             .iter()
             .map(|id| base[*id].value.max(1e-3).ln())
-            .collect();
-        if self.competition {
-            theta.push(base[ParamId::CompetitionGainFactor].value.max(1e-3).ln());
-        }
-        theta
+            .collect()
     }
 
-    /// The fitted parameters with their 90% ranges (log-space errors for the factors, logit-space
-    /// for the floor).
+    /// The fitted parameters with their 90% ranges (log-space errors).
     fn ranges(&self, fitted: &OutcomeParams, theta: &[f64], se: &[f64]) -> Vec<(ParamId, Param)> {
-        let mut out = Vec::new();
-        let mut k = 0;
-        for id in &self.gains {
-            let s = se[k].min(5.0);
-            out.push((
-                *id,
-                Param::new(
-                    fitted[*id].value,
-                    (theta[k] - Z90 * s).exp(),
-                    (theta[k] + Z90 * s).exp(),
-                ),
-            ));
-            k += 1;
-        }
-        if self.competition {
-            let s = se[k].min(5.0);
-            out.push((
-                ParamId::CompetitionGainFactor,
-                Param::new(
-                    fitted[ParamId::CompetitionGainFactor].value,
-                    (theta[k] - Z90 * s).exp(),
-                    (theta[k] + Z90 * s).exp(),
-                ),
-            ));
-        }
-        out
+        self.gains
+            .iter()
+            .enumerate()
+            .map(|(k, id)| {
+                let s = se[k].min(5.0);
+                (
+                    *id,
+                    Param::new(
+                        fitted[*id].value,
+                        (theta[k] - Z90 * s).exp(),
+                        (theta[k] + Z90 * s).exp(),
+                    ),
+                )
+            })
+            .collect()
     }
 }
 
@@ -299,6 +279,7 @@ fn fit_factors(
         pairs.iter().copied().filter(|p| p.start == k).collect()
     };
     let timed = |k: StartKind| of_kind(k).iter().filter(|p| p.steps.is_some()).count();
+    let of_benchmark = |b: Benchmark| pairs.iter().filter(|p| p.benchmark == b).count();
     let (instruct, distilled) = (of_kind(StartKind::Instruct), of_kind(StartKind::Distilled));
     let tuned: Vec<&PairedOutcome> = pairs
         .iter()
@@ -315,6 +296,7 @@ fn fit_factors(
         DistilledGainFactor,
         TunedGainFactor,
         CompetitionGainFactor,
+        GeneralGainFactor,
     ] {
         p[id].value = 1.0;
     }
@@ -382,7 +364,6 @@ fn fit_factors(
     // the tuned pairs, each kind's and the competition terms on every pair.
     let pooled = Layout {
         gains: vec![TunedGainFactor],
-        competition: false,
     };
     let tuned_signals = signals(&tuned, true);
     let (theta, se) = least_squares(
@@ -398,10 +379,7 @@ fn fit_factors(
         );
         note(id, param, how, &mut p);
     }
-    let mut layout = Layout {
-        gains: Vec::new(),
-        competition: true,
-    };
+    let mut layout = Layout { gains: Vec::new() };
     for (kind, gain, set) in [
         (StartKind::Instruct, InstructGainFactor, &instruct),
         (StartKind::Distilled, DistilledGainFactor, &distilled),
@@ -416,6 +394,20 @@ fn fit_factors(
             layout.gains.push(gain);
         }
     }
+    for (benchmark, gain) in [
+        (Benchmark::Competition, CompetitionGainFactor),
+        (Benchmark::General, GeneralGainFactor),
+    ] {
+        if pairs.iter().any(|q| q.benchmark == benchmark) {
+            layout.gains.push(gain);
+        } else {
+            let how = format!(
+                "stage 7: no pairs on {} benchmarks: no change to Δ",
+                benchmark.as_str()
+            );
+            note(gain, Param::new(1.0, 1.0, 1.0), how, &mut p);
+        }
+    }
     let all_signals = signals(pairs, false);
     let (theta, se) = least_squares(
         &|t| Some(residuals(&layout.apply(&p, t), pairs, &all_signals)),
@@ -427,6 +419,8 @@ fn fit_factors(
         let n = match id {
             InstructGainFactor => instruct.len(),
             DistilledGainFactor => distilled.len(),
+            CompetitionGainFactor => of_benchmark(Benchmark::Competition),
+            GeneralGainFactor => of_benchmark(Benchmark::General),
             _ => pairs.len(),
         };
         note(

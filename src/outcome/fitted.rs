@@ -63,28 +63,31 @@ pub const DISTILLED_TIME_FACTOR: Param = Param::new(0.002029431, 4.539993e-5, 0.
 pub const TUNED_TIME_FACTOR: Param = Param::new(0.3011942, 0.246597, 0.3011942);
 
 /// `instruct_gain_factor`: stage 7: 80 before/after pairs.
-pub const INSTRUCT_GAIN_FACTOR: Param = Param::new(1.914239, 1.464999, 2.501238);
+pub const INSTRUCT_GAIN_FACTOR: Param = Param::new(2.05248, 1.577962, 2.669694);
 
 /// `distilled_gain_factor`: stage 7: 135 before/after pairs.
-pub const DISTILLED_GAIN_FACTOR: Param = Param::new(0.2299629, 0.1595395, 0.3314725);
+pub const DISTILLED_GAIN_FACTOR: Param = Param::new(0.2366824, 0.1651017, 0.3392973);
 
 /// `tuned_gain_factor`: stage 7: 215 instruct and distilled pairs pooled.
 pub const TUNED_GAIN_FACTOR: Param = Param::new(1.533258, 1.36955, 1.716534);
 
-/// `competition_gain_factor`: stage 7: 390 before/after pairs.
-pub const COMPETITION_GAIN_FACTOR: Param = Param::new(1.011374, 0.8825307, 1.159028);
+/// `competition_gain_factor`: stage 7: 151 before/after pairs.
+pub const COMPETITION_GAIN_FACTOR: Param = Param::new(0.99857, 0.8725495, 1.142791);
+
+/// `general_gain_factor`: stage 7: 42 before/after pairs.
+pub const GENERAL_GAIN_FACTOR: Param = Param::new(0.2198521, 0.06614353, 0.7307585);
 
 /// `outcome_floor_base`: stage 7: 90% of 175 pairs inside, each predicted with its study left out; at least their logit-gain sd 0.893 / Z90.
-pub const OUTCOME_FLOOR_BASE: Param = Param::new(0.7391255, 0.5913004, 0.8869506);
+pub const OUTCOME_FLOOR_BASE: Param = Param::new(0.8269213, 0.661537, 0.9923055);
 
 /// `outcome_floor_instruct`: stage 7: 90% of 80 pairs inside, each predicted with its study left out; at least their logit-gain sd 0.512 / Z90.
-pub const OUTCOME_FLOOR_INSTRUCT: Param = Param::new(0.5189718, 0.4151775, 0.6227662);
+pub const OUTCOME_FLOOR_INSTRUCT: Param = Param::new(0.4129786, 0.3303828, 0.4955743);
 
 /// `outcome_floor_distilled`: stage 7: 90% of 135 pairs inside, each predicted with its study left out; at least their logit-gain sd 0.225 / Z90.
 pub const OUTCOME_FLOOR_DISTILLED: Param = Param::new(0.1370239, 0.1096191, 0.1644287);
 
 /// `outcome_floor_tuned`: stage 7: 90% of 215 pairs inside, each predicted with its study left out; at least their logit-gain sd 0.387 / Z90.
-pub const OUTCOME_FLOOR_TUNED: Param = Param::new(0.3981216, 0.3184973, 0.4777459);
+pub const OUTCOME_FLOOR_TUNED: Param = Param::new(0.3986222, 0.3188978, 0.4783466);
 
 /// `downside_sd_at_1000_steps`: stage 7: losses of 8 of 232 pairs of stated length, variance per 1,000 steps.
 pub const DOWNSIDE_SD_AT_1000_STEPS: Param = Param::new(0.04061478, 0.02030739, 0.08122956);

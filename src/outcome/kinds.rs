@@ -62,7 +62,10 @@ impl From<RlStart> for StartKind {
 /// The kind of benchmark a score is on: competition sets (AIME, HMMT, BRUMO, LiveCodeBench,
 /// Codeforces, USAMO) have items of nearly one difficulty, so their score moves steeply with
 /// ability (a large logit gain for a given gain in ability), and a base model's near-zero score
-/// on them mostly measures format failure rather than ability (it is read at a floor).
+/// on them mostly measures format failure rather than ability (it is read at a floor). General
+/// sets (knowledge, instruction following, chat: MMLU, IFEval, PopQA, ...) test what a math or
+/// code reward does not train: the evidence's runs moved them a fraction of what they moved
+/// reasoning sets (Co-rewarding, INTUITOR, LUFFY, Tulu 3, Qwen3 in `evidence/before_after.csv`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Benchmark {
     /// Graded sets whose items span many difficulties (MATH-500, GSM8K, Minerva, GPQA, MMLU,
@@ -71,6 +74,8 @@ pub enum Benchmark {
     Standard,
     /// Competition sets of nearly uniform, high difficulty.
     Competition,
+    /// Knowledge, instruction-following and chat sets, which a reasoning reward does not target.
+    General,
 }
 
 /// Lower-case fragments of metric names that mark a competition benchmark.
@@ -85,7 +90,33 @@ const COMPETITION_MARKERS: [&str; 8] = [
     "imo",
 ];
 
+/// Lower-case fragments that mark a general benchmark, matched at the start of a word or of the
+/// name with its separators removed (`Multi-IF` is `multiif`).
+const GENERAL_MARKERS: [&str; 14] = [
+    "mmlu",
+    "ifeval",
+    "multiif",
+    "popqa",
+    "truthfulqa",
+    "drop",
+    "bigbenchhard",
+    "bbh",
+    "bfcl",
+    "livebench",
+    "arenahard",
+    "alpacaeval",
+    "mtbench",
+    "triviaqa",
+];
+
 impl Benchmark {
+    /// Every kind, in the order reports list them.
+    pub const ALL: [Benchmark; 3] = [
+        Benchmark::Standard,
+        Benchmark::Competition,
+        Benchmark::General,
+    ];
+
     /// The kind of the benchmark a metric name refers to (case-insensitive; `aime24`,
     /// `AIME25_avg@64`, `LiveCodeBench_v5` are competition sets, anything unrecognised is
     /// standard).
@@ -100,8 +131,14 @@ impl Benchmark {
         let competition = COMPETITION_MARKERS
             .iter()
             .any(|m| words.iter().any(|w| w.starts_with(m)));
+        let compact: String = words.concat();
+        let general = GENERAL_MARKERS
+            .iter()
+            .any(|m| compact.starts_with(m) || words.iter().any(|w| w.starts_with(m)));
         if competition {
             Benchmark::Competition
+        } else if general {
+            Benchmark::General
         } else {
             Benchmark::Standard
         }
@@ -112,6 +149,7 @@ impl Benchmark {
         match self {
             Benchmark::Standard => "standard",
             Benchmark::Competition => "competition",
+            Benchmark::General => "general",
         }
     }
 }
@@ -141,11 +179,25 @@ mod tests {
             "Minerva",
             "OlympiadBench",
             "AMC",
-            "MMLU-Redux",
+            "CRUXEval-O",
             "claimed", // contains "aim" but not "aime"
             "optimo",  // contains "imo" inside a word
         ] {
             assert_eq!(Benchmark::of_metric(name), Benchmark::Standard, "{name}");
+        }
+        for name in [
+            "MMLU-Redux",
+            "mmlu_pro",
+            "IFEval",
+            "Multi-IF",
+            "PopQA",
+            "TruthfulQA",
+            "BigBenchHard",
+            "BFCL_v3",
+            "LiveBench",
+            "arena_hard",
+        ] {
+            assert_eq!(Benchmark::of_metric(name), Benchmark::General, "{name}");
         }
     }
 

@@ -192,6 +192,9 @@ pub enum ParamId {
     /// Δ multiplier on competition benchmarks (AIME, HMMT, LiveCodeBench): their score moves
     /// steeply with ability.
     CompetitionGainFactor,
+    /// Δ multiplier on general benchmarks (knowledge, instruction following, chat), which a
+    /// reasoning reward does not target.
+    GeneralGainFactor,
     /// Base scores below this on competition benchmarks are read as this (format failure, not
     /// ability).
     CompetitionBaseFloor,
@@ -211,7 +214,7 @@ pub enum ParamId {
 }
 
 /// Number of parameters.
-pub const PARAM_COUNT: usize = 43;
+pub const PARAM_COUNT: usize = 44;
 
 const fn spec(
     id: ParamId,
@@ -525,6 +528,14 @@ pub const PARAMS: [ParamSpec; PARAM_COUNT] = {
             NonNegative,
             Fitted,
             "Δ multiplier on competition benchmarks (AIME, HMMT, LiveCodeBench: items of one difficulty, a steep score-ability curve): before/after pairs, stage 7",
+        ),
+        spec(
+            GeneralGainFactor,
+            "general_gain_factor",
+            fitted::GENERAL_GAIN_FACTOR,
+            NonNegative,
+            Fitted,
+            "Δ multiplier on general benchmarks (MMLU, IFEval, PopQA, chat sets: what a math or code reward does not train): before/after pairs, stage 7",
         ),
         spec(
             CompetitionBaseFloor,

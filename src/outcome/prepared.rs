@@ -108,6 +108,7 @@ impl StaticParts {
         // Competition sets: a steeper score-ability curve, and a near-zero base read at the floor.
         let (benchmark_gain, floor) = match s.benchmark {
             Benchmark::Standard => (1.0, LOGIT_FLOOR),
+            Benchmark::General => (v(GeneralGainFactor), LOGIT_FLOOR),
             Benchmark::Competition => (
                 v(CompetitionGainFactor),
                 v(CompetitionBaseFloor).max(LOGIT_FLOOR),
