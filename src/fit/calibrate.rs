@@ -600,6 +600,7 @@ mod tests {
                         lora_rank: None,
                         measured_base_score: None,
                         pass_share_per_step: None,
+                        ability_score: None,
                     };
                     let value = predict(truth, &signal).score + noise * rng.normal();
                     out.push(Observation { run, signal, value });

@@ -402,6 +402,7 @@ pub fn run_signal(
         lora_rank: None,
         measured_base_score,
         pass_share_per_step: None,
+        ability_score: None,
     }
 }
 
@@ -580,6 +581,8 @@ pub struct PriorFit {
     pub params: OutcomeParams,
     /// ScaleRL's nuisance R0 (its runs' unpublished start).
     pub scalerl_base_score: f64,
+    /// The math benchmarks' levels and scatter (`outcome::ability`).
+    pub ability_scale: crate::outcome::ability::AbilityScale,
     /// Per ScaleRL run: (label, published steps to mid, model steps to mid, published A, model
     /// A).
     pub scalerl_rows: Vec<(String, f64, f64, f64, f64)>,
@@ -1061,7 +1064,10 @@ pub fn fit_prior(evidence: &Evidence) -> std::result::Result<PriorFit, String> {
     });
 
     // Stage 7: the kinds of start and benchmark, on every study's before/after pairs.
-    let pairs: Vec<&crate::fit::pairs::PairedOutcome> = evidence.pairs.iter().collect();
+    let all: Vec<&crate::fit::pairs::PairedOutcome> = evidence.pairs.iter().collect();
+    let levels = crate::fit::pairs::benchmark_levels(&all);
+    let annotated = crate::fit::pairs::with_ability_scores(&evidence.pairs, &levels);
+    let pairs: Vec<&crate::fit::pairs::PairedOutcome> = annotated.iter().collect();
     let (p7, fitted7) = crate::fit::starts::fit_starts(&params, &pairs).ok_or_else(|| {
         fail("stage 7: the evidence has too few tuned-start before/after pairs (before_after.csv beside it) or their fit did not converge")
     })?;
@@ -1088,6 +1094,7 @@ pub fn fit_prior(evidence: &Evidence) -> std::result::Result<PriorFit, String> {
         fitted,
         params,
         scalerl_base_score,
+        ability_scale: levels,
         scalerl_rows,
     })
 }
@@ -1151,6 +1158,23 @@ pub fn fitted_source(fit: &PriorFit) -> String {
             literal(f.param.high),
         );
     }
+    let _ = write!(
+        out,
+        "\n/// The math benchmarks' levels (logit units, MATH-500 at 0): alternating means of the \
+         two-way model\n/// logit(score after RL) = ability − level over the before/after pairs' \
+         runs (`outcome::ability`).\npub const BENCHMARK_LEVELS: [(&str, f64); {}] = [\n",
+        fit.ability_scale.levels.len()
+    );
+    for (family, level) in &fit.ability_scale.levels {
+        let _ = writeln!(out, "    (\"{family}\", {}),", literal(*level));
+    }
+    out.push_str("];\n");
+    let _ = write!(
+        out,
+        "\n/// sd of logit(score after RL) around the two-way model of [`BENCHMARK_LEVELS`].\n\
+         pub const BENCHMARK_LEVEL_RESIDUAL_SD: f64 = {};\n",
+        literal(fit.ability_scale.residual_sd)
+    );
     out
 }
 

@@ -46,6 +46,9 @@ pub struct PairedOutcome {
     pub lora_rank: Option<u64>,
     /// Distinct training prompts, when stated.
     pub dataset_prompts: Option<f64>,
+    /// The score the start model's base scores on the study's other math benchmarks imply on
+    /// this one (`outcome::ability`), once [`with_ability_scores`] has set it.
+    pub ability_score: Option<f64>,
 }
 
 /// Settings assumed where a study does not state them: 512 prompts × 8 rollouts at an 8,192-token
@@ -70,6 +73,7 @@ impl PairedOutcome {
         );
         s.benchmark = self.benchmark;
         s.lora_rank = self.lora_rank;
+        s.ability_score = self.ability_score;
         s.pass_share_per_step = self
             .dataset_prompts
             .map(|d| self.prompts_per_step.unwrap_or(prompts) / d);
@@ -96,6 +100,54 @@ impl PairedOutcome {
             Some(_) => "cap > 16k",
         }
     }
+}
+
+/// The math benchmarks' levels fitted to the scores after RL of `pairs`
+/// ([`crate::outcome::ability::fit_levels`]; one run is a study's run name).
+pub fn benchmark_levels(pairs: &[&PairedOutcome]) -> crate::outcome::ability::AbilityScale {
+    let mut runs: std::collections::BTreeMap<(&str, &str), Vec<(String, f64)>> =
+        std::collections::BTreeMap::new();
+    for p in pairs {
+        runs.entry((p.study.as_str(), p.run.as_str()))
+            .or_default()
+            .push((p.family.clone(), p.after));
+    }
+    crate::outcome::ability::fit_levels(&runs.into_values().collect::<Vec<_>>())
+}
+
+/// `pairs` with each one's ability score set from `scale`: the score its start model's base
+/// scores on the study's other math benchmarks imply on its own (each family's base score once:
+/// a start model has one base score per benchmark).
+pub fn with_ability_scores(
+    pairs: &[PairedOutcome],
+    scale: &crate::outcome::ability::AbilityScale,
+) -> Vec<PairedOutcome> {
+    let mut bases: std::collections::BTreeMap<(&str, &str), Vec<(&str, f64)>> =
+        std::collections::BTreeMap::new();
+    for p in pairs {
+        let entry = bases
+            .entry((p.study.as_str(), p.start_model.as_str()))
+            .or_default();
+        if !entry.iter().any(|(f, _)| *f == p.family) {
+            entry.push((p.family.as_str(), p.base));
+        }
+    }
+    pairs
+        .iter()
+        .map(|p| {
+            let others = &bases[&(p.study.as_str(), p.start_model.as_str())];
+            PairedOutcome {
+                ability_score: crate::outcome::ability::implied_score(
+                    &scale.levels,
+                    scale.residual_sd,
+                    &p.family,
+                    p.base,
+                    others,
+                ),
+                ..p.clone()
+            }
+        })
+        .collect()
 }
 
 /// The pairs bundled into the binary (`evidence/before_after.csv` at build time).
@@ -195,6 +247,7 @@ pub fn parse_pairs(bytes: &[u8], path: &Path) -> Result<Vec<PairedOutcome>> {
             prompts_per_step: number(11)?.filter(|p| *p > 0.0),
             lora_rank: number(12)?.map(|r| r as u64).filter(|r| *r > 0),
             dataset_prompts: number(14)?.filter(|d| *d > 0.0),
+            ability_score: None,
         });
     }
     Ok(out)

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use crate::fit::backtest::{correlation, rmse};
 use crate::fit::evidence::{Evidence, Outcome, leave_one_model_out};
-use crate::fit::pairs::PairedOutcome;
+use crate::fit::pairs::{PairedOutcome, benchmark_levels, with_ability_scores};
 use crate::fit::starts::{fit_starts, unstated_steps};
 use crate::outcome::{OutcomeParams, ParamId, predict};
 
@@ -140,9 +140,10 @@ fn baseline(pair: &PairedOutcome, pairs: &[PairedOutcome]) -> f64 {
 fn held_out_params(
     params: &OutcomeParams,
     evidence: &Evidence,
+    pairs: &[PairedOutcome],
     study: &str,
 ) -> BTreeMap<String, OutcomeParams> {
-    let train: Vec<&PairedOutcome> = evidence.pairs.iter().filter(|p| p.study != study).collect();
+    let train: Vec<&PairedOutcome> = pairs.iter().filter(|p| p.study != study).collect();
     let mut out = BTreeMap::new();
     if study == SIMPLERL_STUDY {
         // Stage 7 once without the study; each model's Δ(N) from stage 3 without that model.
@@ -172,13 +173,17 @@ pub fn study_backtest(params: &OutcomeParams, evidence: &Evidence) -> StudyBackt
     };
     let mut rows = Vec::new();
     for study in &studies {
-        let held = held_out_params(params, evidence, study);
-        let train: Vec<&PairedOutcome> = evidence
+        // The benchmarks' levels from the other studies' scores after RL: a held-out study's
+        // outcomes never set the levels its format gaps are read against.
+        let others: Vec<&PairedOutcome> = evidence
             .pairs
             .iter()
             .filter(|p| &p.study != study)
             .collect();
-        for pair in evidence.pairs.iter().filter(|p| &p.study == study) {
+        let pairs = with_ability_scores(&evidence.pairs, &benchmark_levels(&others));
+        let held = held_out_params(params, evidence, &pairs, study);
+        let train: Vec<&PairedOutcome> = pairs.iter().filter(|p| &p.study != study).collect();
+        for pair in pairs.iter().filter(|p| &p.study == study) {
             // SimpleRL-Zoo's pairs name their model as the start checkpoint.
             let key = if study == SIMPLERL_STUDY {
                 simplerl_model(&evidence.outcomes, pair)

@@ -33,6 +33,7 @@
 //! score is known, not uncertain. [`draw_score`] gives joint draws across cells for the
 //! shortlist's probability of being best.
 
+pub mod ability;
 pub mod fitted;
 pub mod kinds;
 pub mod params;
@@ -138,6 +139,10 @@ pub struct CellSignal {
     /// Prompts per step over the distinct prompts of the training set (`[task]
     /// dataset_prompts`), when known: the share of one pass a step takes.
     pub pass_share_per_step: Option<f64>,
+    /// The score on this benchmark that the model's measured base scores on its other math
+    /// benchmarks imply ([`ability::implied_score`]), when they do: a measured base score below
+    /// it is read as a format gap, and the run's ceiling is at least this.
+    pub ability_score: Option<f64>,
 }
 
 impl CellSignal {
@@ -175,6 +180,7 @@ impl CellSignal {
                 .task
                 .dataset_prompts
                 .map(|d| cfg.prompts_per_step as f64 / d),
+            ability_score: None,
         }
     }
 }
@@ -246,6 +252,9 @@ fn pow_ln(ln_x: f64, y: f64) -> f64 {
 pub struct Parts {
     /// R0.
     pub base_score: f64,
+    /// The least the ceiling A is: the score the model's other math benchmarks imply on this one
+    /// (`outcome::ability`; 0 without one). A base score below it is a format gap RL closes.
+    pub ability_floor: f64,
     /// logit(max(R0, floor)).
     pub base_logit: f64,
     /// Δ for this cell, logit units.
@@ -355,9 +364,14 @@ pub fn fresh_iterations(iterations: f64, pass_share: Option<f64>, reuse: f64) ->
     }
 }
 
-/// The asymptote A = σ(logit R0 + Δ) with Δ shifted by `gain_shift` (never below R0).
+/// The asymptote A = σ(logit R0 + Δ) with Δ shifted by `gain_shift` (never below R0, nor below
+/// the score the model's other benchmarks imply: the before/after pairs with a format gap of
+/// more than 1.5 logits end, after RL, at the implied score's logit within a few percent of the
+/// gap, median; `outcome::ability`).
 fn ceiling_of(p: &Parts, gain_shift: f64) -> f64 {
-    logistic(p.base_logit + (p.gain_logit + gain_shift).max(0.0)).max(p.base_score)
+    logistic(p.base_logit + (p.gain_logit + gain_shift).max(0.0))
+        .max(p.base_score)
+        .max(p.ability_floor)
 }
 
 /// The share of the reachable gain a cell has realised, 1 / (1 + (K_mid / K)^β), with ln K_mid

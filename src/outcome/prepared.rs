@@ -33,6 +33,15 @@ impl StaticParts {
             Some(measured) => measured.clamp(0.0, 1.0),
             None => default_base_score(params, decades, |p| p.value),
         };
+        // A base model's measured score below what its other math benchmarks imply is a format
+        // gap (outcome::ability): the run reaches at least the implied score. Tuned checkpoints
+        // were taught a format; their gaps between benchmarks are a profile, not a format
+        // failure (distilled models score far higher on AIME, relative to MATH-500, than base
+        // models do), so they get none.
+        let ability_floor = match (s.start, s.measured_base_score, s.ability_score) {
+            (StartKind::Base, Some(_), Some(implied)) => implied.clamp(0.0, 1.0),
+            _ => 0.0,
+        };
         let (signal, ceiling) = match s.reward {
             RewardKind::Rule => (1.0, 1.0),
             RewardKind::Prm => (v(PrmSignal), v(PrmCeiling)),
@@ -121,6 +130,7 @@ impl StaticParts {
         };
         let parts = Parts {
             base_score: r0,
+            ability_floor,
             base_logit: logit(r0.max(floor)),
             base_score_sd: base_score_sd.abs(),
             base_logit_floor: floor,
