@@ -113,6 +113,7 @@ pub fn secondary_predictions(grid: &Grid, e: &Evaluated) -> Vec<Prediction> {
         .map(|target| {
             let signal = CellSignal {
                 measured_base_score: target.measured_base_scores[e.cell.indices.model],
+                ability_score: target.ability_scores[e.cell.indices.model],
                 benchmark: crate::outcome::Benchmark::of_metric(&target.name),
                 ..e.signal
             };

@@ -161,6 +161,7 @@ mod tests {
             reward: RewardKind::Rule,
             lora_rank: lora,
             measured_base_score: None,
+            ability_score: None,
             pass_share_per_step: None,
         }
     }

@@ -315,6 +315,7 @@ fn rl_ledger(policy: &ModelSpec, finetune: Finetune, hardware: &Hardware, s: &Rl
         task: &task,
         run: &run,
         measured_base_score: None,
+        ability_score: None,
     })
 }
 

@@ -180,6 +180,7 @@ impl RunRequest {
             task: &self.task,
             run: &self.run,
             measured_base_score: self.base_score,
+            ability_score: None,
         }
     }
 

@@ -230,6 +230,7 @@ fn rl_ledger(
         task: &task,
         run: &run,
         measured_base_score: None,
+        ability_score: None,
     }))
 }
 

@@ -166,6 +166,7 @@ pub fn scalerl_ledger_gpu_hours_per_step(run: &ScaleRlRun, catalog: &Catalog) ->
         task: &task,
         run: &run_settings,
         measured_base_score: None,
+        ability_score: None,
     });
     ledger
         .feasible()

@@ -288,4 +288,36 @@ mod tests {
             .to_string();
         assert!(e.contains("after_score") && e.contains("fraction"), "{e}");
     }
+
+    #[test]
+    fn base_models_with_a_format_gap_end_near_their_implied_score() {
+        // The evidence behind the ability floor (outcome::ceiling_of): of the base-start pairs
+        // whose base score sits below what their model's other math benchmarks imply (levels
+        // fitted to these pairs, gap beyond noise), RL closes about the whole gap in logit units,
+        // median (not half of it, and not twice).
+        let pairs = embedded_pairs();
+        let refs: Vec<&PairedOutcome> = pairs.iter().collect();
+        let scale = benchmark_levels(&refs);
+        let written = crate::outcome::fitted::BENCHMARK_LEVELS;
+        assert_eq!(scale.levels.len(), written.len());
+        for ((f, l), (g, m)) in scale.levels.iter().zip(written) {
+            assert!(f == g && (l - m).abs() < 1e-5, "{f} {l} vs {g} {m}");
+        }
+        let logit = |p: f64| {
+            let p = p.clamp(0.005, 0.995);
+            (p / (1.0 - p)).ln()
+        };
+        let mut closed: Vec<f64> = with_ability_scores(&pairs, &scale)
+            .iter()
+            .filter(|p| p.start == StartKind::Base)
+            .filter_map(|p| {
+                let implied = p.ability_score?;
+                Some((logit(p.after) - logit(p.base)) / (logit(implied) - logit(p.base)))
+            })
+            .collect();
+        assert!(closed.len() >= 30, "{}", closed.len());
+        closed.sort_by(f64::total_cmp);
+        let median = closed[closed.len() / 2];
+        assert!((0.8..=1.5).contains(&median), "median share closed {median} of {}", closed.len());
+    }
 }

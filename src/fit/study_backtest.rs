@@ -335,6 +335,7 @@ mod tests {
             prompts_per_step: None,
             lora_rank: None,
             dataset_prompts: None,
+            ability_score: None,
         };
         let row = |study: &str, after: f64, predicted: f64| StudyRow {
             pair: pair(study, after, 1000.0 * after),

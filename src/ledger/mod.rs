@@ -377,6 +377,9 @@ pub struct RunConfig<'a> {
     /// The policy's measured score on the target metric before RL (`[task] base_score`), when
     /// the user gave it; the outcome prior then starts from it instead of its own default.
     pub measured_base_score: Option<f64>,
+    /// The score on the target metric that the policy's base scores on the grid's other math
+    /// metrics imply (`outcome::ability`), when they do.
+    pub ability_score: Option<f64>,
 }
 
 /// Token statistics of one iteration.

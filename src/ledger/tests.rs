@@ -106,6 +106,7 @@ impl Fixture {
             task: &self.task,
             run: &self.run,
             measured_base_score: None,
+            ability_score: None,
         }
     }
 }
@@ -569,6 +570,7 @@ fn ledger_of(l: &Levers, stop: Stop) -> Ledger {
         task: &t,
         run: &run,
         measured_base_score: None,
+        ability_score: None,
     })
 }
 

@@ -210,6 +210,28 @@ pub fn implied_score(
         .then(|| 1.0 / (1.0 + (own - theta).exp()))
 }
 
+/// For one model scored on several target metrics (name, measured base score): each metric's
+/// implied score from the others' ([`implied_score`] at the fitted levels of
+/// [`super::fitted::BENCHMARK_LEVELS`]), None where it has none or its own base is not measured.
+pub fn implied_scores_of_metrics(metrics: &[(&str, Option<f64>)]) -> Vec<Option<f64>> {
+    let measured: Vec<(&str, f64)> = metrics
+        .iter()
+        .filter_map(|(name, base)| Some((family_of_metric(name)?, (*base)?)))
+        .collect();
+    metrics
+        .iter()
+        .map(|(name, base)| {
+            implied_score(
+                &super::fitted::BENCHMARK_LEVELS,
+                super::fitted::BENCHMARK_LEVEL_RESIDUAL_SD,
+                family_of_metric(name)?,
+                (*base)?,
+                &measured,
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -260,6 +282,24 @@ mod tests {
         let mut few = runs.clone();
         few[0].push(("amc".to_string(), 0.5));
         assert!(level_of(&fit_levels(&few).levels, "amc").is_none());
+    }
+
+    #[test]
+    fn a_grid_s_metrics_bound_each_other_at_the_fitted_levels() {
+        // A base model at 54% on MATH-500 and 20% on GSM8K (Co-rewarding's Qwen2.5-3B): GSM8K
+        // is bounded by what MATH-500 implies; MATH-500 itself is not raised by GSM8K; a metric
+        // without a level, or without a base score, gets none.
+        let got = implied_scores_of_metrics(&[
+            ("MATH-500", Some(0.54)),
+            ("GSM8K", Some(0.20)),
+            ("MMLU-Pro", Some(0.3)),
+            ("AMC23", None),
+        ]);
+        let gsm8k = level_of(&super::super::fitted::BENCHMARK_LEVELS, "gsm8k").unwrap();
+        let expected = 1.0 / (1.0 + (gsm8k - clamped_logit(0.54)).exp());
+        assert!((got[1].unwrap() - expected).abs() < 1e-12, "{got:?}");
+        assert!(got[1].unwrap() > 0.7, "{got:?}");
+        assert_eq!((got[0], got[2], got[3]), (None, None, None));
     }
 
     #[test]

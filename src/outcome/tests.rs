@@ -28,6 +28,7 @@ fn signal(
         reward,
         lora_rank,
         measured_base_score: Some(0.5),
+        ability_score: None,
         pass_share_per_step: None,
     }
 }
@@ -72,6 +73,7 @@ fn gains_in_logit_space_are_small_near_0_and_1() {
     let gain = |base: f64| {
         let s = CellSignal {
             measured_base_score: Some(base),
+            ability_score: None,
             ..signal(1e9, 1.0, RewardKind::Rule, None)
         };
         predict(&params, &s).score - base
@@ -133,6 +135,7 @@ fn the_interval_holds_the_90_percent_ends_of_delta_and_k_mid() {
             policy_params: 1.5e9,
             useful_rollouts_per_step: 40.0,
             measured_base_score: None,
+            ability_score: None,
             ..signal(k_mid, 0.7, RewardKind::Orm, Some(64))
         },
     ] {
@@ -347,6 +350,7 @@ fn an_interval_with_no_predicted_progress_spans_the_kinds_spread_of_gains() {
             let s = CellSignal {
                 start: kind,
                 measured_base_score: Some(base),
+                ability_score: None,
                 ..signal(0.0, 0.9, RewardKind::Rule, None)
             };
             let p = predict(&params, &s);
@@ -373,6 +377,7 @@ fn the_downside_grows_with_steps() {
             &CellSignal {
                 start: StartKind::Distilled,
                 measured_base_score: Some(0.6),
+                ability_score: None,
                 ..signal(steps, 0.9, RewardKind::Rule, None)
             },
         )
@@ -429,4 +434,54 @@ fn repeated_prompts_count_at_the_reuse_share_past_the_first_pass() {
         ..fresh
     };
     assert!(parts(&params, &small).ln_k < parts(&params, &fresh).ln_k);
+}
+
+#[test]
+fn a_base_model_with_a_format_gap_reaches_at_least_its_implied_score() {
+    // A base model at 20% on a benchmark its other math scores put at 85% (outcome::ability):
+    // the ceiling is at least 0.85, the start is still the measured 0.2, and a long run ends near
+    // the ceiling. A tuned start's gap is a profile, not a format: it gets no floor.
+    let params = OutcomeParams::default();
+    let mut s = signal(10_000.0, 1.0, RewardKind::Rule, None);
+    s.start = StartKind::Base;
+    s.measured_base_score = Some(0.2);
+    let without = predict(&params, &s);
+    s.ability_score = Some(0.85);
+    let with = predict(&params, &s);
+    assert_eq!(with.base_score, 0.2);
+    assert!(without.ceiling < 0.85, "{without:?}");
+    assert!((with.ceiling - 0.85).abs() < 1e-12, "{with:?}");
+    assert!(with.score > 0.8 && with.score > without.score, "{with:?}");
+    assert!(with.score_low < with.score && with.score < with.score_high);
+    // An implied score below the ceiling changes nothing.
+    s.ability_score = Some(without.ceiling * 0.5);
+    assert_eq!(predict(&params, &s), without);
+    s.ability_score = Some(0.85);
+    s.start = StartKind::Distilled;
+    let tuned = predict(&params, &s);
+    s.ability_score = None;
+    assert_eq!(tuned, predict(&params, &s));
+}
+
+#[test]
+fn the_targets_grid_reads_aime_bases_against_math500() {
+    // grids/targets.toml: SimpleRL-Zoo's Qwen2.5 bases, MATH-500 0.158 / 0.296 / 0.646 and
+    // AIME24 0 / 0 / 0.033. MATH-500 gets no bound from AIME; AIME's bound where the gap is beyond
+    // noise is σ(logit(MATH-500) − level(aime24)).
+    let grid = grid("targets");
+    assert_eq!(grid.ability_scores, vec![None, None, None]);
+    let aime = &grid.targets[1];
+    let level = fitted::BENCHMARK_LEVELS
+        .iter()
+        .find(|(f, _)| *f == "aime24")
+        .unwrap()
+        .1;
+    for (k, math500) in [0.158f64, 0.296, 0.646].into_iter().enumerate() {
+        let implied = 1.0 / (1.0 + (level - logit(math500)).exp());
+        match aime.ability_scores[k] {
+            Some(got) => assert!((got - implied).abs() < 1e-9, "model {k}: {got} vs {implied}"),
+            None => assert!(implied < 0.02, "model {k}: {implied}"),
+        }
+    }
+    assert!(aime.ability_scores[2].is_some(), "{:?}", aime.ability_scores);
 }

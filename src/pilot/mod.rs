@@ -196,6 +196,7 @@ pub fn config_at<'g>(grid: &'g Grid, i: &AxisIndices, stop: Stop) -> RunConfig<'
         task: &grid.task,
         run: grid.run_settings(i),
         measured_base_score: grid.measured_base_scores[i.model],
+        ability_score: grid.ability_scores[i.model],
     }
 }
 

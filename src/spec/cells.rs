@@ -267,6 +267,7 @@ impl<'g> Cell<'g> {
             task: &grid.task,
             run: grid.run_settings(&self.indices),
             measured_base_score: grid.measured_base_scores[self.indices.model],
+            ability_score: grid.ability_scores[self.indices.model],
         }
     }
 }

@@ -148,6 +148,10 @@ pub struct Grid {
     /// `axes.model` (None where the prior's own default applies). With several target metrics,
     /// those of the first.
     pub measured_base_scores: Vec<Option<f64>>,
+    /// Per entry of `axes.model`: the score on the target metric that the model's base scores on
+    /// the grid's other math metrics imply (`outcome::ability`; None without one). With several
+    /// target metrics, those of the first.
+    pub ability_scores: Vec<Option<f64>>,
     /// Every target metric with its base scores, when `[outcome] metrics` names two or more
     /// (empty otherwise). The first is the primary one, the same as `metric` and
     /// `measured_base_scores`.
@@ -161,6 +165,9 @@ pub struct TargetMetric {
     pub name: String,
     /// Measured pre-RL scores, one per entry of the model axis (None: the prior's default).
     pub measured_base_scores: Vec<Option<f64>>,
+    /// Per entry of the model axis, the score the model's base scores on the other metrics imply
+    /// on this one (`outcome::ability`; None without one).
+    pub ability_scores: Vec<Option<f64>>,
 }
 
 impl TargetMetric {
@@ -170,6 +177,33 @@ impl TargetMetric {
     pub fn folder_name(&self) -> String {
         folder_name(&self.name)
     }
+}
+
+/// Per target metric, per model: the score the model's base scores on the other metrics imply
+/// (`outcome::ability::implied_scores_of_metrics`); all None with fewer than two metrics.
+fn grid_ability_scores(
+    metrics: &[String],
+    base_scores: &[Vec<Option<f64>>],
+    models: usize,
+) -> Vec<Vec<Option<f64>>> {
+    let mut out = vec![vec![None; models]; metrics.len().max(1)];
+    if metrics.len() < 2 {
+        return out;
+    }
+    for model in 0..models {
+        let of_model: Vec<(&str, Option<f64>)> = metrics
+            .iter()
+            .zip(base_scores)
+            .map(|(name, scores)| (name.as_str(), scores[model]))
+            .collect();
+        for (k, implied) in crate::outcome::ability::implied_scores_of_metrics(&of_model)
+            .into_iter()
+            .enumerate()
+        {
+            out[k][model] = implied;
+        }
+    }
+    out
 }
 
 fn folder_name(metric: &str) -> String {
@@ -200,6 +234,7 @@ impl Grid {
             metric: Some(target.name.clone()),
             benchmark: crate::outcome::Benchmark::of_metric(&target.name),
             measured_base_scores: target.measured_base_scores.clone(),
+            ability_scores: target.ability_scores.clone(),
             targets: Vec::new(),
             ..self.clone()
         }
@@ -327,14 +362,17 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
     let outcome_table = parse_outcome(&raw.outcome, &v)?;
     let mut base_scores =
         sections::base_scores(&raw.task.base_score, &v, &axes, &outcome_table.metrics)?;
+    let mut ability = grid_ability_scores(&outcome_table.metrics, &base_scores, axes.model.len());
     let targets: Vec<TargetMetric> = if outcome_table.metrics.len() >= 2 {
         outcome_table
             .metrics
             .iter()
             .zip(&base_scores)
-            .map(|(name, scores)| TargetMetric {
+            .zip(&ability)
+            .map(|((name, scores), implied)| TargetMetric {
                 name: name.clone(),
                 measured_base_scores: scores.clone(),
+                ability_scores: implied.clone(),
             })
             .collect()
     } else {
@@ -413,6 +451,7 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
         outcome,
         outcome_state: crate::outcome::OutcomeState::Prior,
         measured_base_scores,
+        ability_scores: ability.swap_remove(0),
         targets,
     };
     grid.cell_count().map_err(|m| v.err(Some("axes"), "", m))?;
