@@ -190,7 +190,7 @@ pub fn run(args: &BacktestArgs, out: &mut dyn Write) -> Result<()> {
 /// Arguments of `fit-prior`.
 #[derive(Debug, Args)]
 pub struct FitPriorArgs {
-    /// The evidence CSV [default: evidence/published_results.csv].
+    /// The evidence CSV, with before_after.csv beside it.
     #[arg(default_value = "evidence/published_results.csv")]
     pub evidence: PathBuf,
     /// Write the fitted defaults as Rust source here (the project's `src/outcome/fitted.rs`).
