@@ -327,7 +327,20 @@ pub fn price_row_on(
     let compare =
         |quantity: &'static str, predicted: f64| compare_with(row, &regimes, quantity, predicted);
     let s = |phase: Phase| ledger.phase(phase).seconds;
-    if std::env::var("RLF_DEBUG").is_ok() { eprintln!("DEBUG {} step {:.1} phases {:?}", row.id, ledger.step_seconds, ledger.phases.iter().enumerate().filter(|(_,p)| p.seconds>0.0).map(|(i,p)| (i, (p.seconds*10.0).round()/10.0)).collect::<Vec<_>>()); }
+    if std::env::var("RLF_DEBUG").is_ok() {
+        eprintln!(
+            "DEBUG {} step {:.1} phases {:?}",
+            row.id,
+            ledger.step_seconds,
+            ledger
+                .phases
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.seconds > 0.0)
+                .map(|(i, p)| (i, (p.seconds * 10.0).round() / 10.0))
+                .collect::<Vec<_>>()
+        );
+    }
     Ok([
         compare("gen", s(Phase::Prefill) + s(Phase::Decode)),
         compare("old_log_prob", s(Phase::OldLogprob)),

@@ -318,6 +318,10 @@ mod tests {
         assert!(closed.len() >= 30, "{}", closed.len());
         closed.sort_by(f64::total_cmp);
         let median = closed[closed.len() / 2];
-        assert!((0.8..=1.5).contains(&median), "median share closed {median} of {}", closed.len());
+        assert!(
+            (0.8..=1.5).contains(&median),
+            "median share closed {median} of {}",
+            closed.len()
+        );
     }
 }

@@ -206,7 +206,8 @@ pub fn implied_score(
         .filter_map(|(f, score)| Some(clamped_logit(*score) + level_of(levels, f)?))
         .fold(f64::NEG_INFINITY, f64::max);
     let gap = theta - own - clamped_logit(own_base);
-    (theta.is_finite() && gap > crate::outcome::params::Z90 * std::f64::consts::SQRT_2 * residual_sd)
+    (theta.is_finite()
+        && gap > crate::outcome::params::Z90 * std::f64::consts::SQRT_2 * residual_sd)
         .then(|| 1.0 / (1.0 + (own - theta).exp()))
 }
 
@@ -313,8 +314,17 @@ mod tests {
         assert_eq!(implied_score(&levels, 0.5, "gsm8k", 0.7, &others), None);
         assert!(implied_score(&levels, 0.4, "gsm8k", 0.7, &others).is_some());
         // Its own score is not a bound on itself; an unfitted family neither gives nor takes one.
-        assert_eq!(implied_score(&levels, 0.5, "gsm8k", 0.2, &[("gsm8k", 0.2)]), None);
-        assert_eq!(implied_score(&levels, 0.5, "amc", 0.2, &[("math500", 0.5)]), None);
-        assert_eq!(implied_score(&levels, 0.5, "gsm8k", 0.2, &[("amc", 0.5)]), None);
+        assert_eq!(
+            implied_score(&levels, 0.5, "gsm8k", 0.2, &[("gsm8k", 0.2)]),
+            None
+        );
+        assert_eq!(
+            implied_score(&levels, 0.5, "amc", 0.2, &[("math500", 0.5)]),
+            None
+        );
+        assert_eq!(
+            implied_score(&levels, 0.5, "gsm8k", 0.2, &[("amc", 0.5)]),
+            None
+        );
     }
 }

@@ -479,9 +479,16 @@ fn the_targets_grid_reads_aime_bases_against_math500() {
     for (k, math500) in [0.158f64, 0.296, 0.646].into_iter().enumerate() {
         let implied = 1.0 / (1.0 + (level - logit(math500)).exp());
         match aime.ability_scores[k] {
-            Some(got) => assert!((got - implied).abs() < 1e-9, "model {k}: {got} vs {implied}"),
+            Some(got) => assert!(
+                (got - implied).abs() < 1e-9,
+                "model {k}: {got} vs {implied}"
+            ),
             None => assert!(implied < 0.02, "model {k}: {implied}"),
         }
     }
-    assert!(aime.ability_scores[2].is_some(), "{:?}", aime.ability_scores);
+    assert!(
+        aime.ability_scores[2].is_some(),
+        "{:?}",
+        aime.ability_scores
+    );
 }
