@@ -167,6 +167,7 @@ fn calibration(c: &mut Criterion) {
                 lora_rank: None,
                 measured_base_score: None,
                 pass_share_per_step: None,
+                ability_score: None,
             };
             let value = predict(&truth, &signal).score + 0.01 * rng.normal();
             observations.push(Observation { run, signal, value });
