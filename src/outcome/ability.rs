@@ -87,15 +87,9 @@ pub struct AbilityScale {
     pub residual_sd: f64,
 }
 
-/// Fits each family's level from `runs`, each run a list of (family, score after RL): the
-/// two-way additive model logit(score) = θ_run − d_family by alternating means (40 rounds, a
-/// fixed point of the least-squares normal equations), MATH-500 at 0. Families outside
-/// [`MATH_FAMILIES`], and those scored in fewer than [`MIN_RUNS_PER_FAMILY`] runs together with
-/// another family, get no level. Sorted by family name; deterministic.
-pub fn fit_levels(runs: &[Vec<(String, f64)>]) -> AbilityScale {
-    // Runs scored on at least two math families, with each family's mean logit.
-    let runs: Vec<Vec<(usize, f64)>> = runs
-        .iter()
+/// The runs scored on at least two math families, each as (family index, mean logit score).
+fn math_runs(runs: &[Vec<(String, f64)>]) -> Vec<Vec<(usize, f64)>> {
+    runs.iter()
         .map(|run| {
             let mut by: Vec<(usize, f64, usize)> = Vec::new();
             for (family, score) in run {
@@ -113,7 +107,16 @@ pub fn fit_levels(runs: &[Vec<(String, f64)>]) -> AbilityScale {
             by.into_iter().map(|(k, s, n)| (k, s / n as f64)).collect()
         })
         .filter(|run: &Vec<(usize, f64)>| run.len() >= 2)
-        .collect();
+        .collect()
+}
+
+/// Fits each family's level from `runs`, each run a list of (family, score after RL): the
+/// two-way additive model logit(score) = θ_run − d_family by alternating means (40 rounds, a
+/// fixed point of the least-squares normal equations), MATH-500 at 0. Families outside
+/// [`MATH_FAMILIES`], and those scored in fewer than [`MIN_RUNS_PER_FAMILY`] runs together with
+/// another family, get no level. Sorted by family name; deterministic.
+pub fn fit_levels(runs: &[Vec<(String, f64)>]) -> AbilityScale {
+    let runs = math_runs(runs);
     let mut count = [0usize; MATH_FAMILIES.len()];
     for run in &runs {
         for (k, _) in run {

@@ -41,7 +41,67 @@ pub struct TrlLaunch {
 /// Reads a TRL GRPO configuration: a JSON object, a flat YAML file, or a command line
 /// (`trl grpo --key value …`, `accelerate launch … -m trl.scripts.grpo …`).
 pub fn import_trl(text: &str, launch: TrlLaunch) -> Result<ImportedRun, ImportError> {
-    let devices = launch.processes;
+    let pairs = read_config(text)?;
+    let mut b = Builder::new(ConfigFormat::Trl);
+    b.set(Setting::Framework(Framework::Trl), "(TRL file)", None);
+    if let Some(model) = pairs.get("model_name_or_path") {
+        b.set(
+            Setting::Model(model.text.clone()),
+            "model_name_or_path",
+            Some(model.line),
+        );
+    }
+    b.use_keys(&["model_name_or_path"]);
+    b.set(Setting::Algorithm(Algorithm::Grpo), "GRPOTrainer", None);
+    let (accumulation, steps_per_generation, epochs) = batch_shape(&pairs, launch, &mut b)?;
+    // One generation feeds steps_per_generation ÷ accumulation optimizer steps, num_iterations
+    // times over (trl/trainer/grpo_trainer.py: the buffered generation is reused).
+    let optimizer_steps_per_iteration =
+        (steps_per_generation as f64 / accumulation as f64) * epochs as f64;
+    let to_iterations = |n: u64| ((n as f64 / optimizer_steps_per_iteration).ceil() as u64).max(1);
+    if let Some((n, line)) = pairs.positive("max_steps")? {
+        b.set(Setting::Steps(to_iterations(n)), "max_steps", Some(line));
+    } else {
+        b.run.notes.push(
+            "no max_steps: give --steps N or --budget (TRL otherwise runs num_train_epochs over the dataset)".to_string(),
+        );
+    }
+    b.use_keys(&["max_steps"]);
+    kl_and_generation(&pairs, &mut b)?;
+    lora_and_reward(&pairs, &mut b)?;
+    // Evaluation and checkpoints, in optimizer steps; converted to iterations.
+    let strategy = |key: &str| -> Result<bool, ImportError> {
+        Ok(pairs.text(key)?.is_none_or(|(s, _)| s == "steps"))
+    };
+    if strategy("eval_strategy")?
+        && pairs.get("eval_strategy").is_some()
+        && let Some((n, line)) = pairs.positive("eval_steps")?
+    {
+        b.set(
+            Setting::ValidationEverySteps(to_iterations(n)),
+            "eval_steps",
+            Some(line),
+        );
+    }
+    if strategy("save_strategy")?
+        && let Some((n, line)) = pairs.positive("save_steps")?
+    {
+        b.set(
+            Setting::CheckpointEverySteps(to_iterations(n)),
+            "save_steps",
+            Some(line),
+        );
+    }
+    b.use_keys(&["eval_strategy", "eval_steps", "save_strategy", "save_steps"]);
+    passes::trl(&pairs, &mut b)?;
+    b.run.notes.push(RESPONSE_LENGTH_NOTE.to_string());
+    b.run.settings.sort_by_key(|s| s.line.is_none());
+    Ok(b.finish(&pairs, TRL_KEYS, TRL_NOT_MODELLED))
+}
+
+/// The TRL keys of `text`; an error naming the right flag when it is a veRL script, or when it
+/// has no TRL key at all.
+fn read_config(text: &str) -> Result<Pairs, ImportError> {
     if let Some(line) = verl_launch_line(text) {
         return Err(error(
             Some(line),
@@ -57,17 +117,17 @@ pub fn import_trl(text: &str, launch: TrlLaunch) -> Result<ImportedRun, ImportEr
             "no TRL key found; give a GRPOConfig as YAML (`key: value`), JSON, or a `trl grpo --key value` command",
         ));
     }
-    let mut b = Builder::new(ConfigFormat::Trl);
-    b.set(Setting::Framework(Framework::Trl), "(TRL file)", None);
-    if let Some(model) = pairs.get("model_name_or_path") {
-        b.set(
-            Setting::Model(model.text.clone()),
-            "model_name_or_path",
-            Some(model.line),
-        );
-    }
-    b.use_keys(&["model_name_or_path"]);
-    b.set(Setting::Algorithm(Algorithm::Grpo), "GRPOTrainer", None);
+    Ok(pairs)
+}
+
+/// The group, cap, epochs, batch sizes and processes: set on `b`, with (gradient accumulation,
+/// steps per generation, num_iterations) returned for the conversion of optimizer steps.
+fn batch_shape(
+    pairs: &Pairs,
+    launch: TrlLaunch,
+    b: &mut Builder,
+) -> Result<(u64, u64, u64), ImportError> {
+    let devices = launch.processes;
     let get = |key: &str, default: u64| -> Result<(u64, Option<usize>), ImportError> {
         Ok(pairs
             .positive(key)?
@@ -84,28 +144,11 @@ pub fn import_trl(text: &str, launch: TrlLaunch) -> Result<ImportedRun, ImportEr
         None => (devices.unwrap_or(8), None),
     };
     let (steps_per_generation, _) = get("steps_per_generation", accumulation)?;
-    // Products of counts that each pass the bound can still overflow (found by fuzzing).
-    let product = |factors: [u64; 3]| {
-        factors
-            .iter()
-            .try_fold(1u64, |a, &b| a.checked_mul(b))
-            .filter(|&n| n <= crate::config::MAX_LEVER as u64)
-            .ok_or_else(|| {
-                error(
-                    per_device_line,
-                    "per_device_train_batch_size",
-                    format!(
-                        "per_device_train_batch_size {per_device} × {processes} processes × {} steps is beyond any real batch",
-                        factors[2]
-                    ),
-                )
-            })
-    };
-    let optimizer_batch = product([per_device, processes, accumulation])?;
-    let generation_batch = match pairs.positive("generation_batch_size")? {
-        Some((n, _)) => n,
-        None => product([per_device, processes, steps_per_generation])?,
-    };
+    let (optimizer_batch, generation_batch) = batches(
+        pairs,
+        [per_device, processes, accumulation, steps_per_generation],
+        per_device_line,
+    )?;
     if generation_batch % group != 0 {
         return Err(error(
             per_device_line.or(group_line),
@@ -154,19 +197,43 @@ pub fn import_trl(text: &str, launch: TrlLaunch) -> Result<ImportedRun, ImportEr
         "steps_per_generation",
         "generation_batch_size",
     ]);
-    // One generation feeds steps_per_generation ÷ accumulation optimizer steps, num_iterations
-    // times over (trl/trainer/grpo_trainer.py: the buffered generation is reused).
-    let optimizer_steps_per_iteration =
-        (steps_per_generation as f64 / accumulation as f64) * epochs as f64;
-    let to_iterations = |n: u64| ((n as f64 / optimizer_steps_per_iteration).ceil() as u64).max(1);
-    if let Some((n, line)) = pairs.positive("max_steps")? {
-        b.set(Setting::Steps(to_iterations(n)), "max_steps", Some(line));
-    } else {
-        b.run.notes.push(
-            "no max_steps: give --steps N or --budget (TRL otherwise runs num_train_epochs over the dataset)".to_string(),
-        );
-    }
-    b.use_keys(&["max_steps"]);
+    Ok((accumulation, steps_per_generation, epochs))
+}
+
+/// The optimizer batch and the generation batch in completions, from `[per_device, processes,
+/// accumulation, steps_per_generation]` (or the file's `generation_batch_size`). Products of
+/// counts that each pass the bound can still overflow (found by fuzzing): refused.
+fn batches(
+    pairs: &Pairs,
+    [per_device, processes, accumulation, steps_per_generation]: [u64; 4],
+    per_device_line: Option<usize>,
+) -> Result<(u64, u64), ImportError> {
+    let product = |factors: [u64; 3]| {
+        factors
+            .iter()
+            .try_fold(1u64, |a, &b| a.checked_mul(b))
+            .filter(|&n| n <= crate::config::MAX_LEVER as u64)
+            .ok_or_else(|| {
+                error(
+                    per_device_line,
+                    "per_device_train_batch_size",
+                    format!(
+                        "per_device_train_batch_size {per_device} × {processes} processes × {} steps is beyond any real batch",
+                        factors[2]
+                    ),
+                )
+            })
+    };
+    let optimizer_batch = product([per_device, processes, accumulation])?;
+    let generation_batch = match pairs.positive("generation_batch_size")? {
+        Some((n, _)) => n,
+        None => product([per_device, processes, steps_per_generation])?,
+    };
+    Ok((optimizer_batch, generation_batch))
+}
+
+/// The reference pass (beta) and the generation mode with its vLLM settings.
+fn kl_and_generation(pairs: &Pairs, b: &mut Builder) -> Result<(), ImportError> {
     // KL: beta > 0 loads a reference model.
     let (beta, beta_line) = match pairs.float("beta")? {
         Some((x, line)) => (x, Some(line)),
@@ -229,6 +296,11 @@ pub fn import_trl(text: &str, launch: TrlLaunch) -> Result<ImportedRun, ImportEr
         "vllm_gpu_memory_utilization",
         "vllm_tensor_parallel_size",
     ]);
+    Ok(())
+}
+
+/// LoRA and the reward.
+fn lora_and_reward(pairs: &Pairs, b: &mut Builder) -> Result<(), ImportError> {
     // LoRA (TRL's ModelConfig: lora_r defaults to 16).
     if let Some((on, line)) = pairs.boolean("use_peft")? {
         let rank = pairs.positive("lora_r")?.map_or(16, |x| x.0);
@@ -256,34 +328,7 @@ pub fn import_trl(text: &str, launch: TrlLaunch) -> Result<ImportedRun, ImportEr
         b.set(Setting::Reward(reward), "reward_funcs", Some(line));
     }
     b.use_keys(&["reward_model_name_or_path", "reward_funcs"]);
-    // Evaluation and checkpoints, in optimizer steps; converted to iterations.
-    let strategy = |key: &str| -> Result<bool, ImportError> {
-        Ok(pairs.text(key)?.is_none_or(|(s, _)| s == "steps"))
-    };
-    if strategy("eval_strategy")?
-        && pairs.get("eval_strategy").is_some()
-        && let Some((n, line)) = pairs.positive("eval_steps")?
-    {
-        b.set(
-            Setting::ValidationEverySteps(to_iterations(n)),
-            "eval_steps",
-            Some(line),
-        );
-    }
-    if strategy("save_strategy")?
-        && let Some((n, line)) = pairs.positive("save_steps")?
-    {
-        b.set(
-            Setting::CheckpointEverySteps(to_iterations(n)),
-            "save_steps",
-            Some(line),
-        );
-    }
-    b.use_keys(&["eval_strategy", "eval_steps", "save_strategy", "save_steps"]);
-    passes::trl(&pairs, &mut b)?;
-    b.run.notes.push(RESPONSE_LENGTH_NOTE.to_string());
-    b.run.settings.sort_by_key(|s| s.line.is_none());
-    Ok(b.finish(&pairs, TRL_KEYS, TRL_NOT_MODELLED))
+    Ok(())
 }
 
 /// The line of a veRL entry point (`verl.trainer.main_ppo`, `main_ppo.py`) or of a veRL-only

@@ -47,6 +47,38 @@ const VERL_NOT_MODELLED: &[(&str, &str)] = &[
 
 /// Reads a veRL launch script, or a file of Hydra overrides (one or more per line).
 pub fn import_verl(text: &str) -> Result<ImportedRun, ImportError> {
+    let (pairs, ignored) = read_overrides(text)?;
+    let mut b = Builder::new(ConfigFormat::Verl);
+    b.set(Setting::Framework(Framework::Verl), "(veRL file)", None);
+    if let Some(ignored) = ignored {
+        b.run.notes.push(ignored);
+    }
+    levers(&pairs, &mut b)?;
+    algorithm(&pairs, &mut b)?;
+    finetune_and_reward(&pairs, &mut b)?;
+    steps(&pairs, &mut b)?;
+    rollout(&pairs, &mut b)?;
+    sampling_validation_checkpoints(&pairs, &mut b)?;
+    passes::verl(&pairs, &mut b)?;
+    if b.run.find(|s| matches!(s, Setting::Steps(_))).is_none() {
+        let note = match b.run.find(|s| matches!(s, Setting::DataEpochs(_))) {
+            Some(_) => {
+                "no trainer.total_training_steps: the steps are trainer.total_epochs passes over the training set; give --dataset-prompts N (its prompts), or --steps N"
+            }
+            None => {
+                "no trainer.total_training_steps: give --steps N or --budget (veRL otherwise runs total_epochs over the dataset)"
+            }
+        };
+        b.run.notes.push(note.to_string());
+    }
+    b.run.notes.push(RESPONSE_LENGTH_NOTE.to_string());
+    b.run.settings.sort_by_key(|s| s.line.is_none());
+    Ok(b.finish(&pairs, VERL_KEYS, VERL_NOT_MODELLED))
+}
+
+/// The Hydra overrides of the script's launch command (or of the whole file of plain overrides),
+/// with a note on what other commands set; an error when there are none.
+fn read_overrides(text: &str) -> Result<(Pairs, Option<String>), ImportError> {
     let words = shell::words(text).map_err(|e| error(Some(e.line), "", e.message))?;
     let (words, ignored) = launch_words(&words);
     let mut pairs = Pairs::default();
@@ -74,13 +106,11 @@ pub fn import_verl(text: &str) -> Result<ImportedRun, ImportError> {
             format!("no Hydra override (`section.key=value`) found; {hint}"),
         ));
     }
-    let mut b = Builder::new(ConfigFormat::Verl);
-    b.set(Setting::Framework(Framework::Verl), "(veRL file)", None);
-    if let Some(ignored) = ignored {
-        b.run.notes.push(ignored);
-    }
+    Ok((pairs, ignored))
+}
 
-    // The policy.
+/// The policy and the levers, with veRL's defaults (see the module doc).
+fn levers(pairs: &Pairs, b: &mut Builder) -> Result<(), ImportError> {
     // A path under an unresolved folder (`${HOME}/models/Qwen2.5-7B`) still names the model by
     // its last component, which the catalog resolves.
     let model_key = "actor_rollout_ref.model.path";
@@ -91,6 +121,7 @@ pub fn import_verl(text: &str) -> Result<ImportedRun, ImportError> {
             Some(path.line),
         );
     }
+    b.use_keys(&[model_key]);
     // The levers, with veRL's defaults (see the module doc).
     for (key, default, make) in [
         (
@@ -117,6 +148,11 @@ pub fn import_verl(text: &str) -> Result<ImportedRun, ImportError> {
         }
         b.use_keys(&[key]);
     }
+    Ok(())
+}
+
+/// The algorithm (the advantage estimator) and the reference pass with its coefficient.
+fn algorithm(pairs: &Pairs, b: &mut Builder) -> Result<(), ImportError> {
     // Algorithm: the advantage estimator; only GAE trains a critic.
     let estimator_key = "algorithm.adv_estimator";
     let (estimator, estimator_line) = match pairs.text(estimator_key)? {
@@ -158,8 +194,12 @@ pub fn import_verl(text: &str) -> Result<ImportedRun, ImportError> {
         "algorithm.kl_ctrl.kl_coef",
         "actor_rollout_ref.actor.kl_loss_coef",
         estimator_key,
-        model_key,
     ]);
+    Ok(())
+}
+
+/// LoRA and a reward model.
+fn finetune_and_reward(pairs: &Pairs, b: &mut Builder) -> Result<(), ImportError> {
     // Fine-tuning.
     if let Some((rank, line)) = pairs.integer("actor_rollout_ref.model.lora_rank")? {
         let finetune = if rank > 0 {
@@ -194,6 +234,11 @@ pub fn import_verl(text: &str) -> Result<ImportedRun, ImportError> {
             b.use_keys(&[enable_key, path_key]);
         }
     }
+    Ok(())
+}
+
+/// The run's length: its steps, or its epochs over the data.
+fn steps(pairs: &Pairs, b: &mut Builder) -> Result<(), ImportError> {
     // Steps: veRL writes -1 or null for "from total_epochs".
     let steps_key = "trainer.total_training_steps";
     let steps_unset = pairs
@@ -205,6 +250,11 @@ pub fn import_verl(text: &str) -> Result<ImportedRun, ImportError> {
         b.set(Setting::DataEpochs(n), "trainer.total_epochs", Some(line));
     }
     b.use_keys(&[steps_key, "trainer.total_epochs"]);
+    Ok(())
+}
+
+/// The cluster and the rollout engine's settings.
+fn rollout(pairs: &Pairs, b: &mut Builder) -> Result<(), ImportError> {
     // The cluster.
     let per_node = pairs.positive("trainer.n_gpus_per_node")?;
     let nodes = pairs.positive("trainer.nnodes")?;
@@ -271,6 +321,11 @@ pub fn import_verl(text: &str) -> Result<ImportedRun, ImportError> {
         "actor_rollout_ref.rollout.max_num_seqs",
         "actor_rollout_ref.rollout.tensor_model_parallel_size",
     ]);
+    Ok(())
+}
+
+/// Dynamic sampling, validation and checkpoints.
+fn sampling_validation_checkpoints(pairs: &Pairs, b: &mut Builder) -> Result<(), ImportError> {
     // Dynamic sampling (veRL's DAPO recipe).
     if let Some((on, line)) = pairs.boolean("algorithm.filter_groups.enable")? {
         b.set(
@@ -308,21 +363,7 @@ pub fn import_verl(text: &str) -> Result<ImportedRun, ImportError> {
         );
     }
     b.use_keys(&["actor_rollout_ref.rollout.val_kwargs.n"]);
-    passes::verl(&pairs, &mut b)?;
-    if b.run.find(|s| matches!(s, Setting::Steps(_))).is_none() {
-        let note = match b.run.find(|s| matches!(s, Setting::DataEpochs(_))) {
-            Some(_) => {
-                "no trainer.total_training_steps: the steps are trainer.total_epochs passes over the training set; give --dataset-prompts N (its prompts), or --steps N"
-            }
-            None => {
-                "no trainer.total_training_steps: give --steps N or --budget (veRL otherwise runs total_epochs over the dataset)"
-            }
-        };
-        b.run.notes.push(note.to_string());
-    }
-    b.run.notes.push(RESPONSE_LENGTH_NOTE.to_string());
-    b.run.settings.sort_by_key(|s| s.line.is_none());
-    Ok(b.finish(&pairs, VERL_KEYS, VERL_NOT_MODELLED))
+    Ok(())
 }
 
 /// The words veRL reads: those of the script's launch command when it has one (the first
