@@ -513,8 +513,32 @@ fn running_every_command_of_the_readme_and_the_book_in_a_clone_leaves_git_status
 /// `RunSettings::default()` holds, so the reference cannot drift from the code.
 #[test]
 fn the_grid_spec_run_table_states_the_defaults_the_code_has() {
-    let text = std::fs::read_to_string(common::repo("docs/book/src/grid-spec.md")).unwrap();
     let code = format!("{:?}", rlfrontier::config::RunSettings::default());
+    let checked = check_table_defaults("`[run]`", &code, &[]);
+    assert!(checked >= 15, "only {checked} defaults compared: {code}");
+}
+
+#[test]
+fn the_grid_spec_hardware_and_task_tables_state_the_defaults_the_code_has() {
+    let hardware = format!("{:?}", rlfrontier::config::HARDWARE_DEFAULTS);
+    let checked = check_table_defaults("`[hardware]`", &hardware, &[]);
+    assert_eq!(checked, 2, "{hardware}");
+    // The book names the task's keys as the grid writes them; the struct's fields differ.
+    let task = format!("{:?}", rlfrontier::config::Task::default());
+    let aliases = [
+        ("uncapped_mean_response_tokens", "mean_response_tokens"),
+        ("pass_rate = { mean", "pass_rate_mean"),
+        ("concentration }", "pass_rate_concentration"),
+    ];
+    let checked = check_table_defaults("`[task]`", &task, &aliases);
+    assert!(checked >= 6, "only {checked} task defaults compared: {task}");
+}
+
+/// Compares the literal defaults of one section of grid-spec.md's reference table with `code`,
+/// a struct's Debug form (`aliases` map the page's key to the struct's field); panics on a
+/// difference and returns how many were compared.
+fn check_table_defaults(section: &str, code: &str, aliases: &[(&str, &str)]) -> usize {
+    let text = std::fs::read_to_string(common::repo("docs/book/src/grid-spec.md")).unwrap();
     // `name: value` of the Debug form's top-level fields.
     let field = |name: &str| -> Option<String> {
         let at = code.find(&format!(" {name}: "))? + name.len() + 3;
@@ -522,11 +546,13 @@ fn the_grid_spec_run_table_states_the_defaults_the_code_has() {
         let end = rest.find([',', ' ', '}']).unwrap_or(rest.len());
         Some(rest[..end].to_string())
     };
+    // An unset option reads "none", or "constant" for a length that does not change.
     let same = |doc: &str, code: &str| match (doc.parse::<f64>(), code.parse::<f64>()) {
         (Ok(a), Ok(b)) => a == b,
+        _ if code == "None" => matches!(doc, "none" | "constant"),
         _ => doc.eq_ignore_ascii_case(code),
     };
-    let mut in_run = false;
+    let mut in_section = false;
     let mut checked = 0;
     for line in text.lines().filter(|l| l.starts_with('|')) {
         let cells: Vec<&str> = line.split('|').map(str::trim).collect();
@@ -534,9 +560,9 @@ fn the_grid_spec_run_table_states_the_defaults_the_code_has() {
             continue;
         }
         if !cells[1].is_empty() {
-            in_run = cells[1] == "`[run]`";
+            in_section = cells[1] == section;
         }
-        if !in_run {
+        if !in_section {
             continue;
         }
         let keys: Vec<&str> = cells[2].split(", ").map(|k| k.trim_matches('`')).collect();
@@ -545,11 +571,17 @@ fn the_grid_spec_run_table_states_the_defaults_the_code_has() {
             continue;
         }
         for (key, default) in keys.iter().zip(&defaults) {
-            let literal = default.split(' ').next().unwrap_or("");
+            let key = aliases
+                .iter()
+                .find(|(page, _)| page == key)
+                .map_or(*key, |(_, field)| *field);
+            // "uncapped 900" states 900; a default in words is not compared.
+            let literal = default.trim_start_matches("uncapped ");
+            let literal = literal.split(' ').next().unwrap_or("");
             let is_literal = literal.parse::<f64>().is_ok()
                 || literal.chars().all(|c| c.is_ascii_lowercase())
                     && !literal.is_empty()
-                    && *default == literal;
+                    && default.trim_start_matches("uncapped ") == literal;
             let Some(value) = field(key) else {
                 continue;
             };
@@ -558,10 +590,10 @@ fn the_grid_spec_run_table_states_the_defaults_the_code_has() {
             }
             assert!(
                 same(literal, &value),
-                "grid-spec.md says `{key}` defaults to {literal}; RunSettings::default() has {value}"
+                "grid-spec.md says {section} `{key}` defaults to {literal}; the code has {value}"
             );
             checked += 1;
         }
     }
-    assert!(checked >= 15, "only {checked} defaults compared: {code}");
+    checked
 }
