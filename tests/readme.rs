@@ -531,7 +531,10 @@ fn the_grid_spec_hardware_and_task_tables_state_the_defaults_the_code_has() {
         ("concentration }", "pass_rate_concentration"),
     ];
     let checked = check_table_defaults("`[task]`", &task, &aliases);
-    assert!(checked >= 6, "only {checked} task defaults compared: {task}");
+    assert!(
+        checked >= 6,
+        "only {checked} task defaults compared: {task}"
+    );
 }
 
 /// Compares the literal defaults of one section of grid-spec.md's reference table with `code`,

@@ -358,70 +358,85 @@ pub(super) fn looks_like_trl(text: &str) -> bool {
 
 /// The key/value pairs of a TRL configuration in any of its three forms.
 fn trl_pairs(text: &str) -> Result<Pairs, ImportError> {
-    let trimmed = text.trim_start();
+    if text.trim_start().starts_with('{') {
+        json_pairs(text)
+    } else if text.contains("--") && !text.lines().any(is_yaml_pair) {
+        command_pairs(text)
+    } else {
+        yaml_pairs(text)
+    }
+}
+
+/// A GRPOConfig as a JSON object (lists joined with commas), each key at its line.
+fn json_pairs(text: &str) -> Result<Pairs, ImportError> {
     let mut pairs = Pairs::default();
-    if trimmed.starts_with('{') {
-        let value: serde_json::Value = serde_json::from_str(text)
-            .map_err(|e| error(Some(e.line()), "", format!("not valid JSON: {e}")))?;
-        let object = value
-            .as_object()
-            .ok_or_else(|| error(None, "", "the JSON is not an object of GRPOConfig keys"))?;
-        let key_lines = json_key_lines(text);
-        for (key, v) in object {
-            let line = key_lines.get(key.as_str()).copied().unwrap_or(1);
-            let text = match v {
-                serde_json::Value::String(s) => s.clone(),
-                serde_json::Value::Array(items) => items
-                    .iter()
-                    .map(|i| i.as_str().map_or(i.to_string(), str::to_string))
-                    .collect::<Vec<_>>()
-                    .join(","),
-                other => other.to_string(),
-            };
-            pairs.insert(
-                key.clone(),
-                Value {
-                    text,
-                    line,
-                    unresolved: false,
+    let value: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| error(Some(e.line()), "", format!("not valid JSON: {e}")))?;
+    let object = value
+        .as_object()
+        .ok_or_else(|| error(None, "", "the JSON is not an object of GRPOConfig keys"))?;
+    let key_lines = json_key_lines(text);
+    for (key, v) in object {
+        let line = key_lines.get(key.as_str()).copied().unwrap_or(1);
+        let text = match v {
+            serde_json::Value::String(s) => s.clone(),
+            serde_json::Value::Array(items) => items
+                .iter()
+                .map(|i| i.as_str().map_or(i.to_string(), str::to_string))
+                .collect::<Vec<_>>()
+                .join(","),
+            other => other.to_string(),
+        };
+        pairs.insert(
+            key.clone(),
+            Value {
+                text,
+                line,
+                unresolved: false,
+            },
+        );
+    }
+    Ok(pairs)
+}
+
+/// `trl grpo --key value …` (or `--key=value`, a bare flag is `true`; dashes read as
+/// underscores).
+fn command_pairs(text: &str) -> Result<Pairs, ImportError> {
+    let mut pairs = Pairs::default();
+    let words = shell::words(text).map_err(|e| error(Some(e.line), "", e.message))?;
+    let mut i = 0;
+    while i < words.len() {
+        let word = &words[i];
+        if let Some(flag) = word.text.strip_prefix("--") {
+            let (key, value, unresolved) = match flag.split_once('=') {
+                Some((k, v)) => (k.to_string(), v.to_string(), word.unresolved),
+                None => match words.get(i + 1) {
+                    Some(next) if !next.text.starts_with('-') && next.line == word.line => {
+                        i += 1;
+                        (flag.to_string(), next.text.clone(), next.unresolved)
+                    }
+                    _ => (flag.to_string(), "true".to_string(), false),
                 },
-            );
-        }
-        return Ok(pairs);
-    }
-    let looks_like_command = text.contains("--") && !text.lines().any(is_yaml_pair);
-    if looks_like_command {
-        let words = shell::words(text).map_err(|e| error(Some(e.line), "", e.message))?;
-        let mut i = 0;
-        while i < words.len() {
-            let word = &words[i];
-            if let Some(flag) = word.text.strip_prefix("--") {
-                let (key, value, unresolved) = match flag.split_once('=') {
-                    Some((k, v)) => (k.to_string(), v.to_string(), word.unresolved),
-                    None => match words.get(i + 1) {
-                        Some(next) if !next.text.starts_with('-') && next.line == word.line => {
-                            i += 1;
-                            (flag.to_string(), next.text.clone(), next.unresolved)
-                        }
-                        _ => (flag.to_string(), "true".to_string(), false),
+            };
+            if !key.is_empty() {
+                pairs.insert(
+                    key.replace('-', "_"),
+                    Value {
+                        text: value,
+                        line: word.line,
+                        unresolved,
                     },
-                };
-                if !key.is_empty() {
-                    pairs.insert(
-                        key.replace('-', "_"),
-                        Value {
-                            text: value,
-                            line: word.line,
-                            unresolved,
-                        },
-                    );
-                }
+                );
             }
-            i += 1;
         }
-        return Ok(pairs);
+        i += 1;
     }
-    // Flat YAML: `key: value`, lists as `- item` lines under `key:`.
+    Ok(pairs)
+}
+
+/// A flat YAML file: `key: value`, lists as `- item` lines under `key:`.
+fn yaml_pairs(text: &str) -> Result<Pairs, ImportError> {
+    let mut pairs = Pairs::default();
     let mut list_key: Option<(String, usize, Vec<String>)> = None;
     let flush = |pairs: &mut Pairs, list: &mut Option<(String, usize, Vec<String>)>| {
         if let Some((key, line, items)) = list.take() {
