@@ -825,3 +825,27 @@ fn the_readme_retool_comparison_holds() {
         assert_eq!(((ours / published) * 100.0).round() / 100.0, ratio);
     }
 }
+
+#[test]
+fn cost_refuses_task_numbers_beyond_their_physical_range_naming_the_flag() {
+    for (flag, value, bound) in [
+        ("--response-length-cv", "60", "above 5"),
+        ("--pass-rate-concentration", "3e6", "above 10000"),
+        ("--dataset-prompts", "1e13", "above 10000000000"),
+        ("--uncapped-mean-response-tokens", "1e9", "above 100000000"),
+    ] {
+        bin()
+            .args([
+                "cost",
+                "--model",
+                "qwen2.5-1.5b",
+                "--steps",
+                "10",
+                flag,
+                value,
+            ])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(flag).and(predicate::str::contains(bound)));
+    }
+}

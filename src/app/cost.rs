@@ -435,6 +435,18 @@ fn positive(flag: &str, x: f64) -> Result<f64> {
     }
 }
 
+/// A positive, finite number no larger than its physical bound (`(max, what)`).
+fn positive_at_most(flag: &str, x: f64, (max, what): (f64, &str)) -> Result<f64> {
+    let x = positive(flag, x)?;
+    if x > max {
+        return Err(Error::in_flag(
+            flag,
+            format!("{x} is above {max} ({what}); check the units"),
+        ));
+    }
+    Ok(x)
+}
+
 impl CostArgs {
     /// The policy, checked to be a generator.
     fn policy(&self, catalog: &Catalog) -> Result<rlfrontier::catalog::ModelSpec> {
@@ -541,7 +553,11 @@ impl CostArgs {
                 format!("{} must lie strictly between 0 and 1", t.pass_rate_mean),
             ));
         }
-        let cv = positive("--response-length-cv", t.response_length_cv)?;
+        let cv = positive_at_most(
+            "--response-length-cv",
+            t.response_length_cv,
+            rlfrontier::config::MAX_LENGTH_CV,
+        )?;
         let cap = self.levers.max_response_len as f64;
         let fit = |flag: &str, mean: f64, clip_ratio: Option<f64>| {
             LoggedLengths {
@@ -555,9 +571,10 @@ impl CostArgs {
         let (mean, cv) = match t.mean_response_tokens {
             Some(m) => fit("--mean-response-tokens", m, t.clip_ratio)?,
             None => (
-                positive(
+                positive_at_most(
                     "--uncapped-mean-response-tokens",
                     t.uncapped_mean_response_tokens,
+                    rlfrontier::config::MAX_RESPONSE_TOKENS,
                 )?,
                 cv,
             ),
@@ -585,11 +602,18 @@ impl CostArgs {
             start: t.start,
             dataset_prompts: t
                 .dataset_prompts
-                .map(|d| positive("--dataset-prompts", d))
+                .map(|d| {
+                    positive_at_most(
+                        "--dataset-prompts",
+                        d,
+                        rlfrontier::config::MAX_DATASET_PROMPTS,
+                    )
+                })
                 .transpose()?,
-            pass_rate_concentration: positive(
+            pass_rate_concentration: positive_at_most(
                 "--pass-rate-concentration",
                 t.pass_rate_concentration,
+                rlfrontier::config::MAX_PASS_RATE_CONCENTRATION,
             )?,
         })
     }

@@ -25,6 +25,25 @@ pub const SECONDS_PER_HOUR: f64 = 3600.0;
 /// small enough that products of them stay exact in f64 and never overflow u64.
 pub const MAX_LEVER: i64 = 100_000_000;
 
+/// The physical bounds of the task's numbers, shared by grids and `cost`: (largest value, what
+/// it bounds). A coefficient of variation of response lengths (published spreads are 0.3-1.5).
+pub const MAX_LENGTH_CV: (f64, &str) = (
+    5.0,
+    "a coefficient of variation of response lengths; published spreads are 0.3-1.5",
+);
+
+/// A Beta concentration of pass rates (far below it every prompt already passes at the mean).
+pub const MAX_PASS_RATE_CONCENTRATION: (f64, &str) = (
+    1e4,
+    "a Beta concentration; far below it every prompt already passes at the mean rate",
+);
+
+/// Prompts in a training set (ten billion).
+pub const MAX_DATASET_PROMPTS: (f64, &str) = (1e10, "prompts in a training set");
+
+/// Tokens in one response, uncapped.
+pub const MAX_RESPONSE_TOKENS: (f64, &str) = (MAX_LEVER as f64, "tokens in one response");
+
 /// RL algorithm whose step is being priced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum Algorithm {

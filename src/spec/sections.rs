@@ -166,7 +166,12 @@ pub(super) fn task(rt: &RawTask, v: &Validator, largest_cap: f64) -> Result<Task
         None => task_defaults.prompt_tokens,
     };
     let cv = match &rt.response_length_cv {
-        Some(value) => v.positive(value, ts, "response_length_cv")?,
+        Some(value) => v.positive_at_most(
+            value,
+            ts,
+            "response_length_cv",
+            crate::config::MAX_LENGTH_CV,
+        )?,
         None => task_defaults.response_length_cv,
     };
     let cap = match &rt.logged_cap_tokens {
@@ -213,7 +218,15 @@ pub(super) fn task(rt: &RawTask, v: &Validator, largest_cap: f64) -> Result<Task
                 let logged = v.positive(value, ts, "mean_response_tokens")?;
                 fit("mean_response_tokens", logged, clip_ratio, cv)?
             }
-            (None, Some(value)) => (v.positive(value, ts, "uncapped_mean_response_tokens")?, cv),
+            (None, Some(value)) => (
+                v.positive_at_most(
+                    value,
+                    ts,
+                    "uncapped_mean_response_tokens",
+                    crate::config::MAX_RESPONSE_TOKENS,
+                )?,
+                cv,
+            ),
             (None, None) => (task_defaults.mean_response_tokens, cv),
         };
     let mean_response_tokens_end = match &rt.mean_response_tokens_end {
@@ -237,7 +250,12 @@ pub(super) fn task(rt: &RawTask, v: &Validator, largest_cap: f64) -> Result<Task
                 return Err(v.err(ts, "pass_rate.mean", format!("{mean} must lie strictly between 0 and 1 (the base policy's mean per-prompt pass rate)")));
             }
             let concentration = match &p.concentration {
-                Some(value) => v.positive(value, ts, "pass_rate.concentration")?,
+                Some(value) => v.positive_at_most(
+                    value,
+                    ts,
+                    "pass_rate.concentration",
+                    crate::config::MAX_PASS_RATE_CONCENTRATION,
+                )?,
                 None => task_defaults.pass_rate_concentration,
             };
             (mean, concentration)
@@ -245,7 +263,12 @@ pub(super) fn task(rt: &RawTask, v: &Validator, largest_cap: f64) -> Result<Task
     };
     let start = v.named_or(&rt.start, ts, "start", task_defaults.start)?;
     let dataset_prompts = match &rt.dataset_prompts {
-        Some(value) => Some(v.positive(value, ts, "dataset_prompts")?),
+        Some(value) => Some(v.positive_at_most(
+            value,
+            ts,
+            "dataset_prompts",
+            crate::config::MAX_DATASET_PROMPTS,
+        )?),
         None => None,
     };
     let task = Task {

@@ -813,3 +813,47 @@ fn a_judge_axis_prices_each_api_judge_and_none() {
     ));
     assert!(m.contains("axes.judge") && m.contains("[agent]"), "{m}");
 }
+
+#[test]
+fn task_numbers_beyond_their_physical_range_are_refused_with_the_bound() {
+    for (from, to, field, bound) in [
+        (
+            "prompt_tokens = 200",
+            "prompt_tokens = 200\nresponse_length_cv = 60",
+            "task.response_length_cv",
+            "above 5",
+        ),
+        (
+            "concentration = 3.0",
+            "concentration = 3e6",
+            "task.pass_rate.concentration",
+            "above 10000",
+        ),
+        (
+            "prompt_tokens = 200",
+            "prompt_tokens = 200\ndataset_prompts = 1e13",
+            "task.dataset_prompts",
+            "above 10000000000",
+        ),
+        (
+            "mean_response_tokens = 800",
+            "uncapped_mean_response_tokens = 1e9",
+            "task.uncapped_mean_response_tokens",
+            "above 100000000",
+        ),
+    ] {
+        let m = error_of(&replace(from, to));
+        assert!(m.contains(field) && m.contains(bound), "{m}");
+        assert!(m.contains("check the units"), "{m}");
+    }
+    // At their bounds they are accepted.
+    for (from, to) in [
+        (
+            "prompt_tokens = 200",
+            "prompt_tokens = 200\nresponse_length_cv = 5",
+        ),
+        ("concentration = 3.0", "concentration = 1e4"),
+    ] {
+        parse_text(&replace(from, to)).unwrap();
+    }
+}
