@@ -1073,6 +1073,17 @@ pub fn fit_prior(evidence: &Evidence) -> std::result::Result<PriorFit, String> {
     })?;
     params = p7;
     fitted.extend(fitted7);
+    // The cap exponent stays ScaleRL's; what the before/after pairs say of it is stated beside.
+    if let Some((value, lo, hi, n)) = crate::fit::starts::cap_exponent_profile(&params, &pairs)
+        && let Some(f) = fitted
+            .iter_mut()
+            .find(|f| f.id == ParamId::KMidLengthExponent)
+    {
+        let _ = write!(
+            f.how,
+            "; the {n} before/after pairs with caps above 8,192 put it at {value:.1} (90% profile range {lo:.1} to {hi:.1} of a 0-4 scan, the start kinds' time factors held at their fit), so ScaleRL's value is kept and the length effect is not identified beyond its two runs"
+        );
+    }
 
     fitted.sort_by_key(|f| f.id);
     let scalerl_rows = runs

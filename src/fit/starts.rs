@@ -243,6 +243,52 @@ pub fn fit_starts(
     Some((p, fitted))
 }
 
+/// What the before/after pairs say about K_mid's cap exponent (fitted to ScaleRL's 14k and 32k
+/// runs in stage 2): its least-squares value over [0, 4] (steps of 0.1), every other term at its
+/// fitted value, with the 90% profile range (Δcost ≤ χ²₁(0.90) σ²), on the pairs whose stated
+/// cap is above the 8,192-token reference (the only ones the term moves). None with fewer than
+/// [`MIN_TIMED_PAIRS`] such pairs.
+pub fn cap_exponent_profile(
+    params: &OutcomeParams,
+    pairs: &[&PairedOutcome],
+) -> Option<(f64, f64, f64, usize)> {
+    let long: Vec<&PairedOutcome> = pairs
+        .iter()
+        .copied()
+        .filter(|q| {
+            q.cap_tokens
+                .is_some_and(|c| c > crate::outcome::params::REFERENCE_RESPONSE_CAP)
+        })
+        .collect();
+    if long.len() < MIN_TIMED_PAIRS {
+        return None;
+    }
+    let signals = signals(&long, false);
+    let costs: Vec<(f64, f64)> = (0..=40)
+        .map(|k| {
+            let e = 0.1 * k as f64;
+            let mut q = *params;
+            q[ParamId::KMidLengthExponent].value = e;
+            (
+                e,
+                residuals(&q, &long, &signals).iter().map(|r| r * r).sum(),
+            )
+        })
+        .collect();
+    let best = costs
+        .iter()
+        .copied()
+        .fold((0.0, f64::INFINITY), |b, c| if c.1 < b.1 { c } else { b });
+    let dof = long.len().saturating_sub(1).max(1) as f64;
+    let threshold = best.1 + 2.705_543 * best.1 / dof;
+    let inside: Vec<f64> = costs
+        .iter()
+        .filter(|(_, c)| *c <= threshold)
+        .map(|(e, _)| *e)
+        .collect();
+    Some((best.0, inside[0], inside[inside.len() - 1], long.len()))
+}
+
 /// A pair with the parameters fitted without its study.
 struct HeldOut<'a> {
     pair: &'a PairedOutcome,
