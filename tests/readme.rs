@@ -600,3 +600,69 @@ fn check_table_defaults(section: &str, code: &str, aliases: &[(&str, &str)]) -> 
     }
     checked
 }
+
+#[test]
+fn the_assumptions_table_states_the_catalog_s_h100_and_engine_numbers() {
+    // docs/book/src/assumptions.md quotes the H100's dense peak, its efficiencies and the CUDA
+    // graph engine's step floor: held to the embedded catalog, so an edit to either is seen.
+    let text = std::fs::read_to_string(common::repo("docs/book/src/assumptions.md")).unwrap();
+    let row = |name: &str| -> String {
+        text.lines()
+            .find(|l| l.starts_with(&format!("| {name} |")))
+            .unwrap_or_else(|| panic!("assumptions.md has no `{name}` row"))
+            .to_string()
+    };
+    // The number right after `label` in `line`.
+    let after = |line: &str, label: &str| -> f64 {
+        let at = line
+            .find(label)
+            .unwrap_or_else(|| panic!("`{label}` not in {line}"))
+            + label.len();
+        let number: String = line[at..]
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.' || *c == ',')
+            .filter(|c| *c != ',')
+            .collect();
+        number
+            .parse()
+            .unwrap_or_else(|_| panic!("no number after `{label}` in {line}"))
+    };
+    let catalog = rlfrontier::catalog::Catalog::embedded();
+    let h100 = catalog.gpu("h100-sxm").unwrap();
+    let engine = catalog.engine("vllm-cudagraph").unwrap();
+    let efficiencies = row("efficiencies");
+    for (label, value) in [
+        ("train MFU", h100.train_mfu),
+        ("prefill", h100.prefill_efficiency),
+        ("forward", h100.forward_efficiency),
+        ("decode bandwidth", h100.decode_bandwidth_efficiency),
+    ] {
+        assert_eq!(
+            after(&efficiencies, label),
+            value,
+            "assumptions.md `{label}`"
+        );
+    }
+    // "…, 4 ms per decode step": the number before the unit.
+    let at = efficiencies
+        .find(" ms per decode step")
+        .expect("the decode step floor in ms");
+    let floor_ms: f64 = efficiencies[..at]
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(
+        floor_ms / 1e3,
+        engine.step_floor_seconds,
+        "the decode step floor"
+    );
+    let peaks = row("GPU peaks, memory, bandwidth");
+    assert_eq!(
+        after(&peaks, "H100"),
+        h100.bf16_dense_tflops,
+        "the H100 peak"
+    );
+}

@@ -16,6 +16,9 @@
 //!   before/after pairs show (AIME-like benchmarks gain a few points, MATH-500 from 0.65 gains
 //!   about 15). Past U_sat (IsoCompute, arXiv 2603.12151: the best rollouts per problem saturate
 //!   at 512 with 32 problems per batch) more rollouts per step no longer raise the ceiling.
+//!   The kind of start and the kind of benchmark (competition, general, standard;
+//!   [`kinds`]) multiply Δ. For a base model, A is never below the score its base scores on
+//!   the grid's other math metrics imply ([`ability`]: a format gap RL closes).
 //! - K, the learning signal, counts updates, not GPU-hours, so the time scale transfers across
 //!   hardware: K = M × reuse(μ) × (U / 1024)^κ × signal(reward) × efficiency(LoRA rank), with M
 //!   iterations, μ update epochs and U = B·G × (1 − zero-signal rate) × (1 − truncation rate)
