@@ -225,6 +225,38 @@ fn large_imports(c: &mut Criterion) {
     group.finish();
 }
 
+/// User catalogs of 5,000 and 20,000 model entries, half of them overriding the name of an entry
+/// given earlier in the same file: the merge indexes entries by id, so the time grows linearly
+/// with the entries (4× the entries, about 4× the time; issue 24 found a quadratic merge).
+fn large_catalogs(c: &mut Criterion) {
+    use rlfrontier::catalog::Catalog;
+    let mut group = c.benchmark_group("catalogs");
+    group.sample_size(10);
+    for models in [2_500, 10_000] {
+        let mut text = String::new();
+        for i in 0..models {
+            text.push_str(&format!(
+                "[[model]]\nid = \"bench-{i}\"\nname = \"bench/{i}\"\nlayers = 28\nhidden = 3584\nheads = 28\nkv_heads = 4\nhead_dim = 128\nintermediate = 18944\nvocab = 152064\ntied_embeddings = false\nqkv_bias = true\npublished_params = 7615616512\nsource = \"bench\"\ndate = \"2026-12\"\n\n"
+            ));
+        }
+        for i in 0..models {
+            text.push_str(&format!(
+                "[[model]]\nid = \"bench-{i}\"\nname = \"bench/renamed-{i}\"\n\n"
+            ));
+        }
+        let path = std::path::Path::new("bench-catalog.toml");
+        Catalog::load_texts(&[(path, &text)]).expect("the bench catalog merges");
+        let name = format!(
+            "catalog merge, {} model entries ({models} overrides)",
+            2 * models
+        );
+        group.bench_function(name, |b| {
+            b.iter(|| Catalog::load_texts(black_box(&[(path, text.as_str())])).unwrap())
+        });
+    }
+    group.finish();
+}
+
 criterion_group!(
     benches,
     engine,
@@ -232,6 +264,7 @@ criterion_group!(
     fits,
     calibration,
     large_fronts,
-    large_imports
+    large_imports,
+    large_catalogs
 );
 criterion_main!(benches);
