@@ -136,14 +136,7 @@ fn profile_time(
         }
     }
     let dof = pairs.len().saturating_sub(2).max(1) as f64;
-    // Profile likelihood: Δcost ≤ χ²₁(0.90) × σ².
-    let threshold = best.0 + 2.705_543 * best.0 / dof;
-    let inside: Vec<f64> = costs
-        .iter()
-        .filter(|(_, c)| *c <= threshold)
-        .map(|(t, _)| *t)
-        .collect();
-    let (lo, hi) = (inside[0], inside[inside.len() - 1]);
+    let (lo, hi) = profile_range(&costs, best.0, dof);
     let bounded_below = lo > -10.0 + 1e-9;
     let value = if bounded_below { best.1 } else { hi };
     Some((value.exp(), lo.exp(), hi.exp(), bounded_below, best.2))
@@ -280,13 +273,21 @@ pub fn cap_exponent_profile(
         .copied()
         .fold((0.0, f64::INFINITY), |b, c| if c.1 < b.1 { c } else { b });
     let dof = long.len().saturating_sub(1).max(1) as f64;
-    let threshold = best.1 + 2.705_543 * best.1 / dof;
+    let (lo, hi) = profile_range(&costs, best.1, dof);
+    Some((best.0, lo, hi, long.len()))
+}
+
+/// The lowest and highest scanned value whose cost is within the 90% profile-likelihood bound of
+/// the best, Δcost ≤ χ²₁(0.90) × σ² with σ² = best cost / `dof`. `costs` are (value, cost) in
+/// scan order; the best is among them, so the range is never empty.
+fn profile_range(costs: &[(f64, f64)], best_cost: f64, dof: f64) -> (f64, f64) {
+    let threshold = best_cost + 2.705_543 * best_cost / dof;
     let inside: Vec<f64> = costs
         .iter()
         .filter(|(_, c)| *c <= threshold)
-        .map(|(e, _)| *e)
+        .map(|(x, _)| *x)
         .collect();
-    Some((best.0, inside[0], inside[inside.len() - 1], long.len()))
+    (inside[0], inside[inside.len() - 1])
 }
 
 /// A pair with the parameters fitted without its study.
