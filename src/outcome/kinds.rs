@@ -110,13 +110,6 @@ const GENERAL_MARKERS: [&str; 14] = [
 ];
 
 impl Benchmark {
-    /// Every kind, in the order reports list them.
-    pub const ALL: [Benchmark; 3] = [
-        Benchmark::Standard,
-        Benchmark::Competition,
-        Benchmark::General,
-    ];
-
     /// The kind of the benchmark a metric name refers to (case-insensitive; `aime24`,
     /// `AIME25_avg@64`, `LiveCodeBench_v5` are competition sets, anything unrecognised is
     /// standard).
