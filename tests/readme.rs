@@ -644,6 +644,13 @@ fn the_assumptions_table_states_the_catalog_s_h100_and_engine_numbers() {
             "assumptions.md `{label}`"
         );
     }
+    for id in ["b200", "gb200"] {
+        assert_eq!(
+            after(&efficiencies, "Blackwell decode bandwidth"),
+            catalog.gpu(id).unwrap().decode_bandwidth_efficiency,
+            "assumptions.md Blackwell decode bandwidth ({id})"
+        );
+    }
     // "…, 4 ms per decode step": the number before the unit.
     let at = efficiencies
         .find(" ms per decode step")

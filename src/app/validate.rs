@@ -9,7 +9,7 @@ use rlfrontier::catalog::Catalog;
 use rlfrontier::costing::transfer::transfers;
 use rlfrontier::costing::validation::ValidationRow;
 use rlfrontier::costing::validation::{
-    Comparison, price_row, read_validation, summarise, summarise_by_regime,
+    Comparison, predicted_phases, price_row, read_validation, summarise, summarise_by_regime,
 };
 use rlfrontier::error::Result;
 use rlfrontier::format::{Table, number};
@@ -30,6 +30,10 @@ pub struct ValidateArgs {
     /// errors.
     #[arg(long)]
     pub transfer: bool,
+    /// Also print the ledger's seconds per phase of every priced RL row, including the phases
+    /// a row does not publish (where the ledger puts the time of a row known only by its step).
+    #[arg(long)]
+    pub phases: bool,
     /// The catalog.
     #[command(flatten)]
     pub catalog: CatalogFlag,
@@ -131,6 +135,9 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
     if !skipped.is_empty() {
         text.push_str(&format!("not priced: {}\n", skipped.join("; ")));
     }
+    if args.phases {
+        text.push_str(&phase_table(&rows, &catalog));
+    }
     if args.transfer {
         text.push_str(&transfer_table(&rows, &catalog));
     }
@@ -151,6 +158,30 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
         rlfrontier::report::write_atomic(path, &w.into_inner().expect("memory"))?;
     }
     emit(out, &text)
+}
+
+/// The ledger's seconds per phase of every priced RL row.
+fn phase_table(rows: &[ValidationRow], catalog: &Catalog) -> String {
+    let mut table = Table::new(["row", "phase", "predicted seconds", "share of step"]);
+    for row in rows {
+        let Ok(phases) = predicted_phases(row, catalog) else {
+            continue;
+        };
+        let step = phases.last().map_or(0.0, |(_, s)| *s);
+        for (phase, seconds) in phases {
+            table.row([
+                row.id.clone(),
+                phase.to_string(),
+                format!("{seconds:.1}"),
+                format!("{:.1}%", 100.0 * seconds / step),
+            ]);
+        }
+    }
+    let mut text = String::from(
+        "the ledger's phases of each priced RL row (under async and separate schedules the phases overlap, so they add up to more than the step):\n",
+    );
+    text.push_str(&table.render());
+    text
 }
 
 /// The table of calibrations carried across the set's marked pairs, with a median line.

@@ -198,8 +198,8 @@ mod tests {
         for carries in [
             "rlinf_doc_verl_r1d7b_27k_64gpu",
             "rlinf_doc_rlinf_r1d15b_27k_8xh100",
-            "nemo06_q235b_h100_256_1off",
             "nemo06_q235b_gb200_128_on",
+            "nemo05_q235b_gb200_128_1off",
         ] {
             let t = pair(carries);
             assert!(t.calibrated_error < t.default_error, "{t:?}");
@@ -208,6 +208,7 @@ mod tests {
             "playverl_qwen25_05b_grpo_mean",
             "nemo_v05_llama31_8b_h100_1off",
             "nemo_v05_qwen3_30ba3b_h100_onpolicy",
+            "nemo06_q235b_h100_256_1off",
         ] {
             let t = pair(does_not);
             assert!(t.calibrated_error >= t.default_error, "{t:?}");

@@ -288,7 +288,6 @@ pub fn price_row_on(
         None => catalog.gpu(row.get("rl_gpu"))?.clone(),
     };
     let engine = catalog.engine(row.get("rl_engine"))?.clone();
-    let gpus = row.number("gpus").ok_or("no GPU count")? as u64;
     let prompt_tokens = row.number("rl_prompt_tokens").unwrap_or(150.0);
     let cap_band = match row.number("max_response_len") {
         Some(cap) if cap >= 8192.0 - 200.0 => "cap >= 8k",
@@ -308,39 +307,10 @@ pub fn price_row_on(
             decode_benchmark_tokens_per_second(row, model, &gpu, &engine, prompt_tokens)?;
         return Ok(compare("decode", predicted).into_iter().collect());
     }
-    let framework: Framework = row.get("rl_framework").parse()?;
-    let hardware = Hardware::new(gpu, gpus, engine, framework);
-    let ledger = rl_ledger(row, model, hardware, framework, prompt_tokens)?;
-    // A rollout that does not fit has no seconds to compare: refused with the reason. A run the
-    // ledger's training-memory check refuses although it ran is a miss of that check, not of the
-    // times: priced, and tagged so the per-regime table shows it.
-    let mut regimes = regimes;
-    match &ledger.infeasible {
-        Some(reason) if reason.kind() == crate::ledger::InfeasibleKind::TrainingMemory => {
-            regimes.push(TRAINING_MEMORY_MISS.to_string());
-        }
-        Some(reason) => {
-            return Err(format!("the ledger finds the setup infeasible: {reason}"));
-        }
-        None => {}
-    }
+    let (ledger, regimes) = row_ledger(row, model, gpu, engine, regimes)?;
     let compare =
         |quantity: &'static str, predicted: f64| compare_with(row, &regimes, quantity, predicted);
     let s = |phase: Phase| ledger.phase(phase).seconds;
-    if std::env::var("RLF_DEBUG").is_ok() {
-        eprintln!(
-            "DEBUG {} step {:.1} phases {:?}",
-            row.id,
-            ledger.step_seconds,
-            ledger
-                .phases
-                .iter()
-                .enumerate()
-                .filter(|(_, p)| p.seconds > 0.0)
-                .map(|(i, p)| (i, (p.seconds * 10.0).round() / 10.0))
-                .collect::<Vec<_>>()
-        );
-    }
     Ok([
         compare("gen", s(Phase::Prefill) + s(Phase::Decode)),
         compare("old_log_prob", s(Phase::OldLogprob)),
@@ -353,6 +323,63 @@ pub fn price_row_on(
     .into_iter()
     .flatten()
     .collect())
+}
+
+/// The ledger of an RL row on `gpu` and `engine`, with its regime tags (`regimes`, plus the
+/// training-memory miss when the ledger's memory check refuses a run that ran); the reason when
+/// the rollout cannot run at all.
+fn row_ledger(
+    row: &ValidationRow,
+    model: &crate::catalog::ModelSpec,
+    gpu: crate::catalog::GpuSpec,
+    engine: crate::catalog::EngineSpec,
+    mut regimes: Vec<String>,
+) -> std::result::Result<(crate::ledger::Ledger, Vec<String>), String> {
+    let gpus = row.number("gpus").ok_or("no GPU count")? as u64;
+    let prompt_tokens = row.number("rl_prompt_tokens").unwrap_or(150.0);
+    let framework: Framework = row.get("rl_framework").parse()?;
+    let hardware = Hardware::new(gpu, gpus, engine, framework);
+    let ledger = rl_ledger(row, model, hardware, framework, prompt_tokens)?;
+    // A rollout that does not fit has no seconds to compare: refused with the reason. A run the
+    // ledger's training-memory check refuses although it ran is a miss of that check, not of the
+    // times: priced, and tagged so the per-regime table shows it.
+    match &ledger.infeasible {
+        Some(reason) if reason.kind() == crate::ledger::InfeasibleKind::TrainingMemory => {
+            regimes.push(TRAINING_MEMORY_MISS.to_string());
+        }
+        Some(reason) => {
+            return Err(format!("the ledger finds the setup infeasible: {reason}"));
+        }
+        None => {}
+    }
+    Ok((ledger, regimes))
+}
+
+/// The ledger's seconds per phase of an RL row's step (the phases with time, in execution
+/// order, then the step itself as `step`): what `validate --phases` prints, so a row that
+/// publishes only its step shows where the ledger puts the time. Decode benchmarks and rows the
+/// ledger cannot price give the reason instead.
+pub fn predicted_phases(
+    row: &ValidationRow,
+    catalog: &Catalog,
+) -> std::result::Result<Vec<(&'static str, f64)>, String> {
+    if !row.include.starts_with("yes") {
+        return Err(row.include.trim_start_matches("no: ").to_string());
+    }
+    if row.get("rl_algorithm").is_empty() {
+        return Err("a decode benchmark, not an RL step".to_string());
+    }
+    let model = catalog.model(row.get("rl_model"))?;
+    let gpu = catalog.gpu(row.get("rl_gpu"))?.clone();
+    let engine = catalog.engine(row.get("rl_engine"))?.clone();
+    let (ledger, _) = row_ledger(row, model, gpu, engine, Vec::new())?;
+    let mut phases: Vec<(&'static str, f64)> = Phase::ALL
+        .iter()
+        .map(|&p| (p.as_str(), ledger.phase(p).seconds))
+        .filter(|(_, seconds)| *seconds > 0.0)
+        .collect();
+    phases.push(("step", ledger.step_seconds));
+    Ok(phases)
 }
 
 /// The summary: median |log2 ratio| per step and per phase, and the count of each.
@@ -448,6 +475,35 @@ mod tests {
             .collect();
         assert!(priced.iter().filter(|c| c.quantity == "step").count() >= 8);
         assert!(priced.iter().all(|c| c.predicted > 0.0 && c.measured > 0.0));
+    }
+
+    #[test]
+    fn predicted_phases_add_up_to_the_priced_step_and_refuse_a_decode_benchmark() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("validation/phase_timings.csv");
+        let rows = read_validation(&path).unwrap();
+        let catalog = Catalog::embedded();
+        let row = rows
+            .iter()
+            .find(|r| r.id == "rlinf_doc_verl_r1d15b_27k_8xh100")
+            .unwrap();
+        let phases = predicted_phases(row, &catalog).unwrap();
+        let (last, step) = *phases.last().unwrap();
+        assert_eq!(last, "step");
+        let measured_step = price_row(row, &catalog)
+            .unwrap()
+            .into_iter()
+            .find(|c| c.quantity == "step")
+            .unwrap();
+        assert_eq!(step, measured_step.predicted);
+        // Colocated: the step is the sum of its phases.
+        let sum: f64 = phases[..phases.len() - 1].iter().map(|(_, s)| s).sum();
+        assert!((sum - step).abs() < 1e-6 * step, "{sum} vs {step}");
+        assert!(phases.iter().any(|(p, _)| *p == "decode"));
+        let bench = rows
+            .iter()
+            .find(|r| r.include.starts_with("yes") && r.get("rl_algorithm").is_empty())
+            .unwrap();
+        assert!(predicted_phases(bench, &catalog).unwrap_err().contains("decode benchmark"));
     }
 
     /// One bundled row with some of its columns replaced.
