@@ -1180,6 +1180,28 @@ fn shortlists_of_grids_that_sweep_turns_show_each_regime_s_setup() {
 }
 
 #[test]
+fn validate_phases_shows_where_the_ledger_puts_a_step_known_only_by_its_total() {
+    // NeMo-RL's Qwen3-235B rows publish only their step: --phases lists the ledger's decode,
+    // log-prob and update seconds for them, and the TPOT benchmarks are compared as such.
+    let out = bin().args(["validate", "--phases"]).assert().success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(
+        text.contains("the ledger's phases of each priced RL row"),
+        "{text}"
+    );
+    let decode_line = text
+        .lines()
+        .find(|l| l.starts_with("nemo05_q235b_gb200_64_on") && l.contains(" decode "))
+        .expect("a decode line for a step-only row");
+    assert!(decode_line.trim_end().ends_with('%'), "{decode_line}");
+    assert!(
+        text.lines().any(|l| l.contains(" tpot ")),
+        "no TPOT comparison"
+    );
+    assert!(text.contains("engine benchmarks"), "{text}");
+}
+
+#[test]
 fn the_binary_works_from_an_empty_folder_with_its_bundled_data() {
     // An installed binary, run where there is no clone: the bundled grids (by name or by their
     // repository path), the validation set and the evidence are in the binary.

@@ -81,20 +81,22 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
     }
     let s = summarise(&all);
     let mut text = format!(
-        "the ledger against {} published timings from {} rows of {} (seconds; decode: output tokens/s)\n",
+        "the ledger against {} published timings from {} rows of {} (seconds; decode: output tokens/s; tpot: seconds per output token)\n",
         all.len(),
         rows.len() - skipped.len(),
         timings.display()
     );
     text.push_str(&table.render());
     text.push_str(&format!(
-        "median |log2(predicted/measured)|: whole steps {:.2} over {} (factor {:.2}), phases {:.2} over {} (factor {:.2})\n",
+        "median |log2(predicted/measured)|: whole steps {:.2} over {} (factor {:.2}), phases {:.2} over {} (factor {:.2}), engine benchmarks {:.2} over {}\n",
         s.median_step_error,
         s.steps,
         s.median_step_error.exp2(),
         s.median_phase_error,
         s.phases,
-        s.median_phase_error.exp2()
+        s.median_phase_error.exp2(),
+        s.median_benchmark_error,
+        s.benchmarks
     ));
     let mut regimes = Table::new([
         "regime",
@@ -102,6 +104,8 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
         "median |log2| step",
         "phases",
         "median |log2| phase",
+        "benchmarks",
+        "median |log2| benchmark",
     ]);
     for (name, r) in summarise_by_regime(&all) {
         let median = |n: usize, x: f64| {
@@ -117,6 +121,8 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
             median(r.steps, r.median_step_error),
             r.phases.to_string(),
             median(r.phases, r.median_phase_error),
+            r.benchmarks.to_string(),
+            median(r.benchmarks, r.median_benchmark_error),
         ]);
     }
     text.push_str("by regime:\n");

@@ -100,8 +100,9 @@ pub fn parse_validation(bytes: &[u8], path: &Path) -> Result<Vec<ValidationRow>>
 pub struct Comparison {
     /// The row.
     pub id: String,
-    /// `gen`, `old_log_prob`, `ref`, `values`, `update_actor`, `update_critic`, `step` (seconds)
-    /// or `decode_tokens_per_second`.
+    /// `gen`, `old_log_prob`, `ref`, `values`, `update_actor`, `update_critic`, `step` (seconds),
+    /// `decode` (a serving benchmark's output tokens per second) or `tpot` (a fixed-length
+    /// benchmark's seconds per output token at its concurrency).
     pub quantity: &'static str,
     /// The published value.
     pub measured: f64,
@@ -165,6 +166,45 @@ fn decode_benchmark_tokens_per_second(
     })
     .map_err(|_| "the model does not fit".to_string())?;
     Ok(sequences * output / (prefill + d.seconds))
+}
+
+/// A fixed-length serving benchmark's time per output token (TPOT, seconds) as the ledger
+/// prices it: `decode_benchmark_concurrency` requests of exactly `decode_benchmark_input_len`
+/// prompt and `decode_benchmark_output_len` output tokens (a random dataset with `ignore_eos`)
+/// decode together on one replica of `rl_rollout_tp` GPUs; TPOT is the mean decode step, as
+/// vLLM's and SGLang's benchmark scripts define it ((end-to-end − first token) / (output − 1)).
+fn decode_benchmark_tpot_seconds(
+    row: &ValidationRow,
+    model: &crate::catalog::ModelSpec,
+    gpu: &crate::catalog::GpuSpec,
+    engine: &crate::catalog::EngineSpec,
+) -> std::result::Result<f64, String> {
+    let concurrency = row
+        .number("decode_benchmark_concurrency")
+        .ok_or("a TPOT row needs a numeric decode_benchmark_concurrency")?;
+    let input = row
+        .number("decode_benchmark_input_len")
+        .ok_or("a TPOT row needs a numeric decode_benchmark_input_len")?;
+    let output = row
+        .number("decode_benchmark_output_len")
+        .ok_or("a TPOT row needs a numeric decode_benchmark_output_len")?;
+    let tp = row.number("rl_rollout_tp").unwrap_or(1.0) as u64;
+    let d = time::decode_time(&time::DecodeInput {
+        model,
+        gpu,
+        engine,
+        min_tensor_parallel: tp,
+        pool_gpus: tp,
+        sequences: concurrency,
+        prompt_tokens: input,
+        lengths: crate::ledger::lengths::CappedLognormal::fixed(output),
+        max_context_tokens: input + output,
+        memory_utilization: engine.gpu_memory_utilization,
+        max_num_seqs: engine.max_num_seqs,
+    })
+    .map_err(|_| "the model does not fit".to_string())?;
+    // Every request writes exactly `output` tokens: that many decode steps.
+    Ok(d.seconds / output)
 }
 
 /// The ledger of one step of an RL row, priced with the row's setup.
@@ -253,9 +293,11 @@ fn compare_with(
         "update_actor" => "update_actor_seconds",
         "update_critic" => "update_critic_seconds",
         "step" => "step_seconds",
+        "tpot" => "decode_benchmark_tpot_ms",
         _ => "decode_benchmark_output_tokens_per_second",
     })
     .filter(|m| *m > 0.0)
+    .map(|m| if quantity == "tpot" { m / 1e3 } else { m })
     .map(|measured| Comparison {
         id: row.id.clone(),
         quantity,
@@ -303,6 +345,10 @@ pub fn price_row_on(
     let compare =
         |quantity: &'static str, predicted: f64| compare_with(row, &regimes, quantity, predicted);
     if row.get("rl_algorithm").is_empty() {
+        if row.number("decode_benchmark_tpot_ms").is_some() {
+            let predicted = decode_benchmark_tpot_seconds(row, model, &gpu, &engine)?;
+            return Ok(compare("tpot", predicted).into_iter().collect());
+        }
         let predicted =
             decode_benchmark_tokens_per_second(row, model, &gpu, &engine, prompt_tokens)?;
         return Ok(compare("decode", predicted).into_iter().collect());
@@ -393,6 +439,10 @@ pub struct ValidationSummary {
     pub median_phase_error: f64,
     /// Phases compared.
     pub phases: usize,
+    /// Median |log2| of engine benchmarks (output tokens per second, TPOT).
+    pub median_benchmark_error: f64,
+    /// Engine benchmarks compared.
+    pub benchmarks: usize,
 }
 
 /// The summary of each regime (cap band, engine, GPU, dense or MoE), in first-seen order of
@@ -427,12 +477,15 @@ pub fn summarise(comparisons: &[Comparison]) -> ValidationSummary {
             .collect()
     };
     let steps = errors(&|c| c.quantity == "step");
-    let phases = errors(&|c| c.quantity != "step" && c.quantity != "decode");
+    let phases = errors(&|c| !matches!(c.quantity, "step" | "decode" | "tpot"));
+    let benchmarks = errors(&|c| matches!(c.quantity, "decode" | "tpot"));
     ValidationSummary {
         steps: steps.len(),
         median_step_error: median(steps),
         phases: phases.len(),
         median_phase_error: median(phases),
+        benchmarks: benchmarks.len(),
+        median_benchmark_error: median(benchmarks),
     }
 }
 
@@ -503,7 +556,40 @@ mod tests {
             .iter()
             .find(|r| r.include.starts_with("yes") && r.get("rl_algorithm").is_empty())
             .unwrap();
-        assert!(predicted_phases(bench, &catalog).unwrap_err().contains("decode benchmark"));
+        assert!(
+            predicted_phases(bench, &catalog)
+                .unwrap_err()
+                .contains("decode benchmark")
+        );
+    }
+
+    #[test]
+    fn a_tpot_row_is_priced_as_the_mean_step_of_its_fixed_length_batch() {
+        // One sequence of 128 prompt and 128 output tokens: the mean of step(1, 128 + τ) over
+        // τ = 0..128 is step(1, 192) when the step is linear in the context (memory-bound).
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("validation/phase_timings.csv");
+        let rows = read_validation(&path).unwrap();
+        let catalog = Catalog::embedded();
+        let row = rows
+            .iter()
+            .find(|r| r.id == "tt340_qwen3_0p6b_a100_c1_128in_128out")
+            .unwrap();
+        let priced = price_row(row, &catalog).unwrap();
+        assert_eq!(priced.len(), 1);
+        assert_eq!(priced[0].quantity, "tpot");
+        assert!((priced[0].measured - 4.2e-3).abs() < 1e-12);
+        let step = crate::ledger::decode::StepCost::new(
+            catalog.model("qwen3-0.6b").unwrap(),
+            catalog.gpu("a100-80gb").unwrap(),
+            catalog.engine("vllm-cudagraph").unwrap(),
+            1.0,
+        );
+        let by_hand = step.seconds(1.0, 192.0);
+        assert!(
+            (priced[0].predicted / by_hand - 1.0).abs() < 0.01,
+            "{} vs {by_hand}",
+            priced[0].predicted
+        );
     }
 
     /// One bundled row with some of its columns replaced.
