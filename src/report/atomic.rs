@@ -8,7 +8,8 @@
 //!   where a file should go fails before anything moves), existing files are moved aside to
 //!   `.NAME.rlfrontier-bak-PID`, the new ones renamed in, and on any failure the moved-aside files are put
 //!   back and the temporary files removed, so the folder holds either the old outputs or the new
-//!   ones. Files to delete (stale outputs of another format) go only after success.
+//!   ones. Files to delete (stale outputs of another format) go only after success; the commit
+//!   journal lists them, so a run killed after the commit point has them deleted by the next.
 //! - [`OutputLock`]: an exclusive OS lock on the output folder itself (released by the kernel
 //!   when the process dies, even by SIGKILL) so two runs cannot write one folder at once.
 //! - [`remove_stale_temporaries`]: temporary and backup files whose process is gone (the PID in
@@ -202,9 +203,10 @@ impl Staged {
     /// Crash consistency: before the first rename a journal (`.rlfrontier-commit-PID` in the
     /// top folder of the set) lists every destination and whether it existed. A run killed at
     /// any instant of the commit (even by SIGKILL) leaves that journal; the next run's
-    /// [`remove_stale_temporaries`] finds it and rolls the set back to the old files. The
-    /// journal is removed once every new file is in place: that is the commit point, after
-    /// which leftover backups are only deleted.
+    /// [`remove_stale_temporaries`] finds it and rolls the set back to the old files. Once every
+    /// new file is in place the journal is replaced, in one rename, by a committed one listing
+    /// the stale outputs to delete: that is the commit point. A run killed after it is finished
+    /// forward by the next one (backups and those stale outputs deleted), never rolled back.
     pub fn commit(self) -> Result<Vec<PathBuf>> {
         self.commit_until(usize::MAX, std::process::id())
     }
@@ -266,9 +268,11 @@ impl Staged {
         }
         match outcome {
             Ok(()) => {
-                // The commit point: the new set is complete.
+                // The commit point: the new set is complete, and the journal is replaced (one
+                // rename) by one that says so, so a run killed from here on is finished forward
+                // by the next one (backups and stale outputs deleted), never rolled back.
                 if let Some(j) = &journal {
-                    std::fs::remove_file(j).map_err(|e| Error::io(j, e))?;
+                    self.mark_committed(j, pid)?;
                 }
                 if renames == usize::MAX - 1 {
                     return Ok(Vec::new()); // crash test: killed just after the commit point
@@ -282,6 +286,9 @@ impl Staged {
                     if path.exists() {
                         std::fs::remove_file(path).map_err(|e| Error::io(path, e))?;
                     }
+                }
+                if let Some(j) = &journal {
+                    std::fs::remove_file(j).map_err(|e| Error::io(j, e))?;
                 }
                 Ok(self.files.iter().map(|f| f.final_path.clone()).collect())
             }
@@ -306,16 +313,32 @@ impl Staged {
         }
     }
 
-    /// Writes the commit journal (synced, then renamed into place): one line per destination,
-    /// `1` or `0` (it existed or not), a tab, its path relative to the journal's folder. None
-    /// when nothing is staged.
-    fn write_journal(&self, pid: u32) -> Result<Option<PathBuf>> {
-        let Some(top) = self
-            .files
+    /// The folder the journal goes in: the top folder of the staged set.
+    fn journal_folder(&self) -> Option<&Path> {
+        self.files
             .iter()
             .filter_map(|f| f.final_path.parent())
             .min_by_key(|p| p.components().count())
-        else {
+    }
+
+    /// The journal's lines for the stale outputs to delete after the commit: `r`, a tab, the
+    /// path relative to `top`.
+    fn removal_lines(&self, top: &Path) -> String {
+        let mut text = String::new();
+        for path in &self.removals {
+            let relative = path.strip_prefix(top).unwrap_or(path);
+            text.push_str("r\t");
+            text.push_str(&relative.to_string_lossy());
+            text.push('\n');
+        }
+        text
+    }
+
+    /// Writes the commit journal (synced, then renamed into place): one line per destination,
+    /// `1` or `0` (it existed or not), a tab, its path relative to the journal's folder, then
+    /// the removals. None when nothing is staged.
+    fn write_journal(&self, pid: u32) -> Result<Option<PathBuf>> {
+        let Some(top) = self.journal_folder() else {
             return Ok(None);
         };
         let mut text = String::new();
@@ -325,20 +348,41 @@ impl Staged {
             text.push_str(&relative.to_string_lossy());
             text.push('\n');
         }
+        text.push_str(&self.removal_lines(top));
         let journal = top.join(format!(".{TOKEN}-commit-{pid}"));
-        let temp = top.join(format!(".{TOKEN}-commit-{pid}.{TOKEN}-tmp-{pid}"));
-        let mut file = File::create(&temp).map_err(|e| Error::io(&temp, e))?;
-        file.write_all(text.as_bytes())
-            .and_then(|()| file.sync_all())
-            .map_err(|e| Error::io(&temp, e))?;
-        std::fs::rename(&temp, &journal).map_err(|e| Error::io(&journal, e))?;
+        replace_synced(&journal, &text, pid)?;
         Ok(Some(journal))
+    }
+
+    /// Replaces the journal by its committed form: [`COMMITTED`], then the removals.
+    fn mark_committed(&self, journal: &Path, pid: u32) -> Result<()> {
+        let top = journal.parent().unwrap_or(Path::new("."));
+        let text = format!("{COMMITTED}\n{}", self.removal_lines(top));
+        replace_synced(journal, &text, pid)
     }
 }
 
-/// Rolls back the commit a dead process's journal describes: every destination that had a
-/// backup gets its old file back, every destination that did not exist is removed; then the
-/// journal goes. Returns the paths restored or removed.
+/// The first line of a journal whose commit point was passed: the next run finishes it forward.
+const COMMITTED: &str = "committed";
+
+/// Writes `text` to `path` through a synced temporary renamed over it (one atomic step).
+fn replace_synced(path: &Path, text: &str, pid: u32) -> Result<()> {
+    let name = path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let temp = path.with_file_name(format!("{name}.{TOKEN}-tmp-{pid}"));
+    let mut file = File::create(&temp).map_err(|e| Error::io(&temp, e))?;
+    file.write_all(text.as_bytes())
+        .and_then(|()| file.sync_all())
+        .map_err(|e| Error::io(&temp, e))?;
+    std::fs::rename(&temp, path).map_err(|e| Error::io(path, e))
+}
+
+/// Settles the commit a dead process's journal describes. Before the commit point every
+/// destination that had a backup gets its old file back and every destination that did not
+/// exist is removed; after it (a [`COMMITTED`] journal) the new set stays and the stale outputs
+/// it lists are deleted (its backups then go with the other stale temporaries). Then the journal
+/// goes. Returns the paths restored or removed.
 fn roll_back(journal: &Path, pid: u32) -> Vec<PathBuf> {
     let mut touched = Vec::new();
     let Some(top) = journal.parent() else {
@@ -347,8 +391,9 @@ fn roll_back(journal: &Path, pid: u32) -> Vec<PathBuf> {
     let Ok(text) = std::fs::read_to_string(journal) else {
         return touched;
     };
+    let committed = text.lines().next() == Some(COMMITTED);
     for line in text.lines() {
-        let Some((existed, relative)) = line.split_once('\t') else {
+        let Some((kind, relative)) = line.split_once('\t') else {
             continue;
         };
         // Only paths inside the folder (the journal is this tool's, but never trust a path).
@@ -361,6 +406,18 @@ fn roll_back(journal: &Path, pid: u32) -> Vec<PathBuf> {
             continue;
         }
         let destination = top.join(relative);
+        let regular_file = |path: &Path| std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file());
+        if kind == "r" {
+            if committed && regular_file(&destination) && std::fs::remove_file(&destination).is_ok()
+            {
+                touched.push(destination);
+            }
+            continue;
+        }
+        if committed {
+            continue;
+        }
+        let existed = kind;
         let backup = sibling_of(&destination, "bak", pid);
         if std::fs::symlink_metadata(&backup).is_ok_and(|m| m.is_file()) {
             if std::fs::rename(&backup, &destination).is_ok() {
@@ -525,6 +582,7 @@ mod tests {
             std::fs::write(dir.join("a.csv"), "old a").unwrap();
             std::fs::write(dir.join("b.csv"), "old b").unwrap();
             std::fs::write(dir.join("plots").join("c.svg"), "old c").unwrap();
+            std::fs::write(dir.join("stale.parquet"), "old format").unwrap();
         };
         let stage = |dir: &Path| {
             let mut staged = Staged::default();
@@ -536,6 +594,7 @@ mod tests {
             ] {
                 staged.add(&dir.join(name), text.as_bytes()).unwrap();
             }
+            staged.remove_after_commit(&dir.join("stale.parquet"));
             staged
         };
         let reference = tempfile::tempdir().unwrap();
@@ -543,6 +602,8 @@ mod tests {
         let old_set = visible(reference.path());
         stage(reference.path()).commit().unwrap();
         let new_set = visible(reference.path());
+        assert!(old_set.iter().any(|(name, _)| name == "stale.parquet"));
+        assert!(!new_set.iter().any(|(name, _)| name == "stale.parquet"));
         // Three files existed (two renames each), one did not (one rename): 7 renames; a kill
         // before each of them, after all of them, and just after the commit point (backups
         // still there).
@@ -552,8 +613,8 @@ mod tests {
             let _ = stage(dir.path()).commit_until(renames, dead);
             remove_stale_temporaries(dir.path());
             // Before the seventh rename the journal rolls back to the old set; with all seven
-            // done the commit point is passed (the journal is gone) and the new set stays, its
-            // backups deleted by the cleanup.
+            // done the commit point is passed (the journal says committed) and the new set
+            // stays, its backups and the stale output of the old format deleted by the cleanup.
             let expected = if renames >= 7 { &new_set } else { &old_set };
             assert_eq!(
                 &visible(dir.path()),
