@@ -673,3 +673,39 @@ fn the_assumptions_table_states_the_catalog_s_h100_and_engine_numbers() {
         "the H100 peak"
     );
 }
+
+#[test]
+fn the_outputs_chapter_states_the_shortlist_and_frontier_constants_the_code_has() {
+    // docs/book/src/outputs.md quotes the shortlist's draws, the cells drawn, the listing
+    // threshold, the regimes per budget and the allocation frontier's bin width: each phrase
+    // is built from the constant and must appear, so an edit to either side is seen.
+    use rlfrontier::analysis::{draws, frontier, shortlist};
+    let text = std::fs::read_to_string(common::repo("docs/book/src/outputs.md")).unwrap();
+    // Line breaks in the page are spaces to the reader.
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let words = [
+        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight",
+    ];
+    let thousands = |n: usize| {
+        if n >= 1000 {
+            format!("{},{:03}", n / 1000, n % 1000)
+        } else {
+            n.to_string()
+        }
+    };
+    for phrase in [
+        format!("{} joint draws", thousands(draws::DRAWS)),
+        format!("budget's {} best-scoring cells", shortlist::DRAWN_CELLS),
+        format!(
+            "at least {}% to be listed",
+            (shortlist::MIN_PROBABILITY_BEST * 100.0).round()
+        ),
+        format!("up to {} regimes", words[shortlist::MAX_PER_BUDGET]),
+        format!("each {}-wide bin", frontier::UPDATE_FRACTION_BIN),
+    ] {
+        assert!(
+            text.contains(&phrase),
+            "docs/book/src/outputs.md no longer says `{phrase}`: state the code's value"
+        );
+    }
+}
