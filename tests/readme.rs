@@ -709,3 +709,66 @@ fn the_outputs_chapter_states_the_shortlist_and_frontier_constants_the_code_has(
         );
     }
 }
+
+#[test]
+fn the_commands_chapter_states_the_cost_defaults_cost_help_prints() {
+    // docs/book/src/commands.md lists `cost`'s levers with their defaults in brackets
+    // (`--gpus [8]`): every flag it names must exist, and a literal default must be the one
+    // `cost --help` prints (`[default: 8]`). Defaults given in words (`[catalog]`, `[the
+    // framework's]`, `[B]`) are descriptions, not values, and are only checked to exist.
+    let page = std::fs::read_to_string(common::repo("docs/book/src/commands.md")).unwrap();
+    let start = page.find("`cost` levers").expect("the cost levers paragraph");
+    let paragraph = &page[start..page[start..].find("\n\n").map_or(page.len(), |e| start + e)];
+    let help = common::bin().args(["cost", "--help"]).output().unwrap();
+    let help = String::from_utf8(help.stdout).unwrap();
+    // Each flag's block of help text: from its line to the next flag's.
+    let block = |flag: &str| -> Option<String> {
+        let lines: Vec<&str> = help.lines().collect();
+        let at = lines.iter().position(|l| {
+            let l = l.trim_start();
+            l.starts_with(&format!("{flag} ")) || l == flag
+        })?;
+        let end = lines[at + 1..]
+            .iter()
+            .position(|l| l.trim_start().starts_with("--") || l.trim_start().starts_with("-h"))
+            .map_or(lines.len(), |e| at + 1 + e);
+        Some(lines[at..end].join(" "))
+    };
+    let mut checked = 0;
+    for quoted in paragraph.split('`').skip(1).step_by(2) {
+        for flag_text in quoted.split('/') {
+            let Some(flag) = flag_text.split_whitespace().next() else {
+                continue;
+            };
+            if !flag.starts_with("--") {
+                continue;
+            }
+            let text = block(flag)
+                .unwrap_or_else(|| panic!("commands.md names `{flag}`, which `cost --help` lacks"));
+            let Some(stated) = flag_text
+                .split_once('[')
+                .and_then(|(_, rest)| rest.strip_suffix(']'))
+            else {
+                continue;
+            };
+            let literal = stated.parse::<f64>().is_ok()
+                || stated.chars().all(|c| c.is_ascii_lowercase() || c == '-' || c.is_ascii_digit())
+                    && stated != "catalog";
+            if !literal {
+                continue;
+            }
+            let printed = text
+                .split("[default: ")
+                .nth(1)
+                .and_then(|rest| rest.split(']').next())
+                .unwrap_or_else(|| panic!("`cost --help` gives `{flag}` no default: {text}"));
+            assert_eq!(
+                printed.trim(),
+                stated,
+                "commands.md says `{flag} [{stated}]`, `cost --help` says [default: {printed}]"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "only {checked} defaults compared");
+}
