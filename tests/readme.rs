@@ -717,7 +717,9 @@ fn the_commands_chapter_states_the_cost_defaults_cost_help_prints() {
     // `cost --help` prints (`[default: 8]`). Defaults given in words (`[catalog]`, `[the
     // framework's]`, `[B]`) are descriptions, not values, and are only checked to exist.
     let page = std::fs::read_to_string(common::repo("docs/book/src/commands.md")).unwrap();
-    let start = page.find("`cost` levers").expect("the cost levers paragraph");
+    let start = page
+        .find("`cost` levers")
+        .expect("the cost levers paragraph");
     let paragraph = &page[start..page[start..].find("\n\n").map_or(page.len(), |e| start + e)];
     let help = common::bin().args(["cost", "--help"]).output().unwrap();
     let help = String::from_utf8(help.stdout).unwrap();
@@ -752,7 +754,9 @@ fn the_commands_chapter_states_the_cost_defaults_cost_help_prints() {
                 continue;
             };
             let literal = stated.parse::<f64>().is_ok()
-                || stated.chars().all(|c| c.is_ascii_lowercase() || c == '-' || c.is_ascii_digit())
+                || stated
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c == '-' || c.is_ascii_digit())
                     && stated != "catalog";
             if !literal {
                 continue;

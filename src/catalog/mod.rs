@@ -649,6 +649,11 @@ mod tests {
         // Qwen2.5-7B: 2 × 28 layers × 4 kv heads × 128 × 2 bytes = 57,344 bytes per token.
         let m = Catalog::embedded().model("qwen2.5-7b").unwrap().clone();
         assert_eq!(m.kv_cache_bytes_per_token(), 57_344.0);
+        // Split over 2 or 4 GPUs the replica still holds one copy of each head; over 8, vLLM
+        // gives each GPU one head, so every head is stored twice: 114,688 bytes per token.
+        assert_eq!(m.kv_cache_bytes_per_token_on(1.0), 57_344.0);
+        assert_eq!(m.kv_cache_bytes_per_token_on(4.0), 57_344.0);
+        assert_eq!(m.kv_cache_bytes_per_token_on(8.0), 114_688.0);
     }
 
     #[test]

@@ -183,6 +183,17 @@ impl ModelSpec {
         2.0 * (self.layers * self.kv_heads * self.head_dim) as f64 * BF16_BYTES
     }
 
+    /// KV-cache bytes per token across a replica of `tensor_parallel` GPUs: the heads are
+    /// split over the GPUs, but never below one per GPU, so past `kv_heads` GPUs every GPU
+    /// stores a replica of one head and the replica holds (and each decode step reads)
+    /// tensor_parallel / kv_heads times the model's own figure. Source: vLLM's
+    /// `QKVParallelLinear` (`vllm/model_executor/layers/linear.py`: one KV head per rank and
+    /// `num_kv_head_replicas = tp_size / total_num_kv_heads` when the ranks outnumber the
+    /// heads) and `ModelConfig.get_num_kv_heads` (max(1, total / tp)), which sizes the cache.
+    pub fn kv_cache_bytes_per_token_on(&self, tensor_parallel: f64) -> f64 {
+        self.kv_cache_bytes_per_token() * (tensor_parallel / self.kv_heads as f64).max(1.0)
+    }
+
     /// Bytes of the weights in BF16 (all experts stored for MoE).
     pub fn weight_bytes(&self) -> f64 {
         self.total_params() as f64 * BF16_BYTES

@@ -159,7 +159,6 @@ fn drain_memoised(step: &StepCost, batch: &ReplicaBatch) -> decode::Drain {
 /// Decode time of one step's sequences on a pool of GPUs.
 pub fn decode_time(input: &DecodeInput) -> Result<DecodeTime, DecodeDoesNotFit> {
     let model = input.model;
-    let kv_per_token = model.kv_cache_bytes_per_token();
     let per_gpu = input.gpu.memory_bytes() * input.memory_utilization;
     // Tensor parallelism stays inside one NVLink domain (8 GPUs per HGX server, 72 per NVL72).
     let max_tp = input
@@ -167,6 +166,7 @@ pub fn decode_time(input: &DecodeInput) -> Result<DecodeTime, DecodeDoesNotFit> 
         .clamp(1, input.gpu.nvlink_domain_gpus.max(1));
     let mut tp = input.min_tensor_parallel.clamp(1, max_tp);
     loop {
+        let kv_per_token = model.kv_cache_bytes_per_token_on(tp as f64);
         let needed = model.weight_bytes() + input.max_context_tokens * kv_per_token;
         let available = per_gpu * tp as f64;
         if needed <= available {
@@ -182,6 +182,7 @@ pub fn decode_time(input: &DecodeInput) -> Result<DecodeTime, DecodeDoesNotFit> 
         tp *= 2;
     }
     let tpf = tp as f64;
+    let kv_per_token = model.kv_cache_bytes_per_token_on(tpf);
     let replicas = (input.pool_gpus / tp).max(1);
     let batch = ReplicaBatch {
         sequences: (input.sequences / replicas as f64).max(1.0),

@@ -68,7 +68,8 @@ pub struct StepCost {
     pub expert_weight_seconds: f64,
     /// Share of the routed experts one token activates, k/E.
     pub active_expert_share: f64,
-    /// Memory seconds per token of context read: KV bytes per token / (t·bandwidth·eff).
+    /// Memory seconds per token of context read: the replica's KV bytes per token (heads
+    /// replicated past `kv_heads` GPUs) / (t·bandwidth·eff).
     pub memory_seconds_per_context_token: f64,
     /// The engine's fixed seconds per step (floor, launches, all-reduces; for a mixture of
     /// experts also its layers' routing and grouped-matmul overheads).
@@ -103,7 +104,8 @@ impl StepCost {
             dense_weight_seconds: (model.weight_bytes() - experts) / bytes_rate,
             expert_weight_seconds: experts / bytes_rate,
             active_expert_share: model.active_expert_share(),
-            memory_seconds_per_context_token: model.kv_cache_bytes_per_token() / bytes_rate,
+            memory_seconds_per_context_token: model.kv_cache_bytes_per_token_on(tensor_parallel)
+                / bytes_rate,
             overhead_seconds: engine.step_overhead_seconds(model.layers, tensor_parallel)
                 + moe_layers_seconds,
             overhead_seconds_per_sequence: engine.sequence_seconds_per_step,
