@@ -607,7 +607,10 @@ proptest! {
         }
         let a = ledger_of(&l, Stop::Iterations(1));
         let b = ledger_of(&bigger, Stop::Iterations(1));
-        let slack = 1.0 + 1e-9;
+        // The drain's quadrature cuts its integrals at the length quantiles and the cap, so a
+        // cap far beyond every response (mean 50 tokens, cap 26k -> 52k) moves the decode time
+        // by a few parts in 1e8 either way: a numerical error, not a cost that fell.
+        let slack = 1.0 + 1e-7;
         prop_assert!(b.total_flops_per_step() * slack >= a.total_flops_per_step(),
             "flops {} -> {}", a.total_flops_per_step(), b.total_flops_per_step());
         prop_assert!(b.total_usd_per_step() * slack >= a.total_usd_per_step(),
