@@ -17,14 +17,15 @@
 //! - **Cheaper and within noise**: the cheapest regime, at this budget or a smaller one, that
 //!   costs at most [`CHEAPER_SHARE`] of the recommendation's dollars and whose difference to it
 //!   spans 0.
-//! - **Why**: the recommendation's predicted advantage over the runner-up split over the levers
+//! - **Why**: the recommendation's predicted advantage over the runner-up, and over the cheaper
+//!   regime within noise, split over the levers in points and in dollars
 //!   ([`crate::analysis::why`]).
 //! - **Edges**: the axes the recommendation sits at the edge of, to extend first.
 
 use crate::analysis::draws::{Interval, JointDraws};
 use crate::analysis::frontier::{Aggregate, Point};
 use crate::analysis::shortlist::{self, Entry, Flag};
-use crate::analysis::why::{LeverShare, attribute};
+use crate::analysis::why::{LeverShare, explain as split_by_lever};
 use crate::spec::{AxisIndices, Grid};
 
 /// The P(best) at or above which the recommendation has a clear lead whatever the runner-up's
@@ -75,8 +76,11 @@ pub struct Decision {
     /// The regime the advantage is explained against (the shortlist's rank 2, else the pool's
     /// best-scoring other regime).
     pub runner_up: Option<Compared>,
-    /// The recommendation's advantage over the runner-up, by lever.
+    /// The recommendation's advantage over the runner-up, by lever (points and dollars).
     pub why: Vec<LeverShare>,
+    /// The recommendation's advantage over the cheaper regime within noise, by lever (empty
+    /// when there is none).
+    pub why_cheaper: Vec<LeverShare>,
 }
 
 /// Every budget's shortlist entries, in budget and rank order.
@@ -183,6 +187,10 @@ fn decide_budget(grid: &Grid, aggregate: &Aggregate, budget_index: usize) -> Opt
         .as_ref()
         .and_then(|r| explain(grid, &first.point, &r.point))
         .unwrap_or_default();
+    let why_cheaper = cheapest
+        .as_ref()
+        .and_then(|c| explain(grid, &first.point, &c.point))
+        .unwrap_or_default();
     Some(Decision {
         budget_index,
         compared,
@@ -192,6 +200,7 @@ fn decide_budget(grid: &Grid, aggregate: &Aggregate, budget_index: usize) -> Opt
         cheaper: cheapest,
         runner_up,
         why,
+        why_cheaper,
         shortlist: entries,
     })
 }
@@ -248,13 +257,9 @@ pub fn axes_apart(a: &AxisIndices, b: &AxisIndices) -> usize {
     .count()
 }
 
-/// The Shapley split of `winner`'s point-prediction advantage over `other` (None when either
-/// cell cannot run).
+/// The Shapley split of `winner`'s advantage over `other`, in points and dollars (None when
+/// either cell is pruned).
 fn explain(grid: &Grid, winner: &Point, other: &Point) -> Option<Vec<LeverShare>> {
-    let signal = |id: u64| Some(crate::evaluate::evaluate_cell(grid, id)?.signal);
-    Some(attribute(
-        &grid.outcome,
-        &signal(winner.id)?,
-        &signal(other.id)?,
-    ))
+    let evaluated = |id: u64| crate::evaluate::evaluate_cell(grid, id);
+    Some(split_by_lever(grid, &evaluated(winner.id)?, &evaluated(other.id)?))
 }

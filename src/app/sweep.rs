@@ -269,6 +269,16 @@ fn compared_json(grid: &spec::Grid, c: &Compared) -> serde_json::Value {
     v
 }
 
+/// Each lever's dollars (null where only points were split).
+fn lever_usd_json(
+    shares: &[rlfrontier::analysis::why::LeverShare],
+) -> serde_json::Map<String, serde_json::Value> {
+    shares
+        .iter()
+        .map(|s| (s.lever.label().to_string(), serde_json::json!(s.usd)))
+        .collect()
+}
+
 /// One budget's recommendation as JSON (the sentences included, as the text prints them).
 fn decision_json(grid: &spec::Grid, d: &Decision) -> serde_json::Value {
     let (budget, _) = rlfrontier::report::tables::budget_columns(grid, d.budget_index);
@@ -281,6 +291,9 @@ fn decision_json(grid: &spec::Grid, d: &Decision) -> serde_json::Value {
         "cheaper_within_noise": d.cheaper.as_ref().map(|c| compared_json(grid, c)),
         "runner_up": d.runner_up.as_ref().map(|c| compared_json(grid, c)),
         "why_points": d.why.iter().map(|s| (s.lever.label().to_string(), serde_json::json!(100.0 * s.score))).collect::<serde_json::Map<_, _>>(),
+        "why_usd": lever_usd_json(&d.why),
+        "why_cheaper_points": d.why_cheaper.iter().map(|s| (s.lever.label().to_string(), serde_json::json!(100.0 * s.score))).collect::<serde_json::Map<_, _>>(),
+        "why_cheaper_usd": lever_usd_json(&d.why_cheaper),
         "edges": d.edges().iter().map(|f| f.to_string()).collect::<Vec<_>>(),
         "shortlist": d.compared.iter().map(|c| compared_json(grid, c)).collect::<Vec<_>>(),
         "sentences": sentences(grid, d).all(),

@@ -160,7 +160,7 @@ fn recommendation_section(grid: &Grid, decisions: &[Decision]) -> String {
 const WHY_BAR_PX: f64 = 80.0;
 
 /// One small horizontal bar per lever (green when it favours the recommendation, red when it
-/// works against it), scaled to the largest share of the row.
+/// works against it), scaled to the largest share of the row, with its points and dollars.
 fn why_bars(d: &Decision) -> String {
     let largest = d.why.iter().map(|s| s.score.abs()).fold(0.0, f64::max);
     if largest <= 0.0 {
@@ -171,8 +171,12 @@ fn why_bars(d: &Decision) -> String {
         let points = 100.0 * share.score;
         let width = (WHY_BAR_PX * share.score.abs() / largest).max(1.0);
         let class = if share.score >= 0.0 { "up" } else { "down" };
+        let usd = share
+            .usd
+            .map(|u| format!(" pt, {}", escape(&super::recommendation::signed_money(u))))
+            .unwrap_or_default();
         h.push_str(&format!(
-            "<div><span class=\"lever\">{}</span><span class=\"bar {class}\" style=\"width:{width:.0}px\"></span> {points:+.1}</div>",
+            "<div><span class=\"lever\">{}</span><span class=\"bar {class}\" style=\"width:{width:.0}px\"></span> {points:+.1}{usd}</div>",
             escape(share.lever.label())
         ));
     }

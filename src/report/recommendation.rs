@@ -4,6 +4,7 @@
 use crate::analysis::decision::{Compared, Decision};
 use crate::analysis::draws::Interval;
 use crate::analysis::shortlist::Flag;
+use crate::analysis::why::LeverShare;
 use crate::format::{money, percent};
 use crate::spec::Grid;
 
@@ -21,8 +22,10 @@ pub struct Sentences {
     pub second: Option<String>,
     /// The cheaper regime within noise, or that there is none.
     pub cheaper: String,
-    /// Why A beats the runner-up, by lever.
+    /// Why A beats the runner-up, by lever, in points and dollars.
     pub why: Option<String>,
+    /// What A's extra dollars buy over the cheaper regime within noise, by lever.
+    pub why_cheaper: Option<String>,
     /// The axes to extend first when A sits at a grid edge.
     pub edges: Option<String>,
 }
@@ -35,6 +38,7 @@ impl Sentences {
         out.extend(self.second.as_deref());
         out.push(self.cheaper.as_str());
         out.extend(self.why.as_deref());
+        out.extend(self.why_cheaper.as_deref());
         out.extend(self.edges.as_deref());
         out
     }
@@ -49,6 +53,38 @@ fn signed_points(x: f64) -> String {
     } else {
         format!("{p:+.1}")
     }
+}
+
+/// Dollars with an explicit sign: `+$31,000`, `-$950.00`.
+pub(super) fn signed_money(x: f64) -> String {
+    let sign = if x < 0.0 { '-' } else { '+' };
+    format!("{sign}${}", money(x.abs()))
+}
+
+/// A lever share is shown when it moves at least 0.05 points or this share of the
+/// recommendation's dollars.
+const SHOWN_USD_SHARE: f64 = 0.005;
+
+/// "model size +2.1 points for +$31,000; updates -0.9 points for -$30,700": the levers that
+/// move either, in lever order (None when none does).
+fn lever_parts(shares: &[LeverShare], usd_scale: f64) -> Option<String> {
+    let parts: Vec<String> = shares
+        .iter()
+        .filter(|s| {
+            (100.0 * s.score).abs() >= 0.05
+                || s.usd.is_some_and(|u| u.abs() >= SHOWN_USD_SHARE * usd_scale)
+        })
+        .map(|s| match s.usd {
+            Some(u) => format!(
+                "{} {} points for {}",
+                s.lever.label(),
+                signed_points(s.score),
+                signed_money(u)
+            ),
+            None => format!("{} {} points", s.lever.label(), signed_points(s.score)),
+        })
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 /// "+1.2 [−0.3, +2.4] points".
@@ -114,24 +150,30 @@ pub fn sentences(grid: &Grid, d: &Decision) -> Sentences {
         ),
     };
     let why = d.runner_up.as_ref().map(|r| {
-        let parts: Vec<String> = d
-            .why
-            .iter()
-            .filter(|s| (100.0 * s.score).abs() >= 0.05)
-            .map(|s| format!("{} {}", s.lever.label(), signed_points(s.score)))
-            .collect();
         let against = regime_label(grid, &r.point);
-        if parts.is_empty() {
-            format!(
+        let tied = (100.0 * (a.point.score - r.point.score)).abs() < 0.05;
+        match lever_parts(&d.why, a.point.usd) {
+            None => format!(
                 "why: against {against}, the point predictions differ by less than 0.1 points: noise alone separates them"
-            )
-        } else {
-            format!(
-                "why, against {against} ({} points by point prediction): {}",
+            ),
+            Some(parts) if tied => format!(
+                "why: against {against}, the point predictions differ by less than 0.1 points: noise alone separates them (by lever: {parts})"
+            ),
+            Some(parts) => format!(
+                "why, against {against} ({} points by point prediction, {}): {parts}",
                 signed_points(a.point.score - r.point.score),
-                parts.join(", ")
-            )
+                signed_money(a.point.usd - r.point.usd)
+            ),
         }
+    });
+    let why_cheaper = d.cheaper.as_ref().and_then(|c| {
+        let parts = lever_parts(&d.why_cheaper, a.point.usd)?;
+        Some(format!(
+            "what its extra ${} buys over {} ({} points by point prediction): {parts}",
+            money(a.point.usd - c.point.usd),
+            regime_label(grid, &c.point),
+            signed_points(a.point.score - c.point.score)
+        ))
     });
     let edges: Vec<String> = d
         .edges()
@@ -154,6 +196,7 @@ pub fn sentences(grid: &Grid, d: &Decision) -> Sentences {
         second,
         cheaper,
         why,
+        why_cheaper,
         edges,
     }
 }
