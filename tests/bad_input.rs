@@ -8,16 +8,51 @@ use common::{bin, repo};
 
 const GRID: &str = include_str!("../grids/race-pilot.toml");
 
+/// Peak resident memory a refusal may take (issue 24: "each unbounded input refused within a
+/// second and 100 MB").
+const REFUSAL_MAX_RSS_KB: i64 = 100 * 1024;
+
+/// A refusal taking this long has read what it should have refused: a guard against a hang, far
+/// above the milliseconds a refusal takes (speed itself is measured in benchmarks).
+const REFUSAL_HANG_SECONDS: f64 = 20.0;
+
+/// What a finished run printed and took: (exit code, stderr, peak RSS in KB, seconds).
+// The child is reaped by wait4 (for its rusage), not by `Child::wait`.
+#[allow(clippy::zombie_processes)]
+fn run_measured(dir: &Path, args: &[String]) -> (Option<i32>, String, i64, f64) {
+    use std::io::Read;
+    let started = std::time::Instant::now();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_rlfrontier"))
+        .current_dir(dir)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value for wait4 to overwrite.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: wait4 on our own child's pid, with valid pointers; it reaps the child, which
+    // `child` then never waits for.
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as libc::pid_t, "wait4 failed");
+    let seconds = started.elapsed().as_secs_f64();
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    (code, stderr, usage.ru_maxrss, seconds)
+}
+
 /// Runs `args` in `dir` and checks the contract; `expect` are substrings the message must hold.
 fn refused(dir: &Path, args: &[String], expect: &[&str]) {
-    let out = bin().current_dir(dir).args(args).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{args:?}: exit {:?}, stderr: {stderr}",
-        out.status.code()
-    );
+    let (code, stderr, rss_kb, seconds) = run_measured(dir, args);
+    assert_eq!(code, Some(2), "{args:?}: exit {code:?}, stderr: {stderr}");
     assert_eq!(
         stderr.trim_end().lines().count(),
         1,
@@ -33,6 +68,14 @@ fn refused(dir: &Path, args: &[String], expect: &[&str]) {
             "{args:?}: wrote into {written}"
         );
     }
+    assert!(
+        rss_kb <= REFUSAL_MAX_RSS_KB,
+        "{args:?}: refused at a peak of {rss_kb} KB"
+    );
+    assert!(
+        seconds < REFUSAL_HANG_SECONDS,
+        "{args:?}: refused after {seconds:.1} s"
+    );
 }
 
 fn s(v: &[&str]) -> Vec<String> {
@@ -614,6 +657,112 @@ fn unbounded_and_empty_inputs_are_refused_at_once() {
         d,
         &s(&["backtest", "published_results.csv"]),
         &["published_results.csv", "ScaleRL"],
+    );
+    // The same through the TRL reader and a log: a device is refused before it is read.
+    refused(
+        d,
+        &s(&[
+            "cost",
+            "--from-trl",
+            "/dev/zero",
+            "--gpu",
+            "h100-sxm",
+            "--gpus",
+            "8",
+        ]),
+        &["/dev/zero", "not a regular file"],
+    );
+    refused(
+        d,
+        &s(&[
+            "calibrate-hw",
+            "--model",
+            "qwen2.5-7b",
+            "--gpu",
+            "h100-sxm",
+            "--gpus",
+            "8",
+            "--log",
+            "/dev/zero",
+            "--out",
+            "out/cal.json",
+        ]),
+        &["/dev/zero", "not a regular file"],
+    );
+    // A budget beyond any run, and a metric name of 300 characters: refused when the grid is
+    // read, before any folder exists.
+    std::fs::write(
+        d.join("g3.toml"),
+        GRID.replace("budget = [\"1e16 flops\", \"2.5e16 flops\", \"1e17 flops\", \"3e17 flops\", \"1e18 flops\"]", "budget = [\"1e300 usd\"]"),
+    )
+    .unwrap();
+    refused(
+        d,
+        &s(&["sweep", "g3.toml", "--out", "out"]),
+        &["g3.toml", "budget"],
+    );
+    let long_metric = format!("m{}", "x".repeat(299));
+    std::fs::write(
+        d.join("g4.toml"),
+        GRID.replace(
+            "metric = \"math500_pass1\"",
+            &format!("metric = \"{long_metric}\""),
+        ),
+    )
+    .unwrap();
+    refused(
+        d,
+        &s(&["sweep", "g4.toml", "--out", "out"]),
+        &["g4.toml", "metric"],
+    );
+    // Evidence with a value that is not a number: refused as fit-prior refuses it.
+    let evidence = std::fs::read_to_string(repo("evidence/published_results.csv")).unwrap();
+    let mut lines: Vec<String> = evidence.lines().map(str::to_string).collect();
+    let value_column = lines[0].split(',').position(|c| c == "value").unwrap();
+    let row = lines
+        .iter()
+        .position(|l| l.ends_with(",yes") || l.contains(",yes:"))
+        .unwrap_or(1);
+    let mut record: Vec<String> = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(lines[row].as_bytes())
+        .records()
+        .next()
+        .unwrap()
+        .unwrap()
+        .iter()
+        .map(str::to_string)
+        .collect();
+    record[value_column] = "NaN".into();
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(&record).unwrap();
+    lines[row] = String::from_utf8(w.into_inner().unwrap())
+        .unwrap()
+        .trim_end()
+        .to_string();
+    std::fs::write(d.join("nan_results.csv"), lines.join("\n") + "\n").unwrap();
+    refused(
+        d,
+        &s(&["backtest", "nan_results.csv"]),
+        &["nan_results.csv", "value"],
+    );
+    // An id that a catalog would then refuse.
+    std::fs::write(
+        d.join("config.json"),
+        r#"{"hidden_size": 896, "num_hidden_layers": 24, "num_attention_heads": 14, "num_key_value_heads": 2, "intermediate_size": 4864, "vocab_size": 151936}"#,
+    )
+    .unwrap();
+    refused(
+        d,
+        &s(&[
+            "import-model",
+            "config.json",
+            "--id",
+            "Bad Id",
+            "--out",
+            "out/m.toml",
+        ]),
+        &["--id", "Bad Id"],
     );
     // A price no GPU has.
     std::fs::write(

@@ -261,5 +261,9 @@ pub fn axes_apart(a: &AxisIndices, b: &AxisIndices) -> usize {
 /// either cell is pruned).
 fn explain(grid: &Grid, winner: &Point, other: &Point) -> Option<Vec<LeverShare>> {
     let evaluated = |id: u64| crate::evaluate::evaluate_cell(grid, id);
-    Some(split_by_lever(grid, &evaluated(winner.id)?, &evaluated(other.id)?))
+    Some(split_by_lever(
+        grid,
+        &evaluated(winner.id)?,
+        &evaluated(other.id)?,
+    ))
 }

@@ -321,12 +321,16 @@ mod tests {
     fn dollars_pair(
         grid: &Grid,
         edit: impl Fn(&mut AxisIndices),
-    ) -> (crate::evaluate::Evaluated<'_>, crate::evaluate::Evaluated<'_>) {
+    ) -> (
+        crate::evaluate::Evaluated<'_>,
+        crate::evaluate::Evaluated<'_>,
+    ) {
         let mut a = grid.decode(0);
         a.budget = 1;
         let mut b = a;
         edit(&mut b);
-        let evaluate = |i: &AxisIndices| crate::evaluate::evaluate_cell(grid, grid.encode(i)).unwrap();
+        let evaluate =
+            |i: &AxisIndices| crate::evaluate::evaluate_cell(grid, grid.encode(i)).unwrap();
         (evaluate(&a), evaluate(&b))
     }
 
@@ -391,7 +395,10 @@ mod tests {
         // (and so, on a budget, its updates) but adds no points of its own.
         let text = crate::spec::bundled_grid(std::path::Path::new("dollars"))
             .unwrap()
-            .replace("[axes]\n", "[axes]\nengine = [\"vllm-cudagraph\", \"vllm-eager\"]\n");
+            .replace(
+                "[axes]\n",
+                "[axes]\nengine = [\"vllm-cudagraph\", \"vllm-eager\"]\n",
+            );
         let grid = crate::spec::parse(
             &text,
             std::path::Path::new("dollars.toml"),
@@ -402,7 +409,10 @@ mod tests {
         let split = explain(&grid, &w, &o);
         let setup = split.iter().find(|s| s.lever == Lever::Setup).unwrap();
         assert_eq!(setup.score, 0.0);
-        assert!(setup.usd.unwrap() > 0.0, "eager decoding costs more per step");
+        assert!(
+            setup.usd.unwrap() > 0.0,
+            "eager decoding costs more per step"
+        );
     }
 
     #[test]

@@ -108,7 +108,19 @@ pub fn run_import(args: &ImportModelArgs, out: &mut dyn Write) -> Result<()> {
         ));
     }
     let model = model_from_config(&args.config, &args.id, &name)?;
-    rlfrontier::report::write_atomic(&args.out, model_toml(&model).as_bytes())?;
+    let text = model_toml(&model);
+    // Read the entry back as `--catalog` will, and write nothing `--catalog` would refuse.
+    rlfrontier::catalog::Catalog::load_text(Some((&args.out, &text))).map_err(|e| {
+        rlfrontier::error::Error::in_file(
+            &args.config,
+            None,
+            "",
+            format!(
+                "the entry made from it would not load as a catalog ({e}); check --id and --name"
+            ),
+        )
+    })?;
+    rlfrontier::report::write_atomic(&args.out, text.as_bytes())?;
     emit(
         out,
         &format!(

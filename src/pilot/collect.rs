@@ -87,9 +87,22 @@ pub fn collect(
     let mut all: Vec<(String, &'static str, Points)> = Vec::new();
     let mut names: BTreeSet<String> = BTreeSet::new();
     for path in paths {
+        let run_id = run_id_of(path);
+        if !super::is_safe_id(&run_id) {
+            return Err(Error::in_file(
+                path,
+                None,
+                "",
+                format!(
+                    "the run id this file stands for, `{run_id}` (its name), is not a plan's run id: \
+                     name the file after its run (p001.jsonl), with letters, digits, - _ and . only, \
+                     starting with a letter or digit"
+                ),
+            ));
+        }
         let (points, format) = read_points(path, format)?;
         names.extend(points.iter().map(|p| p.1.clone()));
-        all.push((run_id_of(path), format, points));
+        all.push((run_id, format, points));
     }
     let list = || {
         let mut v: Vec<&String> = names
@@ -114,6 +127,16 @@ pub fn collect(
             ),
         ));
     };
+    if !metric.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+        // A CSV cell starting with = + - @ is a formula to a spreadsheet; no framework names a
+        // metric that way.
+        return Err(Error::in_flag(
+            "--metric",
+            format!(
+                "`{metric}` does not start with a letter or digit; name the metric as the logs do"
+            ),
+        ));
+    }
     if !names.contains(metric) {
         return Err(Error::in_flag(
             "--metric",
@@ -215,5 +238,37 @@ mod tests {
         assert!(m.contains("did you mean `val/acc`"), "{m}");
         let m = collect(&[&jsonl], None, None).unwrap_err().to_string();
         assert!(m.contains("the files have: val/acc"), "{m}");
+    }
+
+    #[test]
+    fn run_ids_and_metrics_that_a_spreadsheet_would_run_are_refused() {
+        // Issue 24: a results.csv cell starting with = + - @ is a formula in a spreadsheet, and a
+        // run id is a file name in `fit`'s folder.
+        let dir = tempfile::tempdir().unwrap();
+        for name in [
+            "=HYPERLINK(x).jsonl",
+            "@SUM(1).jsonl",
+            "-p001.jsonl",
+            "+p001.jsonl",
+        ] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, "{\"step\":0,\"data\":{\"val/acc\":0.4}}\n").unwrap();
+            let e = collect(&[&path], Some("val/acc"), None)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("is not a plan's run id") && e.contains(name),
+                "{e}"
+            );
+        }
+        let path = dir.path().join("p001.jsonl");
+        std::fs::write(&path, "{\"step\":0,\"data\":{\"=1+1\":0.4}}\n").unwrap();
+        let e = collect(&[&path], Some("=1+1"), None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--metric") && e.contains("letter or digit"),
+            "{e}"
+        );
     }
 }

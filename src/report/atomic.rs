@@ -257,6 +257,10 @@ impl Staged {
                 file.armed = false;
                 done.push((file.final_path.clone(), backup));
             }
+            if renamed == renames {
+                // Crash test: every file in place, the commit point not yet reached.
+                return Err(Error::in_setting("out", "stopped (crash test)"));
+            }
             Ok(())
         })();
         if renames != usize::MAX && outcome.is_err() {
@@ -281,6 +285,10 @@ impl Staged {
                     if let Some(b) = backup {
                         let _ = std::fs::remove_file(b);
                     }
+                }
+                if renames == usize::MAX - 2 {
+                    // Crash test: killed between deleting the backups and the stale outputs.
+                    return Ok(Vec::new());
                 }
                 for path in &self.removals {
                     if path.exists() {
@@ -605,17 +613,18 @@ mod tests {
         assert!(old_set.iter().any(|(name, _)| name == "stale.parquet"));
         assert!(!new_set.iter().any(|(name, _)| name == "stale.parquet"));
         // Three files existed (two renames each), one did not (one rename): 7 renames; a kill
-        // before each of them, after all of them, and just after the commit point (backups
-        // still there).
-        for renames in (0..=7).chain([usize::MAX - 1]) {
+        // before each of them, after all of them but before the commit point, just after the
+        // commit point (backups still there), and between deleting the backups and the stale
+        // output.
+        for renames in (0..=7).chain([usize::MAX - 1, usize::MAX - 2]) {
             let dir = tempfile::tempdir().unwrap();
             old(dir.path());
             let _ = stage(dir.path()).commit_until(renames, dead);
             remove_stale_temporaries(dir.path());
-            // Before the seventh rename the journal rolls back to the old set; with all seven
-            // done the commit point is passed (the journal says committed) and the new set
-            // stays, its backups and the stale output of the old format deleted by the cleanup.
-            let expected = if renames >= 7 { &new_set } else { &old_set };
+            // Before the commit point the journal rolls back to the old set, even with every
+            // new file in place; after it the journal says committed and the new set stays,
+            // its backups and the stale output of the old format deleted by the cleanup.
+            let expected = if renames > 7 { &new_set } else { &old_set };
             assert_eq!(
                 &visible(dir.path()),
                 expected,

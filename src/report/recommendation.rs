@@ -72,7 +72,8 @@ fn lever_parts(shares: &[LeverShare], usd_scale: f64) -> Option<String> {
         .iter()
         .filter(|s| {
             (100.0 * s.score).abs() >= 0.05
-                || s.usd.is_some_and(|u| u.abs() >= SHOWN_USD_SHARE * usd_scale)
+                || s.usd
+                    .is_some_and(|u| u.abs() >= SHOWN_USD_SHARE * usd_scale)
         })
         .map(|s| match s.usd {
             Some(u) => format!(
