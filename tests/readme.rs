@@ -716,11 +716,16 @@ fn the_commands_chapter_states_the_cost_defaults_cost_help_prints() {
     // (`--gpus [8]`): every flag it names must exist, and a literal default must be the one
     // `cost --help` prints (`[default: 8]`). Defaults given in words (`[catalog]`, `[the
     // framework's]`, `[B]`) are descriptions, not values, and are only checked to exist.
-    let page = std::fs::read_to_string(common::repo("docs/book/src/commands.md")).unwrap();
-    let start = page
-        .find("`cost` levers")
-        .expect("the cost levers paragraph");
-    let paragraph = &page[start..page[start..].find("\n\n").map_or(page.len(), |e| start + e)];
+    // buy-or-build.md's first paragraph names the own-cluster flags the same way.
+    let paragraph_of = |file: &str, marker: &str| {
+        let page = std::fs::read_to_string(common::repo(file)).unwrap();
+        let start = page
+            .find(marker)
+            .unwrap_or_else(|| panic!("{file}: `{marker}`"));
+        page[start..page[start..].find("\n\n").map_or(page.len(), |e| start + e)].to_string()
+    };
+    let paragraph = paragraph_of("docs/book/src/commands.md", "`cost` levers")
+        + &paragraph_of("docs/book/src/buy-or-build.md", "`cost` ends with");
     let help = common::bin().args(["cost", "--help"]).output().unwrap();
     let help = String::from_utf8(help.stdout).unwrap();
     // Each flag's block of help text: from its line to the next flag's.
@@ -769,10 +774,266 @@ fn the_commands_chapter_states_the_cost_defaults_cost_help_prints() {
             assert_eq!(
                 printed.trim(),
                 stated,
-                "commands.md says `{flag} [{stated}]`, `cost --help` says [default: {printed}]"
+                "the book says `{flag} [{stated}]`, `cost --help` says [default: {printed}]"
             );
             checked += 1;
         }
     }
     assert!(checked >= 20, "only {checked} defaults compared");
+}
+
+#[test]
+fn the_validation_chapter_s_readings_hold_in_validate_s_output() {
+    // validation.md reads the direction of the ledger's errors out of `validate`; each reading
+    // is a sentence of the page and a check of `validate --csv`, so a ledger change that turns
+    // one around fails here instead of leaving the page wrong.
+    let dir = tempfile::tempdir().unwrap();
+    let csv_path = dir.path().join("v.csv");
+    let out = common::bin()
+        .args(["validate", "--csv"])
+        .arg(&csv_path)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let mut rows: Vec<(String, String, f64, f64)> = Vec::new();
+    let mut reader = csv::Reader::from_path(&csv_path).unwrap();
+    for record in reader.records() {
+        let r = record.unwrap();
+        rows.push((
+            r[0].to_string(),
+            r[1].to_string(),
+            r[2].parse().unwrap(),
+            r[4].parse().unwrap(),
+        ));
+    }
+    let page = std::fs::read_to_string(common::repo("docs/book/src/validation.md")).unwrap();
+    let page = page.split_whitespace().collect::<Vec<_>>().join(" ");
+    let says = |sentence: &str| {
+        assert!(
+            page.contains(sentence),
+            "validation.md no longer says `{sentence}`"
+        )
+    };
+    let error = |row: &str, quantity: &str| {
+        rows.iter()
+            .find(|r| r.0 == row && r.1 == quantity)
+            .unwrap_or_else(|| panic!("validate prices no {quantity} of {row}"))
+            .3
+    };
+    // The long-context rows two defaults were chosen against.
+    says("the three 27k-cap RLinf rows");
+    let mut long_rlinf: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.0.starts_with("rlinf") && r.0.contains("_27k_"))
+        .map(|r| r.0.as_str())
+        .collect();
+    long_rlinf.dedup();
+    assert_eq!(long_rlinf.len(), 3, "{long_rlinf:?}");
+    let limitations =
+        std::fs::read_to_string(common::repo("docs/book/src/limitations.md")).unwrap();
+    assert!(
+        limitations
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .contains("three 27k-cap rows from one source")
+    );
+    // The mixture-of-experts steps priced fast.
+    says("NeMo-RL's Qwen3-235B-A22B on GB200 and Relax's Qwen3-30B-A3B on H800");
+    says("are priced fast");
+    let moe_fast: Vec<&(String, String, f64, f64)> = rows
+        .iter()
+        .filter(|r| {
+            r.1 == "step" && (r.0.contains("q235b_gb200") || r.0.starts_with("relax_q30ba3b"))
+        })
+        .collect();
+    assert!(moe_fast.len() >= 4);
+    for r in moe_fast {
+        assert!(r.3 < 0.0, "{} is no longer priced fast: {}", r.0, r.3);
+    }
+    says("On GB200, 128 GPUs measured slower than 64 for the same batch");
+    let measured = |row: &str| rows.iter().find(|r| r.0 == row && r.1 == "step").unwrap().2;
+    assert!(measured("nemo06_q235b_gb200_128_on") > measured("nemo06_q235b_gb200_64_on"));
+    // The engine benchmark at ten sequences and the compute-poor GPU, priced slow.
+    says("The H100 row at ten sequences is priced slow");
+    assert!(error("vllm23151_qwen3_30ba3b_h100_c10_2048in_1024out", "tpot") > 0.0);
+    says("The update, the log-prob passes and generation all stay priced slow");
+    for quantity in ["update_actor", "old_log_prob", "gen"] {
+        let e = error("terrense_qwen3_8b_grpo_4xh20_8k_steps2to20", quantity);
+        assert!(e > 0.0, "the H20 row's {quantity}: {e}");
+    }
+}
+
+#[test]
+fn the_outcome_prior_and_backtest_chapters_state_the_reference_constants_the_code_has() {
+    // The prior's reference point (size, rollouts, cap, pass rate) and the settings the backtest
+    // assumes where a study does not state them, built from the code's constants: an edit to
+    // either side is seen.
+    use rlfrontier::fit::pairs::UNSTATED_SETTINGS;
+    use rlfrontier::outcome::params::{
+        REFERENCE_PARAMS, REFERENCE_PASS_RATE, REFERENCE_RESPONSE_CAP, REFERENCE_ROLLOUTS,
+    };
+    let read = |file: &str| {
+        let text = std::fs::read_to_string(common::repo(file)).unwrap();
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    let prior = read("docs/book/src/outcome-prior.md");
+    let cap = REFERENCE_RESPONSE_CAP as u64;
+    let rollouts = REFERENCE_ROLLOUTS as u64;
+    let size_b = REFERENCE_PARAMS / 1e9;
+    for phrase in [
+        format!("(max(cap, {cap})/{cap})^g"),
+        format!("(min(U, U_sat)/{rollouts})^a"),
+        format!("(U/{rollouts})^κ"),
+        format!("K_mid({size_b:.1}B) × (N/{size_b:.1}e9)^−e"),
+        format!("(max(cap, {cap})/{cap})^λ"),
+        format!("(p̄/{REFERENCE_PASS_RATE})^−d"),
+    ] {
+        assert!(
+            prior.contains(&phrase),
+            "outcome-prior.md no longer says `{phrase}`: state the code's value"
+        );
+    }
+    let (prompts, group, unstated_cap) = UNSTATED_SETTINGS;
+    let phrase = format!(
+        "unstated settings are {prompts} prompts × {group} at an {}k cap",
+        unstated_cap / 1024.0
+    );
+    assert!(
+        read("docs/book/src/backtest.md").contains(&phrase),
+        "backtest.md no longer says `{phrase}`"
+    );
+}
+
+#[test]
+fn the_grid_spec_states_each_framework_s_rollout_defaults_the_code_has() {
+    // grid-spec.md's [hardware] rows name the frameworks' own defaults in words; each phrase is
+    // built from `Framework::profile`.
+    use rlfrontier::config::Framework;
+    let text = std::fs::read_to_string(common::repo("docs/book/src/grid-spec.md")).unwrap();
+    let (verl, trl, openrlhf) = (
+        Framework::Verl.profile(),
+        Framework::Trl.profile(),
+        Framework::Openrlhf.profile(),
+    );
+    assert_eq!(
+        trl.rollout_tensor_parallel,
+        openrlhf.rollout_tensor_parallel
+    );
+    for phrase in [
+        format!(
+            "veRL {}, TRL {}, OpenRLHF {}",
+            verl.rollout_gpu_memory_utilization,
+            trl.rollout_gpu_memory_utilization,
+            openrlhf.rollout_gpu_memory_utilization
+        ),
+        format!("veRL {};", verl.max_num_seqs.unwrap()),
+        format!(
+            "veRL {}, TRL and OpenRLHF {}",
+            verl.rollout_tensor_parallel, trl.rollout_tensor_parallel
+        ),
+    ] {
+        assert!(
+            text.contains(&phrase),
+            "grid-spec.md no longer says `{phrase}`: state the code's value"
+        );
+    }
+}
+
+#[test]
+fn the_import_table_states_the_defaults_the_importers_apply() {
+    // price-my-run.md's import table gives each framework's default in parentheses after its key
+    // (`data.train_batch_size` (1024)). The importers report the defaults they applied (the
+    // settings of `cost --json` without a line); each must be the table's, and so must the
+    // rollout defaults of `Framework::profile`.
+    use rlfrontier::config::Framework;
+    let page = std::fs::read_to_string(common::repo("docs/book/src/price-my-run.md")).unwrap();
+    // The row of the table whose first cell names `flag`: its veRL and TRL cells.
+    let row = |flag: &str| -> Option<(String, String)> {
+        page.lines()
+            .filter(|l| l.starts_with('|'))
+            .map(|l| l.split('|').map(str::trim).collect::<Vec<_>>())
+            .find(|c| c.len() >= 4 && c[1].contains(&format!("`{flag}")))
+            .map(|c| (c[2].to_string(), c[3].to_string()))
+    };
+    // Whether `cell` gives `key` (or a dotted suffix of it) the default `value`.
+    let states = |cell: &str, key: &str, value: &str| {
+        cell.split('`').collect::<Vec<_>>().windows(2).any(|w| {
+            key.ends_with(w[0])
+                && !w[0].is_empty()
+                && w[1]
+                    .trim_start()
+                    .strip_prefix('(')
+                    .and_then(|r| r.split([')', ':']).next())
+                    .is_some_and(|v| v.trim() == value)
+        })
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("v.sh"),
+        "python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct trainer.total_training_steps=10\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("t.json"),
+        r#"{"model_name_or_path": "Qwen/Qwen2.5-7B-Instruct", "max_steps": 10}"#,
+    )
+    .unwrap();
+    let mut checked = 0;
+    for (flag, file, column) in [("--from-verl", "v.sh", 0), ("--from-trl", "t.json", 1)] {
+        let out = common::bin()
+            .current_dir(dir.path())
+            .args(["cost", flag, file, "--gpu", "h100", "--gpus", "8", "--json"])
+            .output()
+            .unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        for s in json["imported"]["settings"].as_array().unwrap() {
+            let (Some(key), Some(value), true) =
+                (s["key"].as_str(), s["value"].as_str(), s["line"].is_null())
+            else {
+                continue;
+            };
+            if key.contains(' ') || value.parse::<f64>().is_err() {
+                continue; // a product of keys, or a default in words
+            }
+            let Some(cells) = row(s["flag"].as_str().unwrap()) else {
+                continue;
+            };
+            let cell = if column == 0 { &cells.0 } else { &cells.1 };
+            assert!(
+                states(cell, key, value),
+                "price-my-run.md: {} `{key}` defaults to {value} in the importer; the table says {cell}",
+                s["flag"]
+            );
+            checked += 1;
+        }
+    }
+    for (framework, column) in [(Framework::Verl, 0), (Framework::Trl, 1)] {
+        let p = framework.profile();
+        let mut rows = vec![
+            (
+                "--rollout-gpu-memory-utilization",
+                p.rollout_gpu_memory_utilization.to_string(),
+            ),
+            (
+                "--rollout-tensor-parallel",
+                p.rollout_tensor_parallel.to_string(),
+            ),
+        ];
+        if let Some(n) = p.max_num_seqs {
+            rows.push(("--max-num-seqs", n.to_string()));
+        }
+        for (flag, value) in rows {
+            let cells = row(flag).unwrap();
+            let cell = if column == 0 { &cells.0 } else { &cells.1 };
+            let stated = cell
+                .split('(')
+                .nth(1)
+                .and_then(|r| r.split(')').next())
+                .unwrap_or("");
+            assert_eq!(stated, value, "price-my-run.md {flag} for {framework:?}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 12, "only {checked} defaults compared");
 }
