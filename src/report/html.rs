@@ -121,12 +121,12 @@ fn key_figures(aggregate: &Aggregate, decisions: &[Decision]) -> String {
 /// a bar per lever for why it wins.
 fn recommendation_section(grid: &Grid, decisions: &[Decision]) -> String {
     let mut h = String::new();
-    h.push_str("<h2>Recommendation per budget</h2>\n<p>For each budget, the regime most likely to be the best under the outcome model, compared with the others <b>in pairs</b>: both are drawn together from the model, so what they share (its parameters, the default base score of a model both train) cancels, and the difference's 90% interval is much narrower than either score's. When the runner-up's difference spans 0 and no regime has a clear lead, the regimes within noise are named as a group. Why: the predicted advantage over the runner-up, split over the levers (Shapley values of the point predictions).</p>\n");
+    h.push_str("<h2>Recommendation per budget</h2>\n<p>For each budget, the regime most likely to be the best under the outcome model, compared with the others <b>in pairs</b>: both are drawn together from the model, so what they share (its parameters, the default base score of a model both train) cancels, and the difference's 90% interval is much narrower than either score's. When the runner-up's difference spans 0 and no regime has a clear lead, the regimes within noise are named as a group. Why: the predicted advantage over the runner-up, split over the levers, in points and in the runs' dollars (Shapley values: each lever's average effect as the runner-up's run is moved to the recommendation's, lever by lever); on a fixed budget the dollars sum to about zero and show the trade, what a bigger model costs paid for by fewer updates.</p>\n");
     if decisions.is_empty() {
         h.push_str("<p>No feasible cell.</p>\n");
         return h;
     }
-    h.push_str("<table id=\"headline\"><tr><th>budget</th><th>recommendation</th><th>score [90%]</th><th>gain over base [90%]</th><th>dollars</th><th>FLOPs split</th><th>dollar split</th><th>why (points)</th></tr>\n");
+    h.push_str("<table id=\"headline\"><tr><th>budget</th><th>recommendation</th><th>score [90%]</th><th>gain over base [90%]</th><th>dollars</th><th>FLOPs split</th><th>dollar split</th><th>why (points, dollars)</th></tr>\n");
     let split = |x: [f64; 3]| format!("{} / {} / {}", percent(x[0]), percent(x[1]), percent(x[2]));
     for d in decisions {
         let a = d.recommended();
