@@ -9,7 +9,8 @@ use std::path::PathBuf;
 use clap::Args;
 use rlfrontier::engine::backtest::{Ordering, orderings};
 use rlfrontier::error::Result;
-use rlfrontier::fit::evidence::{fit_prior, fitted_source, read_evidence};
+use rlfrontier::fit::evidence::read_evidence;
+use rlfrontier::fit::prior::{fit_prior, fitted_source};
 use rlfrontier::fit::study_backtest::{StudyBacktest, StudyRow, study_backtest};
 use rlfrontier::format::{Table, number};
 use rlfrontier::outcome::OutcomeParams;
@@ -200,7 +201,7 @@ pub struct FitPriorArgs {
 
 /// Fits the prior's defaults to the evidence and prints them beside the built-in ones.
 pub fn run_fit_prior(args: &FitPriorArgs, out: &mut dyn Write) -> Result<()> {
-    let fit = rlfrontier::fit::evidence::fit_prior_file(&args.evidence)?;
+    let fit = rlfrontier::fit::prior::fit_prior_file(&args.evidence)?;
     let builtin = OutcomeParams::default();
     let mut text = format!(
         "outcome prior fitted to {} (ScaleRL's unpublished R0 fitted as {:.3})\n",

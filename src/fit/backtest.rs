@@ -1,6 +1,6 @@
 //! The outcome prior scored on published before/after outcomes (SimpleRL-Zoo, the evidence
 //! base's only study with such pairs): each model held out of the gain fit in turn
-//! ([`crate::fit::evidence::leave_one_model_out`]), its outcomes predicted from their measured
+//! ([`crate::fit::prior::leave_one_model_out`]), its outcomes predicted from their measured
 //! base scores with 90% predictive intervals, beside the baselines "no RL gain" and "base + the
 //! mean gain of the other models on the same benchmark". `rlfrontier backtest` prints it with
 //! the orderings table (src/engine/backtest.rs); every report states it for its grid's
@@ -8,7 +8,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::fit::evidence::{Outcome, leave_one_model_out, simplerl_signal};
+use crate::fit::evidence::{Outcome, simplerl_signal};
+use crate::fit::prior::leave_one_model_out;
 use crate::outcome::{OutcomeParams, predict};
 
 /// One outcome predicted.

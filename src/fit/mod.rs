@@ -8,6 +8,7 @@ pub mod calibrate;
 pub mod evidence;
 pub mod lm;
 pub mod pairs;
+pub mod prior;
 pub mod sigmoid;
 pub mod starts;
 pub mod study_backtest;

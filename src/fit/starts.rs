@@ -15,8 +15,8 @@
 //!   pairs inside their 90% intervals, and never less than the kind's spread of logit gains over
 //!   Z90 (so a run predicted to move nothing still spans ±1 sd of what runs of its kind gained).
 
-use crate::fit::evidence::{FittedParam, least_squares};
 use crate::fit::pairs::PairedOutcome;
+use crate::fit::prior::{FittedParam, least_squares};
 use crate::outcome::params::{Param, Z90};
 use crate::outcome::{Benchmark, OutcomeParams, ParamId, StartKind, predict, predict_score};
 

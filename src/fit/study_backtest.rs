@@ -9,8 +9,9 @@
 use std::collections::BTreeMap;
 
 use crate::fit::backtest::{correlation, rmse};
-use crate::fit::evidence::{Evidence, Outcome, leave_one_model_out};
+use crate::fit::evidence::{Evidence, Outcome};
 use crate::fit::pairs::{PairedOutcome, benchmark_levels, with_ability_scores};
+use crate::fit::prior::leave_one_model_out;
 use crate::fit::starts::{fit_starts, unstated_steps};
 use crate::outcome::{OutcomeParams, ParamId, predict};
 
