@@ -53,6 +53,26 @@ pub fn run_id_of(path: &Path) -> String {
     stem(path)
 }
 
+/// The run id a file stands for, refused unless it is of a plan's alphabet: it becomes a
+/// results.csv cell (where `=`, `+`, `-` or `@` would be a spreadsheet formula) and a file name
+/// in `fit`'s folder.
+fn checked_run_id(path: &Path) -> Result<String> {
+    let run_id = run_id_of(path);
+    if super::is_safe_id(&run_id) {
+        return Ok(run_id);
+    }
+    Err(Error::in_file(
+        path,
+        None,
+        "",
+        format!(
+            "the run id this file stands for, `{run_id}` (its name), is not a plan's run id: \
+             name the file after its run (p001.jsonl), with letters, digits, - _ and . only, \
+             starting with a letter or digit"
+        ),
+    ))
+}
+
 /// (step, metric, value) triples.
 type Points = Vec<(u64, String, f64)>;
 
@@ -87,19 +107,7 @@ pub fn collect(
     let mut all: Vec<(String, &'static str, Points)> = Vec::new();
     let mut names: BTreeSet<String> = BTreeSet::new();
     for path in paths {
-        let run_id = run_id_of(path);
-        if !super::is_safe_id(&run_id) {
-            return Err(Error::in_file(
-                path,
-                None,
-                "",
-                format!(
-                    "the run id this file stands for, `{run_id}` (its name), is not a plan's run id: \
-                     name the file after its run (p001.jsonl), with letters, digits, - _ and . only, \
-                     starting with a letter or digit"
-                ),
-            ));
-        }
+        let run_id = checked_run_id(path)?;
         let (points, format) = read_points(path, format)?;
         names.extend(points.iter().map(|p| p.1.clone()));
         all.push((run_id, format, points));

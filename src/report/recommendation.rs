@@ -107,6 +107,41 @@ fn regime_with_difference(grid: &Grid, c: &Compared) -> String {
     )
 }
 
+/// Why the recommendation beats the runner-up, by lever (None without a runner-up).
+fn why_sentence(grid: &Grid, d: &Decision) -> Option<String> {
+    let a = d.recommended();
+    let r = d.runner_up.as_ref()?;
+    let against = regime_label(grid, &r.point);
+    let tied = (100.0 * (a.point.score - r.point.score)).abs() < 0.05;
+    Some(match lever_parts(&d.why, a.point.usd) {
+        None => format!(
+            "why: against {against}, the point predictions differ by less than 0.1 points: noise alone separates them"
+        ),
+        Some(parts) if tied => format!(
+            "why: against {against}, the point predictions differ by less than 0.1 points: noise alone separates them (by lever: {parts})"
+        ),
+        Some(parts) => format!(
+            "why, against {against} ({} points by point prediction, {}): {parts}",
+            signed_points(a.point.score - r.point.score),
+            signed_money(a.point.usd - r.point.usd)
+        ),
+    })
+}
+
+/// What the recommendation's extra dollars buy over the cheaper regime within noise, by lever
+/// (None without one, or when no lever moves).
+fn why_cheaper_sentence(grid: &Grid, d: &Decision) -> Option<String> {
+    let a = d.recommended();
+    let c = d.cheaper.as_ref()?;
+    let parts = lever_parts(&d.why_cheaper, a.point.usd)?;
+    Some(format!(
+        "what its extra ${} buys over {} ({} points by point prediction): {parts}",
+        money(a.point.usd - c.point.usd),
+        regime_label(grid, &c.point),
+        signed_points(a.point.score - c.point.score)
+    ))
+}
+
 /// The sentences of `d`.
 pub fn sentences(grid: &Grid, d: &Decision) -> Sentences {
     let a = d.recommended();
@@ -150,32 +185,8 @@ pub fn sentences(grid: &Grid, d: &Decision) -> Sentences {
             percent(crate::analysis::decision::CHEAPER_SHARE)
         ),
     };
-    let why = d.runner_up.as_ref().map(|r| {
-        let against = regime_label(grid, &r.point);
-        let tied = (100.0 * (a.point.score - r.point.score)).abs() < 0.05;
-        match lever_parts(&d.why, a.point.usd) {
-            None => format!(
-                "why: against {against}, the point predictions differ by less than 0.1 points: noise alone separates them"
-            ),
-            Some(parts) if tied => format!(
-                "why: against {against}, the point predictions differ by less than 0.1 points: noise alone separates them (by lever: {parts})"
-            ),
-            Some(parts) => format!(
-                "why, against {against} ({} points by point prediction, {}): {parts}",
-                signed_points(a.point.score - r.point.score),
-                signed_money(a.point.usd - r.point.usd)
-            ),
-        }
-    });
-    let why_cheaper = d.cheaper.as_ref().and_then(|c| {
-        let parts = lever_parts(&d.why_cheaper, a.point.usd)?;
-        Some(format!(
-            "what its extra ${} buys over {} ({} points by point prediction): {parts}",
-            money(a.point.usd - c.point.usd),
-            regime_label(grid, &c.point),
-            signed_points(a.point.score - c.point.score)
-        ))
-    });
+    let why = why_sentence(grid, d);
+    let why_cheaper = why_cheaper_sentence(grid, d);
     let edges: Vec<String> = d
         .edges()
         .into_iter()
