@@ -4,6 +4,7 @@
 //! The file format is documented in the book (docs/book/src/grid-spec.md); `grids/race-pilot.toml` is the
 //! annotated example.
 
+mod axes_table;
 mod axis;
 mod cells;
 mod describe;
@@ -20,10 +21,10 @@ use crate::catalog::{Catalog, ModelSpec};
 use crate::config::{BudgetUnit, Finetune, Hardware, Reward, RunSettings, Task};
 use crate::error::{Error, Result};
 use crate::outcome::OutcomeParams;
+pub use axes_table::MAX_BUDGET_VALUES;
 use outcome_table::parse_outcome;
 pub use outcome_table::{MAX_METRIC_NAME_CHARS, is_metric_name, outcome_from_toml};
 use raw::{RawGrid, unknown_key_error};
-pub use sections::MAX_BUDGET_VALUES;
 use validator::Validator;
 
 pub use axis::Axis;
@@ -337,7 +338,7 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
     ]
     .iter()
     .any(|k| k.is_some());
-    let axes = sections::axes(
+    let axes = axes_table::axes(
         raw.axes,
         &v,
         catalog,
@@ -358,10 +359,10 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
     )?;
     let largest_cap = axes.max_response_len.iter().copied().max().unwrap_or(1) as f64;
     let task = sections::task(&raw.task, &v, largest_cap)?;
-    let constraints = sections::constraints(&raw.constraints, &v)?;
+    let constraints = axes_table::constraints(&raw.constraints, &v)?;
     let outcome_table = parse_outcome(&raw.outcome, &v)?;
     let mut base_scores =
-        sections::base_scores(&raw.task.base_score, &v, &axes, &outcome_table.metrics)?;
+        axes_table::base_scores(&raw.task.base_score, &v, &axes, &outcome_table.metrics)?;
     let mut ability = grid_ability_scores(&outcome_table.metrics, &base_scores, axes.model.len());
     let targets: Vec<TargetMetric> = if outcome_table.metrics.len() >= 2 {
         outcome_table
