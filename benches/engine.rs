@@ -84,6 +84,19 @@ fn engine(c: &mut Criterion) {
     c.bench_function("sweep pass 1, 100k cells (one core)", |b| {
         b.iter(|| rlfrontier::engine::aggregate_chunk(&g, black_box(1_000_000..1_100_000), 2500))
     });
+    // What cells.csv spends most of its time on: a table number, seven significant digits.
+    let mut rng = SplitMix64::new(11, 0);
+    let values: Vec<f64> = (0..1000)
+        .map(|_| (1.0 + 9.0 * rng.uniform()) * 10f64.powi(rng.below(14) as i32 - 4))
+        .collect();
+    c.bench_function("format 1,000 table numbers", |b| {
+        b.iter(|| {
+            values
+                .iter()
+                .map(|&x| rlfrontier::format::number_text(black_box(x)).as_str().len())
+                .sum::<usize>()
+        })
+    });
 }
 
 fn fronts(c: &mut Criterion) {

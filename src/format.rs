@@ -5,31 +5,157 @@
 /// trailing zeros trimmed: `0.7234561`, `1250`, `2.5e16`. Non-finite values print as empty
 /// strings so that no NaN or infinity ever reaches a file.
 pub fn number(x: f64) -> String {
+    number_text(x).as_str().to_string()
+}
+
+/// [`number`] without an allocation: the text in a small buffer (the CSV and Parquet writers
+/// format tens of millions of numbers).
+pub fn number_text(x: f64) -> NumberText {
+    let mut out = NumberText::default();
     if !x.is_finite() {
-        return String::new();
+        return out;
     }
     if x == 0.0 {
-        return "0".to_string();
+        out.push_str("0");
+        return out;
     }
     let magnitude = x.abs();
     if (1e-4..1e15).contains(&magnitude) {
         let exponent = magnitude.log10().floor() as i32;
         let decimals = (6 - exponent).max(0) as usize;
-        trim_zeros(format!("{x:.decimals$}"))
+        if !fixed_fast(x, decimals, &mut out) {
+            use std::fmt::Write as _;
+            out = NumberText::default();
+            let _ = write!(out, "{x:.decimals$}");
+            out.trim_zeros();
+        }
     } else {
-        let text = format!("{x:.6e}");
-        let (mantissa, exponent) = text
-            .split_once('e')
-            .expect("scientific notation has an exponent");
-        format!("{}e{exponent}", trim_zeros(mantissa.to_string()))
+        use std::fmt::Write as _;
+        let _ = write!(out, "{x:.6e}");
+        let text = out.as_str();
+        let at = text.find('e').expect("scientific notation has an exponent");
+        let mut mantissa = NumberText::default();
+        mantissa.push_str(&text[..at]);
+        mantissa.trim_zeros();
+        let exponent = NumberText::from_str(&text[at..]);
+        out = mantissa;
+        out.push_str(exponent.as_str());
+    }
+    out
+}
+
+/// `format!("{x:.decimals$}")` with its trailing zeros trimmed, by integer arithmetic when that
+/// provably gives the same digits: x·10^d is computed with one rounding (10^d is exact for
+/// d ≤ 22), so when its fractional part is farther from ½ than that rounding's bound, rounding
+/// it to the nearest integer rounds the exact binary value the same way Rust's exact formatting
+/// does. Near a tie (Rust rounds exact ties to even) it returns false and writes nothing useful.
+fn fixed_fast(x: f64, decimals: usize, out: &mut NumberText) -> bool {
+    const POWERS: [f64; 11] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10];
+    if decimals >= POWERS.len() {
+        return false;
+    }
+    let scaled = x.abs() * POWERS[decimals];
+    if scaled >= 9.0e15 {
+        return false;
+    }
+    let floor = scaled.floor();
+    let fraction = scaled - floor;
+    // The product's rounding error is at most half an ulp of `scaled`; twice that, plus the
+    // subtraction's (exact for these magnitudes), is a safe margin.
+    let margin = scaled * f64::EPSILON;
+    if (fraction - 0.5).abs() <= margin {
+        return false;
+    }
+    let integer = if fraction > 0.5 { floor + 1.0 } else { floor } as u64;
+    let mut digits = [0u8; 24];
+    let mut n = 0;
+    let mut rest = integer;
+    loop {
+        digits[n] = b'0' + (rest % 10) as u8;
+        n += 1;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    // At least one digit before the point.
+    while n <= decimals {
+        digits[n] = b'0';
+        n += 1;
+    }
+    if x < 0.0 {
+        out.push_byte(b'-');
+    }
+    for k in (0..n).rev() {
+        out.push_byte(digits[k]);
+        if k == decimals && decimals > 0 {
+            out.push_byte(b'.');
+        }
+    }
+    out.trim_zeros();
+    true
+}
+
+/// A formatted number in a fixed buffer (see [`number_text`]).
+#[derive(Debug, Clone, Copy)]
+pub struct NumberText {
+    bytes: [u8; 40],
+    len: usize,
+}
+
+impl Default for NumberText {
+    fn default() -> Self {
+        NumberText {
+            bytes: [0; 40],
+            len: 0,
+        }
     }
 }
 
-fn trim_zeros(text: String) -> String {
-    if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        text
+impl NumberText {
+    fn from_str(text: &str) -> Self {
+        let mut out = NumberText::default();
+        out.push_str(text);
+        out
+    }
+
+    fn push_byte(&mut self, b: u8) {
+        self.bytes[self.len] = b;
+        self.len += 1;
+    }
+
+    fn push_str(&mut self, text: &str) {
+        for &b in text.as_bytes() {
+            self.push_byte(b);
+        }
+    }
+
+    /// Trailing zeros after a decimal point removed, then the point if nothing follows it.
+    fn trim_zeros(&mut self) {
+        if !self.as_str().contains('.') {
+            return;
+        }
+        while self.len > 0 && self.bytes[self.len - 1] == b'0' {
+            self.len -= 1;
+        }
+        if self.len > 0 && self.bytes[self.len - 1] == b'.' {
+            self.len -= 1;
+        }
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.bytes[..self.len]).expect("ASCII digits, sign, point and e")
+    }
+}
+
+impl std::fmt::Write for NumberText {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        if self.len + s.len() > self.bytes.len() {
+            return Err(std::fmt::Error);
+        }
+        self.push_str(s);
+        Ok(())
     }
 }
 
@@ -180,6 +306,82 @@ pub fn markdown_text(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    /// The formatting `number` had before its integer fast path: Rust's exact formatting.
+    fn number_by_format(x: f64) -> String {
+        if !x.is_finite() {
+            return String::new();
+        }
+        if x == 0.0 {
+            return "0".to_string();
+        }
+        let trim = |t: String| {
+            if t.contains('.') {
+                t.trim_end_matches('0').trim_end_matches('.').to_string()
+            } else {
+                t
+            }
+        };
+        let magnitude = x.abs();
+        if (1e-4..1e15).contains(&magnitude) {
+            let exponent = magnitude.log10().floor() as i32;
+            let decimals = (6 - exponent).max(0) as usize;
+            trim(format!("{x:.decimals$}"))
+        } else {
+            let text = format!("{x:.6e}");
+            let (mantissa, exponent) = text.split_once('e').unwrap();
+            format!("{}e{exponent}", trim(mantissa.to_string()))
+        }
+    }
+
+    #[test]
+    fn the_fast_path_prints_what_exact_formatting_prints() {
+        // Ties (Rust rounds exact ties to even), powers of ten, integers, both branches.
+        let special = [
+            0.125,
+            2.5,
+            3.5,
+            -2.5,
+            0.0001,
+            0.00012345675,
+            1e15 - 1.0,
+            999_999.95,
+            0.99999995,
+            1234567.5,
+            12345675.0,
+            1e-4,
+            9.9999995e-5,
+            1e14,
+            123.4565,
+            0.5,
+            1.5,
+            7.0,
+            1e7,
+            1e6,
+            0.3,
+            0.1 + 0.2,
+            100.0 / 3.0,
+            2.0f64.sqrt(),
+            6.02214076e23,
+            1e-300,
+            -0.07,
+        ];
+        for &x in &special {
+            assert_eq!(number(x), number_by_format(x), "{x:e}");
+        }
+        let mut rng = crate::rng::SplitMix64::new(7, 0);
+        for _ in 0..200_000 {
+            let u = rng.uniform();
+            let exponent = -6.0 + 22.0 * rng.uniform();
+            let x = (1.0 + 9.0 * u) * 10f64.powf(exponent.floor());
+            let x = if rng.uniform() < 0.3 { -x } else { x };
+            assert_eq!(number(x), number_by_format(x), "{x:e}");
+            // Values with few binary digits, where ties are exact.
+            let y = (rng.uniform() * 1e6).round() / 1024.0;
+            assert_eq!(number(y), number_by_format(y), "{y:e}");
+        }
+    }
+
     use super::*;
 
     #[test]

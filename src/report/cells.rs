@@ -15,7 +15,7 @@ pub struct Num(pub f64);
 
 impl Serialize for Num {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&number(self.0))
+        serializer.serialize_str(crate::format::number_text(self.0).as_str())
     }
 }
 
