@@ -50,6 +50,49 @@ pub fn check_regular_file(path: &Path, max_bytes: u64) -> Result<()> {
     Ok(())
 }
 
+/// Longest line a streamed table may have: far above any row the tool writes (a cells.csv row
+/// is under 2 kB), far below what would exhaust memory.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// Opens a table the user named to stream it (`front` reads cells.csv files of any size): a
+/// regular file, read through [`BoundedLines`] so that one endless line (a dump, `/dev/zero`
+/// copied to a file) fails at [`MAX_LINE_BYTES`] instead of filling memory.
+pub fn open_table(path: &Path) -> Result<BoundedLines<std::io::BufReader<std::fs::File>>> {
+    check_regular_file(path, u64::MAX)?;
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    Ok(BoundedLines {
+        inner: std::io::BufReader::new(file),
+        since_newline: 0,
+    })
+}
+
+/// A reader that fails once a line grows past [`MAX_LINE_BYTES`].
+#[derive(Debug)]
+pub struct BoundedLines<R> {
+    inner: R,
+    since_newline: usize,
+}
+
+impl<R: Read> Read for BoundedLines<R> {
+    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buffer)?;
+        for &b in &buffer[..n] {
+            if b == b'\n' {
+                self.since_newline = 0;
+            } else {
+                self.since_newline += 1;
+                if self.since_newline > MAX_LINE_BYTES {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!("a line longer than {MAX_LINE_BYTES} bytes; is this a CSV table?"),
+                    ));
+                }
+            }
+        }
+        Ok(n)
+    }
+}
+
 /// Reads a file the user named: a regular file of at most `max_bytes` (read with that limit, so
 /// a file that grows while read cannot exceed it).
 pub fn read_bytes(path: &Path, max_bytes: u64) -> Result<Vec<u8>> {
@@ -110,5 +153,25 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("file not found"), "{e}");
+    }
+
+    #[test]
+    fn a_streamed_table_stops_at_an_endless_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.csv");
+        std::fs::write(&path, "a,b\n1,2\n").unwrap();
+        let mut text = String::new();
+        open_table(&path)
+            .unwrap()
+            .read_to_string(&mut text)
+            .unwrap();
+        assert_eq!(text, "a,b\n1,2\n");
+        std::fs::write(&path, vec![b'x'; MAX_LINE_BYTES + 1]).unwrap();
+        let e = open_table(&path)
+            .unwrap()
+            .read_to_end(&mut Vec::new())
+            .unwrap_err();
+        assert!(e.to_string().contains("a line longer than"), "{e}");
+        assert!(open_table(dir.path()).is_err());
     }
 }

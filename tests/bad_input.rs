@@ -658,6 +658,49 @@ fn unbounded_and_empty_inputs_are_refused_at_once() {
         &s(&["backtest", "published_results.csv"]),
         &["published_results.csv", "ScaleRL"],
     );
+    // Files past the limits (sparse: their size is stated, nothing is stored): a 2 GiB grid and
+    // a 20 MiB launch script refused by their size before a read; a 1 GiB table of one endless
+    // line, which `front` streams, refused at its line bound.
+    for (name, bytes) in [
+        ("huge.toml", 2u64 << 30),
+        ("huge.sh", 20 << 20),
+        ("huge.csv", (1 << 30) + 1),
+    ] {
+        std::fs::File::create(d.join(name))
+            .unwrap()
+            .set_len(bytes)
+            .unwrap();
+    }
+    refused(
+        d,
+        &s(&["sweep", "huge.toml", "--out", "out"]),
+        &["huge.toml", "bytes, above the"],
+    );
+    refused(
+        d,
+        &s(&[
+            "cost",
+            "--from-verl",
+            "huge.sh",
+            "--gpu",
+            "h100-sxm",
+            "--gpus",
+            "8",
+        ]),
+        &["huge.sh", "bytes, above the"],
+    );
+    refused(
+        d,
+        &s(&[
+            "front",
+            "huge.csv",
+            "--columns",
+            "usd,predicted_score",
+            "--senses",
+            "min,max",
+        ]),
+        &["huge.csv", "a line longer than"],
+    );
     // The same through the TRL reader and a log: a device is refused before it is read.
     refused(
         d,

@@ -43,8 +43,7 @@ pub fn run(args: &FrontArgs, out: &mut dyn Write) -> Result<()> {
             "give one sense (min or max) per column, and at least two columns",
         ));
     }
-    let mut reader = csv::Reader::from_path(&args.points)
-        .map_err(|e| Error::in_file(&args.points, None, "", e.to_string()))?;
+    let mut reader = csv::Reader::from_reader(rlfrontier::input::open_table(&args.points)?);
     let headers = reader
         .headers()
         .map_err(|e| Error::in_file(&args.points, Some(1), "", e.to_string()))?
