@@ -1090,3 +1090,43 @@ fn plan_and_fit_with_force_write_beside_someone_elses_files_and_keep_them() {
     kept(&fitted);
     assert!(fitted.join("calibration.json").exists());
 }
+
+#[test]
+fn merge_refuses_an_aggregate_whose_pools_are_filed_under_another_budget() {
+    // A shard's aggregate.json whose budget pools were re-keyed (edited, or copied from a grid
+    // with more budgets) is refused before anything is written, instead of being decided as a
+    // budget the grid does not have.
+    let dir = tempfile::tempdir().unwrap();
+    let shard = |k: u32| {
+        let out = dir.path().join(format!("s{k}"));
+        bin()
+            .args(["sweep", grid("race-pilot").to_str().unwrap(), "-q"])
+            .args(["--cells", "none", "--shard"])
+            .arg(format!("{k}/2"))
+            .arg("--out")
+            .arg(&out)
+            .assert()
+            .success();
+        out
+    };
+    let (s0, s1) = (shard(0), shard(1));
+    let path = s1.join("aggregate.json");
+    let mut aggregate: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    // The pools are a list of [budget index, cells] pairs: move the first to budget 999.
+    aggregate["shortlist_pool"][0][0] = serde_json::json!(999);
+    std::fs::write(&path, serde_json::to_vec(&aggregate).unwrap()).unwrap();
+    let merged = dir.path().join("m");
+    let out = bin()
+        .arg("merge")
+        .arg(&s0)
+        .arg(&s1)
+        .arg("--out")
+        .arg(&merged)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("aggregate.json"), "{stderr}");
+    assert!(!merged.exists() || names_in(&merged).is_empty());
+}

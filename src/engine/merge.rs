@@ -95,7 +95,14 @@ pub fn merge(
             .chain(part.shortlist_pool.values().flatten())
             .chain(part.allocation.values())
             .find(|p| !range.contains(&p.id));
-        if part.evaluated + part.pruned != range.end - range.start || outside.is_some() {
+        // Each budget's pool holds cells of that budget (a key no cell has would be decided
+        // as a budget the grid does not have).
+        let misfiled = part
+            .shortlist_pool
+            .iter()
+            .any(|(&b, cells)| cells.iter().any(|p| grid.decode(p.id).budget != b));
+        if part.evaluated + part.pruned != range.end - range.start || outside.is_some() || misfiled
+        {
             return Err(Error::in_file(
                 &path,
                 None,
