@@ -1037,3 +1037,65 @@ fn the_import_table_states_the_defaults_the_importers_apply() {
     }
     assert!(checked >= 12, "only {checked} defaults compared");
 }
+
+#[test]
+fn the_book_s_memory_constants_context_windows_and_grid_facts_are_the_code_s() {
+    // Numbers the book quotes from the code, the catalog or a bundled grid, built from their
+    // source: an edit to either side is seen.
+    use rlfrontier::catalog::Catalog;
+    use rlfrontier::ledger::memory::{
+        ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN, ADAM_MIXED_PRECISION_BYTES_PER_PARAM,
+    };
+    let read = |file: &str| {
+        let text = std::fs::read_to_string(common::repo(file)).unwrap();
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    let says = |file: &str, phrase: &str| {
+        assert!(
+            read(file).contains(phrase),
+            "{file} no longer says `{phrase}`: state the code's value"
+        )
+    };
+    says(
+        "docs/book/src/assumptions.md",
+        &format!("full: {ADAM_MIXED_PRECISION_BYTES_PER_PARAM} bytes/param"),
+    );
+    says(
+        "docs/book/src/assumptions.md",
+        &format!("+ {ACTIVATION_BYTES_PER_TOKEN_PER_HIDDEN}·H per token for the recomputed block"),
+    );
+    let catalog = Catalog::embedded();
+    let model = catalog.model("qwen2.5-7b").unwrap();
+    let window =
+        |alias: &str| rlfrontier::format::thousands(model.alias_context_tokens[alias] as f64);
+    says(
+        "docs/book/src/catalog.md",
+        &format!(
+            "Qwen2.5-7B has {}, Qwen2.5-7B-Instruct {}, Qwen2.5-Math-7B {}",
+            rlfrontier::format::thousands(model.context_tokens.unwrap() as f64),
+            window("qwen2.5-7b-instruct"),
+            window("qwen2.5-math-7b")
+        ),
+    );
+    // The dollars grid as dollars.md describes it.
+    let grid = rlfrontier::spec::load(std::path::Path::new("dollars"), &catalog).unwrap();
+    let rlfrontier::spec::BudgetAxis::Budgets { amounts, .. } = &grid.axes.budget else {
+        panic!("dollars.toml budgets in dollars");
+    };
+    let k = |usd: f64| {
+        if usd >= 1e6 {
+            format!("${}M", usd / 1e6)
+        } else {
+            format!("${}k", usd / 1e3)
+        }
+    };
+    says(
+        "docs/book/src/dollars.md",
+        &format!(
+            "{} to {} of GRPO on {} H100s",
+            k(amounts[0]),
+            k(*amounts.last().unwrap()),
+            grid.hardware.gpus
+        ),
+    );
+}
