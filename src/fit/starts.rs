@@ -321,13 +321,6 @@ fn fit_factors(
     params: &OutcomeParams,
     pairs: &[&PairedOutcome],
 ) -> Option<(OutcomeParams, Vec<FittedParam>)> {
-    use ParamId::*;
-    let of_kind = |k: StartKind| -> Vec<&PairedOutcome> {
-        pairs.iter().copied().filter(|p| p.start == k).collect()
-    };
-    let timed = |k: StartKind| of_kind(k).iter().filter(|p| p.steps.is_some()).count();
-    let of_benchmark = |b: Benchmark| pairs.iter().filter(|p| p.benchmark == b).count();
-    let (instruct, distilled) = (of_kind(StartKind::Instruct), of_kind(StartKind::Distilled));
     let tuned: Vec<&PairedOutcome> = pairs
         .iter()
         .copied()
@@ -337,173 +330,202 @@ fn fit_factors(
         return None;
     }
     // Fixed starting values, so the fit does not depend on the defaults it replaces.
-    let mut p = *params;
+    let mut f = Factors {
+        p: *params,
+        fitted: Vec::new(),
+    };
     for id in [
-        InstructGainFactor,
-        DistilledGainFactor,
-        TunedGainFactor,
-        CompetitionGainFactor,
-        GeneralGainFactor,
+        ParamId::InstructGainFactor,
+        ParamId::DistilledGainFactor,
+        ParamId::TunedGainFactor,
+        ParamId::CompetitionGainFactor,
+        ParamId::GeneralGainFactor,
     ] {
-        p[id].value = 1.0;
+        f.p[id].value = 1.0;
     }
-    let mut fitted = Vec::new();
-    let mut note = |id: ParamId, param: Param, how: String, p: &mut OutcomeParams| {
-        p[id] = param;
-        fitted.push(FittedParam { id, param, how });
-    };
+    f.time_factors(pairs, &tuned)?;
+    f.gain_factors(pairs, &tuned)?;
+    f.downside(pairs);
+    f.fitted.sort_by_key(|x| x.id);
+    Some((f.p, f.fitted))
+}
 
-    // Time factors first, by profile likelihood (their gain factors refitted alongside): the
-    // pooled tuned one, then each kind with enough pairs of stated length; the others borrow
-    // the pooled one.
-    let timed_tuned = tuned.iter().filter(|q| q.steps.is_some()).count();
-    let (t, lo, hi, bounded, g) = profile_time(&p, TunedGainFactor, TunedTimeFactor, &tuned, true)?;
-    p[TunedGainFactor].value = g;
-    let bound = |bounded: bool| {
-        if bounded {
-            "90% profile range"
-        } else {
-            "bounded above only: the slowest time scale the data allow"
-        }
-    };
-    let how = format!(
-        "stage 7: {} instruct and distilled pairs pooled ({timed_tuned} of stated length), {}",
-        tuned.len(),
-        bound(bounded)
-    );
-    note(TunedTimeFactor, Param::new(t, lo, hi), how, &mut p);
-    for (kind, gain, time, set) in [
-        (
-            StartKind::Instruct,
-            InstructGainFactor,
-            InstructTimeFactor,
-            &instruct,
-        ),
-        (
-            StartKind::Distilled,
-            DistilledGainFactor,
-            DistilledTimeFactor,
-            &distilled,
-        ),
-    ] {
-        if timed(kind) < MIN_TIMED_PAIRS {
-            let how = format!(
-                "stage 7: not identified ({} {} pairs of stated length): the pooled tuned factor",
-                timed(kind),
-                kind.as_str()
-            );
-            note(time, p[TunedTimeFactor], how, &mut p);
-            continue;
-        }
-        let (t, lo, hi, bounded, g) = profile_time(&p, gain, time, set, false)?;
-        p[gain].value = g;
-        let how = format!(
-            "stage 7: {} {} pairs ({} of stated length), {}",
-            set.len(),
-            kind.as_str(),
-            timed(kind),
-            bound(bounded)
-        );
-        note(time, Param::new(t, lo, hi), how, &mut p);
+/// The pairs of one kind of start.
+fn of_kind<'p>(pairs: &[&'p PairedOutcome], kind: StartKind) -> Vec<&'p PairedOutcome> {
+    pairs.iter().copied().filter(|p| p.start == kind).collect()
+}
+
+/// How many pairs of one kind of start state their run's length.
+fn timed(pairs: &[&PairedOutcome], kind: StartKind) -> usize {
+    of_kind(pairs, kind)
+        .iter()
+        .filter(|p| p.steps.is_some())
+        .count()
+}
+
+/// How a profile range reads: two-sided, or bounded above only.
+fn bound_text(bounded: bool) -> &'static str {
+    if bounded {
+        "90% profile range"
+    } else {
+        "bounded above only: the slowest time scale the data allow"
+    }
+}
+
+/// Stage 7's parameters as they are fitted, and how each was.
+struct Factors {
+    p: OutcomeParams,
+    fitted: Vec<FittedParam>,
+}
+
+impl Factors {
+    /// Sets a parameter and records how it was fitted.
+    fn note(&mut self, id: ParamId, param: Param, how: String) {
+        self.p[id] = param;
+        self.fitted.push(FittedParam { id, param, how });
     }
 
-    // Then the gain factors and the competition terms at those time scales: the pooled gain on
-    // the tuned pairs, each kind's and the competition terms on every pair.
-    let pooled = Layout {
-        gains: vec![TunedGainFactor],
-    };
-    let tuned_signals = signals(&tuned, true);
-    let (theta, se) = least_squares(
-        &|t| Some(residuals(&pooled.apply(&p, t), &tuned, &tuned_signals)),
-        &pooled.start(&p),
-        0.0,
-    )?;
-    let fit = pooled.apply(&p, &theta);
-    for (id, param) in pooled.ranges(&fit, &theta, &se) {
+    /// The time factors first, by profile likelihood (their gain factors refitted alongside):
+    /// the pooled tuned one, then each kind with enough pairs of stated length; the others
+    /// borrow the pooled one.
+    fn time_factors(&mut self, pairs: &[&PairedOutcome], tuned: &[&PairedOutcome]) -> Option<()> {
+        use ParamId::*;
+        let timed_tuned = tuned.iter().filter(|q| q.steps.is_some()).count();
+        let (t, lo, hi, bounded, g) =
+            profile_time(&self.p, TunedGainFactor, TunedTimeFactor, tuned, true)?;
+        self.p[TunedGainFactor].value = g;
         let how = format!(
-            "stage 7: {} instruct and distilled pairs pooled",
-            tuned.len()
+            "stage 7: {} instruct and distilled pairs pooled ({timed_tuned} of stated length), {}",
+            tuned.len(),
+            bound_text(bounded)
         );
-        note(id, param, how, &mut p);
-    }
-    let mut layout = Layout { gains: Vec::new() };
-    for (kind, gain, set) in [
-        (StartKind::Instruct, InstructGainFactor, &instruct),
-        (StartKind::Distilled, DistilledGainFactor, &distilled),
-    ] {
-        if set.is_empty() {
+        self.note(TunedTimeFactor, Param::new(t, lo, hi), how);
+        for (kind, gain, time) in [
+            (StartKind::Instruct, InstructGainFactor, InstructTimeFactor),
+            (
+                StartKind::Distilled,
+                DistilledGainFactor,
+                DistilledTimeFactor,
+            ),
+        ] {
+            let set = of_kind(pairs, kind);
+            let n_timed = timed(pairs, kind);
+            if n_timed < MIN_TIMED_PAIRS {
+                let how = format!(
+                    "stage 7: not identified ({n_timed} {} pairs of stated length): the pooled tuned factor",
+                    kind.as_str()
+                );
+                self.note(time, self.p[TunedTimeFactor], how);
+                continue;
+            }
+            let (t, lo, hi, bounded, g) = profile_time(&self.p, gain, time, &set, false)?;
+            self.p[gain].value = g;
             let how = format!(
-                "stage 7: no {} pairs: the pooled tuned factor",
-                kind.as_str()
+                "stage 7: {} {} pairs ({n_timed} of stated length), {}",
+                set.len(),
+                kind.as_str(),
+                bound_text(bounded)
             );
-            note(gain, p[TunedGainFactor], how, &mut p);
-        } else {
-            layout.gains.push(gain);
+            self.note(time, Param::new(t, lo, hi), how);
         }
+        Some(())
     }
-    for (benchmark, gain) in [
-        (Benchmark::Competition, CompetitionGainFactor),
-        (Benchmark::General, GeneralGainFactor),
-    ] {
-        if pairs.iter().any(|q| q.benchmark == benchmark) {
-            layout.gains.push(gain);
-        } else {
-            let how = format!(
-                "stage 7: no pairs on {} benchmarks: no change to Δ",
-                benchmark.as_str()
-            );
-            note(gain, Param::new(1.0, 1.0, 1.0), how, &mut p);
-        }
-    }
-    let all_signals = signals(pairs, false);
-    let (theta, se) = least_squares(
-        &|t| Some(residuals(&layout.apply(&p, t), pairs, &all_signals)),
-        &layout.start(&p),
-        0.0,
-    )?;
-    let fit = layout.apply(&p, &theta);
-    for (id, param) in layout.ranges(&fit, &theta, &se) {
-        let n = match id {
-            InstructGainFactor => instruct.len(),
-            DistilledGainFactor => distilled.len(),
-            CompetitionGainFactor => of_benchmark(Benchmark::Competition),
-            GeneralGainFactor => of_benchmark(Benchmark::General),
-            _ => pairs.len(),
+
+    /// Then the gain factors and the competition terms at those time scales: the pooled gain
+    /// on the tuned pairs, each kind's and the benchmark terms on every pair.
+    fn gain_factors(&mut self, pairs: &[&PairedOutcome], tuned: &[&PairedOutcome]) -> Option<()> {
+        use ParamId::*;
+        let pooled = Layout {
+            gains: vec![TunedGainFactor],
         };
-        note(
-            id,
-            param,
-            format!("stage 7: {n} before/after pairs"),
-            &mut p,
-        );
+        let tuned_signals = signals(tuned, true);
+        let (theta, se) = least_squares(
+            &|t| Some(residuals(&pooled.apply(&self.p, t), tuned, &tuned_signals)),
+            &pooled.start(&self.p),
+            0.0,
+        )?;
+        let fit = pooled.apply(&self.p, &theta);
+        for (id, param) in pooled.ranges(&fit, &theta, &se) {
+            let how = format!(
+                "stage 7: {} instruct and distilled pairs pooled",
+                tuned.len()
+            );
+            self.note(id, param, how);
+        }
+        let mut layout = Layout { gains: Vec::new() };
+        for (kind, gain) in [
+            (StartKind::Instruct, InstructGainFactor),
+            (StartKind::Distilled, DistilledGainFactor),
+        ] {
+            if of_kind(pairs, kind).is_empty() {
+                let how = format!(
+                    "stage 7: no {} pairs: the pooled tuned factor",
+                    kind.as_str()
+                );
+                self.note(gain, self.p[TunedGainFactor], how);
+            } else {
+                layout.gains.push(gain);
+            }
+        }
+        for (benchmark, gain) in [
+            (Benchmark::Competition, CompetitionGainFactor),
+            (Benchmark::General, GeneralGainFactor),
+        ] {
+            if pairs.iter().any(|q| q.benchmark == benchmark) {
+                layout.gains.push(gain);
+            } else {
+                let how = format!(
+                    "stage 7: no pairs on {} benchmarks: no change to Δ",
+                    benchmark.as_str()
+                );
+                self.note(gain, Param::new(1.0, 1.0, 1.0), how);
+            }
+        }
+        let all_signals = signals(pairs, false);
+        let (theta, se) = least_squares(
+            &|t| Some(residuals(&layout.apply(&self.p, t), pairs, &all_signals)),
+            &layout.start(&self.p),
+            0.0,
+        )?;
+        let fit = layout.apply(&self.p, &theta);
+        let of_benchmark = |b: Benchmark| pairs.iter().filter(|p| p.benchmark == b).count();
+        for (id, param) in layout.ranges(&fit, &theta, &se) {
+            let n = match id {
+                InstructGainFactor => of_kind(pairs, StartKind::Instruct).len(),
+                DistilledGainFactor => of_kind(pairs, StartKind::Distilled).len(),
+                CompetitionGainFactor => of_benchmark(Benchmark::Competition),
+                GeneralGainFactor => of_benchmark(Benchmark::General),
+                _ => pairs.len(),
+            };
+            self.note(id, param, format!("stage 7: {n} before/after pairs"));
+        }
+        Some(())
     }
 
-    // The downside: ground lost, as a variance per 1,000 steps.
-    let losses: Vec<f64> = pairs
-        .iter()
-        .filter_map(|q| {
-            let steps = q.steps?;
-            let change = logit(q.after) - logit(q.base);
-            Some(change.min(0.0).powi(2) * crate::outcome::DOWNSIDE_REFERENCE_STEPS / steps)
-        })
-        .collect();
-    let lost = pairs
-        .iter()
-        .filter(|q| q.steps.is_some() && q.after < q.base)
-        .count();
-    let sd = (losses.iter().sum::<f64>() / losses.len().max(1) as f64).sqrt();
-    note(
-        DownsideSdAt1000Steps,
-        Param::new(sd, 0.5 * sd, 2.0 * sd),
-        format!(
-            "stage 7: losses of {lost} of {} pairs of stated length, variance per 1,000 steps",
-            losses.len()
-        ),
-        &mut p,
-    );
-
-    fitted.sort_by_key(|f| f.id);
-    Some((p, fitted))
+    /// The downside: ground lost, as a variance per 1,000 steps.
+    fn downside(&mut self, pairs: &[&PairedOutcome]) {
+        let losses: Vec<f64> = pairs
+            .iter()
+            .filter_map(|q| {
+                let steps = q.steps?;
+                let change = logit(q.after) - logit(q.base);
+                Some(change.min(0.0).powi(2) * crate::outcome::DOWNSIDE_REFERENCE_STEPS / steps)
+            })
+            .collect();
+        let lost = pairs
+            .iter()
+            .filter(|q| q.steps.is_some() && q.after < q.base)
+            .count();
+        let sd = (losses.iter().sum::<f64>() / losses.len().max(1) as f64).sqrt();
+        self.note(
+            ParamId::DownsideSdAt1000Steps,
+            Param::new(sd, 0.5 * sd, 2.0 * sd),
+            format!(
+                "stage 7: losses of {lost} of {} pairs of stated length, variance per 1,000 steps",
+                losses.len()
+            ),
+        );
+    }
 }
 
 /// sd of the kind's logit gains, the floor's lower bound times Z90.
