@@ -1077,6 +1077,26 @@ fn the_book_s_memory_constants_context_windows_and_grid_facts_are_the_code_s() {
             window("qwen2.5-math-7b")
         ),
     );
+    // The agent axes' ranges, and the significant digits of a table number.
+    says(
+        "docs/book/src/grid-spec.md",
+        &format!("(1 to {}; every turn", rlfrontier::config::MAX_TURNS),
+    );
+    says(
+        "docs/book/src/grid-spec.md",
+        &format!(
+            "(0 to {}; costs only",
+            rlfrontier::format::thousands(rlfrontier::config::MAX_TOOL_SECONDS)
+        ),
+    );
+    let digits = rlfrontier::format::number(1.0 / 3.0).len() - "0.".len();
+    let words = [
+        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight",
+    ];
+    says(
+        "docs/book/src/outputs.md",
+        &format!("Numbers have {} significant digits", words[digits]),
+    );
     // The dollars grid as dollars.md describes it.
     let grid = rlfrontier::spec::load(std::path::Path::new("dollars"), &catalog).unwrap();
     let rlfrontier::spec::BudgetAxis::Budgets { amounts, .. } = &grid.axes.budget else {
