@@ -971,15 +971,10 @@ fn a_sweep_killed_at_any_moment_leaves_the_old_set_or_the_new_one() {
     );
 }
 
-#[test]
-fn fit_plan_and_merge_are_refused_a_folder_another_run_holds() {
-    // Issue 24: sweep, plan, fit and merge hold the output folder's lock for as long as they
-    // write it. The test holds the lock as another run would, and each command is refused at
-    // once without writing anything into the folder.
-    let dir = tempfile::tempdir().unwrap();
-    let (plan_csv, results) = slow_fit_inputs(dir.path());
+/// race-pilot swept in two shards without cells (`s0`, `s1` under `dir`), for the merge tests.
+fn race_pilot_halves(dir: &Path) -> (PathBuf, PathBuf) {
     let shard = |k: u32| {
-        let out = dir.path().join(format!("s{k}"));
+        let out = dir.join(format!("s{k}"));
         bin()
             .args(["sweep", grid("race-pilot").to_str().unwrap(), "-q"])
             .args(["--cells", "none", "--shard"])
@@ -990,7 +985,17 @@ fn fit_plan_and_merge_are_refused_a_folder_another_run_holds() {
             .success();
         out
     };
-    let (s0, s1) = (shard(0), shard(1));
+    (shard(0), shard(1))
+}
+
+#[test]
+fn fit_plan_and_merge_are_refused_a_folder_another_run_holds() {
+    // Issue 24: sweep, plan, fit and merge hold the output folder's lock for as long as they
+    // write it. The test holds the lock as another run would, and each command is refused at
+    // once without writing anything into the folder.
+    let dir = tempfile::tempdir().unwrap();
+    let (plan_csv, results) = slow_fit_inputs(dir.path());
+    let (s0, s1) = race_pilot_halves(dir.path());
     let held = dir.path().join("held");
     std::fs::create_dir(&held).unwrap();
     let lock = std::fs::File::open(&held).unwrap();
@@ -1097,19 +1102,7 @@ fn merge_refuses_an_aggregate_whose_pools_are_filed_under_another_budget() {
     // with more budgets) is refused before anything is written, instead of being decided as a
     // budget the grid does not have.
     let dir = tempfile::tempdir().unwrap();
-    let shard = |k: u32| {
-        let out = dir.path().join(format!("s{k}"));
-        bin()
-            .args(["sweep", grid("race-pilot").to_str().unwrap(), "-q"])
-            .args(["--cells", "none", "--shard"])
-            .arg(format!("{k}/2"))
-            .arg("--out")
-            .arg(&out)
-            .assert()
-            .success();
-        out
-    };
-    let (s0, s1) = (shard(0), shard(1));
+    let (s0, s1) = race_pilot_halves(dir.path());
     let path = s1.join("aggregate.json");
     let mut aggregate: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();

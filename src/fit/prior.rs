@@ -431,15 +431,18 @@ pub fn fit_prior(evidence: &Evidence) -> std::result::Result<PriorFit, String> {
     })
 }
 
-/// The parameters as the stages fit them, and how each was fitted.
-struct Fitting {
-    params: OutcomeParams,
-    fitted: Vec<FittedParam>,
+/// The parameters as the stages fit them, and how each was fitted (stage 7's methods are in
+/// [`crate::fit::starts`]).
+pub(crate) struct Fitting {
+    /// The parameters so far.
+    pub(crate) params: OutcomeParams,
+    /// How each fitted parameter was fitted, in the order they were.
+    pub(crate) fitted: Vec<FittedParam>,
 }
 
 impl Fitting {
     /// Sets a parameter and records how it was fitted.
-    fn set(&mut self, id: ParamId, param: Param, how: String) {
+    pub(crate) fn set(&mut self, id: ParamId, param: Param, how: String) {
         self.params[id] = param;
         self.fitted.push(FittedParam { id, param, how });
     }

@@ -16,7 +16,7 @@
 //!   Z90 (so a run predicted to move nothing still spans ±1 sd of what runs of its kind gained).
 
 use crate::fit::pairs::PairedOutcome;
-use crate::fit::prior::{FittedParam, least_squares};
+use crate::fit::prior::{FittedParam, Fitting, least_squares};
 use crate::outcome::params::{Param, Z90};
 use crate::outcome::{Benchmark, OutcomeParams, ParamId, StartKind, predict, predict_score};
 
@@ -330,8 +330,8 @@ fn fit_factors(
         return None;
     }
     // Fixed starting values, so the fit does not depend on the defaults it replaces.
-    let mut f = Factors {
-        p: *params,
+    let mut f = Fitting {
+        params: *params,
         fitted: Vec::new(),
     };
     for id in [
@@ -341,13 +341,13 @@ fn fit_factors(
         ParamId::CompetitionGainFactor,
         ParamId::GeneralGainFactor,
     ] {
-        f.p[id].value = 1.0;
+        f.params[id].value = 1.0;
     }
     f.time_factors(pairs, &tuned)?;
     f.gain_factors(pairs, &tuned)?;
     f.downside(pairs);
     f.fitted.sort_by_key(|x| x.id);
-    Some((f.p, f.fitted))
+    Some((f.params, f.fitted))
 }
 
 /// The pairs of one kind of start.
@@ -372,19 +372,8 @@ fn bound_text(bounded: bool) -> &'static str {
     }
 }
 
-/// Stage 7's parameters as they are fitted, and how each was.
-struct Factors {
-    p: OutcomeParams,
-    fitted: Vec<FittedParam>,
-}
-
-impl Factors {
-    /// Sets a parameter and records how it was fitted.
-    fn note(&mut self, id: ParamId, param: Param, how: String) {
-        self.p[id] = param;
-        self.fitted.push(FittedParam { id, param, how });
-    }
-
+/// Stage 7's steps, on the fit the earlier stages left.
+impl Fitting {
     /// The time factors first, by profile likelihood (their gain factors refitted alongside):
     /// the pooled tuned one, then each kind with enough pairs of stated length; the others
     /// borrow the pooled one.
@@ -392,14 +381,14 @@ impl Factors {
         use ParamId::*;
         let timed_tuned = tuned.iter().filter(|q| q.steps.is_some()).count();
         let (t, lo, hi, bounded, g) =
-            profile_time(&self.p, TunedGainFactor, TunedTimeFactor, tuned, true)?;
-        self.p[TunedGainFactor].value = g;
+            profile_time(&self.params, TunedGainFactor, TunedTimeFactor, tuned, true)?;
+        self.params[TunedGainFactor].value = g;
         let how = format!(
             "stage 7: {} instruct and distilled pairs pooled ({timed_tuned} of stated length), {}",
             tuned.len(),
             bound_text(bounded)
         );
-        self.note(TunedTimeFactor, Param::new(t, lo, hi), how);
+        self.set(TunedTimeFactor, Param::new(t, lo, hi), how);
         for (kind, gain, time) in [
             (StartKind::Instruct, InstructGainFactor, InstructTimeFactor),
             (
@@ -415,18 +404,18 @@ impl Factors {
                     "stage 7: not identified ({n_timed} {} pairs of stated length): the pooled tuned factor",
                     kind.as_str()
                 );
-                self.note(time, self.p[TunedTimeFactor], how);
+                self.set(time, self.params[TunedTimeFactor], how);
                 continue;
             }
-            let (t, lo, hi, bounded, g) = profile_time(&self.p, gain, time, &set, false)?;
-            self.p[gain].value = g;
+            let (t, lo, hi, bounded, g) = profile_time(&self.params, gain, time, &set, false)?;
+            self.params[gain].value = g;
             let how = format!(
                 "stage 7: {} {} pairs ({n_timed} of stated length), {}",
                 set.len(),
                 kind.as_str(),
                 bound_text(bounded)
             );
-            self.note(time, Param::new(t, lo, hi), how);
+            self.set(time, Param::new(t, lo, hi), how);
         }
         Some(())
     }
@@ -440,17 +429,23 @@ impl Factors {
         };
         let tuned_signals = signals(tuned, true);
         let (theta, se) = least_squares(
-            &|t| Some(residuals(&pooled.apply(&self.p, t), tuned, &tuned_signals)),
-            &pooled.start(&self.p),
+            &|t| {
+                Some(residuals(
+                    &pooled.apply(&self.params, t),
+                    tuned,
+                    &tuned_signals,
+                ))
+            },
+            &pooled.start(&self.params),
             0.0,
         )?;
-        let fit = pooled.apply(&self.p, &theta);
+        let fit = pooled.apply(&self.params, &theta);
         for (id, param) in pooled.ranges(&fit, &theta, &se) {
             let how = format!(
                 "stage 7: {} instruct and distilled pairs pooled",
                 tuned.len()
             );
-            self.note(id, param, how);
+            self.set(id, param, how);
         }
         let mut layout = Layout { gains: Vec::new() };
         for (kind, gain) in [
@@ -462,7 +457,7 @@ impl Factors {
                     "stage 7: no {} pairs: the pooled tuned factor",
                     kind.as_str()
                 );
-                self.note(gain, self.p[TunedGainFactor], how);
+                self.set(gain, self.params[TunedGainFactor], how);
             } else {
                 layout.gains.push(gain);
             }
@@ -478,16 +473,22 @@ impl Factors {
                     "stage 7: no pairs on {} benchmarks: no change to Δ",
                     benchmark.as_str()
                 );
-                self.note(gain, Param::new(1.0, 1.0, 1.0), how);
+                self.set(gain, Param::new(1.0, 1.0, 1.0), how);
             }
         }
         let all_signals = signals(pairs, false);
         let (theta, se) = least_squares(
-            &|t| Some(residuals(&layout.apply(&self.p, t), pairs, &all_signals)),
-            &layout.start(&self.p),
+            &|t| {
+                Some(residuals(
+                    &layout.apply(&self.params, t),
+                    pairs,
+                    &all_signals,
+                ))
+            },
+            &layout.start(&self.params),
             0.0,
         )?;
-        let fit = layout.apply(&self.p, &theta);
+        let fit = layout.apply(&self.params, &theta);
         let of_benchmark = |b: Benchmark| pairs.iter().filter(|p| p.benchmark == b).count();
         for (id, param) in layout.ranges(&fit, &theta, &se) {
             let n = match id {
@@ -497,7 +498,7 @@ impl Factors {
                 GeneralGainFactor => of_benchmark(Benchmark::General),
                 _ => pairs.len(),
             };
-            self.note(id, param, format!("stage 7: {n} before/after pairs"));
+            self.set(id, param, format!("stage 7: {n} before/after pairs"));
         }
         Some(())
     }
@@ -517,7 +518,7 @@ impl Factors {
             .filter(|q| q.steps.is_some() && q.after < q.base)
             .count();
         let sd = (losses.iter().sum::<f64>() / losses.len().max(1) as f64).sqrt();
-        self.note(
+        self.set(
             ParamId::DownsideSdAt1000Steps,
             Param::new(sd, 0.5 * sd, 2.0 * sd),
             format!(
