@@ -222,6 +222,25 @@ fn temporaries_of_a_killed_run_are_cleaned_by_the_next() {
     assert!(report.contains("<!DOCTYPE html>"), "the new report won");
 }
 
+/// Writes "mine" into each of `paths`: files of the user's that the tool must not touch.
+fn plant(paths: &[PathBuf]) {
+    for p in paths {
+        std::fs::write(p, "mine").unwrap();
+    }
+}
+
+/// Each of `paths` still holds what [`plant`] wrote.
+fn assert_still_mine(paths: &[PathBuf]) {
+    for p in paths {
+        assert_eq!(
+            std::fs::read_to_string(p).unwrap(),
+            "mine",
+            "{}",
+            p.display()
+        );
+    }
+}
+
 #[test]
 fn the_cleanup_never_touches_files_it_did_not_write() {
     // Backups and temporaries of the user's own (no tool token), in the folder, in a subfolder
@@ -244,9 +263,7 @@ fn the_cleanup_never_touches_files_it_did_not_write() {
         out.join("plots").join(".x.bak-1"),
         out.join("plots").join(".x.tmp-1"),
     ];
-    for p in &planted {
-        std::fs::write(p, "mine").unwrap();
-    }
+    plant(&planted);
     std::os::unix::fs::symlink(&outside, out.join("plots").join("elsewhere")).unwrap();
     std::os::unix::fs::symlink(&out, out.join("plots").join("loop")).unwrap();
     // Three symlinks in a ring (a run used to follow them forever).
@@ -269,14 +286,7 @@ fn the_cleanup_never_touches_files_it_did_not_write() {
         .timeout(std::time::Duration::from_secs(120))
         .assert()
         .success();
-    for p in &planted {
-        assert_eq!(
-            std::fs::read_to_string(p).unwrap(),
-            "mine",
-            "{}",
-            p.display()
-        );
-    }
+    assert_still_mine(&planted);
     assert!(!outside.join("report.html").exists());
 }
 
@@ -294,9 +304,7 @@ fn a_sweep_into_the_working_folder_never_touches_its_git_folder() {
         git.join(format!(".cells.csv.rlfrontier-bak-{}", 4_000_000_000u32)),
         git.join("refs").join(".main.bak-1"),
     ];
-    for p in &planted {
-        std::fs::write(p, "mine").unwrap();
-    }
+    plant(&planted);
     bin()
         .current_dir(dir.path())
         .args(["sweep", grid("race-pilot").to_str().unwrap(), "-q"])
@@ -304,14 +312,7 @@ fn a_sweep_into_the_working_folder_never_touches_its_git_folder() {
         .timeout(std::time::Duration::from_secs(120))
         .assert()
         .success();
-    for p in &planted {
-        assert_eq!(
-            std::fs::read_to_string(p).unwrap(),
-            "mine",
-            "{}",
-            p.display()
-        );
-    }
+    assert_still_mine(&planted);
     assert!(dir.path().join("manifest.json").exists());
 }
 
