@@ -18,6 +18,12 @@ pub const SHORTLIST_POOL: usize = 256;
 /// Target number of feasible cells drawn in the scatter plots.
 pub const PLOT_SAMPLE: u64 = 4000;
 
+/// Front candidates held before they are reduced to the union of the two fronts: small enough
+/// to stay in cache, large enough that the reduction (a sort) is rare. The reduction is exact
+/// (a point off the front of a subset is off the front of the whole), so the value only moves
+/// speed.
+const FRONT_CANDIDATES_HELD: usize = 4096;
+
 /// A feasible cell as the frontier and shortlist see it.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Point {
@@ -121,6 +127,9 @@ impl Aggregate {
         self.usd_share_search_sum += fixed(point.usd_shares[0]);
         self.flops_share_search_sum += fixed(point.flops_shares[0]);
         self.front_candidates.push(point);
+        if self.front_candidates.len() >= FRONT_CANDIDATES_HELD {
+            self.front_candidates = union_of_fronts(&self.front_candidates);
+        }
         let i = point.indices;
         let bin = ((point.update_fraction / UPDATE_FRACTION_BIN).floor() as usize)
             .min((1.0 / UPDATE_FRACTION_BIN) as usize - 1);
@@ -141,8 +150,11 @@ impl Aggregate {
             pool.push(point);
             if pool.len() > 2 * SHORTLIST_POOL {
                 trim_pool(pool);
-                if let Some(worst) = pool.last() {
-                    self.pool_floor.insert(i.budget, *worst);
+                if let Some(&worst) = pool.last() {
+                    // Keep the higher of this floor and one handed in by `after`.
+                    if floor.is_none_or(|old| worst.better_than(&old)) {
+                        self.pool_floor.insert(i.budget, worst);
+                    }
                 }
             }
         }
@@ -169,6 +181,23 @@ impl Aggregate {
         InfeasibleKind::ALL.into_iter().zip(self.infeasible)
     }
 
+    /// An empty aggregate that already knows `earlier`'s shortlist floors: per budget whose pool
+    /// is full, its worst member. A cell not better than that can never enter the final pool
+    /// (it is beaten by [`SHORTLIST_POOL`] cells already seen), so skipping it is exact and the
+    /// merged result is the same as without the floors.
+    pub fn after(earlier: &Aggregate) -> Aggregate {
+        let pool_floor = earlier
+            .shortlist_pool
+            .iter()
+            .filter(|(_, pool)| pool.len() >= SHORTLIST_POOL)
+            .filter_map(|(&budget, pool)| Some((budget, *pool.last()?)))
+            .collect();
+        Aggregate {
+            pool_floor,
+            ..Aggregate::default()
+        }
+    }
+
     /// Reduces the front candidates to the union of the two fronts (bounded memory).
     pub fn compact(&mut self) {
         self.front_candidates = union_of_fronts(&self.front_candidates);
@@ -188,7 +217,7 @@ impl Aggregate {
         self.usd_share_search_sum += other.usd_share_search_sum;
         self.flops_share_search_sum += other.flops_share_search_sum;
         self.front_candidates.extend(other.front_candidates);
-        if self.front_candidates.len() > 4096 {
+        if self.front_candidates.len() > FRONT_CANDIDATES_HELD {
             self.front_candidates = union_of_fronts(&self.front_candidates);
         }
         for (key, point) in other.allocation {
@@ -291,14 +320,17 @@ pub enum CostBasis {
     Usd,
 }
 
-fn front_of(points: &[Point], basis: CostBasis) -> Vec<Point> {
-    let cost: Vec<f64> = points
-        .iter()
-        .map(|p| match basis {
+impl CostBasis {
+    fn cost(self, p: &Point) -> f64 {
+        match self {
             CostBasis::BudgetUnit => p.cost,
             CostBasis::Usd => p.usd,
-        })
-        .collect();
+        }
+    }
+}
+
+fn front_of(points: &[Point], basis: CostBasis) -> Vec<Point> {
+    let cost: Vec<f64> = points.iter().map(|p| basis.cost(p)).collect();
     let score: Vec<f64> = points.iter().map(|p| p.score).collect();
     // Points are finite by construction (the ledger and prior never produce NaN for feasible cells).
     let indices = front_2d(&cost, &score, [Sense::Minimize, Sense::Maximize])
@@ -348,6 +380,16 @@ fn merged_pool(a: Vec<Point>, b: Vec<Point>) -> Vec<Point> {
         all.extend(b);
         trim_pool(&mut all);
         return all;
+    }
+    // A full pool that `b`'s best does not beat is the merge already (no copy).
+    let beats_worst = |a: &[Point], b: &[Point]| match (a.last(), b.first()) {
+        (Some(worst), Some(best)) => pool_order(best, worst).is_lt(),
+        (_, first) => first.is_some(),
+    };
+    if a.len() >= SHORTLIST_POOL && !beats_worst(&a, &b) {
+        let mut a = a;
+        a.truncate(SHORTLIST_POOL);
+        return a;
     }
     let mut out = Vec::with_capacity(SHORTLIST_POOL.min(a.len() + b.len()));
     let (mut i, mut j) = (0, 0);

@@ -28,10 +28,19 @@ const PARQUET_ROW_GROUP_CHUNKS: usize = 64;
 /// Pass 1 over one chunk of cell ids: evaluate and aggregate without writing (single-threaded;
 /// `run_sweep` runs chunks in parallel). Public for benchmarks.
 pub fn aggregate_chunk(grid: &Grid, ids: std::ops::Range<u64>, sample_stride: u64) -> Aggregate {
-    let mut agg = Aggregate::default();
-    // Every feasible cell is a front candidate until `compact`; reserving avoids regrowth copies.
-    agg.front_candidates
-        .reserve((ids.end - ids.start).try_into().unwrap_or(0));
+    aggregate_after(grid, ids, sample_stride, &Aggregate::default())
+}
+
+/// [`aggregate_chunk`] for cells that come after those `earlier` aggregated: the same
+/// aggregate once merged into `earlier`, with the cells that cannot reach `earlier`'s shortlist
+/// pools skipped ([`Aggregate::after`]).
+fn aggregate_after(
+    grid: &Grid,
+    ids: std::ops::Range<u64>,
+    sample_stride: u64,
+    earlier: &Aggregate,
+) -> Aggregate {
+    let mut agg = Aggregate::after(earlier);
     let mut evaluator = CellEvaluator::default();
     for (_, cell) in grid.cells_in(ids) {
         let Some(cell) = cell else {
@@ -50,6 +59,15 @@ pub fn aggregate_chunk(grid: &Grid, ids: std::ops::Range<u64>, sample_stride: u6
     }
     agg.compact();
     agg
+}
+
+/// Consecutive chunks joined into at most `parts` runs of cells, in order (each run a range).
+fn consecutive_runs(chunks: &[std::ops::Range<u64>], parts: usize) -> Vec<std::ops::Range<u64>> {
+    let per_run = chunks.len().div_ceil(parts.max(1)).max(1);
+    chunks
+        .chunks(per_run)
+        .filter_map(|run| Some(run.first()?.start..run.last()?.end))
+        .collect()
 }
 
 /// Pass 2 over one chunk: the CSV rows the mode keeps.
@@ -280,10 +298,11 @@ impl Passes<'_> {
             // Merged on the pool too: rayon's reduce keeps the chunks' order (the left part is
             // always the earlier cells), and `Aggregate::merge` gives the same aggregate however
             // the chunks are grouped, so the result does not depend on the thread count.
+            // One run of consecutive cells per thread: fewer, larger aggregates to merge.
+            let runs = consecutive_runs(group, self.pool.current_num_threads());
             let window = self.pool.install(|| {
-                group
-                    .par_iter()
-                    .map(|ids| aggregate_chunk(self.grid, ids.clone(), sample_stride))
+                runs.par_iter()
+                    .map(|ids| aggregate_after(self.grid, ids.clone(), sample_stride, &aggregate))
                     .reduce(Aggregate::default, |mut earlier, later| {
                         earlier.merge(later);
                         earlier
@@ -523,4 +542,66 @@ pub(super) fn finish(
     )?;
     staged.commit()?;
     Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::frontier::CostBasis;
+
+    /// What an aggregate says once finished: the fronts, the allocation, the pools, the sample.
+    fn finished(a: &Aggregate) -> String {
+        let fronts = [CostBasis::BudgetUnit, CostBasis::Usd].map(|b| a.front(b));
+        serde_json::to_string(&(
+            (a.evaluated, a.pruned, a.feasible, a.infeasible),
+            (a.usd_share_search_sum, a.flops_share_search_sum),
+            fronts,
+            a.allocation.iter().collect::<Vec<_>>(),
+            a.shortlist_pool.iter().collect::<Vec<_>>(),
+            a.sorted_sample(),
+        ))
+        .expect("serialisable")
+    }
+
+    #[test]
+    fn runs_seeded_with_earlier_floors_aggregate_as_chunks_merged_one_by_one() {
+        // The sweep's pass 1 joins chunks into one run per thread and hands each run the
+        // shortlist floors of the cells before it; the result must be the plain chunk-by-chunk
+        // merge, whatever the run length (small chunks here, so pools fill and trim).
+        let catalog = Catalog::embedded();
+        let grid = crate::spec::load(std::path::Path::new("race-pilot"), &catalog).unwrap();
+        let total = grid.cell_count().unwrap();
+        let chunks: Vec<std::ops::Range<u64>> = (0..total)
+            .step_by(97)
+            .map(|s| s..(s + 97).min(total))
+            .collect();
+        let mut plain = Aggregate::default();
+        for ids in &chunks {
+            plain.merge(aggregate_chunk(&grid, ids.clone(), 7));
+        }
+        for (window, parts) in [(3, 2), (8, 3), (chunks.len(), 1)] {
+            let mut seeded = Aggregate::default();
+            for group in chunks.chunks(window) {
+                let mut joined = Aggregate::default();
+                for run in consecutive_runs(group, parts) {
+                    joined.merge(aggregate_after(&grid, run, 7, &seeded));
+                }
+                seeded.merge(joined);
+            }
+            assert_eq!(
+                finished(&seeded),
+                finished(&plain),
+                "window {window}, {parts} runs"
+            );
+        }
+    }
+
+    #[test]
+    fn consecutive_runs_cover_the_chunks_in_order() {
+        let chunks: Vec<std::ops::Range<u64>> = (0..10u64).map(|i| i * 5..i * 5 + 5).collect();
+        assert_eq!(consecutive_runs(&chunks, 3), vec![0..20, 20..40, 40..50]);
+        assert_eq!(consecutive_runs(&chunks, 1), vec![0..50]);
+        assert_eq!(consecutive_runs(&chunks, 64).len(), 10);
+        assert!(consecutive_runs(&[], 2).is_empty());
+    }
 }
