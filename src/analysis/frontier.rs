@@ -79,9 +79,58 @@ impl Point {
     }
 
     fn better_than(&self, other: &Point) -> bool {
+        Rank::of(self).beats(Rank::of(other))
+    }
+}
+
+/// What decides which of two points is better: the higher score, then the lower id (a strict
+/// total order, since ids are unique).
+#[derive(Debug, Clone, Copy)]
+struct Rank {
+    score: f64,
+    id: u64,
+}
+
+impl Rank {
+    fn of(p: &Point) -> Self {
+        Rank {
+            score: p.score,
+            id: p.id,
+        }
+    }
+
+    fn beats(self, other: Rank) -> bool {
         self.score > other.score || (self.score == other.score && self.id < other.id)
     }
 }
+
+/// A multiply-rotate hash of an allocation bin's four indices (after FxHash): the bins are
+/// small integers and never chosen by an adversary, and the map is only looked up, never
+/// iterated, so neither the hash's quality nor its order reaches an output.
+#[derive(Debug, Default, Clone, Copy)]
+struct BinHasher(u64);
+
+impl std::hash::Hasher for BinHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type BinHash = std::hash::BuildHasherDefault<BinHasher>;
 
 /// Key of an allocation-frontier bin: model, reward and budget indices, and the update-fraction bin.
 pub type BinKey = (usize, usize, usize, usize);
@@ -112,7 +161,10 @@ pub struct Aggregate {
     /// A deterministic sample of feasible cells for scatter plots.
     pub sample: Vec<Point>,
     /// Per budget, the worst member of the shortlist pool after its last trim (a speed-up only).
-    pub pool_floor: BTreeMap<usize, Point>,
+    pool_floor: BTreeMap<usize, Rank>,
+    /// Per allocation bin, a point no better than the bin's best (a speed-up only: a cell that
+    /// does not beat it does not beat the best, so most cells skip the ordered map).
+    allocation_floor: std::collections::HashMap<BinKey, Rank, BinHash>,
 }
 
 /// A share in units of 1e-15, for order-independent sums.
@@ -134,15 +186,24 @@ impl Aggregate {
         let bin = ((point.update_fraction / UPDATE_FRACTION_BIN).floor() as usize)
             .min((1.0 / UPDATE_FRACTION_BIN) as usize - 1);
         let key = (i.model, i.reward, i.budget, bin);
-        match self.allocation.get(&key) {
-            Some(best) if !point.better_than(best) => {}
-            _ => {
-                self.allocation.insert(key, point);
-            }
+        let rank = Rank::of(&point);
+        if self
+            .allocation_floor
+            .get(&key)
+            .is_none_or(|&known| rank.beats(known))
+        {
+            let best = match self.allocation.get(&key) {
+                Some(best) if !point.better_than(best) => Rank::of(best),
+                _ => {
+                    self.allocation.insert(key, point);
+                    rank
+                }
+            };
+            self.allocation_floor.insert(key, best);
         }
         // Once the pool has been trimmed, a point below its worst member can never enter it.
         let floor = self.pool_floor.get(&i.budget).copied();
-        if floor.is_none_or(|worst| point.better_than(&worst)) {
+        if floor.is_none_or(|worst| rank.beats(worst)) {
             let pool = self
                 .shortlist_pool
                 .entry(i.budget)
@@ -150,9 +211,9 @@ impl Aggregate {
             pool.push(point);
             if pool.len() > 2 * SHORTLIST_POOL {
                 trim_pool(pool);
-                if let Some(&worst) = pool.last() {
+                if let Some(worst) = pool.last().map(Rank::of) {
                     // Keep the higher of this floor and one handed in by `after`.
-                    if floor.is_none_or(|old| worst.better_than(&old)) {
+                    if floor.is_none_or(|old| worst.beats(old)) {
                         self.pool_floor.insert(i.budget, worst);
                     }
                 }
@@ -190,7 +251,7 @@ impl Aggregate {
             .shortlist_pool
             .iter()
             .filter(|(_, pool)| pool.len() >= SHORTLIST_POOL)
-            .filter_map(|(&budget, pool)| Some((budget, *pool.last()?)))
+            .filter_map(|(&budget, pool)| Some((budget, Rank::of(pool.last()?))))
             .collect();
         Aggregate {
             pool_floor,
@@ -307,6 +368,7 @@ impl From<AggregateFile> for Aggregate {
             shortlist_pool: f.shortlist_pool.into_iter().collect(),
             sample: f.sample,
             pool_floor: BTreeMap::new(),
+            allocation_floor: Default::default(),
         }
     }
 }
