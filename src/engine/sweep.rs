@@ -16,8 +16,11 @@ use crate::analysis::frontier::{Aggregate, PLOT_SAMPLE, Point};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::evaluate::{CellEvaluator, cost_in_budget_unit};
-use crate::report::cells::{CellRow, cell_columns, start_cells_csv, target_columns, target_fields};
-use crate::report::parquet::{ParquetTable, cells_column_type, typed_rows_from_csv};
+use crate::report::cells::{
+    CellRow, Num, cell_columns, start_cells_csv, target_columns, target_fields,
+};
+use crate::report::columns::ColumnCollector;
+use crate::report::parquet::{ColumnType, ParquetTable, TypedRows, cells_column_type};
 use crate::report::{AtomicFile, prepare_output_dir};
 use crate::spec::Grid;
 
@@ -70,16 +73,15 @@ fn consecutive_runs(chunks: &[std::ops::Range<u64>], parts: usize) -> Vec<std::o
         .collect()
 }
 
-/// Pass 2 over one chunk: the CSV rows the mode keeps.
-fn write_chunk(
+/// Pass 2 over one chunk: hands `row` each cell the mode keeps, as its `cells.csv` row and, for
+/// a multi-metric grid, its target fields (`None` for a single target).
+fn for_each_row(
     grid: &Grid,
     ids: std::ops::Range<u64>,
     frontier: &BTreeSet<u64>,
     mode: CellsMode,
-) -> Vec<u8> {
-    let mut csv = csv::WriterBuilder::new()
-        .has_headers(false)
-        .from_writer(Vec::with_capacity(64 * 1024));
+    mut row: impl FnMut(CellRow, Option<Vec<Option<Num>>>),
+) {
     let mut evaluator = CellEvaluator::default();
     for (id, cell) in grid.cells_in(ids) {
         if mode == CellsMode::Frontier && !frontier.contains(&id) {
@@ -90,16 +92,56 @@ fn write_chunk(
             if mode == CellsMode::Feasible && !e.ledger.feasible() {
                 continue;
             }
-            let row = CellRow::of(&e, frontier.contains(&id));
-            if grid.targets.len() >= 2 {
-                csv.serialize((row, target_fields(grid, &e)))
-            } else {
-                csv.serialize(row)
-            }
-            .expect("writing to memory cannot fail");
+            let targets = (grid.targets.len() >= 2).then(|| target_fields(grid, &e));
+            row(CellRow::of(&e, frontier.contains(&id)), targets);
         }
     }
+}
+
+/// Pass 2 over one chunk: the CSV rows the mode keeps.
+fn write_chunk(
+    grid: &Grid,
+    ids: std::ops::Range<u64>,
+    frontier: &BTreeSet<u64>,
+    mode: CellsMode,
+) -> Vec<u8> {
+    let mut csv = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(Vec::with_capacity(64 * 1024));
+    for_each_row(grid, ids, frontier, mode, |row, targets| {
+        match targets {
+            Some(targets) => csv.serialize((row, targets)),
+            None => csv.serialize(row),
+        }
+        .expect("writing to memory cannot fail")
+    });
     csv.into_inner().expect("flushing to memory cannot fail")
+}
+
+/// Pass 2 over one chunk for `cells.parquet`: the rows the mode keeps, filed straight into
+/// typed columns by the rows' own serialisation (the values the CSV rows parse to).
+fn chunk_columns(
+    grid: &Grid,
+    ids: std::ops::Range<u64>,
+    frontier: &BTreeSet<u64>,
+    mode: CellsMode,
+    types: &[ColumnType],
+) -> std::result::Result<TypedRows, String> {
+    let mut columns = ColumnCollector::new(types);
+    let mut failed = None;
+    for_each_row(grid, ids, frontier, mode, |row, targets| {
+        if failed.is_none() {
+            let filed = match targets {
+                Some(targets) => columns.push(&(row, targets)),
+                None => columns.push(&row),
+            };
+            failed = filed.err();
+        }
+    });
+    match failed {
+        Some(e) => Err(e.to_string()),
+        None => Ok(columns.finish()),
+    }
 }
 
 /// Runs a sweep: pass 1 evaluates every cell and aggregates the frontiers, the shortlist pool
@@ -316,8 +358,8 @@ impl Passes<'_> {
     }
 
     /// Pass 2: evaluate again and stream `cells.csv` (or `cells.parquet`) in cell order, with
-    /// `on_frontier`. The Parquet rows are the CSV rows converted chunk by chunk, so the two
-    /// formats hold the same values.
+    /// `on_frontier`. The Parquet columns are filled by the CSV rows' own serialisation
+    /// (`report::columns`), so the two formats hold the same values.
     fn cells_table(
         &self,
         out_dir: &std::path::Path,
@@ -368,17 +410,21 @@ impl Passes<'_> {
                 // the thread count.
                 for group in self.chunks.chunks(PARQUET_ROW_GROUP_CHUNKS) {
                     self.check_interrupt()?;
-                    // Each chunk's CSV rows are parsed into typed columns on the pool; the
-                    // group's chunks are one row group, written in order.
+                    // Each chunk's rows are filed into typed columns on the pool; the group's
+                    // chunks are one row group, written in order.
                     let parts = self
                         .pool
                         .install(|| {
                             group
                                 .par_iter()
                                 .map(|ids| {
-                                    let bytes =
-                                        write_chunk(self.grid, ids.clone(), &frontier_ids, mode);
-                                    typed_rows_from_csv(&types, &bytes)
+                                    chunk_columns(
+                                        self.grid,
+                                        ids.clone(),
+                                        &frontier_ids,
+                                        mode,
+                                        &types,
+                                    )
                                 })
                                 .collect::<std::result::Result<Vec<_>, String>>()
                         })
@@ -593,6 +639,28 @@ mod tests {
                 finished(&plain),
                 "window {window}, {parts} runs"
             );
+        }
+    }
+
+    #[test]
+    fn parquet_columns_hold_what_the_csv_rows_parse_to() {
+        // cells.parquet is filled by the rows' serialisation, not by parsing cells.csv back; on
+        // real grids (one with several target metrics) the two must be the same typed rows.
+        let catalog = Catalog::embedded();
+        for name in ["race-pilot", "targets"] {
+            let grid = crate::spec::load(std::path::Path::new(name), &catalog).unwrap();
+            let mut names = cell_columns();
+            names.extend(target_columns(&grid));
+            let types: Vec<ColumnType> = names.iter().map(|n| cells_column_type(n)).collect();
+            let ids = 0..grid.cell_count().unwrap().min(3000);
+            let frontier = BTreeSet::from([1, 5, 8]);
+            for mode in [CellsMode::All, CellsMode::Feasible, CellsMode::Frontier] {
+                let csv = write_chunk(&grid, ids.clone(), &frontier, mode);
+                let via_csv =
+                    crate::report::parquet::typed_rows_from_csv(&types, &csv).unwrap();
+                let direct = chunk_columns(&grid, ids.clone(), &frontier, mode, &types).unwrap();
+                assert_eq!(direct, via_csv, "{name}, {mode:?}");
+            }
         }
     }
 

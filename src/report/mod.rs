@@ -14,6 +14,7 @@ use crate::spec::Grid;
 
 mod atomic;
 pub mod cells;
+pub mod columns;
 pub mod html;
 pub mod parquet;
 pub mod plots;

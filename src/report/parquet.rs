@@ -3,8 +3,9 @@
 //! fraction of the CSV's time and memory.
 //!
 //! The rows are produced exactly as for the CSV (the same serialisation, so the two formats
-//! cannot drift apart) and converted here: `cells.parquet` one row group per streamed chunk,
-//! the small tables in one. Column types: `cells.parquet` from the column names
+//! cannot drift apart): `cells.parquet` is filed straight into typed columns by that
+//! serialisation (`report::columns`), one row group per 64 streamed chunks; the small tables
+//! are converted here from their CSV text, in one row group. Column types: `cells.parquet` from the column names
 //! ([`cells_column_type`]: ids and counts are INT64, labels UTF-8 strings, flags BOOLEAN,
 //! everything else DOUBLE); the small tables from their values ([`infer_types`]). An empty CSV
 //! field is a null.
@@ -196,6 +197,14 @@ pub struct TypedRows {
     levels: Vec<Vec<i16>>,
     /// Per column, the present values.
     data: Vec<ColumnData>,
+}
+
+impl TypedRows {
+    /// Rows from their columns: per column, one level per row (1 present, 0 null) and the
+    /// present values.
+    pub(crate) fn from_columns(rows: usize, levels: Vec<Vec<i16>>, data: Vec<ColumnData>) -> Self {
+        TypedRows { rows, levels, data }
+    }
 }
 
 /// Converts rows given column by column as text (empty = null) to typed columns.
