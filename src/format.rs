@@ -21,7 +21,7 @@ pub fn number_text(x: f64) -> NumberText {
     }
     let magnitude = x.abs();
     if (1e-4..1e15).contains(&magnitude) {
-        let exponent = magnitude.log10().floor() as i32;
+        let exponent = decimal_exponent(magnitude);
         let decimals = (6 - exponent).max(0) as usize;
         if !fixed_fast(x, decimals, &mut out) {
             use std::fmt::Write as _;
@@ -29,8 +29,9 @@ pub fn number_text(x: f64) -> NumberText {
             let _ = write!(out, "{x:.decimals$}");
             out.trim_zeros();
         }
-    } else {
+    } else if !scientific_fast(x, &mut out) {
         use std::fmt::Write as _;
+        out = NumberText::default();
         let _ = write!(out, "{x:.6e}");
         let text = out.as_str();
         let at = text.find('e').expect("scientific notation has an exponent");
@@ -42,6 +43,76 @@ pub fn number_text(x: f64) -> NumberText {
         out.push_str(exponent.as_str());
     }
     out
+}
+
+/// ⌊log10 m⌋ for m in [1e-4, 1e15), by comparison with the powers of ten (as doubles) instead of
+/// a logarithm. The two can differ only within an ulp or so of a power of ten, where seven and
+/// eight significant digits print the same (the value rounds to the power either way).
+fn decimal_exponent(magnitude: f64) -> i32 {
+    const POWERS: [f64; 19] = [
+        1e-3, 1e-2, 1e-1, 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12,
+        1e13, 1e14, 1e15,
+    ];
+    -4 + POWERS.partition_point(|&p| p <= magnitude) as i32
+}
+
+/// `format!("{x:.6e}")` with the mantissa's trailing zeros trimmed, for |x| in [1e15, 1e29), by
+/// integer arithmetic when that provably gives the same digits (as [`fixed_fast`]: one rounded
+/// division by an exact power of ten, refused near a tie). False, writing nothing, otherwise.
+fn scientific_fast(x: f64, out: &mut NumberText) -> bool {
+    const POWERS: [f64; 23] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+        1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+    ];
+    let magnitude = x.abs();
+    if !(1e15..1e29).contains(&magnitude) {
+        return false;
+    }
+    const EXPONENTS: [f64; 14] = [
+        1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22, 1e23, 1e24, 1e25, 1e26, 1e27, 1e28,
+    ];
+    // ⌊log10 m⌋ (checked below: a wrong guess leaves the scaled value outside [1e6, 1e7)).
+    let mut exponent = 14 + EXPONENTS.partition_point(|&p| p <= magnitude) as i32;
+    let Some(&divisor) = POWERS.get((exponent - 6) as usize) else {
+        return false;
+    };
+    // Seven significant digits: x / 10^(e-6) lies in [1e6, 1e7), rounded once.
+    let scaled = magnitude / divisor;
+    if !(1e6..1e7).contains(&scaled) {
+        return false;
+    }
+    let floor = scaled.floor();
+    let fraction = scaled - floor;
+    if (fraction - 0.5).abs() <= scaled * f64::EPSILON {
+        return false;
+    }
+    let mut integer = if fraction > 0.5 { floor + 1.0 } else { floor } as u64;
+    if integer == 10_000_000 {
+        integer = 1_000_000;
+        exponent += 1;
+    }
+    if x < 0.0 {
+        out.push_byte(b'-');
+    }
+    // Seven digits, most significant first; the point after the first, trailing zeros dropped.
+    let mut digits = [0u8; 7];
+    for k in (0..7).rev() {
+        digits[k] = b'0' + (integer % 10) as u8;
+        integer /= 10;
+    }
+    let last = digits.iter().rposition(|&d| d != b'0').unwrap_or(0);
+    out.push_byte(digits[0]);
+    if last > 0 {
+        out.push_byte(b'.');
+        for &d in &digits[1..=last] {
+            out.push_byte(d);
+        }
+    }
+    out.push_byte(b'e');
+    // The exponent is 15 to 29: two digits.
+    out.push_byte(b'0' + (exponent / 10) as u8);
+    out.push_byte(b'0' + (exponent % 10) as u8);
+    true
 }
 
 /// `format!("{x:.decimals$}")` with its trailing zeros trimmed, by integer arithmetic when that
@@ -132,7 +203,7 @@ impl NumberText {
 
     /// Trailing zeros after a decimal point removed, then the point if nothing follows it.
     fn trim_zeros(&mut self) {
-        if !self.as_str().contains('.') {
+        if !self.bytes[..self.len].contains(&b'.') {
             return;
         }
         while self.len > 0 && self.bytes[self.len - 1] == b'0' {
@@ -369,10 +440,25 @@ mod tests {
         for &x in &special {
             assert_eq!(number(x), number_by_format(x), "{x:e}");
         }
+        // Around every power of ten the two branches meet (the exponent is found by comparison,
+        // not by a logarithm), and the scientific mantissa's carry (9.9999995e16 -> 1e17).
+        for k in -6..32 {
+            let p = format!("1e{k}").parse::<f64>().unwrap();
+            let mut x = p;
+            let mut y = p;
+            for _ in 0..4 {
+                x = x.next_up();
+                y = y.next_down();
+                for v in [x, y, p * (1.0 + 5e-8), p * (1.0 - 5e-8), p * 9.9999995] {
+                    assert_eq!(number(v), number_by_format(v), "{v:e}");
+                    assert_eq!(number(-v), number_by_format(-v), "{v:e}");
+                }
+            }
+        }
         let mut rng = crate::rng::SplitMix64::new(7, 0);
         for _ in 0..200_000 {
             let u = rng.uniform();
-            let exponent = -6.0 + 22.0 * rng.uniform();
+            let exponent = -6.0 + 36.0 * rng.uniform();
             let x = (1.0 + 9.0 * u) * 10f64.powf(exponent.floor());
             let x = if rng.uniform() < 0.3 { -x } else { x };
             assert_eq!(number(x), number_by_format(x), "{x:e}");
