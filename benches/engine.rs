@@ -99,6 +99,40 @@ fn engine(c: &mut Criterion) {
     });
 }
 
+/// The two ways a sweep's pass 2 writes a cell: its `cells.csv` row, or the same row filed into
+/// typed Parquet columns (`report::columns`), on the same 1,000 evaluated cells.
+fn cell_rows(c: &mut Criterion) {
+    use rlfrontier::report::cells::{CellRow, cell_columns};
+    use rlfrontier::report::columns::ColumnCollector;
+    use rlfrontier::report::parquet::cells_column_type;
+    let g = grid("ten-million");
+    let rows: Vec<CellRow> = (4_000_000..4_001_000u64)
+        .filter_map(|id| rlfrontier::evaluate::evaluate_cell(&g, id))
+        .map(|e| CellRow::of(&e, false))
+        .collect();
+    let types: Vec<_> = cell_columns().iter().map(|n| cells_column_type(n)).collect();
+    c.bench_function("1,000 cells.csv rows", |b| {
+        b.iter(|| {
+            let mut w = csv::WriterBuilder::new()
+                .has_headers(false)
+                .from_writer(Vec::with_capacity(1 << 20));
+            for row in black_box(&rows) {
+                w.serialize(row).unwrap();
+            }
+            w.into_inner().unwrap().len()
+        })
+    });
+    c.bench_function("1,000 rows filed into Parquet columns", |b| {
+        b.iter(|| {
+            let mut columns = ColumnCollector::new(&types);
+            for row in black_box(&rows) {
+                columns.push(row).unwrap();
+            }
+            columns.finish()
+        })
+    });
+}
+
 fn fronts(c: &mut Criterion) {
     let mut rng = SplitMix64::new(7, 0);
     let n = 1_000_000;
@@ -273,6 +307,7 @@ fn large_catalogs(c: &mut Criterion) {
 criterion_group!(
     benches,
     engine,
+    cell_rows,
     fronts,
     fits,
     calibration,
