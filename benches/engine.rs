@@ -110,7 +110,10 @@ fn cell_rows(c: &mut Criterion) {
         .filter_map(|id| rlfrontier::evaluate::evaluate_cell(&g, id))
         .map(|e| CellRow::of(&e, false))
         .collect();
-    let types: Vec<_> = cell_columns().iter().map(|n| cells_column_type(n)).collect();
+    let types: Vec<_> = cell_columns()
+        .iter()
+        .map(|n| cells_column_type(n))
+        .collect();
     c.bench_function("1,000 cells.csv rows", |b| {
         b.iter(|| {
             let mut w = csv::WriterBuilder::new()

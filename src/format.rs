@@ -50,8 +50,8 @@ pub fn number_text(x: f64) -> NumberText {
 /// eight significant digits print the same (the value rounds to the power either way).
 fn decimal_exponent(magnitude: f64) -> i32 {
     const POWERS: [f64; 19] = [
-        1e-3, 1e-2, 1e-1, 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12,
-        1e13, 1e14, 1e15,
+        1e-3, 1e-2, 1e-1, 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13,
+        1e14, 1e15,
     ];
     -4 + POWERS.partition_point(|&p| p <= magnitude) as i32
 }
@@ -61,8 +61,8 @@ fn decimal_exponent(magnitude: f64) -> i32 {
 /// division by an exact power of ten, refused near a tie). False, writing nothing, otherwise.
 fn scientific_fast(x: f64, out: &mut NumberText) -> bool {
     const POWERS: [f64; 23] = [
-        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-        1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+        1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
     ];
     let magnitude = x.abs();
     if !(1e15..1e29).contains(&magnitude) {
@@ -129,7 +129,8 @@ fn fixed_fast(x: f64, decimals: usize, out: &mut NumberText) -> bool {
     if scaled >= 9.0e15 {
         return false;
     }
-    let floor = scaled.floor();
+    // `scaled` is below 9e15, so truncation to an integer is exact and is the floor.
+    let floor = (scaled as u64) as f64;
     let fraction = scaled - floor;
     // The product's rounding error is at most half an ulp of `scaled`; twice that, plus the
     // subtraction's (exact for these magnitudes), is a safe margin.
@@ -138,34 +139,51 @@ fn fixed_fast(x: f64, decimals: usize, out: &mut NumberText) -> bool {
         return false;
     }
     let integer = if fraction > 0.5 { floor + 1.0 } else { floor } as u64;
-    let mut digits = [0u8; 24];
-    let mut n = 0;
+    // The digits from the right, two at a time, in a buffer wide enough for 16 digits, the
+    // point and leading zeros ("0.000123" for decimals 6 and integer 123).
+    let mut buffer = [b'0'; 32];
+    let mut at = buffer.len();
     let mut rest = integer;
-    loop {
-        digits[n] = b'0' + (rest % 10) as u8;
-        n += 1;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
+    while rest >= 100 {
+        let pair = (rest % 100) as usize;
+        rest /= 100;
+        at -= 2;
+        buffer[at..at + 2].copy_from_slice(&DIGIT_PAIRS[2 * pair..2 * pair + 2]);
     }
-    // At least one digit before the point.
-    while n <= decimals {
-        digits[n] = b'0';
-        n += 1;
+    if rest >= 10 {
+        at -= 2;
+        buffer[at..at + 2].copy_from_slice(&DIGIT_PAIRS[2 * rest as usize..2 * rest as usize + 2]);
+    } else {
+        at -= 1;
+        buffer[at] = b'0' + rest as u8;
     }
+    // At least one digit before the point: the buffer is pre-filled with zeros.
+    let digits = buffer.len() - at;
+    let start = buffer.len() - digits.max(decimals + 1);
+    let whole = &buffer[start..];
+    let (int_part, frac_part) = whole.split_at(whole.len() - decimals);
+    // Trailing zeros of the fraction dropped, then the point if nothing follows it.
+    let kept = frac_part
+        .iter()
+        .rposition(|&d| d != b'0')
+        .map_or(0, |k| k + 1);
     if x < 0.0 {
         out.push_byte(b'-');
     }
-    for k in (0..n).rev() {
-        out.push_byte(digits[k]);
-        if k == decimals && decimals > 0 {
-            out.push_byte(b'.');
-        }
+    out.push_bytes(int_part);
+    if kept > 0 {
+        out.push_byte(b'.');
+        out.push_bytes(&frac_part[..kept]);
     }
-    out.trim_zeros();
     true
 }
+
+/// "00" to "99", for writing digits two at a time.
+const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
 
 /// A formatted number in a fixed buffer (see [`number_text`]).
 #[derive(Debug, Clone, Copy)]
@@ -196,9 +214,12 @@ impl NumberText {
     }
 
     fn push_str(&mut self, text: &str) {
-        for &b in text.as_bytes() {
-            self.push_byte(b);
-        }
+        self.push_bytes(text.as_bytes());
+    }
+
+    fn push_bytes(&mut self, bytes: &[u8]) {
+        self.bytes[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+        self.len += bytes.len();
     }
 
     /// Trailing zeros after a decimal point removed, then the point if nothing follows it.

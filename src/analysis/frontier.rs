@@ -392,23 +392,35 @@ impl CostBasis {
 }
 
 fn front_of(points: &[Point], basis: CostBasis) -> Vec<Point> {
+    front_indices(points, basis)
+        .into_iter()
+        .map(|i| points[i])
+        .collect()
+}
+
+/// The indices of `points` on the front of one cost basis, cheapest first.
+fn front_indices(points: &[Point], basis: CostBasis) -> Vec<usize> {
     let cost: Vec<f64> = points.iter().map(|p| basis.cost(p)).collect();
     let score: Vec<f64> = points.iter().map(|p| p.score).collect();
     // Points are finite by construction (the ledger and prior never produce NaN for feasible cells).
-    let indices = front_2d(&cost, &score, [Sense::Minimize, Sense::Maximize])
-        .expect("finite costs and scores");
-    indices.into_iter().map(|i| points[i]).collect()
+    front_2d(&cost, &score, [Sense::Minimize, Sense::Maximize]).expect("finite costs and scores")
 }
 
+/// The points on either front, by cell id (ids are unique, so a point on both is kept once).
 fn union_of_fronts(points: &[Point]) -> Vec<Point> {
-    let mut ids: Vec<Point> = front_of(points, CostBasis::BudgetUnit);
-    for p in front_of(points, CostBasis::Usd) {
-        if !ids.iter().any(|q| q.id == p.id) {
-            ids.push(p);
+    let mut on_a_front = vec![false; points.len()];
+    for basis in [CostBasis::BudgetUnit, CostBasis::Usd] {
+        for i in front_indices(points, basis) {
+            on_a_front[i] = true;
         }
     }
-    ids.sort_by_key(|p| p.id);
-    ids
+    let mut kept: Vec<Point> = points
+        .iter()
+        .zip(&on_a_front)
+        .filter_map(|(p, &on)| on.then_some(*p))
+        .collect();
+    kept.sort_by_key(|p| p.id);
+    kept
 }
 
 /// The shortlist pool's order: best score first, ties by cell id (a strict total order, since

@@ -656,8 +656,7 @@ mod tests {
             let frontier = BTreeSet::from([1, 5, 8]);
             for mode in [CellsMode::All, CellsMode::Feasible, CellsMode::Frontier] {
                 let csv = write_chunk(&grid, ids.clone(), &frontier, mode);
-                let via_csv =
-                    crate::report::parquet::typed_rows_from_csv(&types, &csv).unwrap();
+                let via_csv = crate::report::parquet::typed_rows_from_csv(&types, &csv).unwrap();
                 let direct = chunk_columns(&grid, ids.clone(), &frontier, mode, &types).unwrap();
                 assert_eq!(direct, via_csv, "{name}, {mode:?}");
             }
