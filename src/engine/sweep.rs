@@ -28,8 +28,9 @@ use crate::spec::Grid;
 /// count (a window of chunks per thread would move the row-group boundaries).
 const PARQUET_ROW_GROUP_CHUNKS: usize = 64;
 
-/// Pass 1 over one chunk of cell ids: evaluate and aggregate without writing (single-threaded;
-/// `run_sweep` runs chunks in parallel). Public for benchmarks.
+/// Pass 1 over a range of cell ids: evaluate and aggregate without writing (single-threaded;
+/// `run_sweep` runs one range of consecutive chunks per thread, each seeded with the floors of
+/// the cells before it). Public for benchmarks.
 pub fn aggregate_chunk(grid: &Grid, ids: std::ops::Range<u64>, sample_stride: u64) -> Aggregate {
     aggregate_after(grid, ids, sample_stride, &Aggregate::default())
 }
