@@ -1,11 +1,14 @@
-"""Python `sweep` of a grid to a DataFrame against the command line's CSV read by pandas.
+"""Python `sweep` of a grid to a DataFrame (pandas, polars, or streamed Arrow batches) against
+the command line's CSV read by pandas.read_csv and its Parquet read by pandas.read_parquet.
 
 Run from the repository root with the wheel installed (python/test.sh leaves one in
 target/python-venv):
 
     target/python-venv/bin/python python/bench_sweep.py grids/big.toml
 
-Each way runs in a fresh interpreter, so its peak RSS is its own. Prints one line per way.
+Each way runs in a fresh interpreter, so its peak RSS is its own. Prints one line per way: the
+rows, the seconds, the peak RSS, and the table's own size (pandas' deep memory usage, polars'
+estimated size; for the stream, its largest batch).
 """
 
 import json
@@ -20,13 +23,39 @@ WAYS = {
 import rlfrontier, sys
 r = rlfrontier.sweep(sys.argv[1], threads=2)
 rows = len(r.cells)
+frame_mb = r.cells.memory_usage(deep=True).sum() / 2**20
+""",
+    "polars": """
+import rlfrontier, sys
+r = rlfrontier.sweep(sys.argv[1], threads=2, backend="polars")
+rows = r.cells.height
+frame_mb = r.cells.estimated_size() / 2**20
+""",
+    "stream": """
+import rlfrontier, sys
+rows = 0
+frame_mb = 0.0
+for batch in rlfrontier.sweep(sys.argv[1], threads=2, cells="stream", backend="arrow"):
+    rows += batch.num_rows
+    frame_mb = max(frame_mb, batch.nbytes / 2**20)
 """,
     "cli+pandas": """
 import pandas, subprocess, sys, tempfile
 with tempfile.TemporaryDirectory() as d:
     subprocess.run([sys.argv[2], "sweep", sys.argv[1], "-q", "--threads", "2", "--out", d],
                    check=True, stdout=subprocess.DEVNULL)
-    rows = len(pandas.read_csv(d + "/cells.csv"))
+    frame = pandas.read_csv(d + "/cells.csv")
+    rows = len(frame)
+    frame_mb = frame.memory_usage(deep=True).sum() / 2**20
+""",
+    "cli+parquet": """
+import pandas, subprocess, sys, tempfile
+with tempfile.TemporaryDirectory() as d:
+    subprocess.run([sys.argv[2], "sweep", sys.argv[1], "-q", "--threads", "2", "--out", d,
+                    "--format", "parquet"], check=True, stdout=subprocess.DEVNULL)
+    frame = pandas.read_parquet(d + "/cells.parquet")
+    rows = len(frame)
+    frame_mb = frame.memory_usage(deep=True).sum() / 2**20
 """,
 }
 
@@ -39,6 +68,7 @@ def main() -> None:
             "import time, resource, json\nt = time.perf_counter()\n"
             + body
             + "\nprint(json.dumps({'seconds': time.perf_counter() - t, 'rows': rows,"
+            " 'frame_mb': float(frame_mb),"
             " 'peak_mb_self': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,"
             " 'peak_mb_children': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))"
         )
@@ -48,7 +78,9 @@ def main() -> None:
         result = json.loads(out.stdout.strip().splitlines()[-1])
         print(
             f"{name:<11} {result['rows']:>9,} rows in {result['seconds']:6.2f} s, peak RSS "
-            f"{result['peak_mb_self']:.0f} MB (python) / {result['peak_mb_children']:.0f} MB (cli)"
+            f"{result['peak_mb_self']:.0f} MB (python) / {result['peak_mb_children']:.0f} MB (cli); "
+            f"table {result['frame_mb']:.0f} MB"
+            + (" (largest batch)" if name == "stream" else "")
         )
 
 

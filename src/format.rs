@@ -56,41 +56,45 @@ fn decimal_exponent(magnitude: f64) -> i32 {
     -4 + POWERS.partition_point(|&p| p <= magnitude) as i32
 }
 
-/// `format!("{x:.6e}")` with the mantissa's trailing zeros trimmed, for |x| in [1e15, 1e29), by
-/// integer arithmetic when that provably gives the same digits (as [`fixed_fast`]: one rounded
-/// division by an exact power of ten, refused near a tie). False, writing nothing, otherwise.
-fn scientific_fast(x: f64, out: &mut NumberText) -> bool {
-    const POWERS: [f64; 23] = [
-        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
-        1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
-    ];
+/// |x| as a seven-digit integer mantissa m in [1e6, 1e7) and a decimal exponent e, |x| ≈ m·10^(e-6),
+/// for |x| in [1e15, 1e29), when one rounded division decides the digits (the reasoning of
+/// [`scientific_fast`]); None otherwise.
+fn scientific_integer(x: f64) -> Option<(u64, i32)> {
     let magnitude = x.abs();
     if !(1e15..1e29).contains(&magnitude) {
-        return false;
+        return None;
     }
     const EXPONENTS: [f64; 14] = [
         1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22, 1e23, 1e24, 1e25, 1e26, 1e27, 1e28,
     ];
     // ⌊log10 m⌋ (checked below: a wrong guess leaves the scaled value outside [1e6, 1e7)).
     let mut exponent = 14 + EXPONENTS.partition_point(|&p| p <= magnitude) as i32;
-    let Some(&divisor) = POWERS.get((exponent - 6) as usize) else {
-        return false;
-    };
+    let divisor = *EXACT_POWERS.get((exponent - 6) as usize)?;
     // Seven significant digits: x / 10^(e-6) lies in [1e6, 1e7), rounded once.
     let scaled = magnitude / divisor;
     if !(1e6..1e7).contains(&scaled) {
-        return false;
+        return None;
     }
     let floor = scaled.floor();
     let fraction = scaled - floor;
     if (fraction - 0.5).abs() <= scaled * f64::EPSILON {
-        return false;
+        return None;
     }
     let mut integer = if fraction > 0.5 { floor + 1.0 } else { floor } as u64;
     if integer == 10_000_000 {
         integer = 1_000_000;
         exponent += 1;
     }
+    Some((integer, exponent))
+}
+
+/// `format!("{x:.6e}")` with the mantissa's trailing zeros trimmed, for |x| in [1e15, 1e29), by
+/// integer arithmetic when that provably gives the same digits (as [`fixed_fast`]: one rounded
+/// division by an exact power of ten, refused near a tie). False, writing nothing, otherwise.
+fn scientific_fast(x: f64, out: &mut NumberText) -> bool {
+    let Some((mut integer, exponent)) = scientific_integer(x) else {
+        return false;
+    };
     if x < 0.0 {
         out.push_byte(b'-');
     }
@@ -121,24 +125,9 @@ fn scientific_fast(x: f64, out: &mut NumberText) -> bool {
 /// it to the nearest integer rounds the exact binary value the same way Rust's exact formatting
 /// does. Near a tie (Rust rounds exact ties to even) it returns false and writes nothing useful.
 fn fixed_fast(x: f64, decimals: usize, out: &mut NumberText) -> bool {
-    const POWERS: [f64; 11] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10];
-    if decimals >= POWERS.len() {
+    let Some(integer) = fixed_integer(x, decimals) else {
         return false;
-    }
-    let scaled = x.abs() * POWERS[decimals];
-    if scaled >= 9.0e15 {
-        return false;
-    }
-    // `scaled` is below 9e15, so truncation to an integer is exact and is the floor.
-    let floor = (scaled as u64) as f64;
-    let fraction = scaled - floor;
-    // The product's rounding error is at most half an ulp of `scaled`; twice that, plus the
-    // subtraction's (exact for these magnitudes), is a safe margin.
-    let margin = scaled * f64::EPSILON;
-    if (fraction - 0.5).abs() <= margin {
-        return false;
-    }
-    let integer = if fraction > 0.5 { floor + 1.0 } else { floor } as u64;
+    };
     // The digits from the right, two at a time, in a buffer wide enough for 16 digits, the
     // point and leading zeros ("0.000123" for decimals 6 and integer 123).
     let mut buffer = [b'0'; 32];
@@ -176,6 +165,64 @@ fn fixed_fast(x: f64, decimals: usize, out: &mut NumberText) -> bool {
         out.push_bytes(&frac_part[..kept]);
     }
     true
+}
+
+/// Exact powers of ten, 10^0 to 10^22 (every one is a double).
+const EXACT_POWERS: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// |x|·10^decimals rounded to the nearest integer, when one rounded product decides it (the
+/// reasoning of [`fixed_fast`]): the digits `format!("{x:.decimals$}")` prints, as an integer.
+/// None near a tie, above 9e15, or for more than 10 decimals.
+fn fixed_integer(x: f64, decimals: usize) -> Option<u64> {
+    if decimals > 10 {
+        return None;
+    }
+    let scaled = x.abs() * EXACT_POWERS[decimals];
+    if scaled >= 9.0e15 {
+        return None;
+    }
+    // `scaled` is below 9e15, so truncation to an integer is exact and is the floor.
+    let floor = (scaled as u64) as f64;
+    let fraction = scaled - floor;
+    // The product's rounding error is at most half an ulp of `scaled`; twice that, plus the
+    // subtraction's (exact for these magnitudes), is a safe margin.
+    let margin = scaled * f64::EPSILON;
+    if (fraction - 0.5).abs() <= margin {
+        return None;
+    }
+    Some(if fraction > 0.5 { floor + 1.0 } else { floor } as u64)
+}
+
+/// The number [`number_text`]'s text parses to (None when it writes nothing: `x` not finite),
+/// mostly without the text. The text is an integer n below 2^53 scaled by a power of ten 10^k
+/// with |k| ≤ 22, both exact doubles, so one IEEE division or product (correctly rounded) gives
+/// the double nearest the text's exact decimal value, which is what parsing returns: the fast
+/// path of W. D. Clinger, "How to read floating point numbers accurately" (PLDI 1990). Where
+/// the text was not made from such an n (near a tie, or outside those exponents) the text is
+/// parsed. `cells.parquet` and the Python tables get the CSV's values this way.
+pub fn number_value(x: f64) -> Option<f64> {
+    if !x.is_finite() {
+        return None;
+    }
+    if x == 0.0 {
+        return Some(0.0);
+    }
+    let magnitude = x.abs();
+    let signed = |v: f64| if x < 0.0 { -v } else { v };
+    if (1e-4..1e15).contains(&magnitude) {
+        let decimals = (6 - decimal_exponent(magnitude)).max(0) as usize;
+        if let Some(integer) = fixed_integer(x, decimals) {
+            return Some(signed(integer as f64 / EXACT_POWERS[decimals]));
+        }
+    } else if let Some((mantissa, exponent)) = scientific_integer(x)
+        && let Some(&power) = EXACT_POWERS.get((exponent - 6) as usize)
+    {
+        return Some(signed(mantissa as f64 * power));
+    }
+    number_text(x).as_str().parse().ok()
 }
 
 /// "00" to "99", for writing digits two at a time.
@@ -486,6 +533,61 @@ mod tests {
             // Values with few binary digits, where ties are exact.
             let y = (rng.uniform() * 1e6).round() / 1024.0;
             assert_eq!(number(y), number_by_format(y), "{y:e}");
+        }
+    }
+
+    /// `number_value` against parsing `number`'s text, bit for bit.
+    fn assert_value_is_the_texts(x: f64) {
+        let parsed = number_text(x).as_str().parse::<f64>().ok();
+        assert_eq!(
+            number_value(x).map(f64::to_bits),
+            parsed.map(f64::to_bits),
+            "{x:e}: text {}",
+            number(x)
+        );
+    }
+
+    #[test]
+    fn the_numeric_value_is_what_the_text_parses_to() {
+        for x in [
+            f64::NAN,
+            f64::INFINITY,
+            -0.0,
+            0.0,
+            0.1 + 0.2,
+            1e-300,
+            9.9999995e28,
+            1e29,
+        ] {
+            assert_value_is_the_texts(x);
+        }
+        // Both branches, their meeting points, ties and the mantissa's carry, as above.
+        for k in -20..40 {
+            let p = format!("1e{k}").parse::<f64>().unwrap();
+            let (mut x, mut y) = (p, p);
+            for _ in 0..4 {
+                x = x.next_up();
+                y = y.next_down();
+                for v in [
+                    x,
+                    y,
+                    p * (1.0 + 5e-8),
+                    p * (1.0 - 5e-8),
+                    p * 9.9999995,
+                    p * 1.2345675,
+                ] {
+                    assert_value_is_the_texts(v);
+                    assert_value_is_the_texts(-v);
+                }
+            }
+        }
+        let mut rng = crate::rng::SplitMix64::new(11, 0);
+        for _ in 0..300_000 {
+            let exponent = -20.0 + 52.0 * rng.uniform();
+            let x = (1.0 + 9.0 * rng.uniform()) * 10f64.powf(exponent.floor());
+            assert_value_is_the_texts(if rng.uniform() < 0.3 { -x } else { x });
+            assert_value_is_the_texts((rng.uniform() * 1e6).round() / 1024.0);
+            assert_value_is_the_texts(f64::from_bits(rng.next_u64()));
         }
     }
 

@@ -6,7 +6,8 @@ subprocess, no network, no GPU): the numbers and the error messages are the comm
 
 - :func:`cost` prices one run (the content of ``rlfrontier cost --json``).
 - :func:`sweep` evaluates a grid (a TOML file or a dict) and returns its cells, frontier and
-  shortlist as DataFrames; cells arrive as Parquet read by pyarrow, not as CSV.
+  shortlist as DataFrames; cells arrive as Arrow record batches while the sweep runs (no file,
+  no CSV text), or batch by batch with ``cells="stream"``.
 - :func:`fit` calibrates the outcome model on pilot results (a DataFrame or a CSV file).
 - :func:`catalog` lists the models, GPUs, engines, rewards and API prices the tool knows.
 
@@ -28,6 +29,7 @@ from . import _native
 __all__ = [
     "RlfrontierError",
     "SweepResult",
+    "SweepStream",
     "FitReport",
     "cost",
     "sweep",
@@ -166,18 +168,51 @@ def check(grid: Union[PathLike, Mapping[str, Any]]) -> str:
         return run("check", _grid_file(grid, Path(scratch)))
 
 
-def _table(path: Path, backend: Backend):
-    """Reads a Parquet file into the chosen DataFrame library (pyarrow is the bridge)."""
-    import pyarrow.parquet as pq
+def _check_backend(backend: Backend) -> None:
+    """Refuses a backend other than the three, before any work."""
+    if backend not in ("pandas", "polars", "arrow"):
+        raise ValueError(f"backend must be 'pandas', 'polars' or 'arrow', not {backend!r}")
 
-    table = pq.read_table(path)
+
+def _frame(table: Any, backend: Backend):
+    """A pyarrow Table or RecordBatch in the chosen DataFrame library. pandas gets the table's
+    buffers released column by column as they are converted (``self_destruct``), so the Arrow
+    copy and the DataFrame are not both whole in memory."""
     if backend == "arrow":
         return table
     if backend == "polars":
         return _polars().from_arrow(table)
-    if backend == "pandas":
-        return table.to_pandas()
-    raise ValueError(f"backend must be 'pandas', 'polars' or 'arrow', not {backend!r}")
+    import pyarrow as pa
+
+    if isinstance(table, pa.Table):
+        return table.to_pandas(self_destruct=True, split_blocks=True)
+    return table.to_pandas()
+
+
+def _table(path: Path, backend: Backend):
+    """Reads a Parquet file into the chosen DataFrame library (pyarrow is the bridge)."""
+    import pyarrow.parquet as pq
+
+    return _frame(pq.read_table(path), backend)
+
+
+def _tables(folder: Path, names: List[str], backend: Backend) -> Dict[str, Any]:
+    """The sweep's small tables (frontier, allocation frontier, shortlist) from its folder; None
+    for one that was not written."""
+    tables = {}
+    for name in names:
+        path = folder / f"{name}.parquet"
+        tables[name] = _table(path, backend) if path.exists() else None
+    return tables
+
+
+def _finished(stream: Any) -> Dict[str, Any]:
+    """The summary of a streamed sweep once it has ended, or its error raised."""
+    code, payload = stream.finish()
+    text = bytes(payload).decode("utf-8")
+    if code != 0:
+        raise RlfrontierError(text, code)
+    return json.loads(text)
 
 
 @dataclass
@@ -195,52 +230,154 @@ class SweepResult:
     out: Optional[Path] = None
 
 
+def _sweep_words(
+    grid_file: str, folder: Path, cells: str, options: Mapping[str, Any]
+) -> List[str]:
+    """The ``sweep`` command line the Python sweep runs."""
+    words = [
+        "sweep",
+        grid_file,
+        "--out",
+        str(folder),
+        "--format",
+        "parquet",
+        "--json",
+        "--quiet",
+        "--cells",
+        cells,
+    ]
+    return words + _flag_words(options)
+
+
 def sweep(
     grid: Union[PathLike, Mapping[str, Any]],
     *,
     out: Optional[PathLike] = None,
-    cells: Literal["all", "feasible", "frontier", "none"] = "all",
+    cells: Literal["all", "feasible", "frontier", "none", "stream"] = "all",
     calibration: Optional[PathLike] = None,
     threads: Optional[int] = None,
     catalog: Optional[PathLike] = None,
     force: bool = False,
     backend: Backend = "pandas",
-) -> SweepResult:
+) -> Union[SweepResult, "SweepStream"]:
     """Evaluates every cell of a grid (a TOML file in ``grids/`` or a dict of the same shape) and
     returns its tables as DataFrames (``backend``: pandas, polars, or pyarrow Tables).
 
-    With ``out`` the folder keeps everything ``rlfrontier sweep`` writes (report.html, plots,
-    CSVs beside the Parquet files); without it the work happens in a temporary folder that is
-    removed. ``cells`` limits the rows of the cells table as ``--cells`` does.
+    Without ``out`` the cells reach Python as Arrow record batches while the sweep runs (the
+    Arrow C stream interface: no file, no text), and the other outputs live in a temporary
+    folder that is removed. With ``out`` the folder keeps everything ``rlfrontier sweep
+    --format parquet`` writes (cells.parquet, report.html, plots, the CSV tables) and the cells
+    are read back from cells.parquet. ``cells`` limits the rows as ``--cells`` does.
+
+    ``cells="stream"`` returns a :class:`SweepStream` instead: iterate over it for the cells, one
+    DataFrame per row group of about 131,072 cells in cell order, for grids larger than memory
+    (every row, as ``cells="all"``); its ``result`` then holds the frontier, shortlist and
+    summary.
     """
+    _check_backend(backend)
+    options = {
+        "calibration": calibration,
+        "threads": threads,
+        "catalog": catalog,
+        "force": True if (force or out is None) else None,
+    }
+    if cells == "stream":
+        return SweepStream(grid, out, options, backend)
     with tempfile.TemporaryDirectory(prefix="rlfrontier-") as scratch:
         folder = Path(out) if out is not None else Path(scratch) / "out"
-        words = [
-            "sweep",
-            _grid_file(grid, Path(scratch)),
-            "--out",
-            str(folder),
-            "--format",
-            "parquet",
-            "--json",
-            "--quiet",
-        ] + _flag_words(
-            {
-                "cells": cells,
-                "calibration": calibration,
-                "threads": threads,
-                "catalog": catalog,
-                "force": True if (force or out is None) else None,
-            }
-        )
-        summary = json.loads(run(*words))
-        tables = {}
-        for name in ["cells", "frontier", "allocation_frontier", "shortlist"]:
-            path = folder / f"{name}.parquet"
-            tables[name] = _table(path, backend) if path.exists() else None
+        words = _sweep_words(_grid_file(grid, Path(scratch)), folder, cells, options)
+        cells_table = None
+        if out is None and cells != "none":
+            stream = _native.sweep_stream(words)
+            if stream.has_cells:
+                import pyarrow as pa
+
+                cells_table = pa.RecordBatchReader.from_stream(stream).read_all()
+            summary = _finished(stream)
+            cells_table = _frame(cells_table, backend) if cells_table is not None else None
+        else:
+            summary = json.loads(run(*words))
+            cells_file = folder / "cells.parquet"
+            cells_table = _table(cells_file, backend) if cells_file.exists() else None
+        tables = _tables(folder, ["frontier", "allocation_frontier", "shortlist"], backend)
         return SweepResult(
-            summary=summary, out=Path(out) if out is not None else None, **tables
+            summary=summary,
+            out=Path(out) if out is not None else None,
+            cells=cells_table,
+            **tables,
         )
+
+
+class SweepStream:
+    """A sweep whose cells arrive as they are computed (``sweep(..., cells="stream")``).
+
+    Iterate over it once for the cells: one DataFrame (or pyarrow RecordBatch with
+    ``backend="arrow"``) per row group, in cell order; at most two row groups wait in memory
+    however large the grid. When the iteration ends, ``result`` is the :class:`SweepResult`
+    without ``cells`` (frontier, allocation frontier, shortlist, summary). Leaving the loop early,
+    or calling :meth:`close`, stops the sweep; it raises :class:`RlfrontierError` if the sweep
+    failed. Usable as a context manager, which closes it.
+    """
+
+    def __init__(
+        self,
+        grid: Union[PathLike, Mapping[str, Any]],
+        out: Optional[PathLike],
+        options: Mapping[str, Any],
+        backend: Backend,
+    ) -> None:
+        self._scratch = tempfile.TemporaryDirectory(prefix="rlfrontier-")
+        self._out = Path(out) if out is not None else None
+        self._folder = self._out or Path(self._scratch.name) / "out"
+        grid_file = _grid_file(grid, Path(self._scratch.name))
+        self._backend = backend
+        self._stream = _native.sweep_stream(_sweep_words(grid_file, self._folder, "all", options))
+        self._result: Optional[SweepResult] = None
+        self._started = False
+
+    def __iter__(self):
+        if self._started:
+            raise RuntimeError("a SweepStream can be iterated once")
+        self._started = True
+        return self._batches()
+
+    def _batches(self):
+        import pyarrow as pa
+
+        finished = False
+        try:
+            if self._stream.has_cells:
+                for batch in pa.RecordBatchReader.from_stream(self._stream):
+                    yield _frame(batch, self._backend)
+            summary = _finished(self._stream)
+            finished = True
+            tables = _tables(
+                self._folder, ["frontier", "allocation_frontier", "shortlist"], self._backend
+            )
+            self._result = SweepResult(cells=None, summary=summary, out=self._out, **tables)
+        finally:
+            if not finished:
+                self._stream.cancel()
+            self._scratch.cleanup()
+
+    @property
+    def result(self) -> SweepResult:
+        """The sweep's other tables and summary, once every batch has been read."""
+        if self._result is None:
+            raise RuntimeError("read every batch of the stream first (iterate over it)")
+        return self._result
+
+    def close(self) -> None:
+        """Stops the sweep if it is still running and removes its temporary folder."""
+        if self._result is None:
+            self._stream.cancel()
+        self._scratch.cleanup()
+
+    def __enter__(self) -> "SweepStream":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
 
 
 @dataclass

@@ -1,14 +1,16 @@
 //! `rlfrontier._native`: the extension module of the Python package.
 //!
-//! It compiles the command line (`src/app/`) into the extension and exposes one entry point,
+//! It compiles the command line (`src/app/`) into the extension and exposes its entry point,
 //! [`run`], which runs a command line in-process and returns what it printed, or its exit code
-//! and one-line message. The Python package (`python/rlfrontier/`) builds command lines from
+//! and one-line message; and [`stream::sweep_stream`], a `sweep` whose cells table reaches
+//! pyarrow through the Arrow C stream interface instead of a file. The Python package (`python/rlfrontier/`) builds command lines from
 //! keyword arguments and turns the outputs into dicts and DataFrames, so every number and every
 //! error message is the command line's: the Rust library stays the single implementation.
 
 #[allow(dead_code, unused_imports)]
 #[path = "../../src/app/mod.rs"]
 mod app;
+mod stream;
 
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -38,11 +40,14 @@ fn toml_from_json(text: &str) -> PyResult<String> {
         .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("grid dict: {e}")))
 }
 
-/// The module: `run`, `toml_from_json` and the crate's version.
+/// The module: `run`, `toml_from_json`, `sweep_stream` (with its `CellStream`) and the crate's
+/// version.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(toml_from_json, m)?)?;
+    m.add_function(wrap_pyfunction!(stream::sweep_stream, m)?)?;
+    m.add_class::<stream::CellStream>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -224,3 +224,65 @@ def test_polars_without_polars_names_the_extra(monkeypatch, tmp_path):
     with pytest.raises(ModuleNotFoundError) as raised:
         rlfrontier.sweep("grids/agentic.toml", backend="polars", cells="none")
     assert "pip install 'rlfrontier[polars]'" in str(raised.value)
+
+
+def _wide_grid() -> dict:
+    """A dict grid of 196,608 cells: a row group and a half of the cells stream."""
+    return {
+        "name": "stream-test",
+        "seed": 11,
+        "hardware": {"gpu": "h100-sxm", "gpus": 8},
+        "task": {"prompt_tokens": 300, "mean_response_tokens": 800},
+        "axes": {
+            "model": ["qwen2.5-1.5b", "qwen2.5-7b"],
+            "finetune": "full",
+            "reward": "rule",
+            "group_size": list(range(2, 34, 2)),
+            "max_response_len": [1024 + 256 * k for k in range(16)],
+            "update_epochs": [1, 2, 3],
+            "prompts_per_step": [16 * k for k in range(1, 17)],
+            "budget": [f"{10 * k} gpu-h" for k in range(1, 9)],
+        },
+    }
+
+
+def test_streamed_batches_are_the_cells_in_order_and_the_result_follows():
+    import pyarrow as pa
+
+    whole = rlfrontier.sweep(_wide_grid(), backend="arrow", threads=2)
+    assert whole.cells.num_rows == 196_608
+    stream = rlfrontier.sweep(_wide_grid(), cells="stream", backend="arrow", threads=2)
+    batches = list(stream)
+    # One record batch per row group of 64 chunks of 2,048 cells, in cell order.
+    assert [b.num_rows for b in batches] == [131_072, 65_536]
+    assert pa.Table.from_batches(batches).equals(whole.cells)
+    assert stream.result.summary["cells_evaluated"] == 196_608
+    assert stream.result.frontier.equals(whole.frontier)
+    assert stream.result.cells is None
+    # pandas batches are the arrow batches converted.
+    with rlfrontier.sweep("grids/race-pilot.toml", cells="stream") as frames:
+        first = next(iter(frames))
+    assert isinstance(first, pd.DataFrame) and len(first) == 8640
+    with pytest.raises(RuntimeError):
+        frames.result  # left early: the sweep was stopped, there is no result
+
+
+def test_a_stream_left_early_stops_the_sweep_and_the_next_sweep_runs():
+    stream = rlfrontier.sweep(_wide_grid(), cells="stream", backend="polars", threads=2)
+    for batch in stream:
+        assert isinstance(batch, pl.DataFrame) and batch.height == 131_072
+        break
+    stream.close()
+    again = rlfrontier.sweep("grids/race-pilot.toml", cells="frontier", backend="polars")
+    assert again.cells.height > 0 and again.cells["on_frontier"].all()
+
+
+def test_a_grid_no_cell_of_which_can_run_raises_before_any_batch():
+    grid = _wide_grid()
+    grid["hardware"] = {"gpu": "h100-sxm", "gpus": 1}
+    grid["axes"]["model"] = ["qwen2.5-72b"]
+    with pytest.raises(rlfrontier.RlfrontierError) as raised:
+        rlfrontier.sweep(grid)
+    assert raised.value.exit_code == 2 and "infeasible" in raised.value.message
+    with pytest.raises(rlfrontier.RlfrontierError):
+        list(rlfrontier.sweep(grid, cells="stream"))

@@ -222,6 +222,18 @@ pub struct Failure {
 /// installed (the host process keeps its own); `--help` comes back as the printed text.
 #[allow(dead_code)] // the binary itself does not call it
 pub fn run_captured(words: &[String]) -> std::result::Result<Vec<u8>, Failure> {
+    run_captured_into(words, &AtomicBool::new(false), None)
+}
+
+/// [`run_captured`] for a `sweep` command line whose cells table goes to `sink` (when given)
+/// instead of a file; `interrupted`, once set, stops the sweep at its next check. Any other
+/// command with a sink is refused.
+#[allow(dead_code)] // the binary itself does not call it
+pub fn run_captured_into(
+    words: &[String],
+    interrupted: &AtomicBool,
+    sink: Option<&dyn rlfrontier::engine::CellsSink>,
+) -> std::result::Result<Vec<u8>, Failure> {
     let fail = |error: Error| {
         let error = error.with_flag_names();
         Failure {
@@ -244,7 +256,18 @@ pub fn run_captured(words: &[String]) -> std::result::Result<Vec<u8>, Failure> {
         }
     };
     let mut out = Vec::new();
-    run_into(cli, &AtomicBool::new(false), &mut out).map_err(fail)?;
+    match (cli.command, sink) {
+        (Command::Sweep(args), Some(sink)) => {
+            sweep::run_to(&args, interrupted, &mut out, Some(sink)).map_err(fail)?
+        }
+        (_, Some(_)) => {
+            return Err(Failure {
+                exit_code: 2,
+                message: "only `sweep` hands its cells table over as it runs".to_string(),
+            });
+        }
+        (command, None) => run_into(Cli { command }, interrupted, &mut out).map_err(fail)?,
+    }
     Ok(out)
 }
 

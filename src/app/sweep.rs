@@ -9,7 +9,8 @@ use clap::Args;
 use rlfrontier::analysis::decision::{Compared, Decision};
 use rlfrontier::analysis::draws::Interval;
 use rlfrontier::engine::{
-    CellsMode, Progress, SweepOptions, SweepSummary, TableFormat, default_out_dir, run_sweep,
+    CellsMode, CellsSink, Progress, SweepOptions, SweepSummary, TableFormat, default_out_dir,
+    run_sweep_into,
 };
 use rlfrontier::error::Result;
 use rlfrontier::format::{percent, thousands};
@@ -213,6 +214,16 @@ fn recommendation_text(grid: &spec::Grid, decisions: &[Decision]) -> String {
 
 /// Runs the sweep and prints a summary.
 pub fn run(args: &SweepArgs, interrupted: &AtomicBool, out: &mut dyn Write) -> Result<()> {
+    run_to(args, interrupted, out, None)
+}
+
+/// [`run`], with the cells table handed to `sink` when one is given (the Python extension).
+pub fn run_to(
+    args: &SweepArgs,
+    interrupted: &AtomicBool,
+    out: &mut dyn Write,
+    sink: Option<&dyn CellsSink>,
+) -> Result<()> {
     let catalog = args.catalog.load()?;
     let mut grid = spec::load(&args.grid, &catalog)?;
     if let Some(path) = &args.calibration {
@@ -228,12 +239,13 @@ pub fn run(args: &SweepArgs, interrupted: &AtomicBool, out: &mut dyn Write) -> R
         format: args.format,
         png: args.png,
     };
-    let summary = run_sweep(
+    let summary = run_sweep_into(
         &grid,
         &catalog,
         &options,
         &Bar::new(args.quiet),
         interrupted,
+        sink,
     )?;
     if args.json {
         return emit(out, &super::json_text(&summary_json(&grid, &summary)));

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 pub use manifest::Manifest;
 pub use merge::merge;
-pub use sweep::{aggregate_chunk, run_sweep};
+pub use sweep::{aggregate_chunk, run_sweep, run_sweep_into};
 
 use crate::spec::Grid;
 
@@ -116,6 +116,22 @@ impl std::str::FromStr for CellsMode {
             }
         })
     }
+}
+
+/// Where a sweep's cells table goes instead of `cells.csv` or `cells.parquet`
+/// ([`run_sweep_into`]): the Python extension turns the rows into Arrow record batches, with no
+/// file in between. Called from the thread that runs the sweep, in cell order.
+pub trait CellsSink {
+    /// The table's columns (the names and types of `cells.parquet`), once, before any rows.
+    /// `Break` stops the sweep.
+    fn columns(
+        &self,
+        names: &[String],
+        types: &[crate::report::parquet::ColumnType],
+    ) -> std::ops::ControlFlow<()>;
+    /// The rows of the next consecutive cells (one part per chunk, in order; the row groups of
+    /// `cells.parquet`). `Break` (the reader is gone) stops the sweep.
+    fn rows(&self, parts: Vec<crate::report::parquet::TypedRows>) -> std::ops::ControlFlow<()>;
 }
 
 /// Progress of a long computation, reported in cells. The library only calls it; a front end

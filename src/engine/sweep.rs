@@ -9,8 +9,8 @@ use rayon::prelude::*;
 
 use super::TableFormat;
 use super::{
-    CellsMode, DEFAULT_CELLS_LIMIT, Manifest, Progress, SweepOptions, SweepSummary, chunks_of,
-    shard_range,
+    CellsMode, CellsSink, DEFAULT_CELLS_LIMIT, Manifest, Progress, SweepOptions, SweepSummary,
+    chunks_of, shard_range,
 };
 use crate::analysis::frontier::{Aggregate, PLOT_SAMPLE, Point};
 use crate::catalog::Catalog;
@@ -156,6 +156,20 @@ pub fn run_sweep(
     progress: &dyn Progress,
     interrupted: &AtomicBool,
 ) -> Result<SweepSummary> {
+    run_sweep_into(grid, catalog, options, progress, interrupted, None)
+}
+
+/// [`run_sweep`], with the cells table handed to `sink` (when given) instead of being written:
+/// the rows `--cells` selects, in cell order, a row group at a time. Every other output is
+/// written to the folder as `run_sweep` writes it; the manifest records no cells file.
+pub fn run_sweep_into(
+    grid: &Grid,
+    catalog: &Catalog,
+    options: &SweepOptions,
+    progress: &dyn Progress,
+    interrupted: &AtomicBool,
+    sink: Option<&dyn CellsSink>,
+) -> Result<SweepSummary> {
     let started = Instant::now();
     let total = grid
         .cell_count()
@@ -198,6 +212,7 @@ pub fn run_sweep(
         progress,
         interrupted,
         (total, mode, range, started),
+        sink,
     );
     drop(lock);
     if outcome.is_err() && created && names_in(&options.out_dir).is_empty() {
@@ -221,6 +236,7 @@ fn sweep_locked(
     progress: &dyn Progress,
     interrupted: &AtomicBool,
     (total, mode, range, started): (u64, CellsMode, std::ops::Range<u64>, Instant),
+    sink: Option<&dyn CellsSink>,
 ) -> Result<SweepSummary> {
     let pool = thread_pool(options)?;
     let threads = pool.current_num_threads();
@@ -258,9 +274,19 @@ fn sweep_locked(
         .aggregate()?;
         other_targets.push((view, aggregate));
     }
-    let cells_file = match mode {
-        CellsMode::None => None,
-        _ => Some(run.cells_table(&options.out_dir, &aggregate, mode, options.format)?),
+    let cells_file = match (mode, sink) {
+        (CellsMode::None, _) => None,
+        (_, Some(sink)) => {
+            run.cells_to_sink(&aggregate, mode, sink)?;
+            None
+        }
+        (_, None) => Some(run.cells_table(&options.out_dir, &aggregate, mode, options.format)?),
+    };
+    // The manifest says what the folder holds: no cells file when the rows went to a sink.
+    let written = if sink.is_some() {
+        CellsMode::None
+    } else {
+        mode
     };
     progress.finish();
     if interrupted.load(Ordering::SeqCst) {
@@ -270,7 +296,7 @@ fn sweep_locked(
         grid,
         catalog,
         options,
-        mode,
+        written,
         (aggregate, &other_targets),
         cells_file,
         total,
@@ -414,21 +440,7 @@ impl Passes<'_> {
                     // Each chunk's rows are filed into typed columns on the pool; the group's
                     // chunks are one row group, written in order.
                     let parts = self
-                        .pool
-                        .install(|| {
-                            group
-                                .par_iter()
-                                .map(|ids| {
-                                    chunk_columns(
-                                        self.grid,
-                                        ids.clone(),
-                                        &frontier_ids,
-                                        mode,
-                                        &types,
-                                    )
-                                })
-                                .collect::<std::result::Result<Vec<_>, String>>()
-                        })
+                        .column_parts(group, &frontier_ids, mode, &types)
                         .map_err(parquet_error)?;
                     table.write_row_group(&parts).map_err(parquet_error)?;
                     self.progress
@@ -438,6 +450,63 @@ impl Passes<'_> {
             }
         }
         Ok(file)
+    }
+
+    /// A group of chunks' rows filed into typed columns on the pool, one part per chunk, in
+    /// order.
+    fn column_parts(
+        &self,
+        group: &[std::ops::Range<u64>],
+        frontier_ids: &BTreeSet<u64>,
+        mode: CellsMode,
+        types: &[ColumnType],
+    ) -> std::result::Result<Vec<TypedRows>, String> {
+        self.pool.install(|| {
+            group
+                .par_iter()
+                .map(|ids| chunk_columns(self.grid, ids.clone(), frontier_ids, mode, types))
+                .collect()
+        })
+    }
+
+    /// Pass 2 into a sink: the same rows as `cells.parquet`'s row groups, in the same groups and
+    /// order, handed over instead of written. A sink that stops reading stops the sweep
+    /// ([`Error::Interrupted`]; nothing is committed).
+    fn cells_to_sink(
+        &self,
+        aggregate: &Aggregate,
+        mode: CellsMode,
+        sink: &dyn CellsSink,
+    ) -> Result<()> {
+        let frontier_ids = aggregate.front_ids();
+        self.progress.phase("cells");
+        let mut names = cell_columns();
+        names.extend(target_columns(self.grid));
+        let types: Vec<_> = names.iter().map(|n| cells_column_type(n)).collect();
+        let stopped = || {
+            self.progress.abandon();
+            Error::Interrupted
+        };
+        if sink.columns(&names, &types).is_break() {
+            return Err(stopped());
+        }
+        for group in self.chunks.chunks(PARQUET_ROW_GROUP_CHUNKS) {
+            self.check_interrupt()?;
+            let parts = self
+                .column_parts(group, &frontier_ids, mode, &types)
+                .map_err(|m| {
+                    Error::io(
+                        std::path::Path::new("cells table"),
+                        std::io::Error::other(m),
+                    )
+                })?;
+            if sink.rows(parts).is_break() {
+                return Err(stopped());
+            }
+            self.progress
+                .advance(group.iter().map(|r| r.end - r.start).sum());
+        }
+        Ok(())
     }
 }
 
@@ -662,6 +731,102 @@ mod tests {
                 assert_eq!(direct, via_csv, "{name}, {mode:?}");
             }
         }
+    }
+
+    /// A sink that keeps what it is given, or stops at once.
+    #[derive(Default)]
+    struct Kept {
+        names: std::sync::Mutex<Vec<String>>,
+        parts: std::sync::Mutex<Vec<TypedRows>>,
+        refuse: bool,
+    }
+
+    impl CellsSink for Kept {
+        fn columns(&self, names: &[String], _: &[ColumnType]) -> std::ops::ControlFlow<()> {
+            *self.names.lock().unwrap() = names.to_vec();
+            if self.refuse {
+                std::ops::ControlFlow::Break(())
+            } else {
+                std::ops::ControlFlow::Continue(())
+            }
+        }
+        fn rows(&self, parts: Vec<TypedRows>) -> std::ops::ControlFlow<()> {
+            self.parts.lock().unwrap().extend(parts);
+            std::ops::ControlFlow::Continue(())
+        }
+    }
+
+    /// Rows concatenated: per column, the levels and each present value's debug text.
+    fn concatenated(parts: &[TypedRows]) -> Vec<(Vec<i16>, Vec<String>)> {
+        use crate::report::parquet::ColumnData;
+        fn texts(data: &ColumnData) -> Vec<String> {
+            match data {
+                ColumnData::Int(v) => v.iter().map(|x| format!("{x:?}")).collect(),
+                ColumnData::Double(v) => v.iter().map(|x| format!("{:x}", x.to_bits())).collect(),
+                ColumnData::Bool(v) => v.iter().map(|x| format!("{x:?}")).collect(),
+                ColumnData::Text(v) => v.iter().map(|x| format!("{x:?}")).collect(),
+            }
+        }
+        let columns = parts.first().map_or(0, |p| p.levels().len());
+        (0..columns)
+            .map(|c| {
+                let levels = parts.iter().flat_map(|p| p.levels()[c].clone()).collect();
+                let values = parts.iter().flat_map(|p| texts(&p.data()[c])).collect();
+                (levels, values)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_sink_gets_the_rows_of_cells_csv_and_the_folder_no_cells_file() {
+        let catalog = Catalog::embedded();
+        let grid = crate::spec::load(std::path::Path::new("race-pilot"), &catalog).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let options = |out: &str, format| SweepOptions {
+            out_dir: dir.path().join(out),
+            threads: Some(2),
+            shard: None,
+            max_cells: u64::MAX,
+            force: false,
+            cells: Some(CellsMode::All),
+            format,
+            png: false,
+        };
+        let stop = AtomicBool::new(false);
+        let progress = crate::engine::NoProgress;
+        let kept = Kept::default();
+        let sunk = options("sink", TableFormat::Parquet);
+        let summary =
+            run_sweep_into(&grid, &catalog, &sunk, &progress, &stop, Some(&kept)).unwrap();
+        assert!(summary.files.iter().all(|f| !f.ends_with("cells.parquet")));
+        assert!(!sunk.out_dir.join("cells.parquet").exists());
+        let csv = options("csv", TableFormat::Csv);
+        run_sweep(&grid, &catalog, &csv, &progress, &stop).unwrap();
+        let text = std::fs::read(csv.out_dir.join("cells.csv")).unwrap();
+        let newline = text.iter().position(|&b| b == b'\n').unwrap();
+        let (header, body) = (&text[..newline], &text[newline + 1..]);
+        let names = kept.names.lock().unwrap().clone();
+        assert_eq!(names.join(",").as_bytes(), header);
+        let types: Vec<ColumnType> = names.iter().map(|n| cells_column_type(n)).collect();
+        let via_csv = crate::report::parquet::typed_rows_from_csv(&types, body).unwrap();
+        let parts = kept.parts.lock().unwrap();
+        assert_eq!(
+            parts.iter().map(TypedRows::rows).sum::<usize>() as u64,
+            grid.cell_count().unwrap()
+        );
+        assert_eq!(
+            concatenated(&parts),
+            concatenated(std::slice::from_ref(&via_csv))
+        );
+        // A sink that stops reading stops the sweep, and nothing is committed.
+        let refused = Kept {
+            refuse: true,
+            ..Kept::default()
+        };
+        let stopped = options("stopped", TableFormat::Parquet);
+        let outcome = run_sweep_into(&grid, &catalog, &stopped, &progress, &stop, Some(&refused));
+        assert!(matches!(outcome, Err(Error::Interrupted)));
+        assert!(!stopped.out_dir.join("manifest.json").exists());
     }
 
     #[test]

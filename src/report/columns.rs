@@ -3,9 +3,11 @@
 //! needs no CSV text written and parsed back.
 //!
 //! Values equal the CSV's by construction: a number the CSV prints through
-//! [`crate::format::number_text`] arrives here as that same text and is parsed once, exactly as
-//! the CSV reader parsed it; an integer or a boolean is stored as the CSV text of it would parse;
-//! an empty field is a null. A test compares the two routes on a real grid.
+//! [`crate::format::number_text`] arrives here as the double that text parses to
+//! ([`crate::format::number_value`], computed without the text where one exact operation gives
+//! it; this serializer says it is not human-readable, which is how the number knows); an integer
+//! or a boolean is stored as the CSV text of it would parse; an empty field is a null. A test
+//! compares the two routes on real grids.
 
 use parquet::data_type::ByteArray;
 use serde::Serialize;
@@ -151,6 +153,12 @@ impl ser::Serializer for &mut ColumnCollector {
     type SerializeMap = Impossible<(), ColumnError>;
     type SerializeStruct = Self;
     type SerializeStructVariant = Impossible<(), ColumnError>;
+
+    /// Not human-readable: a table number ([`crate::report::cells::Num`]) then arrives as the
+    /// double its CSV text parses to ([`crate::format::number_value`]), not as the text.
+    fn is_human_readable(&self) -> bool {
+        false
+    }
 
     fn serialize_bool(self, v: bool) -> Result<(), ColumnError> {
         self.field(Field::Bool(v))

@@ -205,6 +205,21 @@ impl TypedRows {
     pub(crate) fn from_columns(rows: usize, levels: Vec<Vec<i16>>, data: Vec<ColumnData>) -> Self {
         TypedRows { rows, levels, data }
     }
+
+    /// The number of rows.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Per column, one level per row: 1 for a present value, 0 for a null.
+    pub fn levels(&self) -> &[Vec<i16>] {
+        &self.levels
+    }
+
+    /// Per column, the present values in row order (nulls skipped).
+    pub fn data(&self) -> &[ColumnData] {
+        &self.data
+    }
 }
 
 /// Converts rows given column by column as text (empty = null) to typed columns.

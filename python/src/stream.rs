@@ -1,0 +1,269 @@
+//! The cells table of a sweep handed to pyarrow as it is computed, through the Arrow C stream
+//! interface (<https://arrow.apache.org/docs/format/CStreamInterface.html>) and its PyCapsule
+//! protocol (`__arrow_c_stream__`), with no file in between.
+//!
+//! The sweep runs on a thread of its own with a sink ([`rlfrontier::engine::CellsSink`]) that
+//! sends each row group (the row groups `cells.parquet` would hold, in cell order) over a
+//! bounded channel; the reader on the other end turns each into an Arrow record batch when
+//! pyarrow asks for the next one. At most [`BATCHES_IN_FLIGHT`] row groups wait in the channel,
+//! so memory stays bounded however large the grid. A reader that goes away stops the sweep.
+
+use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use arrow_array::builder::{BooleanBuilder, Float64Builder, Int64Builder, StringBuilder};
+use arrow_array::ffi_stream::FFI_ArrowArrayStream;
+use arrow_array::{ArrayRef, RecordBatch, RecordBatchReader};
+use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyCapsule};
+use rlfrontier::engine::CellsSink;
+use rlfrontier::report::parquet::{ColumnData, ColumnType, TypedRows};
+
+use crate::app;
+
+/// Row groups that may wait between the sweep and its reader.
+const BATCHES_IN_FLIGHT: usize = 2;
+
+/// What the sweep's thread sends: the columns once, then the rows.
+enum Message {
+    /// The table's schema (before any rows).
+    Columns(SchemaRef),
+    /// One row group, one part per chunk.
+    Rows(Vec<TypedRows>),
+}
+
+/// The sink on the sweep's side: sends what it is given; `Break` once the reader is gone.
+struct ChannelSink(SyncSender<Message>);
+
+impl CellsSink for ChannelSink {
+    fn columns(&self, names: &[String], types: &[ColumnType]) -> ControlFlow<()> {
+        let fields: Vec<Field> = names
+            .iter()
+            .zip(types)
+            .map(|(name, kind)| Field::new(name, arrow_type(*kind), true))
+            .collect();
+        self.send(Message::Columns(Arc::new(Schema::new(fields))))
+    }
+
+    fn rows(&self, parts: Vec<TypedRows>) -> ControlFlow<()> {
+        self.send(Message::Rows(parts))
+    }
+}
+
+impl ChannelSink {
+    fn send(&self, message: Message) -> ControlFlow<()> {
+        match self.0.send(message) {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(_) => ControlFlow::Break(()),
+        }
+    }
+}
+
+/// The Arrow type of a cells column (`cells.parquet`'s physical types, strings as UTF-8).
+fn arrow_type(kind: ColumnType) -> DataType {
+    match kind {
+        ColumnType::Int => DataType::Int64,
+        ColumnType::Double => DataType::Float64,
+        ColumnType::Bool => DataType::Boolean,
+        ColumnType::Text => DataType::Utf8,
+    }
+}
+
+/// One column of a row group as an Arrow array: the parts' values in order, nulls where their
+/// level is 0.
+fn arrow_column(parts: &[TypedRows], c: usize, kind: &DataType) -> Result<ArrayRef, ArrowError> {
+    let rows: usize = parts.iter().map(TypedRows::rows).sum();
+    let mismatch = || ArrowError::SchemaError(format!("column {c} does not hold {kind}"));
+    macro_rules! build {
+        ($builder:expr, $variant:ident, |$x:ident| $value:expr) => {{
+            let mut builder = $builder;
+            for part in parts {
+                let ColumnData::$variant(values) = &part.data()[c] else {
+                    return Err(mismatch());
+                };
+                let mut present = values.iter();
+                for &level in &part.levels()[c] {
+                    if level == 0 {
+                        builder.append_null();
+                        continue;
+                    }
+                    let $x = present.next().ok_or_else(mismatch)?;
+                    builder.append_value($value);
+                }
+            }
+            Arc::new(builder.finish()) as ArrayRef
+        }};
+    }
+    Ok(match kind {
+        DataType::Int64 => build!(Int64Builder::with_capacity(rows), Int, |x| *x),
+        DataType::Float64 => build!(Float64Builder::with_capacity(rows), Double, |x| *x),
+        DataType::Boolean => build!(BooleanBuilder::with_capacity(rows), Bool, |x| *x),
+        _ => build!(StringBuilder::with_capacity(rows, rows * 16), Text, |x| {
+            std::str::from_utf8(x.data()).map_err(|e| ArrowError::ExternalError(Box::new(e)))?
+        }),
+    })
+}
+
+/// A row group as one record batch.
+fn record_batch(schema: &SchemaRef, parts: &[TypedRows]) -> Result<RecordBatch, ArrowError> {
+    let columns = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(c, field)| arrow_column(parts, c, field.data_type()))
+        .collect::<Result<Vec<_>, _>>()?;
+    RecordBatch::try_new(schema.clone(), columns)
+}
+
+/// The reader end: record batches until the sweep's thread is done (then the stream ends; the
+/// sweep's own result, success or failure, comes from [`CellStream::finish`]).
+struct Reader {
+    schema: SchemaRef,
+    receiver: Receiver<Message>,
+}
+
+impl Iterator for Reader {
+    type Item = Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            match self.receiver.recv() {
+                Ok(Message::Rows(parts)) => return Some(record_batch(&self.schema, &parts)),
+                Ok(Message::Columns(_)) => continue,
+                Err(_) => return None,
+            }
+        }
+    }
+}
+
+impl RecordBatchReader for Reader {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+}
+
+/// The sweep's thread: what it printed, or its failure.
+type Worker = JoinHandle<Result<Vec<u8>, app::Failure>>;
+
+/// A running sweep whose cells table is read through `__arrow_c_stream__` (once), then
+/// [`CellStream::finish`] for the summary (or the error). Dropping it stops the sweep.
+#[pyclass(module = "rlfrontier._native")]
+pub struct CellStream {
+    schema: Option<SchemaRef>,
+    receiver: Mutex<Option<Receiver<Message>>>,
+    worker: Mutex<Option<Worker>>,
+    interrupted: Arc<AtomicBool>,
+}
+
+/// Starts `rlfrontier sweep WORDS...` on a thread of its own with its cells table streamed, and
+/// waits (without the GIL) until the table's columns are known or the sweep has ended (an error
+/// before any cells, or `--cells none`).
+#[pyfunction]
+pub fn sweep_stream(py: Python<'_>, words: Vec<String>) -> CellStream {
+    let (sender, receiver) = sync_channel(BATCHES_IN_FLIGHT);
+    let interrupted = Arc::new(AtomicBool::new(false));
+    let stop = interrupted.clone();
+    let worker = std::thread::spawn(move || {
+        let sink = ChannelSink(sender);
+        app::run_captured_into(&words, &stop, Some(&sink))
+    });
+    let (schema, receiver) = py.detach(move || {
+        let schema = match receiver.recv() {
+            Ok(Message::Columns(schema)) => Some(schema),
+            _ => None,
+        };
+        (schema, receiver)
+    });
+    CellStream {
+        schema,
+        receiver: Mutex::new(Some(receiver)),
+        worker: Mutex::new(Some(worker)),
+        interrupted,
+    }
+}
+
+#[pymethods]
+impl CellStream {
+    /// Whether the sweep produced a cells table (false after an early error or `--cells none`).
+    #[getter]
+    fn has_cells(&self) -> bool {
+        self.schema.is_some()
+    }
+
+    /// The Arrow PyCapsule protocol: an `ArrowArrayStream` of the cells' record batches, one per
+    /// row group. `requested_schema` is not supported (the table has one schema). It can be
+    /// taken once.
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_stream__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        if requested_schema.is_some_and(|s| !s.is_none()) {
+            return Err(pyo3::exceptions::PyNotImplementedError::new_err(
+                "the cells stream has one schema; read it as it is and cast afterwards",
+            ));
+        }
+        let schema = self.schema.clone().ok_or_else(|| {
+            pyo3::exceptions::PyValueError::new_err("this sweep produced no cells table")
+        })?;
+        let receiver = self
+            .receiver
+            .lock()
+            .map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("the stream's lock failed"))?
+            .take()
+            .ok_or_else(|| {
+                pyo3::exceptions::PyValueError::new_err("the cells stream was already read")
+            })?;
+        let stream = FFI_ArrowArrayStream::new(Box::new(Reader { schema, receiver }));
+        PyCapsule::new_with_value(py, stream, c"arrow_array_stream")
+    }
+
+    /// Waits (without the GIL) for the sweep to end and returns `(0, summary bytes)` or
+    /// `(exit code, message bytes)`, as `run` does. Call it after reading the stream: a sweep
+    /// whose table is not read waits for its reader.
+    fn finish<'py>(&self, py: Python<'py>) -> PyResult<(u8, Bound<'py, PyBytes>)> {
+        let worker = self
+            .worker
+            .lock()
+            .map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("the stream's lock failed"))?
+            .take()
+            .ok_or_else(|| {
+                pyo3::exceptions::PyValueError::new_err("finish() was already called")
+            })?;
+        // A stream never taken cannot be read any more: dropping its receiver lets the sweep end
+        // (interrupted) instead of waiting for a reader.
+        if let Ok(mut receiver) = self.receiver.lock() {
+            receiver.take();
+        }
+        let result = py.detach(|| worker.join()).map_err(|_| {
+            pyo3::exceptions::PyRuntimeError::new_err("the sweep's thread panicked")
+        })?;
+        Ok(match result {
+            Ok(stdout) => (0, PyBytes::new(py, &stdout)),
+            Err(failure) => (
+                failure.exit_code,
+                PyBytes::new(py, failure.message.as_bytes()),
+            ),
+        })
+    }
+
+    /// Stops the sweep at its next check (a reader that stops early calls this).
+    fn cancel(&self) {
+        self.interrupted.store(true, Ordering::SeqCst);
+        if let Ok(mut receiver) = self.receiver.lock() {
+            receiver.take();
+        }
+    }
+}
+
+impl Drop for CellStream {
+    fn drop(&mut self) {
+        // An abandoned stream: the sweep stops at its next check; its thread ends on its own.
+        self.interrupted.store(true, Ordering::SeqCst);
+    }
+}
