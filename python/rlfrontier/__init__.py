@@ -169,9 +169,12 @@ def check(grid: Union[PathLike, Mapping[str, Any]]) -> str:
 
 
 def _check_backend(backend: Backend) -> None:
-    """Refuses a backend other than the three, before any work."""
+    """Refuses a backend other than the three, or polars when it is not installed, before any
+    work."""
     if backend not in ("pandas", "polars", "arrow"):
         raise ValueError(f"backend must be 'pandas', 'polars' or 'arrow', not {backend!r}")
+    if backend == "polars":
+        _polars()
 
 
 def _frame(table: Any, backend: Backend):
@@ -206,13 +209,53 @@ def _tables(folder: Path, names: List[str], backend: Backend) -> Dict[str, Any]:
     return tables
 
 
-def _finished(stream: Any) -> Dict[str, Any]:
-    """The summary of a streamed sweep once it has ended, or its error raised."""
-    code, payload = stream.finish()
-    text = bytes(payload).decode("utf-8")
-    if code != 0:
-        raise RlfrontierError(text, code)
-    return json.loads(text)
+class _StreamedSweep:
+    """A native sweep whose cells come as an Arrow C stream. Its thread is always joined
+    (:meth:`summary` or :meth:`stop`) before its folder may be removed."""
+
+    def __init__(self, words: List[str]) -> None:
+        self.native = _native.sweep_stream(words)
+        self.reader: Any = None
+        self.joined = False
+
+    def batches(self):
+        """The cells' record batches, in cell order (none when the sweep made no table). A sweep
+        that fails raises its own error, the command line's, not pyarrow's."""
+        import pyarrow as pa
+
+        if not self.native.has_cells:
+            return
+        self.reader = pa.RecordBatchReader.from_stream(self.native)
+        try:
+            yield from self.reader
+        except pa.ArrowException as error:
+            self.reader.close()
+            code, text = self._join()
+            if code != 0 and text in str(error):
+                raise RlfrontierError(text, code) from None
+            raise
+
+    def _join(self):
+        """Waits for the sweep's thread: its exit code and what it printed (or its message)."""
+        self.joined = True
+        code, payload = self.native.finish()
+        return code, bytes(payload).decode("utf-8")
+
+    def summary(self) -> Dict[str, Any]:
+        """After the batches: the sweep's summary, or its error raised."""
+        code, text = self._join()
+        if code != 0:
+            raise RlfrontierError(text, code)
+        return json.loads(text)
+
+    def stop(self) -> None:
+        """Stops the sweep if it still runs and waits for its thread (nothing raised)."""
+        if self.joined:
+            return
+        if self.reader is not None:
+            self.reader.close()
+        self.native.cancel()
+        self._join()
 
 
 @dataclass
@@ -272,7 +315,8 @@ def sweep(
     ``cells="stream"`` returns a :class:`SweepStream` instead: iterate over it for the cells, one
     DataFrame per row group of about 131,072 cells in cell order, for grids larger than memory
     (every row, as ``cells="all"``); its ``result`` then holds the frontier, shortlist and
-    summary.
+    summary. The streamed cells are not written, with ``out`` or without (the folder gets the
+    other outputs).
     """
     _check_backend(backend)
     options = {
@@ -288,13 +332,18 @@ def sweep(
         words = _sweep_words(_grid_file(grid, Path(scratch)), folder, cells, options)
         cells_table = None
         if out is None and cells != "none":
-            stream = _native.sweep_stream(words)
-            if stream.has_cells:
+            streamed = _StreamedSweep(words)
+            try:
+                batches = list(streamed.batches())
+                summary = streamed.summary()
+            finally:
+                streamed.stop()
+            if streamed.reader is not None:
                 import pyarrow as pa
 
-                cells_table = pa.RecordBatchReader.from_stream(stream).read_all()
-            summary = _finished(stream)
-            cells_table = _frame(cells_table, backend) if cells_table is not None else None
+                table = pa.Table.from_batches(batches, schema=streamed.reader.schema)
+                del batches
+                cells_table = _frame(table, backend)
         else:
             summary = json.loads(run(*words))
             cells_file = folder / "cells.parquet"
@@ -312,11 +361,12 @@ class SweepStream:
     """A sweep whose cells arrive as they are computed (``sweep(..., cells="stream")``).
 
     Iterate over it once for the cells: one DataFrame (or pyarrow RecordBatch with
-    ``backend="arrow"``) per row group, in cell order; at most two row groups wait in memory
-    however large the grid. When the iteration ends, ``result`` is the :class:`SweepResult`
-    without ``cells`` (frontier, allocation frontier, shortlist, summary). Leaving the loop early,
-    or calling :meth:`close`, stops the sweep; it raises :class:`RlfrontierError` if the sweep
-    failed. Usable as a context manager, which closes it.
+    ``backend="arrow"``) per row group, in cell order; the sweep waits while the loop is behind,
+    so memory stays bounded however large the grid. When the iteration ends, ``result`` is the
+    :class:`SweepResult` without ``cells`` (frontier, allocation frontier, shortlist, summary);
+    a failed sweep raises :class:`RlfrontierError` from the loop. :meth:`close` (or leaving a
+    ``with`` block) stops a sweep still running, waits for it, and removes its temporary folder.
+    The cells are not written anywhere, with ``out`` or without.
     """
 
     def __init__(
@@ -331,33 +381,27 @@ class SweepStream:
         self._folder = self._out or Path(self._scratch.name) / "out"
         grid_file = _grid_file(grid, Path(self._scratch.name))
         self._backend = backend
-        self._stream = _native.sweep_stream(_sweep_words(grid_file, self._folder, "all", options))
+        self._sweep = _StreamedSweep(_sweep_words(grid_file, self._folder, "all", options))
         self._result: Optional[SweepResult] = None
-        self._started = False
+        self._iterator: Any = None
 
     def __iter__(self):
-        if self._started:
+        if self._iterator is not None:
             raise RuntimeError("a SweepStream can be iterated once")
-        self._started = True
-        return self._batches()
+        self._iterator = self._frames()
+        return self._iterator
 
-    def _batches(self):
-        import pyarrow as pa
-
-        finished = False
+    def _frames(self):
         try:
-            if self._stream.has_cells:
-                for batch in pa.RecordBatchReader.from_stream(self._stream):
-                    yield _frame(batch, self._backend)
-            summary = _finished(self._stream)
-            finished = True
+            for batch in self._sweep.batches():
+                yield _frame(batch, self._backend)
+            summary = self._sweep.summary()
             tables = _tables(
                 self._folder, ["frontier", "allocation_frontier", "shortlist"], self._backend
             )
             self._result = SweepResult(cells=None, summary=summary, out=self._out, **tables)
         finally:
-            if not finished:
-                self._stream.cancel()
+            self._sweep.stop()
             self._scratch.cleanup()
 
     @property
@@ -368,9 +412,10 @@ class SweepStream:
         return self._result
 
     def close(self) -> None:
-        """Stops the sweep if it is still running and removes its temporary folder."""
-        if self._result is None:
-            self._stream.cancel()
+        """Stops the sweep if it still runs, waits for it, and removes its temporary folder."""
+        if self._iterator is not None:
+            self._iterator.close()
+        self._sweep.stop()
         self._scratch.cleanup()
 
     def __enter__(self) -> "SweepStream":

@@ -10,7 +10,7 @@
 
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
@@ -28,16 +28,23 @@ use crate::app;
 /// Row groups that may wait between the sweep and its reader.
 const BATCHES_IN_FLIGHT: usize = 2;
 
-/// What the sweep's thread sends: the columns once, then the rows.
+/// What the sweep's thread sends: the columns once, then the rows; or why it failed.
 enum Message {
     /// The table's schema (before any rows).
     Columns(SchemaRef),
     /// One row group, one part per chunk.
     Rows(Vec<TypedRows>),
+    /// The sweep failed (its one-line message): the stream ends with this error, not cleanly.
+    Failed(String),
 }
 
-/// The sink on the sweep's side: sends what it is given; `Break` once the reader is gone.
-struct ChannelSink(SyncSender<Message>);
+/// The sweep's side of the channel: sends what it is given; `Break` once the reader is gone or
+/// the stream is cancelled, even while it waits for room (so a reader that stopped reading
+/// cannot hold the sweep forever).
+struct ChannelSink {
+    sender: SyncSender<Message>,
+    stop: Arc<AtomicBool>,
+}
 
 impl CellsSink for ChannelSink {
     fn columns(&self, names: &[String], types: &[ColumnType]) -> ControlFlow<()> {
@@ -55,10 +62,20 @@ impl CellsSink for ChannelSink {
 }
 
 impl ChannelSink {
-    fn send(&self, message: Message) -> ControlFlow<()> {
-        match self.0.send(message) {
-            Ok(()) => ControlFlow::Continue(()),
-            Err(_) => ControlFlow::Break(()),
+    /// Waits for room in the channel, checking for a cancel every millisecond.
+    fn send(&self, mut message: Message) -> ControlFlow<()> {
+        loop {
+            match self.sender.try_send(message) {
+                Ok(()) => return ControlFlow::Continue(()),
+                Err(TrySendError::Disconnected(_)) => return ControlFlow::Break(()),
+                Err(TrySendError::Full(back)) => {
+                    if self.stop.load(Ordering::SeqCst) {
+                        return ControlFlow::Break(());
+                    }
+                    message = back;
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+            }
         }
     }
 }
@@ -119,8 +136,8 @@ fn record_batch(schema: &SchemaRef, parts: &[TypedRows]) -> Result<RecordBatch, 
     RecordBatch::try_new(schema.clone(), columns)
 }
 
-/// The reader end: record batches until the sweep's thread is done (then the stream ends; the
-/// sweep's own result, success or failure, comes from [`CellStream::finish`]).
+/// The reader end: record batches until the sweep's thread is done. A failed sweep ends the
+/// stream with an error carrying its message; its result comes from [`CellStream::finish`].
 struct Reader {
     schema: SchemaRef,
     receiver: Receiver<Message>,
@@ -133,6 +150,11 @@ impl Iterator for Reader {
         loop {
             match self.receiver.recv() {
                 Ok(Message::Rows(parts)) => return Some(record_batch(&self.schema, &parts)),
+                Ok(Message::Failed(message)) => {
+                    return Some(Err(ArrowError::ComputeError(format!(
+                        "rlfrontier sweep failed: {message}"
+                    ))));
+                }
                 Ok(Message::Columns(_)) => continue,
                 Err(_) => return None,
             }
@@ -168,8 +190,27 @@ pub fn sweep_stream(py: Python<'_>, words: Vec<String>) -> CellStream {
     let interrupted = Arc::new(AtomicBool::new(false));
     let stop = interrupted.clone();
     let worker = std::thread::spawn(move || {
-        let sink = ChannelSink(sender);
-        app::run_captured_into(&words, &stop, Some(&sink))
+        let sink = ChannelSink {
+            sender,
+            stop: stop.clone(),
+        };
+        let run =
+            std::panic::AssertUnwindSafe(|| app::run_captured_into(&words, &stop, Some(&sink)));
+        let result = std::panic::catch_unwind(run).unwrap_or_else(|panic| {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            Err(app::Failure {
+                exit_code: 1,
+                message: format!("internal error in the sweep: {what}"),
+            })
+        });
+        if let Err(failure) = &result {
+            let _ = sink.send(Message::Failed(failure.message.clone()));
+        }
+        result
     });
     let (schema, receiver) = py.detach(move || {
         let schema = match receiver.recv() {
@@ -195,19 +236,16 @@ impl CellStream {
     }
 
     /// The Arrow PyCapsule protocol: an `ArrowArrayStream` of the cells' record batches, one per
-    /// row group. `requested_schema` is not supported (the table has one schema). It can be
-    /// taken once.
+    /// row group. A `requested_schema` is ignored (the protocol makes it best effort; the table
+    /// has one schema). It can be taken once.
     #[pyo3(signature = (requested_schema=None))]
     fn __arrow_c_stream__<'py>(
         &self,
         py: Python<'py>,
         requested_schema: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
-        if requested_schema.is_some_and(|s| !s.is_none()) {
-            return Err(pyo3::exceptions::PyNotImplementedError::new_err(
-                "the cells stream has one schema; read it as it is and cast afterwards",
-            ));
-        }
+        // The protocol makes a requested schema best effort: the table has one, given as it is.
+        let _ = requested_schema;
         let schema = self.schema.clone().ok_or_else(|| {
             pyo3::exceptions::PyValueError::new_err("this sweep produced no cells table")
         })?;
@@ -224,8 +262,10 @@ impl CellStream {
     }
 
     /// Waits (without the GIL) for the sweep to end and returns `(0, summary bytes)` or
-    /// `(exit code, message bytes)`, as `run` does. Call it after reading the stream: a sweep
-    /// whose table is not read waits for its reader.
+    /// `(exit code, message bytes)`, as `run` does. Call it once the stream is read to its end
+    /// or released; while a reader holds unread batches the sweep waits for it, so call
+    /// [`CellStream::cancel`] first to give up on them. A stream never taken is dropped here,
+    /// which stops the sweep.
     fn finish<'py>(&self, py: Python<'py>) -> PyResult<(u8, Bound<'py, PyBytes>)> {
         let worker = self
             .worker

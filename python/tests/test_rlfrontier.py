@@ -267,14 +267,21 @@ def test_streamed_batches_are_the_cells_in_order_and_the_result_follows():
         frames.result  # left early: the sweep was stopped, there is no result
 
 
-def test_a_stream_left_early_stops_the_sweep_and_the_next_sweep_runs():
-    stream = rlfrontier.sweep(_wide_grid(), cells="stream", backend="polars", threads=2)
-    for batch in stream:
-        assert isinstance(batch, pl.DataFrame) and batch.height == 131_072
-        break
+def test_a_stream_left_early_stops_the_sweep_and_the_next_sweep_runs(tmp_path):
+    out = tmp_path / "kept"
+    stream = rlfrontier.sweep(_wide_grid(), out=out, cells="stream", backend="polars", threads=2)
+    batches = iter(stream)
+    first = next(batches)
+    assert isinstance(first, pl.DataFrame) and first.height == 131_072
+    # Closed while its sweep waits for the loop: stopped and joined, its folder lock released,
+    # nothing committed (no manifest), and the next sweep into the same folder runs.
     stream.close()
-    again = rlfrontier.sweep("grids/race-pilot.toml", cells="frontier", backend="polars")
-    assert again.cells.height > 0 and again.cells["on_frontier"].all()
+    assert not (out / "manifest.json").exists()
+    assert not list(out.glob("cells.*"))
+    again = rlfrontier.sweep(_wide_grid(), out=out, cells="none", backend="polars", threads=2)
+    assert again.summary["cells_evaluated"] == 196_608 and (out / "manifest.json").exists()
+    frontier_only = rlfrontier.sweep("grids/race-pilot.toml", cells="frontier", backend="polars")
+    assert frontier_only.cells.height > 0 and frontier_only.cells["on_frontier"].all()
 
 
 def test_a_grid_no_cell_of_which_can_run_raises_before_any_batch():
