@@ -49,11 +49,19 @@ pub fn number_text(x: f64) -> NumberText {
 /// a logarithm. The two can differ only within an ulp or so of a power of ten, where seven and
 /// eight significant digits print the same (the value rounds to the power either way).
 fn decimal_exponent(magnitude: f64) -> i32 {
-    const POWERS: [f64; 19] = [
-        1e-3, 1e-2, 1e-1, 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13,
-        1e14, 1e15,
+    // 10^-5 to 10^15 as doubles: POWERS[k] = 10^(k - 5).
+    const POWERS: [f64; 21] = [
+        1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+        1e12, 1e13, 1e14, 1e15,
     ];
-    -4 + POWERS.partition_point(|&p| p <= magnitude) as i32
+    // The binary exponent b = ⌊log2 m⌋ puts ⌊log10 m⌋ at g = ⌊b·log10 2⌋ or g + 1 (m spans one
+    // octave, less than a decade); 1233/4096 is log10 2 to within 4.6e-6, which gives the same
+    // floor for |b| < 681 (here -14 <= b <= 49). One comparison with the double 10^(g+1) decides, as the table search did:
+    // the count of powers p <= m. (Bit 52 up, minus the bias 1023; m is normal here.)
+    let binary = ((magnitude.to_bits() >> 52) & 0x7ff) as i32 - 1023;
+    let guess = (binary * 1233) >> 12;
+    let next = (guess + 1 + 5) as usize;
+    guess + i32::from(POWERS[next] <= magnitude)
 }
 
 /// |x| as a seven-digit integer mantissa m in [1e6, 1e7) and a decimal exponent e, |x| ≈ m·10^(e-6),

@@ -128,7 +128,12 @@ fn chunk_columns(
     mode: CellsMode,
     types: &[ColumnType],
 ) -> std::result::Result<TypedRows, String> {
-    let mut columns = ColumnCollector::new(types);
+    // Every cell is a row in `all` mode; the other modes keep a few, and grow as needed.
+    let rows = match mode {
+        CellsMode::All => usize::try_from(ids.end - ids.start).map_or(0, |n| n.min(1 << 16)),
+        _ => 0,
+    };
+    let mut columns = ColumnCollector::with_capacity(types, rows);
     let mut failed = None;
     for_each_row(grid, ids, frontier, mode, |row, targets| {
         if failed.is_none() {

@@ -27,6 +27,19 @@ pub struct ColumnCollector {
     next: usize,
 }
 
+/// A text column's newest value, so a repeat (a model, an engine, a budget unit: most text
+/// columns repeat row after row) shares its bytes instead of allocating a copy.
+fn push_text(column: &mut Vec<ByteArray>, text: &str) {
+    if let Some(last) = column.last()
+        && last.data() == text.as_bytes()
+    {
+        let shared = last.clone();
+        column.push(shared);
+        return;
+    }
+    column.push(ByteArray::from(text));
+}
+
 /// Why a row could not be filed: a field that does not fit its column, or a row of the wrong
 /// width.
 #[derive(Debug, thiserror::Error)]
@@ -42,18 +55,23 @@ impl ser::Error for ColumnError {
 impl ColumnCollector {
     /// Empty columns of these types.
     pub fn new(types: &[ColumnType]) -> Self {
+        Self::with_capacity(types, 0)
+    }
+
+    /// Empty columns of these types, with room for `rows` rows.
+    pub fn with_capacity(types: &[ColumnType], rows: usize) -> Self {
         let data = types
             .iter()
             .map(|t| match t {
-                ColumnType::Int => ColumnData::Int(Vec::new()),
-                ColumnType::Double => ColumnData::Double(Vec::new()),
-                ColumnType::Bool => ColumnData::Bool(Vec::new()),
-                ColumnType::Text => ColumnData::Text(Vec::new()),
+                ColumnType::Int => ColumnData::Int(Vec::with_capacity(rows)),
+                ColumnType::Double => ColumnData::Double(Vec::with_capacity(rows)),
+                ColumnType::Bool => ColumnData::Bool(Vec::with_capacity(rows)),
+                ColumnType::Text => ColumnData::Text(Vec::with_capacity(rows)),
             })
             .collect();
         ColumnCollector {
             types: types.to_vec(),
-            levels: vec![Vec::new(); types.len()],
+            levels: (0..types.len()).map(|_| Vec::with_capacity(rows)).collect(),
             data,
             rows: 0,
             next: 0,
@@ -116,7 +134,7 @@ impl ColumnCollector {
             (ColumnData::Bool(d), Field::Unsigned(_) | Field::Signed(_) | Field::Float(_)) => {
                 d.push(false)
             }
-            (ColumnData::Text(d), Field::Text(v)) => d.push(ByteArray::from(v)),
+            (ColumnData::Text(d), Field::Text(v)) => push_text(d, v),
             (ColumnData::Text(d), Field::Bool(v)) => {
                 d.push(ByteArray::from(if v { "true" } else { "false" }))
             }
