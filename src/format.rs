@@ -83,12 +83,13 @@ fn scientific_integer(x: f64) -> Option<(u64, i32)> {
     if !(1e6..1e7).contains(&scaled) {
         return None;
     }
-    let floor = scaled.floor();
+    // Truncation through i64 is the floor here (0 < scaled < 1e7).
+    let floor = (scaled as i64) as f64;
     let fraction = scaled - floor;
     if (fraction - 0.5).abs() <= scaled * f64::EPSILON {
         return None;
     }
-    let mut integer = if fraction > 0.5 { floor + 1.0 } else { floor } as u64;
+    let mut integer = if fraction > 0.5 { floor + 1.0 } else { floor } as i64 as u64;
     if integer == 10_000_000 {
         integer = 1_000_000;
         exponent += 1;
@@ -182,9 +183,9 @@ const EXACT_POWERS: [f64; 23] = [
 ];
 
 /// |x|·10^decimals rounded to the nearest integer, when one rounded product decides it (the
-/// reasoning of [`fixed_fast`]): the digits `format!("{x:.decimals$}")` prints, as an integer.
-/// None near a tie, above 9e15, or for more than 10 decimals.
-fn fixed_integer(x: f64, decimals: usize) -> Option<u64> {
+/// reasoning of [`fixed_fast`]): the digits `format!("{x:.decimals$}")` prints, as an integer
+/// held exactly in a double. None near a tie, above 9e15, or for more than 10 decimals.
+fn fixed_rounded(x: f64, decimals: usize) -> Option<f64> {
     if decimals > 10 {
         return None;
     }
@@ -192,8 +193,9 @@ fn fixed_integer(x: f64, decimals: usize) -> Option<u64> {
     if scaled >= 9.0e15 {
         return None;
     }
-    // `scaled` is below 9e15, so truncation to an integer is exact and is the floor.
-    let floor = (scaled as u64) as f64;
+    // `scaled` is below 9e15, so truncation to an integer is exact and is the floor (through
+    // i64, whose conversions are single instructions).
+    let floor = (scaled as i64) as f64;
     let fraction = scaled - floor;
     // The product's rounding error is at most half an ulp of `scaled`; twice that, plus the
     // subtraction's (exact for these magnitudes), is a safe margin.
@@ -201,7 +203,13 @@ fn fixed_integer(x: f64, decimals: usize) -> Option<u64> {
     if (fraction - 0.5).abs() <= margin {
         return None;
     }
-    Some(if fraction > 0.5 { floor + 1.0 } else { floor } as u64)
+    // An integer below 2^53 as a double: exact.
+    Some(if fraction > 0.5 { floor + 1.0 } else { floor })
+}
+
+/// [`fixed_rounded`] as an integer.
+fn fixed_integer(x: f64, decimals: usize) -> Option<u64> {
+    fixed_rounded(x, decimals).map(|n| n as i64 as u64)
 }
 
 /// The number [`number_text`]'s text parses to (None when it writes nothing: `x` not finite),
@@ -222,13 +230,13 @@ pub fn number_value(x: f64) -> Option<f64> {
     let signed = |v: f64| if x < 0.0 { -v } else { v };
     if (1e-4..1e15).contains(&magnitude) {
         let decimals = (6 - decimal_exponent(magnitude)).max(0) as usize;
-        if let Some(integer) = fixed_integer(x, decimals) {
-            return Some(signed(integer as f64 / EXACT_POWERS[decimals]));
+        if let Some(integer) = fixed_rounded(x, decimals) {
+            return Some(signed(integer / EXACT_POWERS[decimals]));
         }
     } else if let Some((mantissa, exponent)) = scientific_integer(x)
         && let Some(&power) = EXACT_POWERS.get((exponent - 6) as usize)
     {
-        return Some(signed(mantissa as f64 * power));
+        return Some(signed(mantissa as i64 as f64 * power));
     }
     number_text(x).as_str().parse().ok()
 }
