@@ -21,6 +21,12 @@ use pyo3::types::PyBytes;
 #[pyfunction]
 fn run<'py>(py: Python<'py>, words: Vec<String>) -> (u8, Bound<'py, PyBytes>) {
     let result = py.detach(|| app::run_captured(&words));
+    outcome(py, result)
+}
+
+/// A command line's result as Python sees it: `(0, stdout bytes)` or `(exit code, message
+/// bytes)`.
+fn outcome(py: Python<'_>, result: Result<Vec<u8>, app::Failure>) -> (u8, Bound<'_, PyBytes>) {
     match result {
         Ok(stdout) => (0, PyBytes::new(py, &stdout)),
         Err(failure) => (

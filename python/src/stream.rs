@@ -249,14 +249,7 @@ impl CellStream {
         let schema = self.schema.clone().ok_or_else(|| {
             pyo3::exceptions::PyValueError::new_err("this sweep produced no cells table")
         })?;
-        let receiver = self
-            .receiver
-            .lock()
-            .map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("the stream's lock failed"))?
-            .take()
-            .ok_or_else(|| {
-                pyo3::exceptions::PyValueError::new_err("the cells stream was already read")
-            })?;
+        let receiver = take_once(&self.receiver, "the cells stream was already read")?;
         let stream = FFI_ArrowArrayStream::new(Box::new(Reader { schema, receiver }));
         PyCapsule::new_with_value(py, stream, c"arrow_array_stream")
     }
@@ -267,38 +260,38 @@ impl CellStream {
     /// [`CellStream::cancel`] first to give up on them. A stream never taken is dropped here,
     /// which stops the sweep.
     fn finish<'py>(&self, py: Python<'py>) -> PyResult<(u8, Bound<'py, PyBytes>)> {
-        let worker = self
-            .worker
-            .lock()
-            .map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("the stream's lock failed"))?
-            .take()
-            .ok_or_else(|| {
-                pyo3::exceptions::PyValueError::new_err("finish() was already called")
-            })?;
+        let worker = take_once(&self.worker, "finish() was already called")?;
         // A stream never taken cannot be read any more: dropping its receiver lets the sweep end
         // (interrupted) instead of waiting for a reader.
-        if let Ok(mut receiver) = self.receiver.lock() {
-            receiver.take();
-        }
+        self.drop_receiver();
         let result = py.detach(|| worker.join()).map_err(|_| {
             pyo3::exceptions::PyRuntimeError::new_err("the sweep's thread panicked")
         })?;
-        Ok(match result {
-            Ok(stdout) => (0, PyBytes::new(py, &stdout)),
-            Err(failure) => (
-                failure.exit_code,
-                PyBytes::new(py, failure.message.as_bytes()),
-            ),
-        })
+        Ok(crate::outcome(py, result))
     }
 
     /// Stops the sweep at its next check (a reader that stops early calls this).
     fn cancel(&self) {
         self.interrupted.store(true, Ordering::SeqCst);
+        self.drop_receiver();
+    }
+}
+
+impl CellStream {
+    /// Drops the receiver if the stream was never taken: the sweep's next send fails.
+    fn drop_receiver(&self) {
         if let Ok(mut receiver) = self.receiver.lock() {
             receiver.take();
         }
     }
+}
+
+/// What `slot` holds, taken out; `gone` is the error once it has been taken.
+fn take_once<T>(slot: &Mutex<Option<T>>, gone: &str) -> PyResult<T> {
+    slot.lock()
+        .map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("the stream's lock failed"))?
+        .take()
+        .ok_or_else(|| pyo3::exceptions::PyValueError::new_err(gone.to_string()))
 }
 
 impl Drop for CellStream {

@@ -130,23 +130,33 @@ def test_sweep_returns_exactly_the_rows_the_cli_writes_for_race_pilot(tmp_path):
     assert result.out is None  # a temporary folder, removed
 
 
-def test_sweep_of_a_dict_grid_into_polars(tmp_path):
-    grid = {
-        "name": "from-python",
-        "seed": 7,
+def _dict_grid(name: str, seed: int, **axes) -> dict:
+    """A grid as a dict: two Qwen2.5 policies, full fine-tuning and a rule reward on 8 H100s,
+    with the other axes given."""
+    return {
+        "name": name,
+        "seed": seed,
         "hardware": {"gpu": "h100-sxm", "gpus": 8},
         "task": {"prompt_tokens": 300, "mean_response_tokens": 800},
         "axes": {
             "model": ["qwen2.5-1.5b", "qwen2.5-7b"],
             "finetune": "full",
             "reward": "rule",
-            "group_size": [4, 8, 16],
-            "max_response_len": [2048],
-            "update_epochs": [1],
-            "prompts_per_step": [64],
-            "budget": ["10 gpu-h", "40 gpu-h"],
+            **axes,
         },
     }
+
+
+def test_sweep_of_a_dict_grid_into_polars(tmp_path):
+    grid = _dict_grid(
+        "from-python",
+        7,
+        group_size=[4, 8, 16],
+        max_response_len=[2048],
+        update_epochs=[1],
+        prompts_per_step=[64],
+        budget=["10 gpu-h", "40 gpu-h"],
+    )
     assert "cells: 12" in rlfrontier.check(grid)
     result = rlfrontier.sweep(grid, out=tmp_path / "out", backend="polars")
     assert isinstance(result.cells, pl.DataFrame)
@@ -228,22 +238,15 @@ def test_polars_without_polars_names_the_extra(monkeypatch, tmp_path):
 
 def _wide_grid() -> dict:
     """A dict grid of 196,608 cells: a row group and a half of the cells stream."""
-    return {
-        "name": "stream-test",
-        "seed": 11,
-        "hardware": {"gpu": "h100-sxm", "gpus": 8},
-        "task": {"prompt_tokens": 300, "mean_response_tokens": 800},
-        "axes": {
-            "model": ["qwen2.5-1.5b", "qwen2.5-7b"],
-            "finetune": "full",
-            "reward": "rule",
-            "group_size": list(range(2, 34, 2)),
-            "max_response_len": [1024 + 256 * k for k in range(16)],
-            "update_epochs": [1, 2, 3],
-            "prompts_per_step": [16 * k for k in range(1, 17)],
-            "budget": [f"{10 * k} gpu-h" for k in range(1, 9)],
-        },
-    }
+    return _dict_grid(
+        "stream-test",
+        11,
+        group_size=list(range(2, 34, 2)),
+        max_response_len=[1024 + 256 * k for k in range(16)],
+        update_epochs=[1, 2, 3],
+        prompts_per_step=[16 * k for k in range(1, 17)],
+        budget=[f"{10 * k} gpu-h" for k in range(1, 9)],
+    )
 
 
 def test_streamed_batches_are_the_cells_in_order_and_the_result_follows():
