@@ -7,9 +7,11 @@
 //! bounded channel; the reader on the other end turns each into an Arrow record batch when
 //! pyarrow asks for the next one. At most [`BATCHES_IN_FLIGHT`] row groups wait in the channel,
 //! so memory stays bounded however large the grid. A reader that goes away stops the sweep.
+//! The sweep commits its folder only once the reader has reached the stream's end: a stream
+//! left part-way, even with every row group already sent, leaves nothing committed.
 
 use std::ops::ControlFlow;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -34,9 +36,18 @@ enum Message {
     Columns(SchemaRef),
     /// One row group, one part per chunk.
     Rows(Vec<TypedRows>),
+    /// Every row was sent: the stream ends cleanly here.
+    End,
     /// The sweep failed (its one-line message): the stream ends with this error, not cleanly.
     Failed(String),
 }
+
+/// Where the reader is: still reading, past the end of the stream, or gone before its end.
+const READING: u8 = 0;
+/// The reader took the end of the stream (every row).
+const ENDED: u8 = 1;
+/// The reader (or the receiver never taken) was dropped before the end.
+const GONE: u8 = 2;
 
 /// The sweep's side of the channel: sends what it is given; `Break` once the reader is gone or
 /// the stream is cancelled, even while it waits for room (so a reader that stopped reading
@@ -44,6 +55,7 @@ enum Message {
 struct ChannelSink {
     sender: SyncSender<Message>,
     stop: Arc<AtomicBool>,
+    reader: Arc<AtomicU8>,
 }
 
 impl CellsSink for ChannelSink {
@@ -58,6 +70,22 @@ impl CellsSink for ChannelSink {
 
     fn rows(&self, parts: Vec<TypedRows>) -> ControlFlow<()> {
         self.send(Message::Rows(parts))
+    }
+
+    /// Sends the end, then waits until the reader has taken it (`Continue`) or is gone or
+    /// cancelled (`Break`): the sweep commits only a table read to its end.
+    fn finish(&self) -> ControlFlow<()> {
+        self.send(Message::End)?;
+        loop {
+            if self.stop.load(Ordering::SeqCst) {
+                return ControlFlow::Break(());
+            }
+            match self.reader.load(Ordering::SeqCst) {
+                ENDED => return ControlFlow::Continue(()),
+                GONE => return ControlFlow::Break(()),
+                _ => std::thread::sleep(std::time::Duration::from_millis(1)),
+            }
+        }
     }
 }
 
@@ -141,6 +169,16 @@ fn record_batch(schema: &SchemaRef, parts: &[TypedRows]) -> Result<RecordBatch, 
 struct Reader {
     schema: SchemaRef,
     receiver: Receiver<Message>,
+    state: Arc<AtomicU8>,
+}
+
+impl Drop for Reader {
+    fn drop(&mut self) {
+        // Released before its end: the sweep waiting to commit gives up instead.
+        let _ = self
+            .state
+            .compare_exchange(READING, GONE, Ordering::SeqCst, Ordering::SeqCst);
+    }
 }
 
 impl Iterator for Reader {
@@ -150,6 +188,15 @@ impl Iterator for Reader {
         loop {
             match self.receiver.recv() {
                 Ok(Message::Rows(parts)) => return Some(record_batch(&self.schema, &parts)),
+                Ok(Message::End) => {
+                    let _ = self.state.compare_exchange(
+                        READING,
+                        ENDED,
+                        Ordering::SeqCst,
+                        Ordering::SeqCst,
+                    );
+                    return None;
+                }
                 Ok(Message::Failed(message)) => {
                     return Some(Err(ArrowError::ComputeError(format!(
                         "rlfrontier sweep failed: {message}"
@@ -179,6 +226,7 @@ pub struct CellStream {
     receiver: Mutex<Option<Receiver<Message>>>,
     worker: Mutex<Option<Worker>>,
     interrupted: Arc<AtomicBool>,
+    reader: Arc<AtomicU8>,
 }
 
 /// Starts `rlfrontier sweep WORDS...` on a thread of its own with its cells table streamed, and
@@ -188,11 +236,14 @@ pub struct CellStream {
 pub fn sweep_stream(py: Python<'_>, words: Vec<String>) -> CellStream {
     let (sender, receiver) = sync_channel(BATCHES_IN_FLIGHT);
     let interrupted = Arc::new(AtomicBool::new(false));
+    let reader = Arc::new(AtomicU8::new(READING));
     let stop = interrupted.clone();
+    let reader_state = reader.clone();
     let worker = std::thread::spawn(move || {
         let sink = ChannelSink {
             sender,
             stop: stop.clone(),
+            reader: reader_state,
         };
         let run =
             std::panic::AssertUnwindSafe(|| app::run_captured_into(&words, &stop, Some(&sink)));
@@ -224,6 +275,7 @@ pub fn sweep_stream(py: Python<'_>, words: Vec<String>) -> CellStream {
         receiver: Mutex::new(Some(receiver)),
         worker: Mutex::new(Some(worker)),
         interrupted,
+        reader,
     }
 }
 
@@ -250,7 +302,11 @@ impl CellStream {
             pyo3::exceptions::PyValueError::new_err("this sweep produced no cells table")
         })?;
         let receiver = take_once(&self.receiver, "the cells stream was already read")?;
-        let stream = FFI_ArrowArrayStream::new(Box::new(Reader { schema, receiver }));
+        let stream = FFI_ArrowArrayStream::new(Box::new(Reader {
+            schema,
+            receiver,
+            state: self.reader.clone(),
+        }));
         PyCapsule::new_with_value(py, stream, c"arrow_array_stream")
     }
 
@@ -278,10 +334,13 @@ impl CellStream {
 }
 
 impl CellStream {
-    /// Drops the receiver if the stream was never taken: the sweep's next send fails.
+    /// Drops the receiver if the stream was never taken: the sweep's next send fails, and a
+    /// sweep waiting for its reader to reach the end gives up.
     fn drop_receiver(&self) {
-        if let Ok(mut receiver) = self.receiver.lock() {
-            receiver.take();
+        if let Ok(mut receiver) = self.receiver.lock()
+            && receiver.take().is_some()
+        {
+            self.reader.store(GONE, Ordering::SeqCst);
         }
     }
 }

@@ -276,11 +276,17 @@ def test_a_stream_left_early_stops_the_sweep_and_the_next_sweep_runs(tmp_path):
     batches = iter(stream)
     first = next(batches)
     assert isinstance(first, pl.DataFrame) and first.height == 131_072
-    # Closed while its sweep waits for the loop: stopped and joined, its folder lock released,
-    # nothing committed (no manifest), and the next sweep into the same folder runs.
+    # Closed before its end: stopped and joined, its folder lock released, nothing committed (no
+    # manifest), and the next sweep into the same folder runs.
     stream.close()
     assert not (out / "manifest.json").exists()
     assert not list(out.glob("cells.*"))
+    # Every row read but not the end of the stream: still nothing committed, whatever the timing.
+    whole = rlfrontier.sweep(_wide_grid(), out=out, cells="stream", backend="polars", threads=2)
+    batches = iter(whole)
+    assert [next(batches).height, next(batches).height] == [131_072, 65_536]
+    whole.close()
+    assert not (out / "manifest.json").exists()
     again = rlfrontier.sweep(_wide_grid(), out=out, cells="none", backend="polars", threads=2)
     assert again.summary["cells_evaluated"] == 196_608 and (out / "manifest.json").exists()
     frontier_only = rlfrontier.sweep("grids/race-pilot.toml", cells="frontier", backend="polars")

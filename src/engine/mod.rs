@@ -132,6 +132,12 @@ pub trait CellsSink {
     /// The rows of the next consecutive cells (one part per chunk, in order; the row groups of
     /// `cells.parquet`). `Break` (the reader is gone) stops the sweep.
     fn rows(&self, parts: Vec<crate::report::parquet::TypedRows>) -> std::ops::ControlFlow<()>;
+    /// Called once after the last rows and before anything is committed: a sink whose reader
+    /// has not taken every row answers `Break` (or waits until it has), so a table read only in
+    /// part never leaves a committed folder behind. The default accepts at once.
+    fn finish(&self) -> std::ops::ControlFlow<()> {
+        std::ops::ControlFlow::Continue(())
+    }
 }
 
 /// Progress of a long computation, reported in cells. The library only calls it; a front end

@@ -511,6 +511,9 @@ impl Passes<'_> {
             self.progress
                 .advance(group.iter().map(|r| r.end - r.start).sum());
         }
+        if sink.finish().is_break() {
+            return Err(stopped());
+        }
         Ok(())
     }
 }
@@ -738,12 +741,13 @@ mod tests {
         }
     }
 
-    /// A sink that keeps what it is given, or stops at once.
+    /// A sink that keeps what it is given, or stops at once, or refuses at the end.
     #[derive(Default)]
     struct Kept {
         names: std::sync::Mutex<Vec<String>>,
         parts: std::sync::Mutex<Vec<TypedRows>>,
         refuse: bool,
+        refuse_at_end: bool,
     }
 
     impl CellsSink for Kept {
@@ -758,6 +762,13 @@ mod tests {
         fn rows(&self, parts: Vec<TypedRows>) -> std::ops::ControlFlow<()> {
             self.parts.lock().unwrap().extend(parts);
             std::ops::ControlFlow::Continue(())
+        }
+        fn finish(&self) -> std::ops::ControlFlow<()> {
+            if self.refuse_at_end {
+                std::ops::ControlFlow::Break(())
+            } else {
+                std::ops::ControlFlow::Continue(())
+            }
         }
     }
 
@@ -832,6 +843,15 @@ mod tests {
         let outcome = run_sweep_into(&grid, &catalog, &stopped, &progress, &stop, Some(&refused));
         assert!(matches!(outcome, Err(Error::Interrupted)));
         assert!(!stopped.out_dir.join("manifest.json").exists());
+        // So does one that took every row but was not read to its end.
+        let unread = Kept {
+            refuse_at_end: true,
+            ..Kept::default()
+        };
+        let late = options("late", TableFormat::Parquet);
+        let outcome = run_sweep_into(&grid, &catalog, &late, &progress, &stop, Some(&unread));
+        assert!(matches!(outcome, Err(Error::Interrupted)));
+        assert!(!late.out_dir.join("manifest.json").exists());
     }
 
     #[test]
