@@ -2,7 +2,7 @@
 //! that every table shares (cost in the grid's budget unit, dollars per point).
 
 use crate::ledger::{Ledger, RunConfig, StepLedger, step_ledger};
-use crate::outcome::{CellSignal, Prediction, PreparedPrediction, predict};
+use crate::outcome::{CellSignal, Median, Prediction, PreparedPrediction, predict};
 use crate::spec::{AxisIndices, BudgetAxis, Cell, Grid};
 
 /// One evaluated cell: the cell, its ledger and (for feasible cells) its predicted score.
@@ -62,36 +62,105 @@ impl CellEvaluator {
     }
 
     /// The cell's ledger (held by the evaluator until the next cell), prediction and signal:
-    /// [`CellEvaluator::evaluate`] without building the evaluated cell, so a sweep's first pass
-    /// copies no ledger per cell.
+    /// [`CellEvaluator::evaluate`] without building the evaluated cell.
     pub fn price(&mut self, grid: &Grid, cell: &Cell) -> (&Ledger, Prediction, CellSignal) {
         let config = cell.run_config(grid);
-        let step_key = AxisIndices {
-            budget: 0,
-            ..cell.indices
-        };
-        let reuse = matches!(&self.last, Some((key, _, _)) if *key == step_key);
-        if !reuse {
-            match step_ledger(&config) {
-                Some(step) => {
-                    let signal_at_any_stop = grid_signal(grid, &config, step.step());
-                    let prepared = PreparedPrediction::of(&grid.outcome, &signal_at_any_stop);
-                    self.ledger = Some(*step.step());
-                    self.last = Some((step_key, step, prepared));
-                }
-                None => {
-                    self.last = None;
-                    let ledger = self.ledger.insert(crate::ledger::evaluate(&config));
-                    let signal = grid_signal(grid, &config, ledger);
-                    return (ledger, predict(&grid.outcome, &signal), signal);
-                }
-            }
+        if !self.hold_step(grid, &config, cell) {
+            let ledger = self.ledger.insert(crate::ledger::evaluate(&config));
+            let signal = grid_signal(grid, &config, ledger);
+            return (ledger, predict(&grid.outcome, &signal), signal);
         }
-        let (_, step, prepared) = self.last.as_ref().expect("a step priced above");
+        let (_, step, prepared) = self.last.as_ref().expect("a step held");
         let ledger = self.ledger.as_mut().expect("set with the step");
         step.with_stop_into(&config, ledger);
         let signal = grid_signal(grid, &config, ledger);
         (ledger, prepared.at(signal.iterations), signal)
+    }
+
+    /// [`CellEvaluator::price`] for a sweep's first pass: the ledger without its waste, and the
+    /// prediction's median, with the interval computed only if [`Priced::prediction`] is asked
+    /// for (most cells of a large grid never enter a frontier or a pool, and the interval is
+    /// most of a prediction's cost). Everything else has the same bits as `price`.
+    pub fn price_lazily(&mut self, grid: &Grid, cell: &Cell) -> Priced<'_> {
+        let config = cell.run_config(grid);
+        if !self.hold_step(grid, &config, cell) {
+            let ledger = self.ledger.insert(crate::ledger::evaluate(&config));
+            let signal = grid_signal(grid, &config, ledger);
+            let prediction = predict(&grid.outcome, &signal);
+            return Priced {
+                ledger,
+                estimate: Estimate::Whole(prediction),
+            };
+        }
+        let (_, step, prepared) = self.last.as_ref().expect("a step held");
+        let ledger = self.ledger.as_mut().expect("set with the step");
+        step.with_stop_into_without_waste(&config, ledger);
+        // The signal's iterations are the ledger's (`CellSignal::of`).
+        let median = prepared.median_at(ledger.iterations as f64);
+        Priced {
+            ledger,
+            estimate: Estimate::Median(prepared, median),
+        }
+    }
+
+    /// Holds the step of `cell` (all its axes but the budget), priced now unless it is the one
+    /// held already; false (nothing held) for runs priced whole, not by the step.
+    fn hold_step(&mut self, grid: &Grid, config: &RunConfig, cell: &Cell) -> bool {
+        let step_key = AxisIndices {
+            budget: 0,
+            ..cell.indices
+        };
+        if matches!(&self.last, Some((key, _, _)) if *key == step_key) {
+            return true;
+        }
+        match step_ledger(config) {
+            Some(step) => {
+                let signal_at_any_stop = grid_signal(grid, config, step.step());
+                let prepared = PreparedPrediction::of(&grid.outcome, &signal_at_any_stop);
+                self.ledger = Some(*step.step());
+                self.last = Some((step_key, step, prepared));
+                true
+            }
+            None => {
+                self.last = None;
+                false
+            }
+        }
+    }
+}
+
+/// A cell priced by [`CellEvaluator::price_lazily`]: its ledger (without the waste, for runs
+/// priced by the step: a first pass aggregates none), and its prediction with the interval still
+/// to compute.
+#[derive(Debug)]
+pub struct Priced<'e> {
+    /// The cell's ledger (held by the evaluator until the next cell).
+    pub ledger: &'e Ledger,
+    estimate: Estimate<'e>,
+}
+
+/// A prediction made whole, or its median and what finishes it.
+#[derive(Debug)]
+enum Estimate<'e> {
+    Whole(Prediction),
+    Median(&'e PreparedPrediction, Median),
+}
+
+impl Priced<'_> {
+    /// The predicted score ([`Prediction::score`]).
+    pub fn score(&self) -> f64 {
+        match &self.estimate {
+            Estimate::Whole(prediction) => prediction.score,
+            Estimate::Median(_, median) => median.score,
+        }
+    }
+
+    /// The whole prediction, interval included.
+    pub fn prediction(&self) -> Prediction {
+        match &self.estimate {
+            Estimate::Whole(prediction) => *prediction,
+            Estimate::Median(prepared, median) => prepared.interval(median),
+        }
     }
 }
 
@@ -184,6 +253,36 @@ mod tests {
                 compared += 1;
             }
             assert!(compared > 50, "{name}: {compared}");
+        }
+    }
+
+    /// A first pass's lazy pricing gives the same ledger (but the waste) and prediction, and
+    /// interleaving it with whole pricing on one evaluator changes nothing.
+    #[test]
+    fn lazy_pricing_gives_the_same_bits_but_the_waste() {
+        for (name, ids) in [
+            ("ten-million", 4_321_900..4_322_100u64),
+            ("dollars", 0..400),
+            ("agentic", 0..200),
+        ] {
+            let g = grid(name);
+            let ids = ids.start..ids.end.min(g.cell_count().unwrap());
+            let mut evaluator = CellEvaluator::default();
+            for (id, cell) in g.cells_in(ids) {
+                let Some(cell) = cell else { continue };
+                let fresh = evaluate(&g, g.cell(id).unwrap());
+                let priced = evaluator.price_lazily(&g, &cell);
+                assert_eq!(priced.score().to_bits(), fresh.prediction.score.to_bits());
+                assert_eq!(priced.prediction(), fresh.prediction, "{name} cell {id}");
+                let waste_free = crate::ledger::Ledger {
+                    waste: priced.ledger.waste,
+                    ..fresh.ledger
+                };
+                assert_eq!(*priced.ledger, waste_free, "{name} cell {id}");
+                if id % 3 == 0 {
+                    assert_eq!(evaluator.evaluate(&g, cell).ledger, fresh.ledger);
+                }
+            }
         }
     }
 }

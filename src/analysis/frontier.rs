@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::analysis::front_guard::FrontGuard;
 use crate::analysis::pareto::{Sense, front_2d};
 use crate::ledger::{Bucket, INFEASIBLE_KINDS, InfeasibleKind, Ledger};
 use crate::outcome::Prediction;
@@ -80,6 +81,59 @@ impl Point {
 
     fn better_than(&self, other: &Point) -> bool {
         Rank::of(self).beats(Rank::of(other))
+    }
+}
+
+/// What the aggregate reads of a feasible cell before it knows whether it needs the cell's whole
+/// [`Point`]: each field is the value `Point::of` gives (bit for bit), so a cell can be
+/// aggregated from its probe and its point built only when a frontier, pool or sample takes it.
+#[derive(Debug, Clone, Copy)]
+pub struct Probe {
+    /// Cell id.
+    pub id: u64,
+    /// Axis indices.
+    pub indices: AxisIndices,
+    /// Spend in the grid's budget unit.
+    pub cost: f64,
+    /// Spend in dollars.
+    pub usd: f64,
+    /// Predicted score.
+    pub score: f64,
+    /// Learning share of FLOPs.
+    pub update_fraction: f64,
+    /// Search share of FLOPs.
+    pub flops_share_search: f64,
+    /// Search share of dollars.
+    pub usd_share_search: f64,
+}
+
+impl Probe {
+    /// The probe of a feasible cell with this ledger, predicted score and cost.
+    pub fn of(cell: &Cell, ledger: &Ledger, score: f64, cost: f64) -> Self {
+        Probe {
+            id: cell.id,
+            indices: cell.indices,
+            cost,
+            usd: ledger.total_usd(),
+            score,
+            update_fraction: ledger.flops_share(Bucket::Learning),
+            flops_share_search: ledger.flops_share(Bucket::Search),
+            usd_share_search: ledger.usd_share(Bucket::Search),
+        }
+    }
+
+    /// The probe a point was built from.
+    pub fn of_point(p: &Point) -> Self {
+        Probe {
+            id: p.id,
+            indices: p.indices,
+            cost: p.cost,
+            usd: p.usd,
+            score: p.score,
+            update_fraction: p.update_fraction,
+            flops_share_search: p.flops_shares[0],
+            usd_share_search: p.usd_shares[0],
+        }
     }
 }
 
@@ -165,6 +219,10 @@ pub struct Aggregate {
     /// Per allocation bin, a point no better than the bin's best (a speed-up only: a cell that
     /// does not beat it does not beat the best, so most cells skip the ordered map).
     allocation_floor: std::collections::HashMap<BinKey, Rank, BinHash>,
+    /// Staircases of front candidates held (here or, after [`Aggregate::after`], in the
+    /// aggregate this one is merged into): a cell they strictly dominate on both cost bases is
+    /// not pushed (a speed-up only; see `front_guard`).
+    front_guard: FrontGuard,
 }
 
 /// A share in units of 1e-15, for order-independent sums.
@@ -175,23 +233,47 @@ fn fixed(x: f64) -> i128 {
 impl Aggregate {
     /// Adds one feasible cell.
     pub fn add_feasible(&mut self, point: Point, sample_stride: u64) {
+        self.add_probed(Probe::of_point(&point), sample_stride, || point);
+    }
+
+    /// Adds one feasible cell known by its probe; `point` builds its whole point (with
+    /// `Point::of`, for the same probe), called only when a front, an allocation bin, a
+    /// shortlist pool or the sample takes the cell. The aggregate is [`Aggregate::add_feasible`]'s.
+    pub fn add_probed(&mut self, probe: Probe, sample_stride: u64, point: impl FnOnce() -> Point) {
         self.feasible += 1;
-        self.usd_share_search_sum += fixed(point.usd_shares[0]);
-        self.flops_share_search_sum += fixed(point.flops_shares[0]);
-        self.front_candidates.push(point);
-        if self.front_candidates.len() >= FRONT_CANDIDATES_HELD {
-            self.front_candidates = union_of_fronts(&self.front_candidates);
-        }
-        let i = point.indices;
-        let bin = ((point.update_fraction / UPDATE_FRACTION_BIN).floor() as usize)
+        self.usd_share_search_sum += fixed(probe.usd_share_search);
+        self.flops_share_search_sum += fixed(probe.flops_share_search);
+        let i = probe.indices;
+        let bin = ((probe.update_fraction / UPDATE_FRACTION_BIN).floor() as usize)
             .min((1.0 / UPDATE_FRACTION_BIN) as usize - 1);
         let key = (i.model, i.reward, i.budget, bin);
-        let rank = Rank::of(&point);
-        if self
+        let rank = Rank {
+            score: probe.score,
+            id: probe.id,
+        };
+        let to_front = !self
+            .front_guard
+            .excludes(probe.cost, probe.usd, probe.score);
+        let to_allocation = self
             .allocation_floor
             .get(&key)
-            .is_none_or(|&known| rank.beats(known))
-        {
+            .is_none_or(|&known| rank.beats(known));
+        // Once the pool has been trimmed, a point below its worst member can never enter it.
+        let floor = self.pool_floor.get(&i.budget).copied();
+        let to_pool = floor.is_none_or(|worst| rank.beats(worst));
+        let to_sample = probe.id.is_multiple_of(sample_stride.max(1));
+        if !(to_front || to_allocation || to_pool || to_sample) {
+            return;
+        }
+        let point = point();
+        if to_front {
+            self.front_candidates.push(point);
+            if self.front_candidates.len() >= FRONT_CANDIDATES_HELD {
+                self.front_candidates = union_of_fronts(&self.front_candidates);
+                self.front_guard = FrontGuard::of(&self.front_candidates);
+            }
+        }
+        if to_allocation {
             let best = match self.allocation.get(&key) {
                 Some(best) if !point.better_than(best) => Rank::of(best),
                 _ => {
@@ -201,9 +283,7 @@ impl Aggregate {
             };
             self.allocation_floor.insert(key, best);
         }
-        // Once the pool has been trimmed, a point below its worst member can never enter it.
-        let floor = self.pool_floor.get(&i.budget).copied();
-        if floor.is_none_or(|worst| rank.beats(worst)) {
+        if to_pool {
             let pool = self
                 .shortlist_pool
                 .entry(i.budget)
@@ -219,7 +299,7 @@ impl Aggregate {
                 }
             }
         }
-        if point.id.is_multiple_of(sample_stride.max(1)) {
+        if to_sample {
             self.sample.push(point);
         }
     }
@@ -255,6 +335,9 @@ impl Aggregate {
             .collect();
         Aggregate {
             pool_floor,
+            // The same argument for the front: what `earlier` holds stays held or dominated in
+            // the merge, so a cell it strictly dominates on both bases is on no merged front.
+            front_guard: FrontGuard::of(&earlier.front_candidates),
             ..Aggregate::default()
         }
     }
@@ -346,7 +429,9 @@ impl From<Aggregate> for AggregateFile {
             infeasible: a.infeasible,
             usd_share_search_sum: a.usd_share_search_sum.to_string(),
             flops_share_search_sum: a.flops_share_search_sum.to_string(),
-            front_candidates: a.front_candidates,
+            // Reduced to the fronts' union, so the file does not depend on how many dominated
+            // candidates happened to be held (which the thread count and the guard move).
+            front_candidates: union_of_fronts(&a.front_candidates),
             allocation: a.allocation.into_iter().collect(),
             shortlist_pool: a.shortlist_pool.into_iter().collect(),
             sample: a.sample,
@@ -369,6 +454,7 @@ impl From<AggregateFile> for Aggregate {
             sample: f.sample,
             pool_floor: BTreeMap::new(),
             allocation_floor: Default::default(),
+            front_guard: FrontGuard::default(),
         }
     }
 }
@@ -383,7 +469,8 @@ pub enum CostBasis {
 }
 
 impl CostBasis {
-    fn cost(self, p: &Point) -> f64 {
+    /// The point's cost on this basis.
+    pub(crate) fn cost(self, p: &Point) -> f64 {
         match self {
             CostBasis::BudgetUnit => p.cost,
             CostBasis::Usd => p.usd,
@@ -391,7 +478,7 @@ impl CostBasis {
     }
 }
 
-fn front_of(points: &[Point], basis: CostBasis) -> Vec<Point> {
+pub(super) fn front_of(points: &[Point], basis: CostBasis) -> Vec<Point> {
     front_indices(points, basis)
         .into_iter()
         .map(|i| points[i])

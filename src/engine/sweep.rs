@@ -12,7 +12,7 @@ use super::{
     CellsMode, CellsSink, DEFAULT_CELLS_LIMIT, Manifest, Progress, SweepOptions, SweepSummary,
     chunks_of, shard_range,
 };
-use crate::analysis::frontier::{Aggregate, PLOT_SAMPLE, Point};
+use crate::analysis::frontier::{Aggregate, PLOT_SAMPLE, Point, Probe};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::evaluate::{CellEvaluator, cost_in_budget_unit};
@@ -51,12 +51,17 @@ fn aggregate_after(
             agg.pruned += 1;
             continue;
         };
-        let (ledger, prediction, _) = evaluator.price(grid, &cell);
+        let priced = evaluator.price_lazily(grid, &cell);
         agg.evaluated += 1;
+        let ledger = priced.ledger;
         match ledger.infeasible {
             None => {
+                // The interval and the whole point only for the cells the aggregate takes.
                 let cost = cost_in_budget_unit(grid, ledger);
-                agg.add_feasible(Point::of(&cell, ledger, &prediction, cost), sample_stride);
+                let probe = Probe::of(&cell, ledger, priced.score(), cost);
+                agg.add_probed(probe, sample_stride, || {
+                    Point::of(&cell, ledger, &priced.prediction(), cost)
+                });
             }
             Some(reason) => agg.add_infeasible(reason.kind()),
         }
@@ -685,6 +690,38 @@ mod tests {
             a.sorted_sample(),
         ))
         .expect("serialisable")
+    }
+
+    #[test]
+    fn the_first_pass_aggregates_what_every_whole_point_would() {
+        // Pass 1 builds a cell's point only when the aggregate takes it (the front guard, the
+        // floors, the sample): the aggregate must be the one of every cell's whole point. A slice
+        // of ten-million large enough for the front candidates to be reduced and the guard rebuilt.
+        let catalog = Catalog::embedded();
+        let grid = crate::spec::load(std::path::Path::new("ten-million"), &catalog).unwrap();
+        let ids = 3_000_000..3_030_000u64;
+        let mut whole = Aggregate::default();
+        for (id, cell) in grid.cells_in(ids.clone()) {
+            let Some(cell) = cell else { continue };
+            let e = crate::evaluate::evaluate(&grid, cell);
+            whole.evaluated += 1;
+            match e.ledger.infeasible {
+                None => {
+                    let cost = cost_in_budget_unit(&grid, &e.ledger);
+                    whole.add_feasible(Point::of(&cell, &e.ledger, &e.prediction, cost), 11);
+                }
+                Some(reason) => whole.add_infeasible(reason.kind()),
+            }
+            assert_eq!(cell.id, id);
+        }
+        whole.compact();
+        let lazy = aggregate_chunk(&grid, ids, 11);
+        assert!(lazy.feasible > 20_000);
+        assert_eq!(finished(&lazy), finished(&whole));
+        assert_eq!(
+            serde_json::to_string(&lazy).unwrap(),
+            serde_json::to_string(&whole).unwrap()
+        );
     }
 
     #[test]

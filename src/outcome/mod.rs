@@ -42,7 +42,7 @@ pub mod kinds;
 pub mod params;
 pub mod prepared;
 
-pub use prepared::{PreparedPrediction, StaticParts};
+pub use prepared::{Median, PreparedPrediction, StaticParts};
 
 use serde::Serialize;
 

@@ -167,6 +167,16 @@ impl StaticParts {
     }
 }
 
+/// A prediction's median at some iterations, before its interval
+/// ([`PreparedPrediction::median_at`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Median {
+    /// The predicted score (the median of the predictive distribution).
+    pub score: f64,
+    parts: Parts,
+    progress: f64,
+}
+
 /// A cell's prediction before its iterations: the parts, the ceilings at the interval's shifted
 /// gains and default base scores, and the spreads.
 #[derive(Debug, Clone, Copy)]
@@ -215,10 +225,31 @@ impl PreparedPrediction {
 
     /// The prediction at `iterations`.
     pub fn at(&self, iterations: f64) -> Prediction {
-        let p = self.parts.at(iterations);
-        let (ceiling, progress) = (self.ceiling, progress_of(&p, 0.0));
+        self.interval(&self.median_at(iterations))
+    }
+
+    /// The predicted score at `iterations` without its interval: what a sweep's first pass needs
+    /// to decide whether a cell can matter at all. [`PreparedPrediction::interval`] finishes it
+    /// into [`PreparedPrediction::at`]'s prediction, bit for bit.
+    pub fn median_at(&self, iterations: f64) -> Median {
+        let parts = self.parts.at(iterations);
+        let progress = progress_of(&parts, 0.0);
+        Median {
+            score: score_of(parts.base_score, self.ceiling, progress),
+            parts,
+            progress,
+        }
+    }
+
+    /// The whole prediction from its median (see [`PreparedPrediction::median_at`]).
+    pub fn interval(&self, median: &Median) -> Prediction {
+        let Median {
+            parts: p,
+            progress,
+            score,
+        } = *median;
+        let ceiling = self.ceiling;
         let r0 = p.base_score;
-        let score = score_of(r0, ceiling, progress);
         // At most six shifted scores: Δ and K_mid each way, and the default base's two ends.
         let mut shifted_scores = [0.0f64; 6];
         let mut n = 0;
