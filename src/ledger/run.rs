@@ -14,10 +14,22 @@ use crate::config::{SECONDS_PER_HOUR, Stop, Task};
 /// The run's iterations: given, or the most the budget affords after the start-up (none is
 /// infeasible).
 fn iterations(ledger: &Ledger, stop: Stop, startup_seconds: f64) -> (u64, Option<Infeasible>) {
+    iterations_at(ledger, stop, startup_seconds, |unit| {
+        ledger.per_iteration(unit)
+    })
+}
+
+/// [`iterations`] with the cost of one iteration given per budget unit (a step's, computed once).
+fn iterations_at(
+    ledger: &Ledger,
+    stop: Stop,
+    startup_seconds: f64,
+    per_iteration: impl Fn(crate::config::BudgetUnit) -> f64,
+) -> (u64, Option<Infeasible>) {
     match stop {
         Stop::Iterations(n) => (n, None),
         Stop::Budget(budget) => {
-            let per = ledger.per_iteration(budget.unit);
+            let per = per_iteration(budget.unit);
             let startup_gpu_hours = startup_seconds * ledger.gpus as f64 / SECONDS_PER_HOUR;
             let fixed = match budget.unit {
                 crate::config::BudgetUnit::Flops => 0.0,
@@ -100,6 +112,9 @@ pub struct StepLedger {
     pub(super) pools: Pools,
     /// What it generated.
     pub(super) rollouts: Rollouts,
+    /// The step's [`Ledger::per_iteration`] in FLOPs, GPU-hours and dollars (a stop does not
+    /// change it: the start-up's share is charged after the iterations are known).
+    per_iteration: [f64; 3],
 }
 
 /// The stop-free step of `cfg`, when its ledger is one step priced once: single-turn, no
@@ -112,6 +127,17 @@ pub fn step_ledger(cfg: &RunConfig) -> Option<StepLedger> {
 }
 
 impl StepLedger {
+    /// The step of this ledger, pools and rollouts.
+    pub(super) fn new(ledger: Ledger, pools: Pools, rollouts: Rollouts) -> Self {
+        use crate::config::BudgetUnit::{Flops, GpuHours, Usd};
+        StepLedger {
+            per_iteration: [Flops, GpuHours, Usd].map(|unit| ledger.per_iteration(unit)),
+            ledger,
+            pools,
+            rollouts,
+        }
+    }
+
     /// The run's ledger under `cfg`'s stop. `cfg` must be the configuration the step was priced
     /// from, with any stop: the result is [`evaluate`]'s, bit for bit.
     pub fn with_stop(&self, cfg: &RunConfig) -> Ledger {
@@ -151,7 +177,16 @@ impl StepLedger {
 
     /// The iterations, the budget's infeasibility and the start-up's share.
     fn stop(&self, cfg: &RunConfig, ledger: &mut Ledger) {
-        let (iterations, budget_infeasible) = iterations(ledger, cfg.stop, cfg.run.startup_seconds);
+        use crate::config::BudgetUnit::{Flops, GpuHours, Usd};
+        // The ledger's start-up phase is the step's here, so its cost of one iteration is the
+        // one computed with the step.
+        let per_iteration = |unit| match unit {
+            Flops => self.per_iteration[0],
+            GpuHours => self.per_iteration[1],
+            Usd => self.per_iteration[2],
+        };
+        let (iterations, budget_infeasible) =
+            iterations_at(ledger, cfg.stop, cfg.run.startup_seconds, per_iteration);
         ledger.iterations = iterations;
         ledger.infeasible = ledger.infeasible.or(budget_infeasible);
         charge_startup(cfg, ledger);

@@ -593,9 +593,5 @@ pub(super) fn constant_step(cfg: &RunConfig) -> StepLedger {
         environment_usd_per_step: 0.0,
         api_usd_per_step: 0.0,
     };
-    StepLedger {
-        ledger,
-        pools,
-        rollouts,
-    }
+    StepLedger::new(ledger, pools, rollouts)
 }
