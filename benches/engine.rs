@@ -54,6 +54,15 @@ fn engine(c: &mut Criterion) {
                 prepared.at(ledger.iterations as f64)
             })
         });
+        // The same cell as a sweep's first pass prices it: the stop without the waste and the
+        // median only (the interval and the point come only for cells the aggregate takes).
+        let mut ledger = *step.step();
+        c.bench_function("the same cell, first pass (no waste, median only)", |b| {
+            b.iter(|| {
+                step.with_stop_into_without_waste(black_box(&config), &mut ledger);
+                prepared.median_at(ledger.iterations as f64).score
+            })
+        });
     }
     // The decode drain of one replica, uncached: what a cell pays when its decode inputs differ
     // from its neighbours' (the ledger memoises it per thread otherwise).
