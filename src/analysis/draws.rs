@@ -11,7 +11,7 @@
 //! id, so a cell's draws do not depend on which other cells are drawn beside it (the shortlist's
 //! pool and the recommendation's cheaper candidates can be drawn together or apart).
 
-use crate::outcome::{DrawNormals, Parts, Spread, draw_score, parts};
+use crate::outcome::{DrawNormals, Parts, Spread, draw_score_at, parts, unshifted_progress};
 use crate::rng::SplitMix64;
 use crate::spec::Grid;
 
@@ -101,6 +101,7 @@ impl JointDraws {
                 continue;
             };
             SplitMix64::new(grid.seed, cell_stream(budget_index, id)).fill_normals(&mut own);
+            let progress = unshifted_progress(&cell);
             for d in 0..DRAWS {
                 let normals = DrawNormals {
                     shared_gain: shared[3 * d],
@@ -110,7 +111,7 @@ impl JointDraws {
                     cell_time: own[3 * d + 1],
                     seed: own[3 * d + 2],
                 };
-                scores[k * DRAWS + d] = draw_score(&cell, &scales, &normals);
+                scores[k * DRAWS + d] = draw_score_at(&cell, progress, &scales, &normals);
                 bases[k * DRAWS + d] =
                     (cell.base_score + cell.base_score_sd * normals.shared_base).clamp(0.0, 1.0);
             }

@@ -517,6 +517,12 @@ pub fn with_base(parts: &Parts, base_score: f64) -> Parts {
 /// One joint draw of a cell's score: cells given the same shared normals are correlated as the
 /// model says (the parameters and the shared discrepancy move them together).
 pub fn draw_score(parts: &Parts, scales: &DrawScales, z: &DrawNormals) -> f64 {
+    draw_score_at(parts, progress_of(parts, 0.0), scales, z)
+}
+
+/// [`draw_score`] with the cell's unshifted progress (`progress`, which no normal moves) given:
+/// computed once for all of a cell's draws. The same bits as `draw_score`.
+pub fn draw_score_at(parts: &Parts, progress: f64, scales: &DrawScales, z: &DrawNormals) -> f64 {
     let moved;
     let parts = if parts.base_score_sd > 0.0 && z.shared_base != 0.0 {
         moved = with_base(
@@ -541,7 +547,13 @@ pub fn draw_score(parts: &Parts, scales: &DrawScales, z: &DrawNormals) -> f64 {
     } else {
         logistic(logit_unclamped(score) + floor_shift)
     };
-    (score + scales.seed * progress_of(parts, 0.0) * z.seed).clamp(0.0, 1.0)
+    // `progress` is the unmoved parts' progress: moving the base score changes no term of it.
+    (score + scales.seed * progress * z.seed).clamp(0.0, 1.0)
+}
+
+/// A cell's progress at its parts' own time scale (what [`draw_score_at`] takes).
+pub fn unshifted_progress(parts: &Parts) -> f64 {
+    progress_of(parts, 0.0)
 }
 
 #[cfg(test)]
