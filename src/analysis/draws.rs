@@ -36,11 +36,10 @@ pub struct Interval {
 }
 
 impl Interval {
-    /// The interval of a sample (sorted in place): the order statistics at 5%, 50% and 95%,
+    /// The interval of a sample (reordered in place): the order statistics at 5%, 50% and 95%,
     /// linearly interpolated. NaN values are dropped; an empty sample gives NaN.
     pub fn of_sample(values: &mut Vec<f64>) -> Self {
         values.retain(|v| !v.is_nan());
-        values.sort_by(f64::total_cmp);
         Interval {
             median: quantile(values, 0.5),
             low: quantile(values, 0.05),
@@ -60,16 +59,20 @@ impl Interval {
     }
 }
 
-/// The q-quantile of sorted values (linear interpolation between order statistics).
-fn quantile(sorted: &[f64], q: f64) -> f64 {
-    match sorted.len() {
+/// The q-quantile of `values` (linear interpolation between the order statistics of the
+/// values sorted by `total_cmp`), found by selection, not a sort: the same two order statistics,
+/// so the same bits as reading them off the sorted values. Reorders `values`.
+fn quantile(values: &mut [f64], q: f64) -> f64 {
+    match values.len() {
         0 => f64::NAN,
-        1 => sorted[0],
+        1 => values[0],
         n => {
             let at = q * (n - 1) as f64;
             let (i, frac) = (at.floor() as usize, at - at.floor());
-            let j = (i + 1).min(n - 1);
-            sorted[i] + frac * (sorted[j] - sorted[i])
+            let (_, &mut x, above) = values.select_nth_unstable_by(i, f64::total_cmp);
+            // The next order statistic is the least of what the selection put above the i-th.
+            let y = above.iter().copied().min_by(f64::total_cmp).unwrap_or(x);
+            x + frac * (y - x)
         }
     }
 }
@@ -210,6 +213,39 @@ mod tests {
         let mut v: Vec<f64> = (0..10).map(f64::from).collect();
         assert!((Interval::of_sample(&mut v).low - 0.45).abs() < 1e-12);
         assert!(Interval::of_sample(&mut vec![f64::NAN]).median.is_nan());
+    }
+
+    #[test]
+    fn selected_quantiles_are_the_sorted_ones_bit_for_bit() {
+        // Random samples of every size up to 60, then 1,000, with ties, signed zeros and NaN.
+        let mut rng = SplitMix64::new(5, 9);
+        for n in (0..60).chain([1000]) {
+            let mut v: Vec<f64> = (0..n)
+                .map(|k| match k % 7 {
+                    0 => 0.0,
+                    1 => -0.0,
+                    2 => f64::NAN,
+                    3 => 0.25,
+                    _ => rng.uniform() - 0.5,
+                })
+                .collect();
+            let mut sorted: Vec<f64> = v.iter().copied().filter(|x| !x.is_nan()).collect();
+            sorted.sort_by(f64::total_cmp);
+            let by_sort = |q: f64| match sorted.len() {
+                0 => f64::NAN,
+                1 => sorted[0],
+                m => {
+                    let at = q * (m - 1) as f64;
+                    let (i, frac) = (at.floor() as usize, at - at.floor());
+                    let j = (i + 1).min(m - 1);
+                    sorted[i] + frac * (sorted[j] - sorted[i])
+                }
+            };
+            let i = Interval::of_sample(&mut v);
+            for (got, q) in [(i.low, 0.05), (i.median, 0.5), (i.high, 0.95)] {
+                assert_eq!(got.to_bits(), by_sort(q).to_bits(), "n {n}, q {q}");
+            }
+        }
     }
 
     #[test]
