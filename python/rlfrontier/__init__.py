@@ -366,7 +366,8 @@ class SweepStream:
     :class:`SweepResult` without ``cells`` (frontier, allocation frontier, shortlist, summary);
     a failed sweep raises :class:`RlfrontierError` from the loop. :meth:`close` (or leaving a
     ``with`` block) stops a sweep still running, waits for it, and removes its temporary folder.
-    The cells are not written anywhere, with ``out`` or without.
+    The cells are not written anywhere, with ``out`` or without; the sweep commits its folder
+    only once the stream has been read to its end (a stream closed earlier leaves no results).
     """
 
     def __init__(
