@@ -227,7 +227,14 @@ pub struct Aggregate {
 
 /// A share in units of 1e-15, for order-independent sums.
 fn fixed(x: f64) -> i128 {
-    (x * 1e15).round() as i128
+    let units = (x * 1e15).round();
+    // Through i64 (one instruction) when it holds the value exactly; `as i128` otherwise
+    // (shares are in [0, 1], so that is only for values that are not shares).
+    if units.abs() < 9.0e18 {
+        units as i64 as i128
+    } else {
+        units as i128
+    }
 }
 
 impl Aggregate {
@@ -244,7 +251,9 @@ impl Aggregate {
         self.usd_share_search_sum += fixed(probe.usd_share_search);
         self.flops_share_search_sum += fixed(probe.flops_share_search);
         let i = probe.indices;
-        let bin = ((probe.update_fraction / UPDATE_FRACTION_BIN).floor() as usize)
+        // `as usize` truncates toward zero and saturates (NaN and negatives to 0): the floor
+        // for the share, without a call into libm.
+        let bin = ((probe.update_fraction / UPDATE_FRACTION_BIN) as usize)
             .min((1.0 / UPDATE_FRACTION_BIN) as usize - 1);
         let key = (i.model, i.reward, i.budget, bin);
         let rank = Rank {

@@ -585,14 +585,25 @@ pub fn affordable_iterations(budget: f64, per_iteration: f64) -> u64 {
     if per_iteration <= 0.0 || !per_iteration.is_finite() {
         return 0;
     }
-    let mut m = (budget / per_iteration).floor().max(0.0) as u64;
-    while m > 0 && m as f64 * per_iteration > budget {
+    // `as u64` truncates toward zero and saturates (NaN and negatives to 0): for the quotient it
+    // is `floor().max(0.0) as u64`, without a call into libm's floor.
+    let mut m = (budget / per_iteration) as u64;
+    while m > 0 && exact_f64(m) * per_iteration > budget {
         m -= 1;
     }
-    while ((m + 1) as f64) * per_iteration <= budget && m < u64::MAX / 2 {
+    while exact_f64(m + 1) * per_iteration <= budget && m < u64::MAX / 2 {
         m += 1;
     }
     m
+}
+
+/// `m as f64` (the same double: both round the same integer to nearest), through the signed
+/// conversion (one instruction on x86-64) when `m` fits it.
+fn exact_f64(m: u64) -> f64 {
+    match i64::try_from(m) {
+        Ok(signed) => signed as f64,
+        Err(_) => m as f64,
+    }
 }
 
 #[cfg(test)]

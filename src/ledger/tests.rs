@@ -468,6 +468,49 @@ fn affordable_iterations_is_exact_at_boundaries() {
     assert_eq!(affordable_iterations(5.0, 0.0), 0);
 }
 
+#[test]
+fn affordable_iterations_is_the_floor_formula_everywhere() {
+    // The largest m with m × per ≤ budget, as the floor of the quotient corrected both ways;
+    // checked against that formula at random and extreme budgets.
+    fn reference(budget: f64, per: f64) -> u64 {
+        if per <= 0.0 || !per.is_finite() {
+            return 0;
+        }
+        let mut m = (budget / per).floor().max(0.0) as u64;
+        while m > 0 && m as f64 * per > budget {
+            m -= 1;
+        }
+        while ((m + 1) as f64) * per <= budget && m < u64::MAX / 2 {
+            m += 1;
+        }
+        m
+    }
+    let mut rng = crate::rng::SplitMix64::new(3, 4);
+    let mut cases = vec![
+        (-1.0, 1.0),
+        (0.5, 1.0),
+        (f64::NAN, 1.0),
+        (1e300, 1e-300),
+        (1e19, 1.0),
+        (9.3e18, 1.0),
+        (0.3, 0.1),
+    ];
+    for _ in 0..20_000 {
+        let budget = 10f64.powf(rng.uniform() * 12.0 - 2.0);
+        let per = 10f64.powf(rng.uniform() * 8.0 - 4.0);
+        cases.push((budget, per));
+        // Budgets that are exact multiples of the step, where the corrections decide.
+        cases.push(((1.0 + (rng.uniform() * 1e4).floor()) * per, per));
+    }
+    for (budget, per) in cases {
+        assert_eq!(
+            affordable_iterations(budget, per),
+            reference(budget, per),
+            "{budget} / {per}"
+        );
+    }
+}
+
 const POLICIES: [&str; 6] = [
     "qwen2.5-0.5b",
     "qwen2.5-1.5b",
