@@ -591,7 +591,8 @@ pub fn affordable_iterations(budget: f64, per_iteration: f64) -> u64 {
     while m > 0 && exact_f64(m) * per_iteration > budget {
         m -= 1;
     }
-    while exact_f64(m + 1) * per_iteration <= budget && m < u64::MAX / 2 {
+    // The bound first: a saturated quotient (u64::MAX) must not be incremented.
+    while m < u64::MAX / 2 && exact_f64(m + 1) * per_iteration <= budget {
         m += 1;
     }
     m

@@ -480,7 +480,7 @@ fn affordable_iterations_is_the_floor_formula_everywhere() {
         while m > 0 && m as f64 * per > budget {
             m -= 1;
         }
-        while ((m + 1) as f64) * per <= budget && m < u64::MAX / 2 {
+        while m < u64::MAX / 2 && ((m + 1) as f64) * per <= budget {
             m += 1;
         }
         m
