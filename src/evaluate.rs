@@ -66,9 +66,7 @@ impl CellEvaluator {
     pub fn price(&mut self, grid: &Grid, cell: &Cell) -> (&Ledger, Prediction, CellSignal) {
         let config = cell.run_config(grid);
         if !self.hold_step(grid, &config, cell) {
-            let ledger = self.ledger.insert(crate::ledger::evaluate(&config));
-            let signal = grid_signal(grid, &config, ledger);
-            return (ledger, predict(&grid.outcome, &signal), signal);
+            return self.price_whole(grid, &config);
         }
         let (_, step, prepared) = self.last.as_ref().expect("a step held");
         let ledger = self.ledger.as_mut().expect("set with the step");
@@ -84,9 +82,7 @@ impl CellEvaluator {
     pub fn price_lazily(&mut self, grid: &Grid, cell: &Cell) -> Priced<'_> {
         let config = cell.run_config(grid);
         if !self.hold_step(grid, &config, cell) {
-            let ledger = self.ledger.insert(crate::ledger::evaluate(&config));
-            let signal = grid_signal(grid, &config, ledger);
-            let prediction = predict(&grid.outcome, &signal);
+            let (ledger, prediction, _) = self.price_whole(grid, &config);
             return Priced {
                 ledger,
                 estimate: Estimate::Whole(prediction),
@@ -101,6 +97,18 @@ impl CellEvaluator {
             ledger,
             estimate: Estimate::Median(prepared, median),
         }
+    }
+
+    /// A run priced whole (not by the step): its ledger, held until the next cell, its
+    /// prediction and its signal.
+    fn price_whole(
+        &mut self,
+        grid: &Grid,
+        config: &RunConfig,
+    ) -> (&Ledger, Prediction, CellSignal) {
+        let ledger = self.ledger.insert(crate::ledger::evaluate(config));
+        let signal = grid_signal(grid, config, ledger);
+        (ledger, predict(&grid.outcome, &signal), signal)
     }
 
     /// Holds the step of `cell` (all its axes but the budget), priced now unless it is the one
@@ -228,13 +236,16 @@ mod tests {
 
     /// The evaluator's reuse gives `evaluate`'s results bit for bit, on a grid of budgets, a
     /// grid of dollar budgets and an agentic grid (priced whole, no reuse).
+    /// Slices of a grid of budgets, a grid of dollar budgets and an agentic grid, by name.
+    const SLICES: [(&str, std::ops::Range<u64>); 3] = [
+        ("ten-million", 4_321_900..4_322_100),
+        ("dollars", 0..400),
+        ("agentic", 0..200),
+    ];
+
     #[test]
     fn the_evaluator_reuses_steps_and_gives_the_same_bits() {
-        for (name, ids) in [
-            ("ten-million", 4_321_900..4_322_100u64),
-            ("dollars", 0..400),
-            ("agentic", 0..200),
-        ] {
+        for (name, ids) in SLICES {
             let g = grid(name);
             let ids = ids.start..ids.end.min(g.cell_count().unwrap());
             let mut evaluator = CellEvaluator::default();
@@ -260,11 +271,7 @@ mod tests {
     /// interleaving it with whole pricing on one evaluator changes nothing.
     #[test]
     fn lazy_pricing_gives_the_same_bits_but_the_waste() {
-        for (name, ids) in [
-            ("ten-million", 4_321_900..4_322_100u64),
-            ("dollars", 0..400),
-            ("agentic", 0..200),
-        ] {
+        for (name, ids) in SLICES {
             let g = grid(name);
             let ids = ids.start..ids.end.min(g.cell_count().unwrap());
             let mut evaluator = CellEvaluator::default();

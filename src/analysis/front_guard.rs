@@ -73,25 +73,8 @@ impl FrontGuard {
 
 #[cfg(test)]
 mod tests {
+    use super::super::frontier::tests::point;
     use super::*;
-
-    fn point(id: u64, cost: f64, usd: f64, score: f64) -> Point {
-        Point {
-            id,
-            indices: Default::default(),
-            cost,
-            usd,
-            gpu_hours: 0.0,
-            wall_hours: 0.0,
-            score,
-            score_low: score,
-            score_high: score,
-            base_score: 0.0,
-            update_fraction: 0.0,
-            flops_shares: [0.0; 3],
-            usd_shares: [0.0; 3],
-        }
-    }
 
     #[test]
     fn only_points_strictly_dominated_on_both_bases_are_excluded() {

@@ -577,10 +577,11 @@ fn merged_pool(a: Vec<Point>, b: Vec<Point>) -> Vec<Point> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn point(id: u64, cost: f64, usd: f64, score: f64) -> Point {
+    /// A point with this id, costs and score (and fixed shares), for tests.
+    pub(in crate::analysis) fn point(id: u64, cost: f64, usd: f64, score: f64) -> Point {
         Point {
             id,
             indices: AxisIndices {

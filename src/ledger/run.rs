@@ -150,11 +150,8 @@ impl StepLedger {
     /// finished at some stop (or not at all): only the fields a stop sets are rewritten, so a
     /// sweep moves no whole ledger per budget.
     pub fn with_stop_into(&self, cfg: &RunConfig, ledger: &mut Ledger) {
-        let startup = Phase::Startup.index();
-        ledger.phases[startup] = self.ledger.phases[startup];
-        ledger.step_seconds = self.ledger.step_seconds;
-        ledger.infeasible = self.ledger.infeasible;
-        self.finish(cfg, ledger);
+        self.with_stop_into_without_waste(cfg, ledger);
+        ledger.waste = waste(cfg, self.pools, &self.rollouts, ledger);
     }
 
     /// [`StepLedger::with_stop_into`] without the waste, which is left at zero: the costs,
