@@ -65,21 +65,29 @@ fn decimal_exponent(magnitude: f64) -> i32 {
 }
 
 /// |x| as a seven-digit integer mantissa m in [1e6, 1e7) and a decimal exponent e, |x| ≈ m·10^(e-6),
-/// for |x| in [1e15, 1e29), when one rounded division decides the digits (the reasoning of
-/// [`scientific_fast`]); None otherwise.
+/// for |x| in [1e-16, 1e-4) or [1e15, 1e29), when one rounded operation decides the digits (the
+/// reasoning of [`scientific_fast`]): a division by the exact power 10^(e-6) for large
+/// magnitudes, a product with the exact power 10^(6-e) for small ones (both powers at most
+/// 10^22). None otherwise.
 fn scientific_integer(x: f64) -> Option<(u64, i32)> {
     let magnitude = x.abs();
-    if !(1e15..1e29).contains(&magnitude) {
-        return None;
-    }
-    const EXPONENTS: [f64; 14] = [
+    const LARGE: [f64; 14] = [
         1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22, 1e23, 1e24, 1e25, 1e26, 1e27, 1e28,
     ];
-    // ⌊log10 m⌋ (checked below: a wrong guess leaves the scaled value outside [1e6, 1e7)).
-    let mut exponent = 14 + EXPONENTS.partition_point(|&p| p <= magnitude) as i32;
-    let divisor = *EXACT_POWERS.get((exponent - 6) as usize)?;
-    // Seven significant digits: x / 10^(e-6) lies in [1e6, 1e7), rounded once.
-    let scaled = magnitude / divisor;
+    const SMALL: [f64; 12] = [
+        1e-16, 1e-15, 1e-14, 1e-13, 1e-12, 1e-11, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5,
+    ];
+    // ⌊log10 m⌋ (checked below: a wrong guess leaves the scaled value outside [1e6, 1e7)), then
+    // seven significant digits: m scaled into [1e6, 1e7), rounded once.
+    let (mut exponent, scaled) = if (1e15..1e29).contains(&magnitude) {
+        let exponent = 14 + LARGE.partition_point(|&p| p <= magnitude) as i32;
+        (exponent, magnitude / EXACT_POWERS[(exponent - 6) as usize])
+    } else if (1e-16..1e-4).contains(&magnitude) {
+        let exponent = -17 + SMALL.partition_point(|&p| p <= magnitude) as i32;
+        (exponent, magnitude * EXACT_POWERS[(6 - exponent) as usize])
+    } else {
+        return None;
+    };
     if !(1e6..1e7).contains(&scaled) {
         return None;
     }
@@ -97,7 +105,8 @@ fn scientific_integer(x: f64) -> Option<(u64, i32)> {
     Some((integer, exponent))
 }
 
-/// `format!("{x:.6e}")` with the mantissa's trailing zeros trimmed, for |x| in [1e15, 1e29), by
+/// `format!("{x:.6e}")` with the mantissa's trailing zeros trimmed, for |x| in [1e-16, 1e-4) or
+/// [1e15, 1e29), by
 /// integer arithmetic when that provably gives the same digits (as [`fixed_fast`]: one rounded
 /// division by an exact power of ten, refused near a tie). False, writing nothing, otherwise.
 fn scientific_fast(x: f64, out: &mut NumberText) -> bool {
@@ -122,8 +131,15 @@ fn scientific_fast(x: f64, out: &mut NumberText) -> bool {
         }
     }
     out.push_byte(b'e');
-    // The exponent is 15 to 29: two digits.
-    out.push_byte(b'0' + (exponent / 10) as u8);
+    // The exponent is -16 to -4 or 15 to 29: Rust writes a sign only when negative, and no
+    // leading zero.
+    if exponent < 0 {
+        out.push_byte(b'-');
+    }
+    let exponent = exponent.unsigned_abs();
+    if exponent >= 10 {
+        out.push_byte(b'0' + (exponent / 10) as u8);
+    }
     out.push_byte(b'0' + (exponent % 10) as u8);
     true
 }
@@ -233,10 +249,17 @@ pub fn number_value(x: f64) -> Option<f64> {
         if let Some(integer) = fixed_rounded(x, decimals) {
             return Some(signed(integer / EXACT_POWERS[decimals]));
         }
-    } else if let Some((mantissa, exponent)) = scientific_integer(x)
-        && let Some(&power) = EXACT_POWERS.get((exponent - 6) as usize)
-    {
-        return Some(signed(mantissa as i64 as f64 * power));
+    } else if let Some((mantissa, exponent)) = scientific_integer(x) {
+        // m·10^(e-6): a product with an exact power for large magnitudes, a division by one for
+        // small ones (e - 6 is 9 to 23 or -22 to -10).
+        let mantissa = mantissa as i64 as f64;
+        if exponent >= 6 {
+            if let Some(&power) = EXACT_POWERS.get((exponent - 6) as usize) {
+                return Some(signed(mantissa * power));
+            }
+        } else {
+            return Some(signed(mantissa / EXACT_POWERS[(6 - exponent) as usize]));
+        }
     }
     number_text(x).as_str().parse().ok()
 }
@@ -526,7 +549,7 @@ mod tests {
         }
         // Around every power of ten the two branches meet (the exponent is found by comparison,
         // not by a logarithm), and the scientific mantissa's carry (9.9999995e16 -> 1e17).
-        for k in -6..32 {
+        for k in -20..32 {
             let p = format!("1e{k}").parse::<f64>().unwrap();
             let mut x = p;
             let mut y = p;
@@ -542,7 +565,7 @@ mod tests {
         let mut rng = crate::rng::SplitMix64::new(7, 0);
         for _ in 0..200_000 {
             let u = rng.uniform();
-            let exponent = -6.0 + 36.0 * rng.uniform();
+            let exponent = -20.0 + 50.0 * rng.uniform();
             let x = (1.0 + 9.0 * u) * 10f64.powf(exponent.floor());
             let x = if rng.uniform() < 0.3 { -x } else { x };
             assert_eq!(number(x), number_by_format(x), "{x:e}");

@@ -20,7 +20,10 @@ use crate::report::cells::{
     CellRow, Num, cell_columns, start_cells_csv, target_columns, target_fields,
 };
 use crate::report::columns::ColumnCollector;
-use crate::report::parquet::{ColumnType, ParquetTable, TypedRows, cells_column_type};
+use crate::report::parquet::{
+    ColumnType, ParquetTable, RowGroupEncoder, TypedRows, cells_column_type,
+};
+use crate::report::row_group::ColumnChunkEncoder;
 use crate::report::{AtomicFile, prepare_output_dir};
 use crate::spec::Grid;
 
@@ -443,23 +446,90 @@ impl Passes<'_> {
                 let types: Vec<_> = names.iter().map(|n| cells_column_type(n)).collect();
                 let mut table = ParquetTable::new(file.writer(), &names, types.clone())
                     .map_err(parquet_error)?;
-                // Row groups of a fixed number of chunks, so the file's bytes do not depend on
-                // the thread count.
-                for group in self.chunks.chunks(PARQUET_ROW_GROUP_CHUNKS) {
-                    self.check_interrupt()?;
-                    // Each chunk's rows are filed into typed columns on the pool; the group's
-                    // chunks are one row group, written in order.
-                    let parts = self
-                        .column_parts(group, &frontier_ids, mode, &types)
-                        .map_err(parquet_error)?;
-                    table.write_row_group(&parts).map_err(parquet_error)?;
-                    self.progress
-                        .advance(group.iter().map(|r| r.end - r.start).sum());
-                }
+                self.write_cells_parquet(&mut table, &frontier_ids, mode, &types, &parquet_error)?;
                 table.finish().map_err(parquet_error)?;
             }
         }
         Ok(file)
+    }
+
+    /// Pass 2 into `cells.parquet`: row groups of a fixed number of chunks (so the file's bytes
+    /// do not depend on the thread count), each encoded outside the file and appended in order
+    /// ([`Self::encode_row_group`]).
+    fn write_cells_parquet<W: std::io::Write + Send>(
+        &self,
+        table: &mut ParquetTable<W>,
+        frontier_ids: &BTreeSet<u64>,
+        mode: CellsMode,
+        types: &[ColumnType],
+        parquet_error: &dyn Fn(String) -> Error,
+    ) -> Result<()> {
+        let encoder = table.encoder();
+        for group in self.chunks.chunks(PARQUET_ROW_GROUP_CHUNKS) {
+            let mut buffers = encoder.buffers();
+            let mut encoding = encoder.start(&mut buffers);
+            let rows = self.encode_row_group(&mut encoding, group, frontier_ids, mode, types)?;
+            let closed = encoding.close().map_err(parquet_error)?;
+            match rows {
+                Ok(0) => {}
+                Ok(_) => table
+                    .append_row_group(buffers, closed)
+                    .map_err(parquet_error)?,
+                Err(m) => return Err(parquet_error(m)),
+            }
+        }
+        Ok(())
+    }
+
+    /// One row group's chunks, a window at a time: each window's rows are filed into typed
+    /// columns on the pool, then the columns encode them on the pool, one task per column; a
+    /// window is encoded while the next one is filed, so neither waits for the other and only
+    /// two windows of rows are held. The group's row count, or why a row or column failed.
+    fn encode_row_group(
+        &self,
+        encoding: &mut RowGroupEncoder<'_>,
+        group: &[std::ops::Range<u64>],
+        frontier_ids: &BTreeSet<u64>,
+        mode: CellsMode,
+        types: &[ColumnType],
+    ) -> Result<std::result::Result<usize, String>> {
+        let cells_of = |w: &[std::ops::Range<u64>]| w.iter().map(|r| r.end - r.start).sum();
+        let encode = |columns: &mut [ColumnChunkEncoder<'_>], parts: &[TypedRows]| {
+            columns
+                .par_iter_mut()
+                .try_for_each(|column| column.write(parts))
+        };
+        let mut rows = 0;
+        // The previous window's rows and cell count, filed and not yet encoded.
+        let mut pending: Option<(Vec<TypedRows>, u64)> = None;
+        for window in group.chunks(self.window) {
+            self.check_interrupt()?;
+            let columns = encoding.columns_mut();
+            let (encoded, parts) = self.pool.install(|| {
+                rayon::join(
+                    || pending.as_ref().map(|(parts, _)| encode(columns, parts)),
+                    || self.column_parts(window, frontier_ids, mode, types),
+                )
+            });
+            if let Some(Err(m)) = encoded {
+                return Ok(Err(m));
+            }
+            self.progress.advance(pending.map_or(0, |(_, cells)| cells));
+            let parts = match parts {
+                Ok(parts) => parts,
+                Err(m) => return Ok(Err(m)),
+            };
+            rows += parts.iter().map(TypedRows::rows).sum::<usize>();
+            pending = Some((parts, cells_of(window)));
+        }
+        if let Some((parts, cells)) = pending {
+            let columns = encoding.columns_mut();
+            if let Err(m) = self.pool.install(|| encode(columns, &parts)) {
+                return Ok(Err(m));
+            }
+            self.progress.advance(cells);
+        }
+        Ok(Ok(rows))
     }
 
     /// A group of chunks' rows filed into typed columns on the pool, one part per chunk, in

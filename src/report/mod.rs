@@ -20,6 +20,7 @@ pub mod parquet;
 pub mod plots;
 pub mod png;
 pub mod recommendation;
+pub mod row_group;
 pub mod tables;
 pub mod targets;
 

@@ -13,12 +13,12 @@
 use std::sync::Arc;
 
 use parquet::basic::{Compression, LogicalType, Repetition, Type as PhysicalType};
-use parquet::column::writer::ColumnWriter;
 use parquet::data_type::ByteArray;
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
-use parquet::schema::types::ColumnPath;
-use parquet::schema::types::Type;
+use parquet::schema::types::{ColumnPath, Type};
+
+pub use super::row_group::{ClosedRowGroup, ColumnBuffer, ColumnEncoder, RowGroupEncoder};
 
 /// A column's type in a Parquet table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,7 +67,7 @@ pub fn infer_types(header: &[String], rows: &[Vec<String>]) -> Vec<ColumnType> {
 }
 
 /// The Parquet schema of a table.
-fn schema(names: &[String], types: &[ColumnType]) -> Result<Arc<Type>, String> {
+pub(crate) fn schema(names: &[String], types: &[ColumnType]) -> Result<Arc<Type>, String> {
     let fields = names
         .iter()
         .zip(types)
@@ -135,35 +135,52 @@ impl<W: std::io::Write + Send> ParquetTable<W> {
     }
 
     /// Appends `parts` (converted in any order, for instance in parallel) one after the other as
-    /// one row group.
+    /// one row group, its columns encoded one after the other.
     pub fn write_row_group(&mut self, parts: &[TypedRows]) -> Result<(), String> {
         if parts.iter().all(|p| p.rows == 0) {
             return Ok(());
         }
+        let encoder = self.encoder();
+        let mut buffers = encoder.buffers();
+        let mut group = encoder.start(&mut buffers);
+        for column in group.columns_mut() {
+            column.write(parts)?;
+        }
+        let closed = group.close()?;
+        self.append_row_group(buffers, closed)
+    }
+
+    /// What encodes this table's row groups outside it, column by column on any thread (see
+    /// [`RowGroupEncoder`]).
+    pub fn encoder(&self) -> ColumnEncoder {
+        ColumnEncoder::new(
+            self.writer.schema_descr().columns().to_vec(),
+            self.writer.properties().clone(),
+        )
+    }
+
+    /// Appends one row group encoded outside the table: the buffers a [`RowGroupEncoder`] wrote
+    /// into and what closing it reported. The encoded bytes are copied as they are, their page
+    /// offsets moved to where they land: the same pages as writing the columns here.
+    pub fn append_row_group(
+        &mut self,
+        buffers: Vec<ColumnBuffer>,
+        closed: ClosedRowGroup,
+    ) -> Result<(), String> {
+        let closed = closed.into_columns();
+        if buffers.len() != self.types.len() || closed.len() != buffers.len() {
+            return Err(format!(
+                "a row group of {} columns for a table of {}",
+                buffers.len().min(closed.len()),
+                self.types.len()
+            ));
+        }
         let mut group = self.writer.next_row_group().map_err(|e| e.to_string())?;
-        let mut c = 0;
-        while let Some(mut column) = group.next_column().map_err(|e| e.to_string())? {
-            for part in parts {
-                let levels = Some(part.levels[c].as_slice());
-                match (column.untyped(), &part.data[c]) {
-                    (ColumnWriter::Int64ColumnWriter(w), ColumnData::Int(d)) => {
-                        w.write_batch(d, levels, None)
-                    }
-                    (ColumnWriter::DoubleColumnWriter(w), ColumnData::Double(d)) => {
-                        w.write_batch(d, levels, None)
-                    }
-                    (ColumnWriter::BoolColumnWriter(w), ColumnData::Bool(d)) => {
-                        w.write_batch(d, levels, None)
-                    }
-                    (ColumnWriter::ByteArrayColumnWriter(w), ColumnData::Text(d)) => {
-                        w.write_batch(d, levels, None)
-                    }
-                    _ => return Err(format!("column {c}: writer and type disagree")),
-                }
+        for (buffer, close) in buffers.into_iter().zip(closed) {
+            let bytes = bytes::Bytes::from(buffer.into_inner().map_err(|e| e.to_string())?);
+            group
+                .append_column(&bytes, close)
                 .map_err(|e| e.to_string())?;
-            }
-            column.close().map_err(|e| e.to_string())?;
-            c += 1;
         }
         group.close().map_err(|e| e.to_string())?;
         Ok(())
