@@ -325,6 +325,26 @@ impl NumberText {
     pub fn as_str(&self) -> &str {
         std::str::from_utf8(&self.bytes[..self.len]).expect("ASCII digits, sign, point and e")
     }
+
+    /// An integer's decimal digits (what `n.to_string()` writes), without an allocation.
+    pub fn integer(n: u64) -> Self {
+        let mut out = NumberText::default();
+        let _ = std::fmt::Write::write_fmt(&mut out, format_args!("{n}"));
+        out
+    }
+}
+
+impl PartialEq for NumberText {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl serde::Serialize for NumberText {
+    /// The text, as a string.
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
 }
 
 impl std::fmt::Write for NumberText {

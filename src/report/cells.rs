@@ -5,7 +5,7 @@ use serde::{Serialize, Serializer};
 
 use crate::config::Stop;
 use crate::evaluate::{Evaluated, usd_per_point};
-use crate::format::number;
+use crate::format::{NumberText, number_text};
 use crate::ledger::{Bucket, Phase};
 
 /// A number as the tables write it (`crate::format::number`: about seven significant digits,
@@ -32,10 +32,10 @@ impl Serialize for Num {
 /// documents each column. Prediction columns are empty for infeasible cells.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[allow(missing_docs)] // the column contract is documented in the book (docs/book/src/outputs.md)
-pub struct CellRow {
+pub struct CellRow<'g> {
     pub cell_id: u64,
-    pub engine: String,
-    pub model: String,
+    pub engine: &'g str,
+    pub model: &'g str,
     /// `full` or `lora`.
     pub finetune: &'static str,
     /// LoRA rank, 0 for full fine-tuning.
@@ -43,20 +43,20 @@ pub struct CellRow {
     /// `rule`, `orm`, `prm` or `judge`.
     pub reward: &'static str,
     /// The reward or judge model's id, empty for rules.
-    pub reward_model: String,
+    pub reward_model: &'g str,
     /// Mean model turns per episode (1: single-turn).
     pub turns: Num,
     /// Mean seconds of one tool call.
     pub tool_seconds: Num,
     /// The API judge's id (`none` without one).
-    pub judge: String,
+    pub judge: &'g str,
     pub group_size: u64,
     pub max_response_len: u64,
     pub update_epochs: u64,
     pub prompts_per_step: u64,
     /// Budget amount, or iterations for fixed-iterations grids.
-    pub budget: String,
-    pub budget_unit: String,
+    pub budget: NumberText,
+    pub budget_unit: &'static str,
     pub iterations: u64,
     pub rollouts: Num,
     pub mean_response_tokens: Num,
@@ -80,7 +80,7 @@ pub struct CellRow {
     pub wall_hours: Num,
     pub feasible: bool,
     pub infeasible_reason: String,
-    pub infeasible_code: String,
+    pub infeasible_code: &'static str,
     pub step_seconds: Num,
     pub usd_per_step: Num,
     pub generated_tokens: Num,
@@ -106,13 +106,14 @@ pub struct CellRow {
     pub on_frontier: bool,
 }
 
-impl CellRow {
-    /// The row of an evaluated cell.
-    pub fn of(e: &Evaluated, on_frontier: bool) -> Self {
+impl<'g> CellRow<'g> {
+    /// The row of an evaluated cell (its text borrowed from the grid and its catalog: a row
+    /// allocates only an infeasible cell's reason).
+    pub fn of(e: &Evaluated<'g>, on_frontier: bool) -> Self {
         let (cell, ledger, prediction) = (&e.cell, &e.ledger, &e.prediction);
         let (budget, budget_unit) = match cell.stop {
-            Stop::Budget(b) => (number(b.amount), b.unit.as_str().to_string()),
-            Stop::Iterations(n) => (n.to_string(), "iterations".to_string()),
+            Stop::Budget(b) => (number_text(b.amount), b.unit.as_str()),
+            Stop::Iterations(n) => (NumberText::integer(n), "iterations"),
         };
         let feasible = ledger.feasible();
         let iterations = ledger.iterations as f64;
@@ -125,15 +126,15 @@ impl CellRow {
         };
         CellRow {
             cell_id: cell.id,
-            engine: cell.engine.id.clone(),
-            model: cell.model.id.clone(),
+            engine: &cell.engine.id,
+            model: &cell.model.id,
             finetune: cell.finetune.mode(),
             lora_rank: cell.finetune.lora_rank(),
             reward: cell.reward.kind.as_str(),
-            reward_model: cell.reward.model_id().to_string(),
+            reward_model: cell.reward.model_id(),
             turns: Num(cell.turns),
             tool_seconds: Num(cell.tool_seconds),
-            judge: cell.judge.to_string(),
+            judge: cell.judge,
             group_size: cell.group_size,
             max_response_len: cell.max_response_len,
             update_epochs: cell.update_epochs,
@@ -163,10 +164,7 @@ impl CellRow {
             wall_hours: Num(ledger.wall_hours()),
             feasible,
             infeasible_reason: ledger.infeasible.map(|r| r.to_string()).unwrap_or_default(),
-            infeasible_code: ledger
-                .infeasible
-                .map(|r| r.code().to_string())
-                .unwrap_or_default(),
+            infeasible_code: ledger.infeasible.map(|r| r.code()).unwrap_or_default(),
             step_seconds: Num(ledger.step_seconds),
             usd_per_step: Num(ledger.total_usd_per_step()),
             generated_tokens: Num(ledger.tokens.generated_tokens_per_step * iterations),

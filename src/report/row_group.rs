@@ -253,7 +253,11 @@ mod tests {
         let mut group = encoder.start(&mut buffers);
         let narrow = typed_rows(&[ColumnType::Int], &[vec!["1".to_string()]]).unwrap();
         // Column 1 (doubles) of a one-column part: there is none.
-        assert!(group.columns_mut()[1].write(std::slice::from_ref(&narrow)).is_err());
+        assert!(
+            group.columns_mut()[1]
+                .write(std::slice::from_ref(&narrow))
+                .is_err()
+        );
         // Column 0 of a part whose column 0 is text.
         let text = typed_rows(&[ColumnType::Text], &[vec!["a".to_string()]]).unwrap();
         assert!(group.columns_mut()[0].write(&[text]).is_err());
