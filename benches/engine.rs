@@ -112,7 +112,7 @@ fn engine(c: &mut Criterion) {
 /// typed Parquet columns (`report::columns`), on the same 1,000 evaluated cells.
 fn cell_rows(c: &mut Criterion) {
     use rlfrontier::report::cells::{CellRow, cell_columns};
-    use rlfrontier::report::columns::ColumnCollector;
+    use rlfrontier::report::columns::{ColumnCollector, ColumnValue};
     use rlfrontier::report::parquet::cells_column_type;
     let g = grid("ten-million");
     let rows: Vec<CellRow> = (4_000_000..4_001_000u64)
@@ -138,7 +138,7 @@ fn cell_rows(c: &mut Criterion) {
         b.iter(|| {
             let mut columns = ColumnCollector::new(&types);
             for row in black_box(&rows) {
-                columns.push(row).unwrap();
+                columns.push_fields(|c| row.file(c)).unwrap();
             }
             columns.finish()
         })

@@ -19,7 +19,7 @@ use crate::evaluate::{CellEvaluator, cost_in_budget_unit};
 use crate::report::cells::{
     CellRow, Num, cell_columns, start_cells_csv, target_columns, target_fields,
 };
-use crate::report::columns::ColumnCollector;
+use crate::report::columns::{ColumnCollector, ColumnValue};
 use crate::report::parquet::{
     ColumnType, ParquetTable, RowGroupEncoder, TypedRows, cells_column_type,
 };
@@ -128,7 +128,7 @@ fn write_chunk(
 }
 
 /// Pass 2 over one chunk for `cells.parquet`: the rows the mode keeps, filed straight into
-/// typed columns by the rows' own serialisation (the values the CSV rows parse to).
+/// typed columns (`report::columns::ColumnValue`: the values the CSV rows parse to).
 fn chunk_columns(
     grid: &Grid,
     ids: std::ops::Range<u64>,
@@ -145,10 +145,13 @@ fn chunk_columns(
     let mut failed = None;
     for_each_row(grid, ids, frontier, mode, |row, targets| {
         if failed.is_none() {
-            let filed = match targets {
-                Some(targets) => columns.push(&(row, targets)),
-                None => columns.push(&row),
-            };
+            let filed = columns.push_fields(|columns| {
+                row.file(columns)?;
+                match &targets {
+                    Some(targets) => targets.file(columns),
+                    None => Ok(()),
+                }
+            });
             failed = filed.err();
         }
     });

@@ -7,6 +7,7 @@ use crate::config::Stop;
 use crate::evaluate::{Evaluated, usd_per_point};
 use crate::format::{NumberText, number_text};
 use crate::ledger::{Bucket, Phase};
+use crate::report::columns::{ColumnCollector, ColumnError, ColumnValue};
 
 /// A number as the tables write it (`crate::format::number`: about seven significant digits,
 /// trailing zeros trimmed; empty when not finite).
@@ -28,82 +29,109 @@ impl Serialize for Num {
     }
 }
 
-/// One row of `cells.csv`. Field order is column order; the book's outputs chapter (docs/book/src/outputs.md)
-/// documents each column. Prediction columns are empty for infeasible cells.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-#[allow(missing_docs)] // the column contract is documented in the book (docs/book/src/outputs.md)
-pub struct CellRow<'g> {
-    pub cell_id: u64,
-    pub engine: &'g str,
-    pub model: &'g str,
-    /// `full` or `lora`.
-    pub finetune: &'static str,
-    /// LoRA rank, 0 for full fine-tuning.
-    pub lora_rank: u64,
-    /// `rule`, `orm`, `prm` or `judge`.
-    pub reward: &'static str,
-    /// The reward or judge model's id, empty for rules.
-    pub reward_model: &'g str,
-    /// Mean model turns per episode (1: single-turn).
-    pub turns: Num,
-    /// Mean seconds of one tool call.
-    pub tool_seconds: Num,
-    /// The API judge's id (`none` without one).
-    pub judge: &'g str,
-    pub group_size: u64,
-    pub max_response_len: u64,
-    pub update_epochs: u64,
-    pub prompts_per_step: u64,
-    /// Budget amount, or iterations for fixed-iterations grids.
-    pub budget: NumberText,
-    pub budget_unit: &'static str,
-    pub iterations: u64,
-    pub rollouts: Num,
-    pub mean_response_tokens: Num,
-    pub truncation_rate: Num,
-    pub zero_signal_rate: Num,
-    pub flops_search: Num,
-    pub flops_learning: Num,
-    pub flops_feedback: Num,
-    pub flops_total: Num,
-    pub flops_share_search: Num,
-    pub flops_share_learning: Num,
-    pub flops_share_feedback: Num,
-    pub gpu_hours_search: Num,
-    pub gpu_hours_learning: Num,
-    pub gpu_hours_feedback: Num,
-    pub gpu_hours: Num,
-    pub usd: Num,
-    pub usd_share_search: Num,
-    pub usd_share_learning: Num,
-    pub usd_share_feedback: Num,
-    pub wall_hours: Num,
-    pub feasible: bool,
-    pub infeasible_reason: String,
-    pub infeasible_code: &'static str,
-    pub step_seconds: Num,
-    pub usd_per_step: Num,
-    pub generated_tokens: Num,
-    pub straggler_response_tokens: Num,
-    pub tensor_parallel: u64,
-    pub sequences_in_flight: Num,
-    pub training_memory_gb_per_gpu: Num,
-    pub waste_zero_signal_usd: Num,
-    pub waste_truncated_usd: Num,
-    pub waste_straggler_gpu_hours: Num,
-    /// Seconds the cluster waits for tools over the run (multi-turn episodes).
-    pub environment_seconds: Num,
-    /// Sandbox dollars over the run (tool calls and reward tests), outside the GPU-hours.
-    pub environment_usd: Num,
-    /// API judge dollars over the run, outside the GPU-hours.
-    pub api_usd: Num,
-    pub predicted_score: Option<Num>,
-    pub score_low: Option<Num>,
-    pub score_high: Option<Num>,
-    pub base_score: Num,
-    pub usd_per_point: Option<Num>,
-    pub gpu_hours_per_point: Option<Num>,
-    pub on_frontier: bool,
+/// Defines a row struct and files it in typed columns field after field, in the struct's order
+/// (the CSV's column order): one field list, so the serialised row (`cells.csv`) and the filed
+/// one (`cells.parquet`, the Python tables) cannot disagree on the columns.
+macro_rules! table_row {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident<$lt:lifetime> {
+            $( $(#[$field_meta:meta])* pub $field:ident : $ty:ty, )*
+        }
+    ) => {
+        $(#[$meta])*
+        pub struct $name<$lt> {
+            $( $(#[$field_meta])* pub $field: $ty, )*
+        }
+
+        impl ColumnValue for $name<'_> {
+            /// The row's fields in column order.
+            fn file(&self, columns: &mut ColumnCollector) -> Result<(), ColumnError> {
+                $( self.$field.file(columns)?; )*
+                Ok(())
+            }
+        }
+    };
+}
+
+table_row! {
+    /// One row of `cells.csv`. Field order is column order; the book's outputs chapter (docs/book/src/outputs.md)
+    /// documents each column. Prediction columns are empty for infeasible cells.
+    #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+    #[allow(missing_docs)] // the column contract is documented in the book (docs/book/src/outputs.md)
+    pub struct CellRow<'g> {
+        pub cell_id: u64,
+        pub engine: &'g str,
+        pub model: &'g str,
+        /// `full` or `lora`.
+        pub finetune: &'static str,
+        /// LoRA rank, 0 for full fine-tuning.
+        pub lora_rank: u64,
+        /// `rule`, `orm`, `prm` or `judge`.
+        pub reward: &'static str,
+        /// The reward or judge model's id, empty for rules.
+        pub reward_model: &'g str,
+        /// Mean model turns per episode (1: single-turn).
+        pub turns: Num,
+        /// Mean seconds of one tool call.
+        pub tool_seconds: Num,
+        /// The API judge's id (`none` without one).
+        pub judge: &'g str,
+        pub group_size: u64,
+        pub max_response_len: u64,
+        pub update_epochs: u64,
+        pub prompts_per_step: u64,
+        /// Budget amount, or iterations for fixed-iterations grids.
+        pub budget: NumberText,
+        pub budget_unit: &'static str,
+        pub iterations: u64,
+        pub rollouts: Num,
+        pub mean_response_tokens: Num,
+        pub truncation_rate: Num,
+        pub zero_signal_rate: Num,
+        pub flops_search: Num,
+        pub flops_learning: Num,
+        pub flops_feedback: Num,
+        pub flops_total: Num,
+        pub flops_share_search: Num,
+        pub flops_share_learning: Num,
+        pub flops_share_feedback: Num,
+        pub gpu_hours_search: Num,
+        pub gpu_hours_learning: Num,
+        pub gpu_hours_feedback: Num,
+        pub gpu_hours: Num,
+        pub usd: Num,
+        pub usd_share_search: Num,
+        pub usd_share_learning: Num,
+        pub usd_share_feedback: Num,
+        pub wall_hours: Num,
+        pub feasible: bool,
+        pub infeasible_reason: String,
+        pub infeasible_code: &'static str,
+        pub step_seconds: Num,
+        pub usd_per_step: Num,
+        pub generated_tokens: Num,
+        pub straggler_response_tokens: Num,
+        pub tensor_parallel: u64,
+        pub sequences_in_flight: Num,
+        pub training_memory_gb_per_gpu: Num,
+        pub waste_zero_signal_usd: Num,
+        pub waste_truncated_usd: Num,
+        pub waste_straggler_gpu_hours: Num,
+        /// Seconds the cluster waits for tools over the run (multi-turn episodes).
+        pub environment_seconds: Num,
+        /// Sandbox dollars over the run (tool calls and reward tests), outside the GPU-hours.
+        pub environment_usd: Num,
+        /// API judge dollars over the run, outside the GPU-hours.
+        pub api_usd: Num,
+        pub predicted_score: Option<Num>,
+        pub score_low: Option<Num>,
+        pub score_high: Option<Num>,
+        pub base_score: Num,
+        pub usd_per_point: Option<Num>,
+        pub gpu_hours_per_point: Option<Num>,
+        pub on_frontier: bool,
+    }
 }
 
 impl<'g> CellRow<'g> {

@@ -1,22 +1,19 @@
-//! Rows collected straight into typed Parquet columns: the rows' own `Serialize` (the one the CSV
-//! writer uses) walked by a serializer that files each field in its column, so `cells.parquet`
-//! needs no CSV text written and parsed back.
+//! Rows collected straight into typed Parquet columns, field after field ([`ColumnValue`]), so
+//! `cells.parquet` and the Python tables need no CSV text written and parsed back.
 //!
 //! Values equal the CSV's by construction: a number the CSV prints through
-//! [`crate::format::number_text`] arrives here as the double that text parses to
+//! [`crate::format::number_text`] is stored as the double that text parses to
 //! ([`crate::format::number_value`], computed without the text where one exact operation gives
-//! it; this serializer says it is not human-readable, which is how the number knows); an integer
-//! or a boolean is stored as the CSV text of it would parse; an empty field is a null. A test
-//! compares the two routes on real grids.
+//! it); an integer or a boolean is stored as the CSV text of it would parse; an empty field is a
+//! null. A row's fields are filed in the order its serialisation writes them (`cells.csv`'s
+//! rows are [`crate::report::cells::CellRow`], whose one field list gives both). Tests compare
+//! the two routes, here and on real grids (`engine::sweep`).
 
 use parquet::data_type::ByteArray;
-use serde::Serialize;
-use serde::ser::{self, Impossible};
 
 use super::parquet::{ColumnData, ColumnType, TypedRows};
 
-/// Typed columns filled row by row from serialisable rows (the row's fields, nested structs,
-/// tuples and sequences flattened in order, as the CSV writer flattens them).
+/// Typed columns filled row by row, a row's fields (nested ones flattened) in column order.
 #[derive(Debug)]
 pub struct ColumnCollector {
     types: Vec<ColumnType>,
@@ -46,12 +43,6 @@ fn push_text(column: &mut Vec<ByteArray>, text: &str) {
 #[error("{0}")]
 pub struct ColumnError(String);
 
-impl ser::Error for ColumnError {
-    fn custom<T: std::fmt::Display>(msg: T) -> Self {
-        ColumnError(msg.to_string())
-    }
-}
-
 impl ColumnCollector {
     /// Empty columns of these types.
     pub fn new(types: &[ColumnType]) -> Self {
@@ -78,25 +69,83 @@ impl ColumnCollector {
         }
     }
 
-    /// Files one row; it must have exactly one field per column.
-    pub fn push<T: Serialize + ?Sized>(&mut self, row: &T) -> Result<(), ColumnError> {
+    /// Files one row: `fields` files its fields in column order through [`ColumnValue`] (a row
+    /// type's own, e.g. [`crate::report::cells::CellRow`]'s), exactly one per column.
+    pub fn push_fields(
+        &mut self,
+        fields: impl FnOnce(&mut Self) -> Result<(), ColumnError>,
+    ) -> Result<(), ColumnError> {
         self.next = 0;
-        row.serialize(&mut *self)?;
-        if self.next != self.types.len() {
-            return Err(ColumnError(format!(
-                "row {} has {} fields for {} columns",
-                self.rows,
-                self.next,
-                self.types.len()
-            )));
+        let filed = fields(self).and_then(|()| {
+            if self.next == self.types.len() {
+                Ok(())
+            } else {
+                Err(ColumnError(format!(
+                    "row {} has {} fields for {} columns",
+                    self.rows,
+                    self.next,
+                    self.types.len()
+                )))
+            }
+        });
+        match filed {
+            Ok(()) => self.rows += 1,
+            Err(_) => self.drop_partial_row(),
         }
-        self.rows += 1;
-        Ok(())
+        filed
+    }
+
+    /// Takes back the fields of a row that failed part way: every column back to the rows
+    /// filed whole (its values: the present ones among them).
+    fn drop_partial_row(&mut self) {
+        for (levels, data) in self.levels.iter_mut().zip(&mut self.data) {
+            levels.truncate(self.rows);
+            let present = levels.iter().filter(|&&l| l == 1).count();
+            match data {
+                ColumnData::Int(d) => d.truncate(present),
+                ColumnData::Double(d) => d.truncate(present),
+                ColumnData::Bool(d) => d.truncate(present),
+                ColumnData::Text(d) => d.truncate(present),
+            }
+        }
     }
 
     /// The collected rows.
     pub fn finish(self) -> TypedRows {
         TypedRows::from_columns(self.rows, self.levels, self.data)
+    }
+
+    /// Files a present double, integer, boolean or text straight into its column when the column is of
+    /// that type (the common case, kept small enough to inline); anything else goes through
+    /// [`Self::field`].
+    #[inline(always)]
+    fn typed(&mut self, value: Field) -> Result<(), ColumnError> {
+        let c = self.next;
+        let filed = match (self.data.get_mut(c), value) {
+            (Some(ColumnData::Double(d)), Field::Float(v)) => {
+                d.push(v);
+                true
+            }
+            (Some(ColumnData::Int(d)), Field::Unsigned(v)) if v <= i64::MAX as u64 => {
+                d.push(v as i64);
+                true
+            }
+            (Some(ColumnData::Bool(d)), Field::Bool(v)) => {
+                d.push(v);
+                true
+            }
+            (Some(ColumnData::Text(d)), Field::Text(v)) if !v.is_empty() => {
+                push_text(d, v);
+                true
+            }
+            _ => false,
+        };
+        if !filed {
+            return self.field(value);
+        }
+        self.levels[c].push(1);
+        self.next += 1;
+        Ok(())
     }
 
     /// Files one field, given as what the CSV would hold.
@@ -121,19 +170,15 @@ impl ColumnCollector {
             (ColumnData::Int(d), Field::Unsigned(v)) => {
                 d.push(i64::try_from(v).map_err(|_| bad(&v))?)
             }
-            (ColumnData::Int(d), Field::Signed(v)) => d.push(v),
             (ColumnData::Int(d), Field::Text(v)) => d.push(v.parse().map_err(|_| bad(&v))?),
             // The nearest double to an integer is what its decimal text parses to.
             (ColumnData::Double(d), Field::Unsigned(v)) => d.push(v as f64),
-            (ColumnData::Double(d), Field::Signed(v)) => d.push(v as f64),
             (ColumnData::Double(d), Field::Float(v)) => d.push(v),
             (ColumnData::Double(d), Field::Text(v)) => d.push(v.parse().map_err(|_| bad(&v))?),
             // The CSV reader keeps "true" as true and any other text as false.
             (ColumnData::Bool(d), Field::Bool(v)) => d.push(v),
             (ColumnData::Bool(d), Field::Text(v)) => d.push(v == "true"),
-            (ColumnData::Bool(d), Field::Unsigned(_) | Field::Signed(_) | Field::Float(_)) => {
-                d.push(false)
-            }
+            (ColumnData::Bool(d), Field::Unsigned(_) | Field::Float(_)) => d.push(false),
             (ColumnData::Text(d), Field::Text(v)) => push_text(d, v),
             (ColumnData::Text(d), Field::Bool(v)) => {
                 d.push(ByteArray::from(if v { "true" } else { "false" }))
@@ -141,12 +186,94 @@ impl ColumnCollector {
             (ColumnData::Text(d), Field::Unsigned(v)) => {
                 d.push(ByteArray::from(v.to_string().as_str()))
             }
-            (ColumnData::Text(d), Field::Signed(v)) => {
-                d.push(ByteArray::from(v.to_string().as_str()))
-            }
             (_, other) => return Err(bad(&other)),
         }
         Ok(())
+    }
+}
+
+/// A row field filed straight into its column, holding what the CSV writer's text of its
+/// serialisation parses to (tests compare the two, here and on real grids).
+pub trait ColumnValue {
+    /// Files the value in the next column (nested values: in the next columns).
+    fn file(&self, columns: &mut ColumnCollector) -> Result<(), ColumnError>;
+}
+
+impl ColumnValue for u64 {
+    #[inline]
+    fn file(&self, columns: &mut ColumnCollector) -> Result<(), ColumnError> {
+        columns.typed(Field::Unsigned(*self))
+    }
+}
+
+impl ColumnValue for bool {
+    #[inline]
+    fn file(&self, columns: &mut ColumnCollector) -> Result<(), ColumnError> {
+        columns.typed(Field::Bool(*self))
+    }
+}
+
+impl ColumnValue for str {
+    #[inline]
+    fn file(&self, columns: &mut ColumnCollector) -> Result<(), ColumnError> {
+        columns.typed(Field::Text(self))
+    }
+}
+
+impl ColumnValue for String {
+    #[inline]
+    fn file(&self, columns: &mut ColumnCollector) -> Result<(), ColumnError> {
+        columns.typed(Field::Text(self))
+    }
+}
+
+impl<T: ColumnValue + ?Sized> ColumnValue for &T {
+    #[inline]
+    fn file(&self, columns: &mut ColumnCollector) -> Result<(), ColumnError> {
+        (**self).file(columns)
+    }
+}
+
+impl<T: ColumnValue> ColumnValue for Option<T> {
+    /// An absent value is a null, as `serialize_none` files it.
+    #[inline]
+    fn file(&self, columns: &mut ColumnCollector) -> Result<(), ColumnError> {
+        match self {
+            Some(v) => v.file(columns),
+            None => columns.field(Field::Null),
+        }
+    }
+}
+
+impl<T: ColumnValue> ColumnValue for [T] {
+    /// Each element in its own column, as a serialised sequence is flattened.
+    fn file(&self, columns: &mut ColumnCollector) -> Result<(), ColumnError> {
+        self.iter().try_for_each(|v| v.file(columns))
+    }
+}
+
+impl<T: ColumnValue> ColumnValue for Vec<T> {
+    fn file(&self, columns: &mut ColumnCollector) -> Result<(), ColumnError> {
+        self.as_slice().file(columns)
+    }
+}
+
+impl ColumnValue for crate::report::cells::Num {
+    /// The double the number's text parses to, or a null when it has no text (not finite), as
+    /// its serialisation for a serializer that is not human-readable gives.
+    #[inline]
+    fn file(&self, columns: &mut ColumnCollector) -> Result<(), ColumnError> {
+        match crate::format::number_value(self.0) {
+            Some(value) => columns.typed(Field::Float(value)),
+            None => columns.field(Field::Text("")),
+        }
+    }
+}
+
+impl ColumnValue for crate::format::NumberText {
+    #[inline]
+    fn file(&self, columns: &mut ColumnCollector) -> Result<(), ColumnError> {
+        columns.typed(Field::Text(self.as_str()))
     }
 }
 
@@ -156,186 +283,49 @@ enum Field<'a> {
     Null,
     Bool(bool),
     Unsigned(u64),
-    Signed(i64),
     Float(f64),
     Text(&'a str),
 }
 
-impl ser::Serializer for &mut ColumnCollector {
-    type Ok = ();
-    type Error = ColumnError;
-    type SerializeSeq = Self;
-    type SerializeTuple = Self;
-    type SerializeTupleStruct = Self;
-    type SerializeTupleVariant = Impossible<(), ColumnError>;
-    type SerializeMap = Impossible<(), ColumnError>;
-    type SerializeStruct = Self;
-    type SerializeStructVariant = Impossible<(), ColumnError>;
-
-    /// Not human-readable: a table number ([`crate::report::cells::Num`]) then arrives as the
-    /// double its CSV text parses to ([`crate::format::number_value`]), not as the text.
-    fn is_human_readable(&self) -> bool {
-        false
-    }
-
-    fn serialize_bool(self, v: bool) -> Result<(), ColumnError> {
-        self.field(Field::Bool(v))
-    }
-    fn serialize_i8(self, v: i8) -> Result<(), ColumnError> {
-        self.field(Field::Signed(v.into()))
-    }
-    fn serialize_i16(self, v: i16) -> Result<(), ColumnError> {
-        self.field(Field::Signed(v.into()))
-    }
-    fn serialize_i32(self, v: i32) -> Result<(), ColumnError> {
-        self.field(Field::Signed(v.into()))
-    }
-    fn serialize_i64(self, v: i64) -> Result<(), ColumnError> {
-        self.field(Field::Signed(v))
-    }
-    fn serialize_u8(self, v: u8) -> Result<(), ColumnError> {
-        self.field(Field::Unsigned(v.into()))
-    }
-    fn serialize_u16(self, v: u16) -> Result<(), ColumnError> {
-        self.field(Field::Unsigned(v.into()))
-    }
-    fn serialize_u32(self, v: u32) -> Result<(), ColumnError> {
-        self.field(Field::Unsigned(v.into()))
-    }
-    fn serialize_u64(self, v: u64) -> Result<(), ColumnError> {
-        self.field(Field::Unsigned(v))
-    }
-    fn serialize_f32(self, v: f32) -> Result<(), ColumnError> {
-        self.field(Field::Float(v.into()))
-    }
-    fn serialize_f64(self, v: f64) -> Result<(), ColumnError> {
-        self.field(Field::Float(v))
-    }
-    fn serialize_char(self, v: char) -> Result<(), ColumnError> {
-        self.field(Field::Text(v.encode_utf8(&mut [0u8; 4])))
-    }
-    fn serialize_str(self, v: &str) -> Result<(), ColumnError> {
-        self.field(Field::Text(v))
-    }
-    fn serialize_bytes(self, _: &[u8]) -> Result<(), ColumnError> {
-        Err(ColumnError("bytes have no column type".into()))
-    }
-    fn serialize_none(self) -> Result<(), ColumnError> {
-        self.field(Field::Null)
-    }
-    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), ColumnError> {
-        value.serialize(self)
-    }
-    fn serialize_unit(self) -> Result<(), ColumnError> {
-        self.field(Field::Null)
-    }
-    fn serialize_unit_struct(self, _: &'static str) -> Result<(), ColumnError> {
-        self.field(Field::Null)
-    }
-    fn serialize_unit_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        variant: &'static str,
-    ) -> Result<(), ColumnError> {
-        self.field(Field::Text(variant))
-    }
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        value: &T,
-    ) -> Result<(), ColumnError> {
-        value.serialize(self)
-    }
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> Result<(), ColumnError> {
-        Err(ColumnError("enum variants with data have no column".into()))
-    }
-    fn serialize_seq(self, _: Option<usize>) -> Result<Self, ColumnError> {
-        Ok(self)
-    }
-    fn serialize_tuple(self, _: usize) -> Result<Self, ColumnError> {
-        Ok(self)
-    }
-    fn serialize_tuple_struct(self, _: &'static str, _: usize) -> Result<Self, ColumnError> {
-        Ok(self)
-    }
-    fn serialize_tuple_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleVariant, ColumnError> {
-        Err(ColumnError("enum variants with data have no column".into()))
-    }
-    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, ColumnError> {
-        Err(ColumnError("maps have no column".into()))
-    }
-    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self, ColumnError> {
-        Ok(self)
-    }
-    fn serialize_struct_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStructVariant, ColumnError> {
-        Err(ColumnError("enum variants with data have no column".into()))
-    }
-}
-
-/// Nested sequences, tuples and structs are flattened into the row, field after field.
-macro_rules! flatten {
-    ($trait:ident, $method:ident $(, $key:ty)?) => {
-        impl ser::$trait for &mut ColumnCollector {
-            type Ok = ();
-            type Error = ColumnError;
-            fn $method<T: Serialize + ?Sized>(
-                &mut self,
-                $(_: $key,)?
-                value: &T,
-            ) -> Result<(), ColumnError> {
-                value.serialize(&mut **self)
-            }
-            fn end(self) -> Result<(), ColumnError> {
-                Ok(())
-            }
-        }
-    };
-}
-
-flatten!(SerializeSeq, serialize_element);
-flatten!(SerializeTuple, serialize_element);
-flatten!(SerializeTupleStruct, serialize_field);
-flatten!(SerializeStruct, serialize_field, &'static str);
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::NumberText;
+    use crate::report::cells::Num;
     use crate::report::parquet::typed_rows_from_csv;
+    use serde::Serialize;
 
     #[derive(Serialize)]
     struct Row {
         id: u64,
         label: &'static str,
-        value: crate::report::cells::Num,
-        missing: Option<crate::report::cells::Num>,
+        owned: String,
+        budget: NumberText,
+        value: Num,
+        missing: Option<Num>,
         flag: bool,
-        extra: Vec<Option<crate::report::cells::Num>>,
+        extra: Vec<Option<Num>>,
+    }
+
+    impl ColumnValue for Row {
+        fn file(&self, columns: &mut ColumnCollector) -> Result<(), ColumnError> {
+            self.id.file(columns)?;
+            self.label.file(columns)?;
+            self.owned.file(columns)?;
+            self.budget.file(columns)?;
+            self.value.file(columns)?;
+            self.missing.file(columns)?;
+            self.flag.file(columns)?;
+            self.extra.file(columns)
+        }
     }
 
     #[test]
     fn rows_file_as_the_csv_reader_parses_them() {
-        use crate::report::cells::Num;
         let types = [
             ColumnType::Int,
+            ColumnType::Text,
+            ColumnType::Text,
             ColumnType::Text,
             ColumnType::Double,
             ColumnType::Double,
@@ -347,6 +337,8 @@ mod tests {
             Row {
                 id: 7,
                 label: "lora",
+                owned: "qwen2.5-7b".to_string(),
+                budget: crate::format::number_text(1000.0),
                 value: Num(0.723_456_149_9),
                 missing: None,
                 flag: true,
@@ -355,6 +347,8 @@ mod tests {
             Row {
                 id: 8,
                 label: "",
+                owned: "qwen2.5-7b".to_string(),
+                budget: NumberText::integer(250),
                 value: Num(1.0 / 3.0),
                 missing: Some(Num(f64::NAN)),
                 flag: false,
@@ -367,7 +361,7 @@ mod tests {
         let mut columns = ColumnCollector::new(&types);
         for row in &rows {
             csv.serialize(row).unwrap();
-            columns.push(row).unwrap();
+            columns.push_fields(|c| row.file(c)).unwrap();
         }
         let via_csv = typed_rows_from_csv(&types, &csv.into_inner().unwrap()).unwrap();
         assert_eq!(columns.finish(), via_csv);
@@ -376,9 +370,24 @@ mod tests {
     #[test]
     fn a_row_of_the_wrong_width_or_type_is_refused() {
         let mut columns = ColumnCollector::new(&[ColumnType::Int, ColumnType::Int]);
-        assert!(columns.push(&(1u64,)).is_err());
-        assert!(columns.push(&(1u64, 2u64, 3u64)).is_err());
-        assert!(columns.push(&(1u64, "x")).is_err());
-        assert!(columns.push(&(1u64, 2u64)).is_ok());
+        assert!(columns.push_fields(|c| 1u64.file(c)).is_err());
+        assert!(columns.push_fields(|c| [1u64, 2, 3].file(c)).is_err());
+        assert!(
+            columns
+                .push_fields(|c| {
+                    1u64.file(c)?;
+                    "x".file(c)
+                })
+                .is_err()
+        );
+        assert!(columns.push_fields(|c| [1u64, 2].file(c)).is_ok());
+        // The refused rows left nothing behind.
+        let rows = columns.finish();
+        assert_eq!(rows.rows(), 1);
+        assert_eq!(rows.levels(), [vec![1], vec![1]]);
+        assert_eq!(
+            rows.data(),
+            [ColumnData::Int(vec![1]), ColumnData::Int(vec![2])]
+        );
     }
 }
