@@ -143,6 +143,27 @@ fn cell_rows(c: &mut Criterion) {
             columns.finish()
         })
     });
+    // What Parquet adds once the rows are filed: encoding, statistics and Snappy, one column
+    // after the other here (a sweep encodes a row group's columns on all threads).
+    let filed = {
+        let mut columns = ColumnCollector::new(&types);
+        for row in &rows {
+            columns.push_fields(|c| row.file(c)).unwrap();
+        }
+        columns.finish()
+    };
+    let names = cell_columns();
+    c.bench_function("1,000 filed rows encoded as a Parquet row group", |b| {
+        b.iter(|| {
+            let mut table =
+                rlfrontier::report::parquet::ParquetTable::new(Vec::new(), &names, types.clone())
+                    .unwrap();
+            table
+                .write_row_group(std::slice::from_ref(black_box(&filed)))
+                .unwrap();
+            table.finish().unwrap().len()
+        })
+    });
 }
 
 fn fronts(c: &mut Criterion) {
