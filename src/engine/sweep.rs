@@ -20,10 +20,8 @@ use crate::report::cells::{
     CellRow, Num, cell_columns, start_cells_csv, target_columns, target_fields,
 };
 use crate::report::columns::{ColumnCollector, ColumnValue};
-use crate::report::parquet::{
-    ColumnType, ParquetTable, RowGroupEncoder, TypedRows, cells_column_type,
-};
-use crate::report::row_group::ColumnChunkEncoder;
+use crate::report::parquet::{ColumnType, ParquetTable, TypedRows, cells_column_type};
+use crate::report::row_group::{ColumnChunkEncoder, RowGroupEncoder};
 use crate::report::{AtomicFile, prepare_output_dir};
 use crate::spec::Grid;
 
@@ -471,14 +469,19 @@ impl Passes<'_> {
         for group in self.chunks.chunks(PARQUET_ROW_GROUP_CHUNKS) {
             let mut buffers = encoder.buffers();
             let mut encoding = encoder.start(&mut buffers);
-            let rows = self.encode_row_group(&mut encoding, group, frontier_ids, mode, types)?;
+            let rows = self.encode_row_group(
+                &mut encoding,
+                group,
+                frontier_ids,
+                mode,
+                types,
+                parquet_error,
+            )?;
             let closed = encoding.close().map_err(parquet_error)?;
-            match rows {
-                Ok(0) => {}
-                Ok(_) => table
+            if rows > 0 {
+                table
                     .append_row_group(buffers, closed)
-                    .map_err(parquet_error)?,
-                Err(m) => return Err(parquet_error(m)),
+                    .map_err(parquet_error)?;
             }
         }
         Ok(())
@@ -487,7 +490,7 @@ impl Passes<'_> {
     /// One row group's chunks, a window at a time: each window's rows are filed into typed
     /// columns on the pool, then the columns encode them on the pool, one task per column; a
     /// window is encoded while the next one is filed, so neither waits for the other and only
-    /// two windows of rows are held. The group's row count, or why a row or column failed.
+    /// two windows of rows are held. The group's row count.
     fn encode_row_group(
         &self,
         encoding: &mut RowGroupEncoder<'_>,
@@ -495,7 +498,8 @@ impl Passes<'_> {
         frontier_ids: &BTreeSet<u64>,
         mode: CellsMode,
         types: &[ColumnType],
-    ) -> Result<std::result::Result<usize, String>> {
+        parquet_error: &dyn Fn(String) -> Error,
+    ) -> Result<usize> {
         let cells_of = |w: &[std::ops::Range<u64>]| w.iter().map(|r| r.end - r.start).sum();
         let encode = |columns: &mut [ColumnChunkEncoder<'_>], parts: &[TypedRows]| {
             columns
@@ -514,25 +518,20 @@ impl Passes<'_> {
                     || self.column_parts(window, frontier_ids, mode, types),
                 )
             });
-            if let Some(Err(m)) = encoded {
-                return Ok(Err(m));
-            }
+            encoded.transpose().map_err(parquet_error)?;
             self.progress.advance(pending.map_or(0, |(_, cells)| cells));
-            let parts = match parts {
-                Ok(parts) => parts,
-                Err(m) => return Ok(Err(m)),
-            };
+            let parts = parts.map_err(parquet_error)?;
             rows += parts.iter().map(TypedRows::rows).sum::<usize>();
             pending = Some((parts, cells_of(window)));
         }
         if let Some((parts, cells)) = pending {
             let columns = encoding.columns_mut();
-            if let Err(m) = self.pool.install(|| encode(columns, &parts)) {
-                return Ok(Err(m));
-            }
+            self.pool
+                .install(|| encode(columns, &parts))
+                .map_err(parquet_error)?;
             self.progress.advance(cells);
         }
-        Ok(Ok(rows))
+        Ok(rows)
     }
 
     /// A group of chunks' rows filed into typed columns on the pool, one part per chunk, in

@@ -15,17 +15,10 @@ use crate::report::columns::{ColumnCollector, ColumnError, ColumnValue};
 pub struct Num(pub f64);
 
 impl Serialize for Num {
-    /// The text for a human-readable serializer (the CSV writer); for the others (the typed
-    /// columns of `report::columns`) the double that text parses to, so both hold one value.
-    /// Empty either way when not finite.
+    /// The text, empty when not finite. (Typed columns hold the double that text parses to:
+    /// `report::columns::ColumnValue`.)
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        if serializer.is_human_readable() {
-            return serializer.serialize_str(crate::format::number_text(self.0).as_str());
-        }
-        match crate::format::number_value(self.0) {
-            Some(value) => serializer.serialize_f64(value),
-            None => serializer.serialize_str(""),
-        }
+        serializer.serialize_str(crate::format::number_text(self.0).as_str())
     }
 }
 

@@ -18,7 +18,7 @@ use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::{ColumnPath, Type};
 
-pub use super::row_group::{ClosedRowGroup, ColumnBuffer, ColumnEncoder, RowGroupEncoder};
+use super::row_group::{ClosedRowGroup, ColumnBuffer, ColumnEncoder};
 
 /// A column's type in a Parquet table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,7 +151,7 @@ impl<W: std::io::Write + Send> ParquetTable<W> {
     }
 
     /// What encodes this table's row groups outside it, column by column on any thread (see
-    /// [`RowGroupEncoder`]).
+    /// [`super::row_group::RowGroupEncoder`]).
     pub fn encoder(&self) -> ColumnEncoder {
         ColumnEncoder::new(
             self.writer.schema_descr().columns().to_vec(),
@@ -159,7 +159,7 @@ impl<W: std::io::Write + Send> ParquetTable<W> {
         )
     }
 
-    /// Appends one row group encoded outside the table: the buffers a [`RowGroupEncoder`] wrote
+    /// Appends one row group encoded outside the table: the buffers a [`super::row_group::RowGroupEncoder`] wrote
     /// into and what closing it reported. The encoded bytes are copied as they are, their page
     /// offsets moved to where they land: the same pages as writing the columns here.
     pub fn append_row_group(
