@@ -1,6 +1,6 @@
 //! `rlfrontier cost`'s flags for how training-side passes are cut into micro-batches, and the
 //! run settings they set (`rlfrontier::config::MicroBatching`, `max_tokens_per_gpu`,
-//! `gradient_checkpointing`). veRL and TRL files set them through the importers.
+//! `gradient_checkpointing`, `offload`). veRL and TRL files set them through the importers.
 
 use clap::Args;
 use rlfrontier::config::RunSettings;
@@ -39,6 +39,36 @@ pub struct TrainingPassFlags {
     /// Pad each micro-batch of sequences to its longest and compute the padding.
     #[arg(long)]
     pub no_remove_padding: bool,
+    /// Keep the policy's (and critic's) weights and gradients in host memory between passes
+    /// (veRL `fsdp_config.param_offload`): each pass copies them in and out.
+    #[arg(long, overrides_with = "no_param_offload")]
+    pub param_offload: bool,
+    /// Keep them on the GPU (the default).
+    #[arg(long)]
+    pub no_param_offload: bool,
+    /// Keep the optimizer's moments in host memory between updates (veRL
+    /// `fsdp_config.optimizer_offload`).
+    #[arg(long, overrides_with = "no_optimizer_offload")]
+    pub optimizer_offload: bool,
+    /// Keep them on the GPU (the default).
+    #[arg(long)]
+    pub no_optimizer_offload: bool,
+    /// Keep the reference model's weights in host memory between its passes (veRL
+    /// `ref.fsdp_config.param_offload`).
+    #[arg(long, overrides_with = "no_reference_offload")]
+    pub reference_offload: bool,
+    /// Keep them on the GPU (the default).
+    #[arg(long)]
+    pub no_reference_offload: bool,
+}
+
+/// `on` when the switch is given, `off` when its negation is, else `current`.
+fn switch(on: bool, off: bool, current: bool) -> bool {
+    if off {
+        false
+    } else {
+        on || current
+    }
 }
 
 impl TrainingPassFlags {
@@ -65,5 +95,17 @@ impl TrainingPassFlags {
         } else if self.remove_padding {
             mb.remove_padding = true;
         }
+        let o = &mut run.offload;
+        o.params = switch(self.param_offload, self.no_param_offload, o.params);
+        o.optimizer = switch(
+            self.optimizer_offload,
+            self.no_optimizer_offload,
+            o.optimizer,
+        );
+        o.reference = switch(
+            self.reference_offload,
+            self.no_reference_offload,
+            o.reference,
+        );
     }
 }

@@ -119,6 +119,12 @@ pub enum Setting {
     GradientCheckpointing(bool),
     /// Padding removed (packed sequences).
     RemovePadding(bool),
+    /// The trained models' weights and gradients offloaded to host memory between passes.
+    ParamOffload(bool),
+    /// Their optimizer moments offloaded between updates.
+    OptimizerOffload(bool),
+    /// The reference model's weights offloaded between its passes.
+    ReferenceOffload(bool),
 }
 
 impl Setting {
@@ -171,6 +177,12 @@ impl Setting {
             Setting::GradientCheckpointing(false) => ("--no-gradient-checkpointing", None),
             Setting::RemovePadding(true) => ("--remove-padding", None),
             Setting::RemovePadding(false) => ("--no-remove-padding", None),
+            Setting::ParamOffload(true) => ("--param-offload", None),
+            Setting::ParamOffload(false) => ("--no-param-offload", None),
+            Setting::OptimizerOffload(true) => ("--optimizer-offload", None),
+            Setting::OptimizerOffload(false) => ("--no-optimizer-offload", None),
+            Setting::ReferenceOffload(true) => ("--reference-offload", None),
+            Setting::ReferenceOffload(false) => ("--no-reference-offload", None),
         }
     }
 }

@@ -166,6 +166,8 @@ pub struct RunSettings {
     pub old_logprob: OldLogprob,
     /// Activation recomputation during the update (costs one extra forward in time).
     pub gradient_checkpointing: bool,
+    /// Training state moved to host memory between passes (veRL FSDP offload).
+    pub offload: Offload,
     /// Fixed seconds per step for weight sync and bookkeeping.
     pub step_overhead_seconds: f64,
     /// Tokens per GPU per micro-batch in training passes (veRL `ppo_max_token_len_per_gpu`).
@@ -312,6 +314,21 @@ pub struct MicroBatching {
     pub remove_padding: bool,
 }
 
+/// Training state kept in host memory between passes, as veRL's FSDP workers offload it
+/// (`crate::ledger::offload`): each pass loads what it uses and moves it back, a round trip of
+/// host-device copies, and the GPU holds one model's state at a time. None by default (veRL's
+/// defaults).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Offload {
+    /// The trained models' weights and gradients (veRL `actor.fsdp_config.param_offload`, and
+    /// the critic's).
+    pub params: bool,
+    /// Their optimizer moments (veRL `actor.fsdp_config.optimizer_offload`, and the critic's).
+    pub optimizer: bool,
+    /// The reference model's weights (veRL `ref.fsdp_config.param_offload`).
+    pub reference: bool,
+}
+
 impl Default for MicroBatching {
     /// Token budgets, padding removed.
     fn default() -> Self {
@@ -344,6 +361,7 @@ impl Default for RunSettings {
             dynamic_sampling: false,
             old_logprob: DEFAULT_FRAMEWORK.profile().old_logprob,
             gradient_checkpointing: true,
+            offload: Offload::default(),
             step_overhead_seconds: 3.0,
             max_tokens_per_gpu: 16384.0,
             critic_max_tokens_per_gpu: 16384.0,

@@ -244,6 +244,7 @@ fn rl_ledger(
     let run = RunSettings {
         framework,
         algorithm,
+        offload: row_offload(row.get("rl_offload"))?,
         kl_reference: row.get("rl_kl_reference") == "true",
         old_logprob: framework.profile().old_logprob,
         max_tokens_per_gpu: micro,
@@ -272,6 +273,25 @@ fn rl_ledger(
         measured_base_score: None,
         ability_score: None,
     }))
+}
+
+/// The optional `rl_offload` column: what the recipe keeps in host memory between passes, as
+/// `params`, `optimizer` and `reference` joined by `+` (empty: nothing).
+fn row_offload(text: &str) -> std::result::Result<crate::config::Offload, String> {
+    let mut offload = crate::config::Offload::default();
+    for part in text.split('+').map(str::trim).filter(|p| !p.is_empty()) {
+        match part {
+            "params" => offload.params = true,
+            "optimizer" => offload.optimizer = true,
+            "reference" => offload.reference = true,
+            other => {
+                return Err(format!(
+                    "rl_offload: unknown part `{other}`; use params, optimizer and reference joined by +"
+                ));
+            }
+        }
+    }
+    Ok(offload)
 }
 
 /// Regime tag of a row the ledger's training-memory check refuses although it ran.

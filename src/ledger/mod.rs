@@ -11,6 +11,7 @@ pub mod decode;
 pub mod flops;
 pub mod lengths;
 pub mod memory;
+pub mod offload;
 pub mod passes;
 mod run;
 mod step;

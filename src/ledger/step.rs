@@ -7,8 +7,8 @@
 use super::flops::{self, TokenSums};
 use super::run::StepLedger;
 use super::{
-    Infeasible, Ledger, Phase, PhaseCost, RunConfig, TokenStats, Waste, lengths, memory, passes,
-    time,
+    Infeasible, Ledger, Phase, PhaseCost, RunConfig, TokenStats, Waste, lengths, memory, offload,
+    passes, time,
 };
 use crate::catalog::{BF16_BYTES, ModelSpec};
 use crate::config::{Algorithm, Finetune, OldLogprob, RewardKind, Schedule};
@@ -383,16 +383,19 @@ fn learning(cfg: &RunConfig, pools: Pools, r: &Rollouts, phases: &mut Phases) {
         let efficiency = gpu.forward_efficiency * model.moe_training_efficiency();
         passes::pass_seconds(gpu, pool, flops - a, a, 0.0, efficiency, sums)
     };
+    let moves = OffloadMoves::of(cfg, pools);
     let forward = policy_forward_flops(policy, cfg.finetune, log_prob_sums);
     if needs_old_logprobs(cfg) {
         let seconds = forward_seconds(policy, forward, log_prob_sums)
-            + forward_overhead(policy, log_prob_micro);
+            + forward_overhead(policy, log_prob_micro)
+            + moves.policy_forward;
         set(phases, Phase::OldLogprob, forward, seconds);
     }
     if run.kl_reference {
         let f = flops::forward_flops(policy, log_prob_sums);
-        let seconds =
-            forward_seconds(policy, f, log_prob_sums) + forward_overhead(policy, log_prob_micro);
+        let seconds = forward_seconds(policy, f, log_prob_sums)
+            + forward_overhead(policy, log_prob_micro)
+            + moves.reference;
         set(phases, Phase::RefLogprob, f, seconds);
     }
     let checkpointing = if run.gradient_checkpointing { 1.0 } else { 0.0 };
@@ -422,16 +425,22 @@ fn learning(cfg: &RunConfig, pools: Pools, r: &Rollouts, phases: &mut Phases) {
         (total, seconds + update_overhead(model, micro))
     };
     let (update, seconds) = update_seconds(policy, cfg.finetune, update_micro);
-    set(phases, Phase::Update, update, seconds);
+    set(phases, Phase::Update, update, seconds + moves.policy_update);
     if run.algorithm == Algorithm::Ppo {
         let critic = run.critic.as_ref().unwrap_or(policy);
         let critic_micro = run.critic_max_tokens_per_gpu;
         let values = flops::forward_flops(critic, log_prob_sums);
-        let seconds =
-            forward_seconds(critic, values, log_prob_sums) + forward_overhead(critic, critic_micro);
+        let seconds = forward_seconds(critic, values, log_prob_sums)
+            + forward_overhead(critic, critic_micro)
+            + moves.critic_forward;
         set(phases, Phase::CriticValues, values, seconds);
         let (critic_update, seconds) = update_seconds(critic, Finetune::Full, critic_micro);
-        set(phases, Phase::CriticUpdate, critic_update, seconds);
+        set(
+            phases,
+            Phase::CriticUpdate,
+            critic_update,
+            seconds + moves.critic_update,
+        );
     }
     let checkpoints = if run.checkpoint_every_steps > 0 {
         run.checkpoint_seconds / run.checkpoint_every_steps as f64
@@ -442,8 +451,43 @@ fn learning(cfg: &RunConfig, pools: Pools, r: &Rollouts, phases: &mut Phases) {
         phases,
         Phase::Sync,
         0.0,
-        run.step_overhead_seconds + checkpoints,
+        run.step_overhead_seconds + checkpoints + moves.policy_forward,
     );
+}
+
+/// Seconds of host-device copies that offloaded training state adds to each pass
+/// ([`offload`]): the policy's weights around its log-prob pass and the rollout's weight sync,
+/// its weights and moments around the update, the reference's weights around its pass (under
+/// LoRA the reference is the policy with its adapters off), and the critic's likewise.
+struct OffloadMoves {
+    policy_forward: f64,
+    policy_update: f64,
+    reference: f64,
+    critic_forward: f64,
+    critic_update: f64,
+}
+
+impl OffloadMoves {
+    fn of(cfg: &RunConfig, pools: Pools) -> Self {
+        let (run, policy) = (cfg.run, cfg.policy);
+        let o = run.offload;
+        let trip = |bytes: f64| offload::round_trip_seconds(bytes, pools.training as f64);
+        let state = offload::TrainedState::of(policy, cfg.finetune);
+        let reference = match cfg.finetune {
+            Finetune::Full if o.reference => trip(BF16_BYTES * policy.total_params() as f64),
+            Finetune::Full => 0.0,
+            Finetune::Lora(_) => trip(state.forward_round_trip_bytes(o)),
+        };
+        let critic =
+            offload::TrainedState::of(run.critic.as_ref().unwrap_or(policy), Finetune::Full);
+        OffloadMoves {
+            policy_forward: trip(state.forward_round_trip_bytes(o)),
+            policy_update: trip(state.update_round_trip_bytes(o)),
+            reference,
+            critic_forward: trip(critic.forward_round_trip_bytes(o)),
+            critic_update: trip(critic.update_round_trip_bytes(o)),
+        }
+    }
 }
 
 fn pool_share(seconds: f64, busy: f64, held: f64) -> f64 {
@@ -497,13 +541,28 @@ fn charge_gpu_seconds(cfg: &RunConfig, pools: Pools, phases: &mut Phases) -> f64
 /// exceeds the usable memory.
 fn training_memory(cfg: &RunConfig, pools: Pools) -> (f64, Option<Infeasible>) {
     let (hw, run, policy) = (cfg.hardware, cfg.run, cfg.policy);
+    let o = run.offload;
+    // The policy's update holds its whole state, the resident part of the others' (all of it
+    // without offload, `offload::TrainedState::resident_bytes`).
     let mut state = memory::policy_state_bytes(policy, cfg.finetune);
-    if run.kl_reference && cfg.finetune == Finetune::Full {
-        state += BF16_BYTES * policy.total_params() as f64;
-    }
+    let mut critic_peak = 0.0;
+    let reference = if run.kl_reference && cfg.finetune == Finetune::Full && !o.reference {
+        BF16_BYTES * policy.total_params() as f64
+    } else {
+        0.0
+    };
+    state += reference;
     if run.algorithm == Algorithm::Ppo {
         let critic = run.critic.as_ref().unwrap_or(policy);
-        state += memory::policy_state_bytes(critic, Finetune::Full);
+        let critic_state = offload::TrainedState::of(critic, Finetune::Full);
+        state += critic_state.resident_bytes(o);
+        // The critic's update: its whole state, the policy's resident part.
+        critic_peak = memory::policy_state_bytes(critic, Finetune::Full)
+            + offload::TrainedState::of(policy, cfg.finetune).resident_bytes(o)
+            + reference;
+    }
+    if o != crate::config::Offload::default() {
+        state = state.max(critic_peak);
     }
     if let Some(rm) = &cfg.reward.model {
         state += BF16_BYTES * rm.total_params() as f64;

@@ -397,6 +397,21 @@ pub(super) fn run(rr: &RawRun, v: &Validator, catalog: &Catalog) -> Result<RunSe
             "gradient_checkpointing",
             d.gradient_checkpointing,
         )?,
+        offload: crate::config::Offload {
+            params: v.bool_or(&rr.param_offload, rs, "param_offload", d.offload.params)?,
+            optimizer: v.bool_or(
+                &rr.optimizer_offload,
+                rs,
+                "optimizer_offload",
+                d.offload.optimizer,
+            )?,
+            reference: v.bool_or(
+                &rr.reference_offload,
+                rs,
+                "reference_offload",
+                d.offload.reference,
+            )?,
+        },
         step_overhead_seconds: v.non_negative_or(
             &rr.step_overhead_seconds,
             rs,

@@ -6,7 +6,9 @@
 //! update packs up to `ppo_max_token_len_per_gpu` tokens per GPU (16,384) and the log-prob
 //! passes up to `log_prob_max_token_len_per_gpu`; without it they take
 //! `ppo_micro_batch_size_per_gpu` and `log_prob_micro_batch_size_per_gpu` sequences.
-//! `use_remove_padding` and `enable_gradient_checkpointing` are read under `actor_rollout_ref.model`.
+//! `use_remove_padding` and `enable_gradient_checkpointing` are read under `actor_rollout_ref.model`;
+//! `fsdp_config.param_offload` and `optimizer_offload` under the actor (the critic follows it)
+//! and the reference's `param_offload` (`crate::ledger::offload`).
 //!
 //! TRL (`GRPOTrainer`): every pass runs `per_device_train_batch_size` completions at a time,
 //! padded unless `padding_free`; `gradient_checkpointing` from transformers' `TrainingArguments`.
@@ -69,6 +71,7 @@ pub(super) fn verl(pairs: &Pairs, b: &mut Builder) -> Result<(), ImportError> {
             b.set(make(on), &k, Some(line));
         }
     }
+    offload(pairs, b)?;
     let used: Vec<String> = [
         key(ACTOR, "use_dynamic_bsz"),
         key(ACTOR, "ppo_max_token_len_per_gpu"),
@@ -84,6 +87,38 @@ pub(super) fn verl(pairs: &Pairs, b: &mut Builder) -> Result<(), ImportError> {
     ]
     .into();
     b.use_keys(&used.iter().map(String::as_str).collect::<Vec<_>>());
+    Ok(())
+}
+
+/// veRL's FSDP offload keys: the actor's parameters and optimizer, the reference's parameters.
+/// The ledger offloads the critic as the actor; a critic key that disagrees gets a note.
+fn offload(pairs: &Pairs, b: &mut Builder) -> Result<(), ImportError> {
+    const ACTOR: &str = "actor_rollout_ref.actor.fsdp_config.";
+    const CRITIC: &str = "critic.model.fsdp_config.";
+    let reference = "actor_rollout_ref.ref.fsdp_config.param_offload";
+    for (name, make) in [
+        ("param_offload", Setting::ParamOffload as fn(bool) -> Setting),
+        ("optimizer_offload", Setting::OptimizerOffload),
+    ] {
+        let actor_key = format!("{ACTOR}{name}");
+        let actor = pairs.boolean(&actor_key)?;
+        if let Some((on, line)) = actor {
+            b.set(make(on), &actor_key, Some(line));
+        }
+        let critic_key = format!("{CRITIC}{name}");
+        if let Some((on, line)) = pairs.boolean(&critic_key)? {
+            if on != actor.is_some_and(|(a, _)| a) {
+                b.run.notes.push(format!(
+                    "line {line}: {critic_key}={on} differs from the actor's; the ledger offloads the critic as the actor"
+                ));
+            }
+        }
+        b.use_keys(&[actor_key.as_str(), critic_key.as_str()]);
+    }
+    if let Some((on, line)) = pairs.boolean(reference)? {
+        b.set(Setting::ReferenceOffload(on), reference, Some(line));
+    }
+    b.use_keys(&[reference]);
     Ok(())
 }
 

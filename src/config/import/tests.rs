@@ -88,7 +88,7 @@ fn a_verl_quickstart_script_gives_its_levers_with_lines() {
     );
     assert!(run.notes.iter().any(|n| n.contains("--dataset-prompts")));
     // The misspelt key is listed as unknown with its line and the key it was meant to be; the
-    // learning rate as not priced; param_offload as not modelled.
+    // learning rate as not priced.
     assert_eq!(
         run.unknown
             .iter()
@@ -105,9 +105,16 @@ fn a_verl_quickstart_script_gives_its_levers_with_lines() {
             .iter()
             .any(|k| k.key == "actor_rollout_ref.actor.optim.lr")
     );
+    // param_offload is priced: read into its setting, listed neither as not priced nor as not
+    // modelled.
+    assert_eq!(
+        value(&run, |s| matches!(s, Setting::ParamOffload(_))).0,
+        Setting::ParamOffload(false)
+    );
     assert!(
-        run.not_modelled
+        !run.not_modelled
             .iter()
+            .chain(&run.not_priced)
             .any(|k| k.key == "actor_rollout_ref.actor.fsdp_config.param_offload")
     );
 }

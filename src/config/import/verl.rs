@@ -8,12 +8,12 @@ use super::*;
 /// veRL keys whose effect on the cost the ledger does not model.
 const VERL_NOT_MODELLED: &[(&str, &str)] = &[
     (
-        "*fsdp_config.param_offload",
-        "parameter offload changes memory and adds host-device copies; the ledger's memory check and times assume none",
+        "reward_model.model.fsdp_config.param_offload",
+        "the reward model's offload frees memory during the update and adds host-device copies to scoring; the ledger keeps its weights on the GPU",
     ),
     (
-        "*fsdp_config.optimizer_offload",
-        "optimizer offload changes memory and adds host-device copies; the ledger's memory check and times assume none",
+        "*fsdp_config.offload_policy",
+        "FSDP2's CPUOffloadPolicy keeps parameters in host memory during compute and steps the optimizer on the CPU; not modelled (far slower than param_offload)",
     ),
     (
         "*ulysses_sequence_parallel_size",
