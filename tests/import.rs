@@ -367,6 +367,65 @@ fn every_micro_batching_key_changes_the_price() {
     assert!(padded > packed, "padded ${padded} vs packed ${packed}");
 }
 
+#[test]
+fn every_offload_key_costs_copies_and_frees_memory() {
+    // Issue 22: veRL's FSDP offload keys are priced (ledger::offload), not "not modelled".
+    let dir = tempfile::tempdir().unwrap();
+    let json = |name: &str, extra: &[&str]| -> serde_json::Value {
+        let file = overrides_with(dir.path(), name, extra);
+        let out = bin()
+            .args([
+                "cost",
+                "--from-verl",
+                &file,
+                "--mean-response-tokens",
+                "6000",
+                "--json",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let usd = |v: &serde_json::Value| v["usd"]["total"].as_f64().unwrap();
+    // The reference pass runs with a KL loss (veRL's GRPO default has none).
+    let kl = "actor_rollout_ref.actor.use_kl_loss=True";
+    let base = json("base.txt", &[kl]);
+    for key in [
+        "actor_rollout_ref.actor.fsdp_config.param_offload",
+        "actor_rollout_ref.actor.fsdp_config.optimizer_offload",
+        "actor_rollout_ref.ref.fsdp_config.param_offload",
+    ] {
+        let with = json(&format!("{key}.txt"), &[kl, &format!("{key}=True")]);
+        assert!(
+            usd(&with) > usd(&base) * (1.0 + 1e-4),
+            "{key}: ${} with it, ${} without",
+            usd(&with),
+            usd(&base)
+        );
+        let imported = &with["imported"];
+        for list in ["not_modelled", "not_priced", "unknown"] {
+            assert!(
+                !imported[list].to_string().contains(key),
+                "{key} is listed as {list}: {}",
+                imported[list]
+            );
+        }
+    }
+    // The reference's weights off the GPU during the update: 2 bytes x 7.6e9 / 8 GPUs = 1.9 GB.
+    let memory = |v: &serde_json::Value| v["training_memory_gb_per_gpu"].as_f64().unwrap();
+    let reference = json(
+        "reference.txt",
+        &[kl, "actor_rollout_ref.ref.fsdp_config.param_offload=True"],
+    );
+    let freed = memory(&base) - memory(&reference);
+    assert!((freed - 2.0 * 7.615_616_512 / 8.0).abs() < 0.01, "{freed}");
+}
+
 /// A copy of a fixture with some text replaced, in `dir`.
 fn edited_fixture(dir: &Path, name: &str, edits: &[(&str, &str)]) -> String {
     let mut text = std::fs::read_to_string(fixture(name)).unwrap();

@@ -64,11 +64,7 @@ pub struct TrainingPassFlags {
 
 /// `on` when the switch is given, `off` when its negation is, else `current`.
 fn switch(on: bool, off: bool, current: bool) -> bool {
-    if off {
-        false
-    } else {
-        on || current
-    }
+    if off { false } else { on || current }
 }
 
 impl TrainingPassFlags {

@@ -180,6 +180,7 @@ mod tests {
             dynamic_sampling: false,
             old_logprob: crate::config::OldLogprob::Auto,
             gradient_checkpointing: false,
+            offload: crate::config::Offload::default(),
             step_overhead_seconds: 0.0,
             max_tokens_per_gpu: 16384.0,
             critic_max_tokens_per_gpu: 16384.0,

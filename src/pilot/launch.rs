@@ -179,6 +179,32 @@ pub fn verl_script(c: &LaunchContext) -> String {
             }
         ),
     ];
+    // Offload as priced (`ledger::offload`); veRL's defaults (none) are left unwritten.
+    let o = run.offload;
+    let ppo = run.algorithm == crate::config::Algorithm::Ppo;
+    for (on, key) in [
+        (
+            o.params,
+            "actor_rollout_ref.actor.fsdp_config.param_offload",
+        ),
+        (
+            o.optimizer,
+            "actor_rollout_ref.actor.fsdp_config.optimizer_offload",
+        ),
+        (o.params && ppo, "critic.model.fsdp_config.param_offload"),
+        (
+            o.optimizer && ppo,
+            "critic.model.fsdp_config.optimizer_offload",
+        ),
+        (
+            o.reference,
+            "actor_rollout_ref.ref.fsdp_config.param_offload",
+        ),
+    ] {
+        if on {
+            args.push(format!("{key}=True"));
+        }
+    }
     if let Finetune::Lora(rank) = c.finetune {
         args.push(format!("actor_rollout_ref.model.lora_rank={rank}"));
         args.push(format!("actor_rollout_ref.model.lora_alpha={rank}"));

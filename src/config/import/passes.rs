@@ -97,7 +97,10 @@ fn offload(pairs: &Pairs, b: &mut Builder) -> Result<(), ImportError> {
     const CRITIC: &str = "critic.model.fsdp_config.";
     let reference = "actor_rollout_ref.ref.fsdp_config.param_offload";
     for (name, make) in [
-        ("param_offload", Setting::ParamOffload as fn(bool) -> Setting),
+        (
+            "param_offload",
+            Setting::ParamOffload as fn(bool) -> Setting,
+        ),
         ("optimizer_offload", Setting::OptimizerOffload),
     ] {
         let actor_key = format!("{ACTOR}{name}");
@@ -106,12 +109,12 @@ fn offload(pairs: &Pairs, b: &mut Builder) -> Result<(), ImportError> {
             b.set(make(on), &actor_key, Some(line));
         }
         let critic_key = format!("{CRITIC}{name}");
-        if let Some((on, line)) = pairs.boolean(&critic_key)? {
-            if on != actor.is_some_and(|(a, _)| a) {
-                b.run.notes.push(format!(
-                    "line {line}: {critic_key}={on} differs from the actor's; the ledger offloads the critic as the actor"
-                ));
-            }
+        if let Some((on, line)) = pairs.boolean(&critic_key)?
+            && on != actor.is_some_and(|(a, _)| a)
+        {
+            b.run.notes.push(format!(
+                "line {line}: {critic_key}={on} differs from the actor's; the ledger offloads the critic as the actor"
+            ));
         }
         b.use_keys(&[actor_key.as_str(), critic_key.as_str()]);
     }
