@@ -104,7 +104,7 @@ fn flags_on_the_command_line_win_over_the_file() {
 }
 
 #[test]
-fn a_dapo_shaped_script_prices_dynamic_sampling_and_lists_what_it_cannot_model() {
+fn a_dapo_shaped_script_prices_dynamic_sampling_and_offload_and_lists_what_it_cannot_model() {
     bin()
         .args(["cost", "--from-verl", &fixture("verl_dapo_shaped.sh")])
         .assert()
@@ -114,7 +114,10 @@ fn a_dapo_shaped_script_prices_dynamic_sampling_and_lists_what_it_cannot_model()
         .stdout(predicate::str::contains("--dynamic-sampling"))
         .stdout(predicate::str::contains("--gpus 32"))
         .stdout(predicate::str::contains(
-            "not modelled: actor_rollout_ref.actor.fsdp_config.param_offload (line 36)",
+            "--param-offload                              <- actor_rollout_ref.actor.fsdp_config.param_offload (line 36)",
+        ))
+        .stdout(predicate::str::contains(
+            "not modelled: algorithm.filter_groups.max_num_gen_batches (line 33)",
         ))
         // The model is shown by the name the script gives it, priced with the shape it shares.
         .stdout(predicate::str::contains("qwen2.5-math-7b"));
@@ -238,6 +241,43 @@ fn round_trip(framework: &str, flag: &str, dir: &Path) {
             "{framework} {id}: plan writes only keys the framework knows: {}",
             v["imported"]["unknown"]
         );
+    }
+}
+
+#[test]
+fn a_grids_offload_reaches_its_verl_launch_scripts_and_imports_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(grid("race-pilot"))
+        .unwrap()
+        .replace(
+            "[run]\n",
+            "[run]\nparam_offload = true\noptimizer_offload = true\nreference_offload = true\n",
+        );
+    let grid_path = dir.path().join("offloaded.toml");
+    std::fs::write(&grid_path, text).unwrap();
+    let out = dir.path().join("plan");
+    bin()
+        .args(["plan", grid_path.to_str().unwrap()])
+        .args(["--pilot-budget", "3e17 flops", "--max-pilots", "8"])
+        .args(["--framework", "verl", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let (_, rows) = read_csv(&out.join("plan.csv"));
+    let script = out.join(format!("launch/{}.sh", rows[0][0]));
+    let v = cost_json(&["--from-verl", script.to_str().unwrap()]);
+    let flags: Vec<&str> = v["imported"]["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["flag"].as_str().unwrap())
+        .collect();
+    for flag in [
+        "--param-offload",
+        "--optimizer-offload",
+        "--reference-offload",
+    ] {
+        assert!(flags.contains(&flag), "{flag} not in {flags:?}");
     }
 }
 
