@@ -315,7 +315,7 @@ pub struct MicroBatching {
 }
 
 /// Training state kept in host memory between passes, as veRL's FSDP workers offload it
-/// (`crate::ledger::offload`): each pass loads what it uses and moves it back, a round trip of
+/// (the ledger's `offload` module): each pass loads what it uses and moves it back, a round trip of
 /// host-device copies, and the GPU holds one model's state at a time. None by default (veRL's
 /// defaults).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

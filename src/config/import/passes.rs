@@ -8,7 +8,7 @@
 //! `ppo_micro_batch_size_per_gpu` and `log_prob_micro_batch_size_per_gpu` sequences.
 //! `use_remove_padding` and `enable_gradient_checkpointing` are read under `actor_rollout_ref.model`;
 //! `fsdp_config.param_offload` and `optimizer_offload` under the actor (the critic follows it)
-//! and the reference's `param_offload` (`crate::ledger::offload`).
+//! and the reference's `param_offload` (the ledger's `offload` module).
 //!
 //! TRL (`GRPOTrainer`): every pass runs `per_device_train_batch_size` completions at a time,
 //! padded unless `padding_free`; `gradient_checkpointing` from transformers' `TrainingArguments`.
