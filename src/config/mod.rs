@@ -317,7 +317,7 @@ pub struct MicroBatching {
 /// Training state kept in host memory between passes, as veRL's FSDP workers offload it
 /// (the ledger's `offload` module): each pass loads what it uses and moves it back, a round trip of
 /// host-device copies, and the GPU holds one model's state at a time. None by default (veRL's
-/// defaults).
+/// defaults). The RL ledger prices it; the supervised stages (SFT, reward model, DPO) do not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Offload {
     /// The trained models' weights and gradients (veRL `actor.fsdp_config.param_offload`, and
