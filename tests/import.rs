@@ -245,13 +245,45 @@ fn round_trip(framework: &str, flag: &str, dir: &Path) {
 }
 
 #[test]
+fn the_ulysses_degree_is_priced_and_checked() {
+    // Issue 22: `ulysses_sequence_parallel_size` changes the price (the all-to-alls) and a
+    // degree veRL refuses is refused with the reason.
+    let dir = tempfile::tempdir().unwrap();
+    let usd = |name: &str, extra: &[&str]| -> f64 {
+        let file = overrides_with(dir.path(), name, extra);
+        let v = cost_json(&["--from-verl", &file, "--mean-response-tokens", "6000"]);
+        for list in ["not_modelled", "not_priced", "unknown"] {
+            assert!(
+                !v["imported"][list].to_string().contains("ulysses"),
+                "{}",
+                v["imported"][list]
+            );
+        }
+        v["usd"]["total"].as_f64().unwrap()
+    };
+    let key = "actor_rollout_ref.actor.ulysses_sequence_parallel_size";
+    let base = usd("base.txt", &[]);
+    let four = usd("four.txt", &[&format!("{key}=4")]);
+    assert!(four > base * (1.0 + 1e-4), "${four} at 4, ${base} without");
+    // Qwen2.5-7B's 28 heads do not split 8 ways.
+    let eight = overrides_with(dir.path(), "eight.txt", &[&format!("{key}=8")]);
+    bin()
+        .args(["cost", "--from-verl", &eight])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "eight.txt:8: actor_rollout_ref.actor.ulysses_sequence_parallel_size: sequence parallel 8 does not split qwen2.5-7b-instruct's 28 attention heads",
+        ));
+}
+
+#[test]
 fn a_grids_offload_reaches_its_verl_launch_scripts_and_imports_back() {
     let dir = tempfile::tempdir().unwrap();
     let text = std::fs::read_to_string(grid("race-pilot"))
         .unwrap()
         .replace(
             "[run]\n",
-            "[run]\nparam_offload = true\noptimizer_offload = true\nreference_offload = true\n",
+            "[run]\nparam_offload = true\noptimizer_offload = true\nreference_offload = true\nsequence_parallel = 2\n",
         );
     let grid_path = dir.path().join("offloaded.toml");
     std::fs::write(&grid_path, text).unwrap();

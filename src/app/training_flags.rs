@@ -60,6 +60,10 @@ pub struct TrainingPassFlags {
     /// Keep them on the GPU (the default).
     #[arg(long)]
     pub no_reference_offload: bool,
+    /// Ulysses sequence-parallel degree of the training passes (veRL
+    /// `ulysses_sequence_parallel_size`) [default: 1].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub sequence_parallel: Option<u64>,
 }
 
 /// `on` when the switch is given, `off` when its negation is, else `current`.
@@ -90,6 +94,9 @@ impl TrainingPassFlags {
             mb.remove_padding = false;
         } else if self.remove_padding {
             mb.remove_padding = true;
+        }
+        if let Some(n) = self.sequence_parallel {
+            run.sequence_parallel = n;
         }
         let o = &mut run.offload;
         o.params = switch(self.param_offload, self.no_param_offload, o.params);

@@ -48,6 +48,11 @@ pub struct GpuSpec {
     /// uses (8 in an HGX/DGX server; 72 in a GB200 NVL72 rack). Default 8.
     #[serde(default = "default_nvlink_domain_gpus")]
     pub nvlink_domain_gpus: u64,
+    /// Line rate of one GPU's links to the other GPUs of its NVLink domain, one direction, in
+    /// GB/s: what sequence parallelism's all-to-alls move activations over. Default 450 (an
+    /// HGX H100's NVLink 4, 900 GB/s both ways).
+    #[serde(default = "default_nvlink_gbps")]
+    pub nvlink_gbps: f64,
     /// Spec-sheet source.
     pub source: String,
 }
@@ -55,6 +60,11 @@ pub struct GpuSpec {
 /// An HGX/DGX server's eight GPUs on one NVLink switch.
 fn default_nvlink_domain_gpus() -> u64 {
     8
+}
+
+/// An HGX H100's NVLink 4: 18 links of 25 GB/s each way.
+fn default_nvlink_gbps() -> f64 {
+    450.0
 }
 
 fn default_attention_forward_efficiency() -> f64 {
@@ -74,6 +84,11 @@ impl GpuSpec {
     /// Peak dense BF16 FLOP/s.
     pub fn peak_flops_per_second(&self) -> f64 {
         self.bf16_dense_tflops * 1e12
+    }
+
+    /// NVLink line rate, one direction, in bytes per second.
+    pub fn nvlink_bytes_per_second(&self) -> f64 {
+        self.nvlink_gbps * 1e9
     }
 
     /// Memory in bytes.
@@ -99,7 +114,7 @@ impl GpuSpec {
     /// Checks every number is finite, positive and below a physical bound, and every
     /// efficiency is at most 1.
     pub fn validate(&self, origin: &Path) -> Result<()> {
-        let checks: [(&str, f64, bool); 11] = [
+        let checks: [(&str, f64, bool); 12] = [
             (
                 "attention_forward_efficiency",
                 self.attention_forward_efficiency,
@@ -123,6 +138,7 @@ impl GpuSpec {
                 false,
             ),
             ("nvlink_domain_gpus", self.nvlink_domain_gpus as f64, false),
+            ("nvlink_gbps", self.nvlink_gbps, false),
         ];
         for (field, value, zero_ok) in checks {
             if !value.is_finite() || value < 0.0 || (!zero_ok && value == 0.0) {
@@ -144,6 +160,7 @@ impl GpuSpec {
             ("bandwidth_tbps", self.bandwidth_tbps, 1e3),
             ("usd_per_gpu_hour", self.usd_per_gpu_hour, 1e4),
             ("nvlink_domain_gpus", self.nvlink_domain_gpus as f64, 1e5),
+            ("nvlink_gbps", self.nvlink_gbps, 1e5),
         ] {
             if value > max {
                 return Err(Error::in_file(

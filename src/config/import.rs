@@ -125,6 +125,8 @@ pub enum Setting {
     OptimizerOffload(bool),
     /// The reference model's weights offloaded between its passes.
     ReferenceOffload(bool),
+    /// Ulysses sequence-parallel degree of the training passes.
+    SequenceParallel(u64),
 }
 
 impl Setting {
@@ -183,6 +185,7 @@ impl Setting {
             Setting::OptimizerOffload(false) => ("--no-optimizer-offload", None),
             Setting::ReferenceOffload(true) => ("--reference-offload", None),
             Setting::ReferenceOffload(false) => ("--no-reference-offload", None),
+            Setting::SequenceParallel(n) => ("--sequence-parallel", Some(n.to_string())),
         }
     }
 }

@@ -168,6 +168,10 @@ pub struct RunSettings {
     pub gradient_checkpointing: bool,
     /// Training state moved to host memory between passes (veRL FSDP offload).
     pub offload: Offload,
+    /// Ulysses sequence-parallel degree of the training passes (veRL
+    /// `ulysses_sequence_parallel_size`): each sequence is spread over this many GPUs, which
+    /// exchange activations around every attention layer. 1: none.
+    pub sequence_parallel: u64,
     /// Fixed seconds per step for weight sync and bookkeeping.
     pub step_overhead_seconds: f64,
     /// Tokens per GPU per micro-batch in training passes (veRL `ppo_max_token_len_per_gpu`).
@@ -329,6 +333,35 @@ pub struct Offload {
     pub reference: bool,
 }
 
+/// Why a Ulysses degree cannot run a model on a training pool, as veRL checks it: the degree
+/// divides the training GPUs and the attention heads, and the key-value heads divide it or it
+/// divides them (veRL repeats key-value heads up to the degree; `verl/utils/ulysses.py`,
+/// `verl/models/transformers/monkey_patch.py`). None when it can.
+pub fn sequence_parallel_refusal(
+    model: &ModelSpec,
+    training_gpus: u64,
+    degree: u64,
+) -> Option<String> {
+    if degree <= 1 {
+        return None;
+    }
+    let (heads, kv) = (model.heads, model.kv_heads);
+    if !training_gpus.is_multiple_of(degree) {
+        return Some(format!(
+            "sequence parallel {degree} does not divide the {training_gpus} training GPUs"
+        ));
+    }
+    if !heads.is_multiple_of(degree)
+        || (!kv.is_multiple_of(degree) && !degree.is_multiple_of(kv.max(1)))
+    {
+        return Some(format!(
+            "sequence parallel {degree} does not split {}'s {heads} attention heads ({kv} key-value heads) evenly; use a degree that divides both",
+            model.id
+        ));
+    }
+    None
+}
+
 impl Default for MicroBatching {
     /// Token budgets, padding removed.
     fn default() -> Self {
@@ -362,6 +395,7 @@ impl Default for RunSettings {
             old_logprob: DEFAULT_FRAMEWORK.profile().old_logprob,
             gradient_checkpointing: true,
             offload: Offload::default(),
+            sequence_parallel: 1,
             step_overhead_seconds: 3.0,
             max_tokens_per_gpu: 16384.0,
             critic_max_tokens_per_gpu: 16384.0,
@@ -516,3 +550,24 @@ mod framework;
 pub use framework::{DEFAULT_FRAMEWORK, Framework, FrameworkProfile};
 mod agent;
 pub use agent::{Agent, ApiJudge, EnvironmentWait, MAX_TOOL_SECONDS, MAX_TURNS};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Catalog;
+
+    #[test]
+    fn a_ulysses_degree_must_split_the_heads_and_the_gpus() {
+        // Qwen2.5-7B: 28 attention heads, 4 key-value heads.
+        let m = Catalog::embedded().model("qwen2.5-7b").unwrap().clone();
+        assert_eq!(sequence_parallel_refusal(&m, 8, 1), None);
+        assert_eq!(sequence_parallel_refusal(&m, 8, 2), None);
+        assert_eq!(sequence_parallel_refusal(&m, 8, 4), None);
+        let heads = sequence_parallel_refusal(&m, 8, 8).unwrap();
+        assert!(heads.contains("28 attention heads"), "{heads}");
+        let gpus = sequence_parallel_refusal(&m, 6, 4).unwrap();
+        assert!(gpus.contains("6 training GPUs"), "{gpus}");
+        // 7 divides 28 but neither divides nor is divided by the 4 key-value heads.
+        assert!(sequence_parallel_refusal(&m, 14, 7).is_some());
+    }
+}

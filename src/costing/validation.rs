@@ -245,6 +245,9 @@ fn rl_ledger(
         framework,
         algorithm,
         offload: row_offload(row.get("rl_offload"))?,
+        sequence_parallel: row
+            .number("rl_sequence_parallel")
+            .map_or(1, |n| n.max(1.0) as u64),
         kl_reference: row.get("rl_kl_reference") == "true",
         old_logprob: framework.profile().old_logprob,
         max_tokens_per_gpu: micro,

@@ -580,6 +580,12 @@ fn share(part: f64, whole: f64) -> f64 {
     if whole > 0.0 { part / whole } else { 0.0 }
 }
 
+/// GPUs that run the training passes of `hw`: all of them under the colocated schedule, the
+/// training pool under the split ones.
+pub fn training_gpus(hw: &crate::config::Hardware) -> u64 {
+    step::Pools::of_hardware(hw).training
+}
+
 /// Iterations a budget affords: the largest M with M × per_iteration ≤ budget (computed by
 /// division, then corrected by one step either way against rounding).
 pub fn affordable_iterations(budget: f64, per_iteration: f64) -> u64 {

@@ -17,7 +17,7 @@
 
 use super::flops::TokenSums;
 use super::lengths::CappedLognormal;
-use crate::catalog::GpuSpec;
+use crate::catalog::{BF16_BYTES, GpuSpec, ModelSpec};
 
 /// The sequences one training pass runs over.
 #[derive(Debug, Clone, Copy)]
@@ -51,15 +51,22 @@ impl PassBatch {
 
     /// Tokens per GPU in one micro-batch: `micro_sequences` sequences as computed, or the token
     /// budget (at least one longest sequence, which veRL requires the budget to hold).
+    ///
+    /// Under Ulysses sequence parallelism of `degree`, a micro-batch is spread over that many
+    /// GPUs: its sequences' tokens are divided among them, and the token budget need only hold
+    /// a longest sequence across the group (veRL multiplies `ppo_max_token_len_per_gpu` by the
+    /// degree).
     pub fn micro_batch_tokens(
         &self,
         micro_sequences: Option<u64>,
         budget_tokens: f64,
         sums: TokenSums,
+        degree: u64,
     ) -> f64 {
+        let degree = degree.max(1) as f64;
         match micro_sequences {
-            Some(m) => m as f64 * sums.tokens / self.sequences.max(1e-12),
-            None => budget_tokens.max(self.prompt_tokens + self.lengths.cap_tokens),
+            Some(m) => m as f64 * sums.tokens / self.sequences.max(1e-12) / degree,
+            None => budget_tokens.max((self.prompt_tokens + self.lengths.cap_tokens) / degree),
         }
     }
 }
@@ -113,6 +120,40 @@ pub fn pass_seconds(
     seconds
 }
 
+/// NCCL's share of the NVLink line rate in bandwidth-bound collectives other than all-reduce:
+/// 370 of H100's 450 GB/s, the rest protocol overhead (NVIDIA's NCCL maintainer,
+/// NVIDIA/nccl-tests issue #212, 2024-05-06).
+pub const NVLINK_PROTOCOL_EFFICIENCY: f64 = 370.0 / 450.0;
+
+/// Seconds of Ulysses sequence parallelism's all-to-alls over `tokens` tokens of `model`, on
+/// `gpus` training GPUs in groups of `degree`, for `forward_equivalents` passes' worth (1 for a
+/// forward; a forward-backward 2, plus 1 when activations are recomputed).
+///
+/// DeepSpeed-Ulysses (Jacobs et al. 2023, arXiv 2309.14509, §3) moves each attention layer's
+/// queries, keys and values from sequence shards to head shards before attention and its output
+/// back after it: four all-to-alls, which the backward pass repeats on the gradients. Each GPU
+/// holds tokens/gpus tokens and sends (degree − 1)/degree of each BF16 activation, over its
+/// NVLink at [`NVLINK_PROTOCOL_EFFICIENCY`]. Key-value heads fewer than the degree are repeated
+/// up to it first (veRL), so their volume is max(kv heads, degree) head dims.
+pub fn ulysses_seconds(
+    model: &ModelSpec,
+    gpu: &GpuSpec,
+    tokens: f64,
+    gpus: f64,
+    degree: u64,
+    forward_equivalents: f64,
+) -> f64 {
+    if degree <= 1 || gpus <= 0.0 || tokens <= 0.0 {
+        return 0.0;
+    }
+    let q = (model.heads * model.head_dim) as f64;
+    let kv = (model.kv_heads.max(degree) * model.head_dim) as f64;
+    let bytes_per_token = (2.0 * q + 2.0 * kv) * BF16_BYTES * model.layers as f64;
+    let sent = (degree - 1) as f64 / degree as f64;
+    let rate = gpu.nvlink_bytes_per_second() * NVLINK_PROTOCOL_EFFICIENCY;
+    forward_equivalents * tokens / gpus * bytes_per_token * sent / rate
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,6 +174,42 @@ mod tests {
             1e15 / (989e12 * 0.4) + 1e14 / (989e12 * 0.35 * 16_000.0 / 16_200.0 * 0.45);
         assert!((expected - 3.1782).abs() < 1e-3, "{expected}");
         assert!((s - expected).abs() < 1e-12, "{s} {expected}");
+    }
+
+    #[test]
+    fn ulysses_exchange_by_hand() {
+        // Qwen2.5-7B (28 heads and 4 key-value heads of 128, 28 layers) on 8 H100s at degree 4,
+        // one forward over 1e6 tokens: per token (2·3584 + 2·512) × 2 bytes × 28 layers =
+        // 458,752 bytes; each GPU holds 125,000 tokens and sends 3/4 of them at 370 GB/s:
+        // 125,000 × 458,752 × 0.75 / 3.7e11 = 0.11624 s.
+        let c = Catalog::embedded();
+        let (m, g) = (c.model("qwen2.5-7b").unwrap(), c.gpu("h100-sxm").unwrap());
+        let s = ulysses_seconds(m, g, 1e6, 8.0, 4, 1.0);
+        assert!((s - 0.116238).abs() < 1e-5, "{s}");
+        // A forward-backward with recomputation: three forwards' worth.
+        assert!((ulysses_seconds(m, g, 1e6, 8.0, 4, 3.0) - 3.0 * s).abs() < 1e-12);
+        assert_eq!(ulysses_seconds(m, g, 1e6, 8.0, 1, 1.0), 0.0);
+        // At degree 8 the 4 key-value heads are repeated to 8 first.
+        let eight = ulysses_seconds(m, g, 1e6, 8.0, 8, 1.0);
+        let by_hand = 125_000.0 * (2.0 * 3584.0 + 2.0 * 1024.0) * 2.0 * 28.0 * 7.0 / 8.0 / 3.7e11;
+        assert!((eight - by_hand).abs() < 1e-9, "{eight} {by_hand}");
+    }
+
+    #[test]
+    fn sequence_parallel_spreads_a_micro_batch_over_its_group() {
+        let lengths = CappedLognormal::new(20_000.0, 0.6, 32_768.0);
+        let batch = PassBatch {
+            sequences: 64.0,
+            prompt_tokens: 100.0,
+            lengths,
+            moments: (lengths.mean_tokens(), lengths.second_moment_tokens()),
+        };
+        let sums = batch.computed_sums(None, true);
+        // A 16k budget must hold a 32,868-token sequence alone; across 4 GPUs it need not.
+        assert_eq!(batch.micro_batch_tokens(None, 16_384.0, sums, 1), 32_868.0);
+        assert_eq!(batch.micro_batch_tokens(None, 16_384.0, sums, 4), 16_384.0);
+        let one = batch.micro_batch_tokens(Some(2), 0.0, sums, 1);
+        assert!((batch.micro_batch_tokens(Some(2), 0.0, sums, 4) - one / 4.0).abs() < 1e-9);
     }
 
     #[test]

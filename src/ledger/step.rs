@@ -26,7 +26,11 @@ pub(super) struct Pools {
 
 impl Pools {
     fn of(cfg: &RunConfig) -> Self {
-        let hw = cfg.hardware;
+        Pools::of_hardware(cfg.hardware)
+    }
+
+    /// The pools of `hw` under its schedule.
+    pub(super) fn of_hardware(hw: &crate::config::Hardware) -> Self {
         match hw.schedule {
             Schedule::Colocated => Pools {
                 generation: hw.gpus,
@@ -358,11 +362,16 @@ fn learning(cfg: &RunConfig, pools: Pools, r: &Rollouts, phases: &mut Phases) {
     let log_prob_budget = mb
         .log_prob_max_tokens_per_gpu
         .unwrap_or(run.max_tokens_per_gpu);
+    let sp = run.sequence_parallel;
     let log_prob_micro =
-        kept.micro_batch_tokens(mb.log_prob_sequences, log_prob_budget, log_prob_sums);
+        kept.micro_batch_tokens(mb.log_prob_sequences, log_prob_budget, log_prob_sums, sp);
     let update_sums = kept.computed_sums(mb.update_sequences, mb.remove_padding);
     let update_micro =
-        kept.micro_batch_tokens(mb.update_sequences, run.max_tokens_per_gpu, update_sums);
+        kept.micro_batch_tokens(mb.update_sequences, run.max_tokens_per_gpu, update_sums, sp);
+    // Ulysses' all-to-alls (zero without sequence parallelism), per forward-equivalent.
+    let ulysses = |model: &ModelSpec, sums: TokenSums, passes: f64| {
+        passes::ulysses_seconds(model, gpu, sums.tokens, pool, sp, passes)
+    };
     let forward_overhead = |model: &ModelSpec, micro: f64| {
         pass_overhead_seconds(cfg, model, log_prob_sums.tokens, pool, 1.0, 1.0, micro)
     };
@@ -382,6 +391,7 @@ fn learning(cfg: &RunConfig, pools: Pools, r: &Rollouts, phases: &mut Phases) {
         let a = attention(model, sums);
         let efficiency = gpu.forward_efficiency * model.moe_training_efficiency();
         passes::pass_seconds(gpu, pool, flops - a, a, 0.0, efficiency, sums)
+            + ulysses(model, sums, 1.0)
     };
     let moves = OffloadMoves::of(cfg, pools);
     let forward = policy_forward_flops(policy, cfg.finetune, log_prob_sums);
@@ -422,7 +432,9 @@ fn learning(cfg: &RunConfig, pools: Pools, r: &Rollouts, phases: &mut Phases) {
             gpu.train_mfu * model.moe_training_efficiency(),
             update_sums,
         );
-        (total, seconds + update_overhead(model, micro))
+        // The backward repeats the forward's all-to-alls; recomputation adds a forward's.
+        let exchanges = ulysses(model, update_sums, epochs * (2.0 + checkpointing));
+        (total, seconds + update_overhead(model, micro) + exchanges)
     };
     let (update, seconds) = update_seconds(policy, cfg.finetune, update_micro);
     set(phases, Phase::Update, update, seconds + moves.policy_update);
@@ -568,10 +580,14 @@ fn training_memory(cfg: &RunConfig, pools: Pools) -> (f64, Option<Infeasible>) {
         state += BF16_BYTES * rm.total_params() as f64;
     }
     let p = cfg.task.prompt_tokens;
+    // Under sequence parallelism a micro-batch is spread over the group's GPUs.
+    let degree = run.sequence_parallel.max(1) as f64;
     let micro_tokens = match run.micro_batching.update_sequences {
         // m sequences, the longest of them padded to or packed at the cap at worst.
-        Some(m) => m as f64 * (p + cfg.max_response_len as f64),
-        None => run.max_tokens_per_gpu.max(p + cfg.max_response_len as f64),
+        Some(m) => m as f64 * (p + cfg.max_response_len as f64) / degree,
+        None => run
+            .max_tokens_per_gpu
+            .max((p + cfg.max_response_len as f64) / degree),
     };
     let bytes = state / pools.training as f64
         + memory::activation_bytes(policy, micro_tokens, run.gradient_checkpointing);

@@ -181,6 +181,7 @@ mod tests {
             old_logprob: crate::config::OldLogprob::Auto,
             gradient_checkpointing: false,
             offload: crate::config::Offload::default(),
+            sequence_parallel: 1,
             step_overhead_seconds: 0.0,
             max_tokens_per_gpu: 16384.0,
             critic_max_tokens_per_gpu: 16384.0,

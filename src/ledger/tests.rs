@@ -36,6 +36,7 @@ fn settings() -> RunSettings {
         old_logprob: OldLogprob::Auto,
         gradient_checkpointing: true,
         offload: crate::config::Offload::default(),
+        sequence_parallel: 1,
         step_overhead_seconds: 5.0,
         max_tokens_per_gpu: 16384.0,
         critic_max_tokens_per_gpu: 16384.0,

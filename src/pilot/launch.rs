@@ -205,6 +205,18 @@ pub fn verl_script(c: &LaunchContext) -> String {
             args.push(format!("{key}=True"));
         }
     }
+    if run.sequence_parallel > 1 {
+        let sp = run.sequence_parallel;
+        args.push(format!(
+            "actor_rollout_ref.actor.ulysses_sequence_parallel_size={sp}"
+        ));
+        args.push(format!(
+            "actor_rollout_ref.ref.ulysses_sequence_parallel_size={sp}"
+        ));
+        if ppo {
+            args.push(format!("critic.ulysses_sequence_parallel_size={sp}"));
+        }
+    }
     if let Finetune::Lora(rank) = c.finetune {
         args.push(format!("actor_rollout_ref.model.lora_rank={rank}"));
         args.push(format!("actor_rollout_ref.model.lora_alpha={rank}"));

@@ -397,6 +397,13 @@ pub(super) fn run(rr: &RawRun, v: &Validator, catalog: &Catalog) -> Result<RunSe
             "gradient_checkpointing",
             d.gradient_checkpointing,
         )?,
+        sequence_parallel: v.count_or(
+            &rr.sequence_parallel,
+            rs,
+            "sequence_parallel",
+            (1, 64),
+            1,
+        )?,
         offload: crate::config::Offload {
             params: v.bool_or(&rr.param_offload, rs, "param_offload", d.offload.params)?,
             optimizer: v.bool_or(

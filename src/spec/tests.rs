@@ -857,3 +857,15 @@ fn task_numbers_beyond_their_physical_range_are_refused_with_the_bound() {
         parse_text(&replace(from, to)).unwrap();
     }
 }
+
+#[test]
+fn a_ulysses_degree_that_does_not_split_a_models_heads_is_refused() {
+    // Qwen2.5-1.5B has 12 heads and Qwen2.5-7B 28: 4 splits both, 8 neither.
+    let ok = parse_text(&replace("[axes]", "[run]\nsequence_parallel = 4\n\n[axes]")).unwrap();
+    assert_eq!(ok.run.sequence_parallel, 4);
+    let m = error_of(&replace("[axes]", "[run]\nsequence_parallel = 8\n\n[axes]"));
+    assert!(
+        m.contains("run.sequence_parallel") && m.contains("attention heads"),
+        "{m}"
+    );
+}

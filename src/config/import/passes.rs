@@ -8,7 +8,8 @@
 //! `ppo_micro_batch_size_per_gpu` and `log_prob_micro_batch_size_per_gpu` sequences.
 //! `use_remove_padding` and `enable_gradient_checkpointing` are read under `actor_rollout_ref.model`;
 //! `fsdp_config.param_offload` and `optimizer_offload` under the actor (the critic follows it)
-//! and the reference's `param_offload` (the ledger's `offload` module).
+//! and the reference's `param_offload` (the ledger's `offload` module), and the actor's
+//! `ulysses_sequence_parallel_size`.
 //!
 //! TRL (`GRPOTrainer`): every pass runs `per_device_train_batch_size` completions at a time,
 //! padded unless `padding_free`; `gradient_checkpointing` from transformers' `TrainingArguments`.
@@ -72,6 +73,7 @@ pub(super) fn verl(pairs: &Pairs, b: &mut Builder) -> Result<(), ImportError> {
         }
     }
     offload(pairs, b)?;
+    sequence_parallel(pairs, b)?;
     let used: Vec<String> = [
         key(ACTOR, "use_dynamic_bsz"),
         key(ACTOR, "ppo_max_token_len_per_gpu"),
@@ -122,6 +124,42 @@ fn offload(pairs: &Pairs, b: &mut Builder) -> Result<(), ImportError> {
         b.set(Setting::ReferenceOffload(on), reference, Some(line));
     }
     b.use_keys(&[reference]);
+    Ok(())
+}
+
+/// veRL's Ulysses degree: the actor's; the reference's and the critic's are priced at the
+/// actor's, with a note when a file sets them otherwise.
+fn sequence_parallel(pairs: &Pairs, b: &mut Builder) -> Result<(), ImportError> {
+    // Newer veRL reads the degree under `fsdp_config`; older under the worker.
+    let actor_keys = [
+        "actor_rollout_ref.actor.ulysses_sequence_parallel_size",
+        "actor_rollout_ref.actor.fsdp_config.ulysses_sequence_parallel_size",
+    ];
+    let mut actor = None;
+    for key in actor_keys {
+        if let Some((n, line)) = pairs.positive(key)? {
+            b.set(Setting::SequenceParallel(n), key, Some(line));
+            actor = Some((n, line));
+            break;
+        }
+    }
+    let others = [
+        "actor_rollout_ref.ref.ulysses_sequence_parallel_size",
+        "actor_rollout_ref.ref.fsdp_config.ulysses_sequence_parallel_size",
+        "critic.ulysses_sequence_parallel_size",
+        "critic.model.fsdp_config.ulysses_sequence_parallel_size",
+    ];
+    for key in others {
+        if let Some((n, line)) = pairs.positive(key)?
+            && n != actor.map_or(1, |(a, _)| a)
+        {
+            b.run.notes.push(format!(
+                "line {line}: {key}={n} differs from the actor's; the ledger prices every training pass at the actor's degree"
+            ));
+        }
+    }
+    b.use_keys(&actor_keys);
+    b.use_keys(&others);
     Ok(())
 }
 

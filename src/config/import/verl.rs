@@ -12,12 +12,12 @@ const VERL_NOT_MODELLED: &[(&str, &str)] = &[
         "the reward model's offload frees memory during the update and adds host-device copies to scoring; the ledger keeps its weights on the GPU",
     ),
     (
-        "*fsdp_config.offload_policy",
-        "FSDP2's CPUOffloadPolicy keeps parameters in host memory during compute and steps the optimizer on the CPU; not modelled (far slower than param_offload)",
+        "reward_model.ulysses_sequence_parallel_size",
+        "the reward model's sequence parallelism; scoring is priced without it",
     ),
     (
-        "*ulysses_sequence_parallel_size",
-        "sequence parallelism changes per-GPU memory and communication; not modelled",
+        "*fsdp_config.offload_policy",
+        "FSDP2's CPUOffloadPolicy keeps parameters in host memory during compute and steps the optimizer on the CPU; not modelled (far slower than param_offload)",
     ),
     (
         "actor_rollout_ref.rollout.multi_turn.*",
