@@ -333,33 +333,35 @@ pub struct Offload {
     pub reference: bool,
 }
 
-/// Why a Ulysses degree cannot run a model on a training pool, as veRL checks it: the degree
-/// divides the training GPUs and the attention heads, and the key-value heads divide it or it
-/// divides them (veRL repeats key-value heads up to the degree; `verl/utils/ulysses.py`,
+/// Why a Ulysses degree cannot run the models (the policy, and a critic of its own) on a
+/// training pool, as veRL checks it: the degree divides the training GPUs and each model's
+/// attention heads, and its key-value heads divide the degree or the degree divides them (veRL
+/// repeats key-value heads up to the degree; `verl/utils/ulysses.py`,
 /// `verl/models/transformers/monkey_patch.py`). None when it can.
-pub fn sequence_parallel_refusal(
-    model: &ModelSpec,
+pub fn sequence_parallel_refusal<'m>(
+    models: impl IntoIterator<Item = &'m ModelSpec>,
     training_gpus: u64,
     degree: u64,
 ) -> Option<String> {
     if degree <= 1 {
         return None;
     }
-    let (heads, kv) = (model.heads, model.kv_heads);
     if !training_gpus.is_multiple_of(degree) {
         return Some(format!(
             "sequence parallel {degree} does not divide the {training_gpus} training GPUs"
         ));
     }
-    if !heads.is_multiple_of(degree)
-        || (!kv.is_multiple_of(degree) && !degree.is_multiple_of(kv.max(1)))
-    {
-        return Some(format!(
-            "sequence parallel {degree} does not split {}'s {heads} attention heads ({kv} key-value heads) evenly; use a degree that divides both",
-            model.id
-        ));
-    }
-    None
+    models.into_iter().find_map(|model| {
+        let (heads, kv) = (model.heads, model.kv_heads);
+        let splits = heads.is_multiple_of(degree)
+            && (kv.is_multiple_of(degree) || degree.is_multiple_of(kv.max(1)));
+        (!splits).then(|| {
+            format!(
+                "sequence parallel {degree} does not split {}'s {heads} attention heads ({kv} key-value heads) evenly; use a degree that divides both",
+                model.id
+            )
+        })
+    })
 }
 
 impl Default for MicroBatching {
@@ -560,14 +562,19 @@ mod tests {
     fn a_ulysses_degree_must_split_the_heads_and_the_gpus() {
         // Qwen2.5-7B: 28 attention heads, 4 key-value heads.
         let m = Catalog::embedded().model("qwen2.5-7b").unwrap().clone();
-        assert_eq!(sequence_parallel_refusal(&m, 8, 1), None);
-        assert_eq!(sequence_parallel_refusal(&m, 8, 2), None);
-        assert_eq!(sequence_parallel_refusal(&m, 8, 4), None);
-        let heads = sequence_parallel_refusal(&m, 8, 8).unwrap();
+        let refusal = |gpus, degree| sequence_parallel_refusal([&m], gpus, degree);
+        assert_eq!(refusal(8, 1), None);
+        assert_eq!(refusal(8, 2), None);
+        assert_eq!(refusal(8, 4), None);
+        let heads = refusal(8, 8).unwrap();
         assert!(heads.contains("28 attention heads"), "{heads}");
-        let gpus = sequence_parallel_refusal(&m, 6, 4).unwrap();
+        let gpus = refusal(6, 4).unwrap();
         assert!(gpus.contains("6 training GPUs"), "{gpus}");
         // 7 divides 28 but neither divides nor is divided by the 4 key-value heads.
-        assert!(sequence_parallel_refusal(&m, 14, 7).is_some());
+        assert!(refusal(14, 7).is_some());
+        // Every model is checked: Qwen2.5-1.5B's 12 heads split 4 ways, the 7B's do not split 8.
+        let small = Catalog::embedded().model("qwen2.5-1.5b").unwrap().clone();
+        assert_eq!(sequence_parallel_refusal([&small, &m], 8, 4), None);
+        assert!(sequence_parallel_refusal([&small, &m], 8, 8).is_some());
     }
 }

@@ -359,12 +359,11 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
     )?;
     // veRL refuses a Ulysses degree that does not split the heads or the training GPUs.
     let training_gpus = crate::ledger::training_gpus(&hardware);
-    for model in axes.model.iter().chain(run.critic.as_ref()) {
-        if let Some(why) =
-            crate::config::sequence_parallel_refusal(model, training_gpus, run.sequence_parallel)
-        {
-            return Err(v.err(Some("run"), "sequence_parallel", why));
-        }
+    let models = axes.model.iter().chain(run.critic.as_ref());
+    if let Some(why) =
+        crate::config::sequence_parallel_refusal(models, training_gpus, run.sequence_parallel)
+    {
+        return Err(v.err(Some("run"), "sequence_parallel", why));
     }
     let largest_cap = axes.max_response_len.iter().copied().max().unwrap_or(1) as f64;
     let task = sections::task(&raw.task, &v, largest_cap)?;

@@ -455,14 +455,13 @@ impl CostArgs {
         let task = self.task()?;
         let run = self.run_settings(&catalog)?;
         let training_gpus = rlfrontier::ledger::training_gpus(&hardware);
-        for model in std::iter::once(&policy).chain(run.critic.as_ref()) {
-            if let Some(why) = rlfrontier::config::sequence_parallel_refusal(
-                model,
-                training_gpus,
-                run.sequence_parallel,
-            ) {
-                return Err(Error::in_flag("--sequence-parallel", why));
-            }
+        let models = std::iter::once(&policy).chain(run.critic.as_ref());
+        if let Some(why) = rlfrontier::config::sequence_parallel_refusal(
+            models,
+            training_gpus,
+            run.sequence_parallel,
+        ) {
+            return Err(Error::in_flag("--sequence-parallel", why));
         }
         let (stop, supervised) = self.stop_and_data()?;
         let o = &self.ownership;
