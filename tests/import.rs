@@ -498,6 +498,42 @@ fn every_offload_key_costs_copies_and_frees_memory() {
     assert!((freed - 2.0 * 7.615_616_512 / 8.0).abs() < 0.01, "{freed}");
 }
 
+#[test]
+fn a_colocated_rollout_that_leaves_no_room_for_the_training_state_is_refused_until_offloaded() {
+    // Issue 22: vLLM claims gpu_memory_utilization of each GPU's memory while the actor's FP32
+    // weights and Adam moments stay beside it (12 bytes x 7.6e9 / 8 GPUs = 11.4 GB): at 0.9 on
+    // 80 GB that is 83.4 GB, refused (exit 3) with the utilization that fits; offloading the
+    // optimizer leaves 3.8 + 72 GB, which fits.
+    let dir = tempfile::tempdir().unwrap();
+    let cost = |name: &str, extra: &[&str]| {
+        let mut lines = vec!["actor_rollout_ref.rollout.gpu_memory_utilization=0.9"];
+        lines.extend_from_slice(extra);
+        let file = overrides_with(dir.path(), name, &lines);
+        bin()
+            .args(["cost", "--from-verl", &file, "--json"])
+            .output()
+            .unwrap()
+    };
+    let refused = cost("plain.txt", &[]);
+    assert_eq!(refused.status.code(), Some(3));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("colocated rollout does not fit")
+            && stderr.contains("to 0.85 or less")
+            && stderr.contains("optimizer_offload"),
+        "{stderr}"
+    );
+    let offloaded = cost(
+        "offloaded.txt",
+        &["actor_rollout_ref.actor.fsdp_config.optimizer_offload=True"],
+    );
+    assert!(
+        offloaded.status.success(),
+        "{}",
+        String::from_utf8_lossy(&offloaded.stderr)
+    );
+}
+
 /// A copy of a fixture with some text replaced, in `dir`.
 fn edited_fixture(dir: &Path, name: &str, edits: &[(&str, &str)]) -> String {
     let mut text = std::fs::read_to_string(fixture(name)).unwrap();

@@ -189,6 +189,16 @@ pub enum Infeasible {
         /// GB usable per GPU.
         available_gb: f64,
     },
+    /// Under the colocated schedule, the training state left on each GPU during the rollout plus
+    /// the rollout engine's share of the GPU's memory exceed the GPU.
+    ColocatedMemory {
+        /// GB of training state per GPU while the rollout runs.
+        training_gb: f64,
+        /// GB the rollout engine claims per GPU (`rollout_gpu_memory_utilization` × memory).
+        rollout_gb: f64,
+        /// GB of one GPU.
+        memory_gb: f64,
+    },
     /// Every group agrees, so dynamic sampling can never fill a batch.
     DynamicSamplingStarves,
     /// The prompt plus the response cap exceed the policy's context window: the rollout engine
@@ -232,6 +242,18 @@ impl fmt::Display for Infeasible {
                 f,
                 "training needs {needed_gb:.1} GB per GPU but {available_gb:.1} GB are usable; add GPUs, use LoRA, or lower max_tokens_per_gpu"
             ),
+            Infeasible::ColocatedMemory {
+                training_gb,
+                rollout_gb,
+                memory_gb,
+            } => write!(
+                f,
+                "colocated rollout does not fit: {training_gb:.1} GB of training state stay on each GPU during the rollout (weights and optimizer moments not offloaded) and the engine claims {rollout_gb:.1} GB (rollout_gpu_memory_utilization), more than the GPU's {memory_gb:.1} GB; lower rollout_gpu_memory_utilization to {:.2} or less, offload the parameters and optimizer (param_offload, optimizer_offload), or add GPUs",
+                (100.0 * (memory_gb - training_gb) / memory_gb)
+                    .floor()
+                    .max(0.0)
+                    / 100.0
+            ),
             Infeasible::DynamicSamplingStarves => {
                 write!(
                     f,
@@ -273,6 +295,7 @@ impl Infeasible {
             Infeasible::RolloutMemory { .. } => InfeasibleKind::RolloutMemory,
             Infeasible::TrainingMemory { .. } => InfeasibleKind::TrainingMemory,
             Infeasible::DynamicSamplingStarves => InfeasibleKind::DynamicSamplingStarves,
+            Infeasible::ColocatedMemory { .. } => InfeasibleKind::ColocatedMemory,
             Infeasible::ContextWindow { .. } => InfeasibleKind::ContextWindow,
             Infeasible::BudgetBelowOneIteration { .. } => InfeasibleKind::BudgetBelowOneIteration,
         }
@@ -285,7 +308,7 @@ impl Infeasible {
 }
 
 /// How many kinds of [`Infeasible`] there are.
-pub const INFEASIBLE_KINDS: usize = 5;
+pub const INFEASIBLE_KINDS: usize = 6;
 
 /// The kinds of [`Infeasible`], for counting cells per reason.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -300,6 +323,8 @@ pub enum InfeasibleKind {
     BudgetBelowOneIteration,
     /// See [`Infeasible::ContextWindow`].
     ContextWindow,
+    /// See [`Infeasible::ColocatedMemory`].
+    ColocatedMemory,
 }
 
 impl InfeasibleKind {
@@ -310,6 +335,7 @@ impl InfeasibleKind {
         InfeasibleKind::DynamicSamplingStarves,
         InfeasibleKind::BudgetBelowOneIteration,
         InfeasibleKind::ContextWindow,
+        InfeasibleKind::ColocatedMemory,
     ];
 
     /// The machine-readable code.
@@ -320,6 +346,7 @@ impl InfeasibleKind {
             InfeasibleKind::DynamicSamplingStarves => "dynamic_sampling_starves",
             InfeasibleKind::BudgetBelowOneIteration => "budget_below_one_iteration",
             InfeasibleKind::ContextWindow => "context_window",
+            InfeasibleKind::ColocatedMemory => "colocated_memory",
         }
     }
 
@@ -342,6 +369,9 @@ impl InfeasibleKind {
             }
             InfeasibleKind::DynamicSamplingStarves => {
                 "raise group_size so that some groups carry signal"
+            }
+            InfeasibleKind::ColocatedMemory => {
+                "lower rollout_gpu_memory_utilization, offload the training state (param_offload, optimizer_offload), add GPUs or run generation on GPUs of its own (schedule)"
             }
             InfeasibleKind::ContextWindow => {
                 "lower max_response_len (or the prompt) to fit the model's context window, or pick a model with a longer one"

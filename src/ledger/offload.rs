@@ -85,6 +85,25 @@ impl TrainedState {
         parameters + optimizer
     }
 
+    /// Bytes left on the GPU while a colocated rollout runs under `offload`: the weights and
+    /// Adam's moments unless offloaded, without the gradients. veRL frees those at the end of
+    /// every update (`self.actor_optimizer.zero_grad()` after the last mini-batch of
+    /// `DataParallelPPOActor.update_policy`, `workers/actor/dp_actor.py`; PyTorch ≥ 2.0 sets
+    /// them to `None`), so this is the least a trained model keeps beside the rollout engine.
+    pub fn rollout_resident_bytes(&self, offload: Offload) -> f64 {
+        let weights = if offload.params {
+            0.0
+        } else {
+            self.weight_bytes
+        };
+        let optimizer = if offload.optimizer {
+            0.0
+        } else {
+            self.optimizer_bytes
+        };
+        weights + optimizer
+    }
+
     /// Bytes a forward pass (log-probs, values, the rollout's weight sync) moves to the GPU and
     /// back: the weights, when they are offloaded.
     pub fn forward_round_trip_bytes(&self, offload: Offload) -> f64 {

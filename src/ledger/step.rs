@@ -599,6 +599,42 @@ fn training_memory(cfg: &RunConfig, pools: Pools) -> (f64, Option<Infeasible>) {
     (bytes, infeasible)
 }
 
+/// A colocated rollout engine next to the training state that stays on its GPUs (docs/design.md
+/// §5, "Colocated memory"). The engine claims `rollout_gpu_memory_utilization` of each GPU's
+/// whole memory when it starts or wakes (vLLM's `requested_memory = total × utilization`,
+/// refused when free memory is smaller: `vllm/v1/worker/gpu_worker.py`); the trained models'
+/// weights and moments that are not offloaded, the reference's and the reward model's BF16
+/// weights stay on those GPUs meanwhile (`offload::TrainedState::rollout_resident_bytes`). The
+/// check is a floor: it counts no CUDA context, NCCL buffers or fragmentation, so a setup it
+/// passes can still run out of memory, but one it refuses cannot run. Other schedules give the
+/// engine GPUs of its own.
+fn colocated_memory(cfg: &RunConfig, pools: Pools) -> Option<Infeasible> {
+    let (hw, run, policy) = (cfg.hardware, cfg.run, cfg.policy);
+    if hw.schedule != Schedule::Colocated {
+        return None;
+    }
+    let o = run.offload;
+    let mut resident = offload::TrainedState::of(policy, cfg.finetune).rollout_resident_bytes(o);
+    if run.kl_reference && cfg.finetune == Finetune::Full && !o.reference {
+        resident += BF16_BYTES * policy.total_params() as f64;
+    }
+    if run.algorithm == Algorithm::Ppo {
+        let critic = run.critic.as_ref().unwrap_or(policy);
+        resident += offload::TrainedState::of(critic, Finetune::Full).rollout_resident_bytes(o);
+    }
+    if let Some(rm) = &cfg.reward.model {
+        resident += BF16_BYTES * rm.total_params() as f64;
+    }
+    let memory = hw.gpu.memory_bytes();
+    let training_bytes = resident / pools.training.max(1) as f64;
+    let rollout_bytes = memory * hw.rollout_gpu_memory_utilization;
+    (training_bytes + rollout_bytes > memory).then_some(Infeasible::ColocatedMemory {
+        training_gb: training_bytes / 1e9,
+        rollout_gb: rollout_bytes / 1e9,
+        memory_gb: memory / 1e9,
+    })
+}
+
 /// The prompt plus the cap beyond the policy's context window, when its catalog entry states one
 /// (vLLM refuses a `max_model_len` above `max_position_embeddings` unless told otherwise).
 fn context_window(cfg: &RunConfig) -> Option<Infeasible> {
@@ -637,7 +673,8 @@ pub(super) fn constant_step(cfg: &RunConfig) -> StepLedger {
             .then_some(Infeasible::DynamicSamplingStarves))
         .or(rollout_infeasible)
         .or(judge_infeasible)
-        .or(memory_infeasible);
+        .or(memory_infeasible)
+        .or_else(|| colocated_memory(cfg, pools));
     let forward_passes = u8::from(needs_old_logprobs(cfg)) + u8::from(cfg.run.kl_reference);
     let ledger = Ledger {
         phases,

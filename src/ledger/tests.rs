@@ -848,3 +848,65 @@ fn offload_adds_its_round_trips_by_hand_and_frees_the_other_models() {
     );
     assert!(grpo.step_seconds > grpo_plain.step_seconds);
 }
+
+#[test]
+fn a_colocated_rollout_must_fit_beside_the_training_state_it_leaves() {
+    // Qwen2.5-7B GRPO with a KL reference on 8 H100s (80 GB), colocated, nothing offloaded:
+    // during the rollout each GPU keeps the policy's FP32 weights and Adam's moments, 12n / 8,
+    // and the reference's BF16 weights, 2n / 8: 14 × 7,615,616,512 / 8 = 13.327 GB. The engine
+    // claims utilization × 80 GB: 72 GB at 0.9 (85.3 > 80, refused), 64 GB at 0.8 (77.3, fits).
+    let mut f = Fixture::new("qwen2.5-7b");
+    f.hardware.rollout_gpu_memory_utilization = 0.9;
+    let refused = evaluate(&f.config(64, 8, 4096, 1, Stop::Iterations(1)));
+    let n = 7_615_616_512.0_f64;
+    match refused.infeasible {
+        Some(Infeasible::ColocatedMemory {
+            training_gb,
+            rollout_gb,
+            memory_gb,
+        }) => {
+            assert!(
+                close(training_gb, 14.0 * n / 8.0 / 1e9, 1e-12),
+                "{training_gb}"
+            );
+            assert!(close(rollout_gb, 72.0, 1e-12), "{rollout_gb}");
+            assert!(close(memory_gb, 80.0, 1e-12), "{memory_gb}");
+        }
+        other => panic!("expected colocated_memory, got {other:?}"),
+    }
+    let reason = refused.infeasible.unwrap().to_string();
+    assert!(reason.contains("to 0.83 or less"), "{reason}");
+    f.hardware.rollout_gpu_memory_utilization = 0.8;
+    assert_eq!(
+        evaluate(&f.config(64, 8, 4096, 1, Stop::Iterations(1))).infeasible,
+        None
+    );
+    // Offloading the weights, the moments and the reference leaves nothing beside the engine.
+    f.hardware.rollout_gpu_memory_utilization = 0.9;
+    f.run.offload = crate::config::Offload {
+        params: true,
+        optimizer: true,
+        reference: true,
+    };
+    assert_eq!(
+        evaluate(&f.config(64, 8, 4096, 1, Stop::Iterations(1))).infeasible,
+        None
+    );
+    // Offloading the optimizer alone: 4n / 8 + 2n / 8 = 5.71 GB, 77.7 GB with the engine.
+    f.run.offload = crate::config::Offload {
+        params: false,
+        optimizer: true,
+        reference: false,
+    };
+    assert_eq!(
+        evaluate(&f.config(64, 8, 4096, 1, Stop::Iterations(1))).infeasible,
+        None
+    );
+    // The engine has GPUs of its own under the other schedules.
+    f.run.offload = crate::config::Offload::default();
+    f.hardware.schedule = Schedule::Async;
+    assert_eq!(
+        evaluate(&f.config(64, 8, 4096, 1, Stop::Iterations(1))).infeasible,
+        None
+    );
+}
