@@ -554,6 +554,29 @@ mod tests {
     }
 
     #[test]
+    fn no_logged_colocated_run_is_refused_for_its_rollout_memory() {
+        // Every colocated RL row ran, so the colocated-memory check (a floor on what cannot
+        // run) must pass each of them, with the utilization the row states or the framework's.
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("validation/phase_timings.csv");
+        let rows = read_validation(&path).unwrap();
+        let catalog = Catalog::embedded();
+        let colocated: Vec<&ValidationRow> = rows
+            .iter()
+            .filter(|r| r.include.starts_with("yes") && r.get("rl_schedule") == "colocated")
+            .collect();
+        assert!(colocated.len() >= 15, "{}", colocated.len());
+        for row in colocated {
+            if let Err(reason) = price_row(row, &catalog) {
+                assert!(
+                    !reason.contains("colocated rollout does not fit"),
+                    "{}: {reason}",
+                    row.id
+                );
+            }
+        }
+    }
+
+    #[test]
     fn predicted_phases_add_up_to_the_priced_step_and_refuse_a_decode_benchmark() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("validation/phase_timings.csv");
         let rows = read_validation(&path).unwrap();
