@@ -14,6 +14,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
+/// The default of [`EngineSpec::utilization_of_total_memory`]: vLLM's current meaning.
+fn share_of_total_memory() -> bool {
+    true
+}
+
 /// A rollout engine's per-step floor and defaults.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -42,6 +47,15 @@ pub struct EngineSpec {
     pub max_num_seqs_large_gpu: Option<u64>,
     /// Default share of each GPU's memory the engine may use (vLLM `gpu_memory_utilization`).
     pub gpu_memory_utilization: f64,
+    /// Whether that share is of the GPU's whole memory (vLLM 0.7 and later: the engine asks for
+    /// `total × gpu_memory_utilization` when it starts or wakes and refuses to start with less
+    /// free), or of what other models leave free (vLLM 0.6 and earlier in veRL, "the proportion
+    /// of the remaining GPU memory ... after other models have initialized"; SGLang's
+    /// `mem_fraction_static`, "the fraction of the free GPU memory": veRL's `config.rst`). Only
+    /// the first can fail beside colocated training state; the second shrinks its KV cache
+    /// instead. Default true (vLLM's current meaning).
+    #[serde(default = "share_of_total_memory")]
+    pub utilization_of_total_memory: bool,
     /// When the profile was written.
     pub date: String,
     /// Where its numbers come from.
@@ -129,6 +143,7 @@ mod tests {
             max_num_seqs: 256,
             max_num_seqs_large_gpu: None,
             gpu_memory_utilization: 0.9,
+            utilization_of_total_memory: true,
             date: String::new(),
             source: String::new(),
         };

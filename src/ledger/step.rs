@@ -602,15 +602,17 @@ fn training_memory(cfg: &RunConfig, pools: Pools) -> (f64, Option<Infeasible>) {
 /// A colocated rollout engine next to the training state that stays on its GPUs (docs/design.md
 /// §5, "Colocated memory"). The engine claims `rollout_gpu_memory_utilization` of each GPU's
 /// whole memory when it starts or wakes (vLLM's `requested_memory = total × utilization`,
-/// refused when free memory is smaller: `vllm/v1/worker/gpu_worker.py`); the trained models'
-/// weights and moments that are not offloaded, the reference's and the reward model's BF16
-/// weights stay on those GPUs meanwhile (`offload::TrainedState::rollout_resident_bytes`). The
+/// refused when free memory is smaller: `vllm/v1/worker/gpu_worker.py`, vllm-project/vllm#20305);
+/// the trained models' weights and moments that are not offloaded, the reference's and the
+/// reward model's BF16 weights stay on those GPUs meanwhile (`offload::TrainedState::rollout_resident_bytes`). The
 /// check is a floor: it counts no CUDA context, NCCL buffers or fragmentation, so a setup it
 /// passes can still run out of memory, but one it refuses cannot run. Other schedules give the
-/// engine GPUs of its own.
+/// engine GPUs of its own; engines whose share is of the memory left free (SGLang, vLLM 0.6 and
+/// earlier: `EngineSpec::utilization_of_total_memory`) shrink their KV cache instead, which the
+/// ledger does not model.
 fn colocated_memory(cfg: &RunConfig, pools: Pools) -> Option<Infeasible> {
     let (hw, run, policy) = (cfg.hardware, cfg.run, cfg.policy);
-    if hw.schedule != Schedule::Colocated {
+    if hw.schedule != Schedule::Colocated || !hw.engine.utilization_of_total_memory {
         return None;
     }
     let o = run.offload;

@@ -902,8 +902,15 @@ fn a_colocated_rollout_must_fit_beside_the_training_state_it_leaves() {
         evaluate(&f.config(64, 8, 4096, 1, Stop::Iterations(1))).infeasible,
         None
     );
-    // The engine has GPUs of its own under the other schedules.
+    // SGLang's share is of the memory left free: it shrinks, it does not fail.
     f.run.offload = crate::config::Offload::default();
+    f.hardware.engine = Catalog::embedded().engine("sglang").unwrap().clone();
+    assert_eq!(
+        evaluate(&f.config(64, 8, 4096, 1, Stop::Iterations(1))).infeasible,
+        None
+    );
+    // The engine has GPUs of its own under the other schedules.
+    f.hardware.engine = Catalog::embedded().default_engine().clone();
     f.hardware.schedule = Schedule::Async;
     assert_eq!(
         evaluate(&f.config(64, 8, 4096, 1, Stop::Iterations(1))).infeasible,
