@@ -314,6 +314,63 @@ fn a_grids_offload_reaches_its_verl_launch_scripts_and_imports_back() {
 }
 
 #[test]
+fn a_grids_offload_reaches_its_trl_accelerate_config_and_imports_back() {
+    // TRL offloads through DeepSpeed: plan writes the devices into the run's Accelerate config,
+    // and `cost --from-trl` reads them back as the three offload settings.
+    let dir = tempfile::tempdir().unwrap();
+    let plan_with = |name: &str, run_keys: &str| {
+        let text = std::fs::read_to_string(grid("race-pilot"))
+            .unwrap()
+            .replace("[run]\n", &format!("[run]\n{run_keys}"));
+        let grid_path = dir.path().join(format!("{name}.toml"));
+        std::fs::write(&grid_path, text).unwrap();
+        let out = dir.path().join(name);
+        bin()
+            .args(["plan", grid_path.to_str().unwrap()])
+            .args(["--pilot-budget", "3e17 flops", "--max-pilots", "8"])
+            .args(["--framework", "trl", "--out"])
+            .arg(&out)
+            .assert()
+            .success();
+        let (_, rows) = read_csv(&out.join("plan.csv"));
+        out.join(format!("launch/{}.sh", rows[0][0]))
+    };
+    let script = plan_with(
+        "offloaded",
+        "param_offload = true\noptimizer_offload = true\nreference_offload = true\n",
+    );
+    let text = std::fs::read_to_string(&script).unwrap();
+    assert!(text.contains("  offload_param_device: cpu\n  offload_optimizer_device: cpu\n"));
+    let v = cost_json(&[
+        "--from-trl",
+        script.to_str().unwrap(),
+        "--mean-response-tokens",
+        "900",
+    ]);
+    let flags: Vec<&str> = v["imported"]["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["flag"].as_str().unwrap())
+        .collect();
+    for flag in [
+        "--param-offload",
+        "--optimizer-offload",
+        "--reference-offload",
+    ] {
+        assert!(flags.contains(&flag), "{flag} not in {flags:?}");
+    }
+    // What DeepSpeed cannot do as priced is said in the script.
+    let apart = plan_with("apart", "reference_offload = true\nsequence_parallel = 2\n");
+    let text = std::fs::read_to_string(apart).unwrap();
+    assert!(
+        text.contains("DeepSpeed offloads both or neither (here: none)")
+            && text.contains("sequence parallelism of degree 2"),
+        "{text}"
+    );
+}
+
+#[test]
 fn the_launch_scripts_plan_writes_import_back_to_the_same_cells() {
     let dir = tempfile::tempdir().unwrap();
     round_trip("verl", "--from-verl", dir.path());

@@ -117,6 +117,12 @@ fn plan_writes_runs_launch_scripts_and_a_slurm_array() {
         "--max_steps",
         "--use_peft",
         "--lora_r",
+        // ZeRO-3 shards the training state as the ledger prices it (plain `accelerate launch`
+        // would replicate it on every GPU).
+        "--config_file \"$ACCELERATE_CONFIG\"",
+        "distributed_type: DEEPSPEED",
+        "  zero_stage: 3",
+        "  offload_param_device: none",
     ] {
         assert!(script.contains(key), "missing {key}");
     }

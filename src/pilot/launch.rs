@@ -20,7 +20,9 @@
 //!   `max_steps`, `eval_strategy`, `eval_steps`, `output_dir`, `report_to`) and TRL's `ModelConfig`
 //!   (`model_name_or_path`, `use_peft`, `lora_r`, `lora_alpha`, `lora_target_modules`). In TRL one
 //!   optimizer step consumes one generation batch and `num_iterations` reuses it, so `max_steps` is
-//!   iterations × epochs.
+//!   iterations × epochs. Accelerate's config file keys (`distributed_type: DEEPSPEED`,
+//!   `deepspeed_config.{zero_stage,offload_param_device,offload_optimizer_device}`) as
+//!   `accelerate config` writes them (huggingface/accelerate `commands/config/config_args.py`).
 
 use crate::catalog::ModelSpec;
 use crate::config::{Algorithm, Finetune, Reward, RewardKind};
@@ -390,8 +392,9 @@ pub fn trl_script(c: &LaunchContext) -> String {
         format!("--output_dir {}", shell_word(&format!("runs/{}", r.run_id))),
         "--report_to none".to_string(),
     ]);
+    s.push_str(&zero3_config_lines(c));
     s.push_str(&format!(
-        "accelerate launch --num_processes {} --num_machines {} -m trl.scripts.grpo \\\n",
+        "accelerate launch --config_file \"$ACCELERATE_CONFIG\" --num_processes {} --num_machines {} -m trl.scripts.grpo \\\n",
         h.gpus,
         h.gpus.div_ceil(8)
     ));
@@ -399,6 +402,60 @@ pub fn trl_script(c: &LaunchContext) -> String {
         s.push_str(&format!("  {a} \\\n"));
     }
     s.push_str("  \"$@\"\n");
+    s
+}
+
+/// Lines that write the run's Accelerate config: DeepSpeed ZeRO-3, which shards weights,
+/// gradients and Adam's moments over the GPUs as the ledger prices them (`ledger::memory`;
+/// without a config file `accelerate launch` runs plain data parallelism, a whole copy of the
+/// training state per GPU), and moves parameters and optimizer to the CPU when the grid prices
+/// offload (`ledger::offload`). The keys are Accelerate's (`accelerate config` writes the same
+/// file; TRL's `examples/accelerate_configs/deepspeed_zero3.yaml` is this with offload off).
+/// DeepSpeed has one parameter-offload switch for every model it wraps, so the reference's own
+/// offload follows the policy's; a script says so when the grid set them apart, and when the
+/// grid prices sequence parallelism, which the script does not set up.
+fn zero3_config_lines(c: &LaunchContext) -> String {
+    let (h, o) = (&c.grid.hardware, c.grid.run.offload);
+    let device = |on: bool| if on { "cpu" } else { "none" };
+    let mut s = String::new();
+    let degree = c.grid.run.sequence_parallel;
+    if degree > 1 {
+        s.push_str(&format!(
+            "# Note: the grid prices Ulysses sequence parallelism of degree {degree}, which this command does not set up; without it each GPU holds whole sequences (more memory than priced).\n"
+        ));
+    }
+    if o.reference != o.params {
+        s.push_str(&format!(
+            "# Note: the grid prices the reference's offload {} and the policy's {}; DeepSpeed offloads both or neither (here: {}).\n",
+            if o.reference { "on" } else { "off" },
+            if o.params { "on" } else { "off" },
+            device(o.params)
+        ));
+    }
+    s.push_str(&format!(
+        "ACCELERATE_CONFIG={}\n\
+         mkdir -p \"$(dirname \"$ACCELERATE_CONFIG\")\"\n\
+         cat > \"$ACCELERATE_CONFIG\" <<'YAML'\n\
+         compute_environment: LOCAL_MACHINE\n\
+         distributed_type: DEEPSPEED\n\
+         deepspeed_config:\n\
+         \x20 zero_stage: 3\n\
+         \x20 zero3_init_flag: true\n\
+         \x20 zero3_save_16bit_model: true\n\
+         \x20 offload_param_device: {}\n\
+         \x20 offload_optimizer_device: {}\n\
+         \x20 deepspeed_multinode_launcher: standard\n\
+         mixed_precision: bf16\n\
+         num_machines: {}\n\
+         num_processes: {}\n\
+         machine_rank: 0\n\
+         YAML\n",
+        shell_word(&format!("runs/{}/accelerate_zero3.yaml", c.run.run_id)),
+        device(o.params),
+        device(o.optimizer),
+        h.gpus.div_ceil(8),
+        h.gpus,
+    ));
     s
 }
 

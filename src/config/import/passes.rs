@@ -193,6 +193,34 @@ pub(super) fn trl(pairs: &Pairs, b: &mut Builder) -> Result<(), ImportError> {
         );
     }
     b.use_keys(&["padding_free", "gradient_checkpointing"]);
+    deepspeed_offload(pairs, b)
+}
+
+/// An Accelerate config's DeepSpeed offload devices (`cpu` or `nvme` offloads, `none` does not):
+/// the parameters' device moves every model DeepSpeed wraps, the reference's with the policy's;
+/// the optimizer's moves Adam's moments.
+fn deepspeed_offload(pairs: &Pairs, b: &mut Builder) -> Result<(), ImportError> {
+    let device = |key: &str| -> Result<Option<(bool, usize)>, ImportError> {
+        match pairs.text(key)? {
+            None => Ok(None),
+            Some(("cpu" | "nvme", line)) => Ok(Some((true, line))),
+            Some(("none", line)) => Ok(Some((false, line))),
+            Some((other, line)) => Err(super::error(
+                Some(line),
+                key,
+                format!("`{other}` is not a DeepSpeed offload device; use cpu, nvme or none"),
+            )),
+        }
+    };
+    let [params_key, optimizer_key] = super::trl::DEEPSPEED_OFFLOAD_KEYS;
+    if let Some((on, line)) = device(params_key)? {
+        b.set(Setting::ParamOffload(on), params_key, Some(line));
+        b.set(Setting::ReferenceOffload(on), params_key, Some(line));
+    }
+    if let Some((on, line)) = device(optimizer_key)? {
+        b.set(Setting::OptimizerOffload(on), optimizer_key, Some(line));
+    }
+    b.use_keys(&super::trl::DEEPSPEED_OFFLOAD_KEYS);
     Ok(())
 }
 
@@ -249,5 +277,23 @@ mod tests {
         assert!(s.contains(&Setting::MicroBatchSequences(4)));
         assert!(s.contains(&Setting::RemovePadding(false)));
         assert!(s.contains(&Setting::GradientCheckpointing(true)));
+    }
+
+    #[test]
+    fn a_trl_scripts_deepspeed_offload_is_read_and_a_bad_device_refused() {
+        let script = |device: &str| {
+            format!(
+                "cat > accelerate.yaml <<'YAML'\ndistributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 3\n  offload_param_device: {device}\n  offload_optimizer_device: none\nYAML\naccelerate launch --config_file accelerate.yaml -m trl.scripts.grpo --model_name_or_path Qwen/Qwen2.5-7B --num_generations 8\n"
+            )
+        };
+        let s = settings(&import_trl(&script("cpu"), Default::default()).unwrap());
+        assert!(s.contains(&Setting::ParamOffload(true)));
+        assert!(s.contains(&Setting::ReferenceOffload(true)));
+        assert!(s.contains(&Setting::OptimizerOffload(false)));
+        // The command's flags are still read beside the here-document's keys.
+        assert!(s.contains(&Setting::GroupSize(8)));
+        let e = import_trl(&script("gpu"), Default::default()).unwrap_err();
+        assert_eq!(e.line, Some(5));
+        assert!(e.to_string().contains("cpu, nvme or none"), "{e}");
     }
 }

@@ -356,16 +356,54 @@ pub(super) fn looks_like_trl(text: &str) -> bool {
     .any(|k| text.contains(k))
 }
 
-/// The key/value pairs of a TRL configuration in any of its three forms.
+/// The key/value pairs of a TRL configuration in any of its three forms. A launch script is a
+/// command even when it writes an Accelerate config in a here-document (as `rlfrontier plan`'s
+/// do); that config's DeepSpeed offload keys are read beside the command's flags.
 fn trl_pairs(text: &str) -> Result<Pairs, ImportError> {
     if text.trim_start().starts_with('{') {
         json_pairs(text)
+    } else if has_trl_launch_line(text) {
+        let mut pairs = command_pairs(text)?;
+        deepspeed_offload_pairs(text, &mut pairs);
+        Ok(pairs)
     } else if text.contains("--") && !text.lines().any(is_yaml_pair) {
         command_pairs(text)
     } else {
         yaml_pairs(text)
     }
 }
+
+/// Whether a line outside comments launches TRL's GRPO (`trl grpo`, `-m trl.scripts.grpo`).
+fn has_trl_launch_line(text: &str) -> bool {
+    text.lines().any(|line| {
+        let code = line.split('#').next().unwrap_or("").trim_start();
+        code.contains("trl.scripts.grpo") || code.starts_with("trl grpo")
+    })
+}
+
+/// The DeepSpeed offload devices of an Accelerate config (`deepspeed_config:` entries
+/// `offload_param_device` and `offload_optimizer_device`, indented), each at its line.
+fn deepspeed_offload_pairs(text: &str, pairs: &mut Pairs) {
+    for (k, line) in text.lines().enumerate() {
+        let Some((key, value)) = strip_yaml_comment(line).trim().split_once(':') else {
+            continue;
+        };
+        if DEEPSPEED_OFFLOAD_KEYS.contains(&key.trim()) {
+            pairs.insert(
+                key.trim().to_string(),
+                Value {
+                    text: unquote(value.trim()).to_string(),
+                    line: k + 1,
+                    unresolved: false,
+                },
+            );
+        }
+    }
+}
+
+/// The Accelerate config's DeepSpeed offload keys that `passes::trl` prices.
+pub(super) const DEEPSPEED_OFFLOAD_KEYS: [&str; 2] =
+    ["offload_param_device", "offload_optimizer_device"];
 
 /// A GRPOConfig as a JSON object (lists joined with commas), each key at its line.
 fn json_pairs(text: &str) -> Result<Pairs, ImportError> {
