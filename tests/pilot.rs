@@ -893,3 +893,39 @@ fn plan_decide_settles_the_recommendation_at_least_as_often_as_filling_space_for
         .code(2)
         .stderr(predicate::str::contains("choose one of: 1e16 flops"));
 }
+
+#[test]
+fn a_multi_node_trl_pilot_launches_once_per_node_with_its_rank() {
+    // Two nodes: Accelerate needs each node's rank and the first node's address; the script
+    // asks for them rather than starting a rank-0 process on every node.
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(grid("race-pilot"))
+        .unwrap()
+        .replace("gpus = 8", "gpus = 16");
+    let grid_path = dir.path().join("two-nodes.toml");
+    std::fs::write(&grid_path, text).unwrap();
+    let out = dir.path().join("plan");
+    bin()
+        .args(["plan", grid_path.to_str().unwrap()])
+        .args(["--pilot-budget", "3e17 flops", "--max-pilots", "6"])
+        .args(["--framework", "trl", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let script = out.join("launch/p001.sh");
+    let text = std::fs::read_to_string(&script).unwrap();
+    for part in [
+        "--num_processes 16 --num_machines 2 --machine_rank \"${MACHINE_RANK:?",
+        "--main_process_ip \"${MAIN_PROCESS_IP:?",
+        "# Note: 2 nodes: run this script once on each",
+        "num_machines: 2\nnum_processes: 16\n",
+    ] {
+        assert!(text.contains(part), "missing {part}:\n{text}");
+    }
+    let syntax = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert!(syntax.status.success());
+}

@@ -557,6 +557,8 @@ mod tests {
     fn no_logged_colocated_run_is_refused_for_its_rollout_memory() {
         // Every colocated RL row ran, so the colocated-memory check (a floor on what cannot
         // run) must pass each of them, with the utilization the row states or the framework's.
+        // (The rows the training-memory check refuses although they ran, tagged and priced,
+        // report that reason first: the colocated check is not reached for them.)
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("validation/phase_timings.csv");
         let rows = read_validation(&path).unwrap();
         let catalog = Catalog::embedded();

@@ -248,7 +248,7 @@ impl fmt::Display for Infeasible {
                 memory_gb,
             } => write!(
                 f,
-                "colocated rollout does not fit: {training_gb:.1} GB of training state stay on each GPU during the rollout (weights and optimizer moments not offloaded) and the engine claims {rollout_gb:.1} GB (rollout_gpu_memory_utilization), more than the GPU's {memory_gb:.1} GB; lower rollout_gpu_memory_utilization to {:.2} or less, offload the parameters and optimizer (param_offload, optimizer_offload), or add GPUs",
+                "colocated rollout does not fit: {training_gb:.1} GB of training state stay on each GPU during the rollout (the trained weights, optimizer moments and reference weights not offloaded) and the engine claims {rollout_gb:.1} GB (rollout_gpu_memory_utilization), more than the GPU's {memory_gb:.1} GB; lower rollout_gpu_memory_utilization to {:.2} or less (the engine must still hold its weights and a longest sequence), offload the training state (param_offload, optimizer_offload, reference_offload), or add GPUs",
                 (100.0 * (memory_gb - training_gb) / memory_gb)
                     .floor()
                     .max(0.0)
@@ -371,7 +371,7 @@ impl InfeasibleKind {
                 "raise group_size so that some groups carry signal"
             }
             InfeasibleKind::ColocatedMemory => {
-                "lower rollout_gpu_memory_utilization, offload the training state (param_offload, optimizer_offload), add GPUs or run generation on GPUs of its own (schedule)"
+                "lower rollout_gpu_memory_utilization, offload the training state (param_offload, optimizer_offload, reference_offload), add GPUs or run generation on GPUs of its own (schedule)"
             }
             InfeasibleKind::ContextWindow => {
                 "lower max_response_len (or the prompt) to fit the model's context window, or pick a model with a longer one"

@@ -603,11 +603,15 @@ fn training_memory(cfg: &RunConfig, pools: Pools) -> (f64, Option<Infeasible>) {
 /// §5, "Colocated memory"). The engine claims `rollout_gpu_memory_utilization` of each GPU's
 /// whole memory when it starts or wakes (vLLM's `requested_memory = total × utilization`,
 /// refused when free memory is smaller: `vllm/v1/worker/gpu_worker.py`, vllm-project/vllm#20305);
-/// the trained models' weights and moments that are not offloaded, the reference's and the
-/// reward model's BF16 weights stay on those GPUs meanwhile (`offload::TrainedState::rollout_resident_bytes`). The
-/// check is a floor: it counts no CUDA context, NCCL buffers or fragmentation, so a setup it
-/// passes can still run out of memory, but one it refuses cannot run. Other schedules give the
-/// engine GPUs of its own; engines whose share is of the memory left free (SGLang, vLLM 0.6 and
+/// the trained models' weights and moments that are not offloaded and the reference's BF16
+/// weights stay on those GPUs meanwhile (`offload::TrainedState::rollout_resident_bytes`).
+///
+/// The check is a floor: a setup it passes can still run out of memory, one it refuses cannot
+/// run. So it counts no CUDA context, NCCL buffers or fragmentation; no reward model or judge
+/// (veRL and DeepSpeed can offload it, a judge often has GPUs of its own); and the GPU's memory
+/// as binary gigabytes, a little above what the device reports (an "80 GB" H100 has 81,559 MiB
+/// = 85.5e9 bytes, while the catalog's `memory_gb` counts 1e9). Other schedules give the engine
+/// GPUs of its own; engines whose share is of the memory left free (SGLang, vLLM 0.6 and
 /// earlier: `EngineSpec::utilization_of_total_memory`) shrink their KV cache instead, which the
 /// ledger does not model.
 fn colocated_memory(cfg: &RunConfig, pools: Pools) -> Option<Infeasible> {
@@ -624,10 +628,7 @@ fn colocated_memory(cfg: &RunConfig, pools: Pools) -> Option<Infeasible> {
         let critic = run.critic.as_ref().unwrap_or(policy);
         resident += offload::TrainedState::of(critic, Finetune::Full).rollout_resident_bytes(o);
     }
-    if let Some(rm) = &cfg.reward.model {
-        resident += BF16_BYTES * rm.total_params() as f64;
-    }
-    let memory = hw.gpu.memory_bytes();
+    let memory = hw.gpu.memory_gb * BYTES_PER_GIB;
     let training_bytes = resident / pools.training.max(1) as f64;
     let rollout_bytes = memory * hw.rollout_gpu_memory_utilization;
     (training_bytes + rollout_bytes > memory).then_some(Infeasible::ColocatedMemory {
@@ -636,6 +637,9 @@ fn colocated_memory(cfg: &RunConfig, pools: Pools) -> Option<Infeasible> {
         memory_gb: memory / 1e9,
     })
 }
+
+/// Bytes in a binary gigabyte (GiB), the unit GPU memory sizes are sold in.
+const BYTES_PER_GIB: f64 = 1_073_741_824.0;
 
 /// The prompt plus the cap beyond the policy's context window, when its catalog entry states one
 /// (vLLM refuses a `max_model_len` above `max_position_embeddings` unless told otherwise).

@@ -393,10 +393,19 @@ pub fn trl_script(c: &LaunchContext) -> String {
         "--report_to none".to_string(),
     ]);
     s.push_str(&zero3_config_lines(c));
+    let nodes = h.gpus.div_ceil(8);
+    // Several nodes: one launch per node, each told its rank and the first node's address.
+    let ranks = if nodes > 1 {
+        s.push_str(&format!(
+            "# Note: {nodes} nodes: run this script once on each (e.g. srun --ntasks-per-node=1) with MACHINE_RANK (0 on the first node) and MAIN_PROCESS_IP (the first node's address) set.\n"
+        ));
+        " --machine_rank \"${MACHINE_RANK:?set MACHINE_RANK to this node's rank}\" --main_process_ip \"${MAIN_PROCESS_IP:?set MAIN_PROCESS_IP to the first node's address}\" --main_process_port \"${MAIN_PROCESS_PORT:-29500}\""
+    } else {
+        ""
+    };
     s.push_str(&format!(
-        "accelerate launch --config_file \"$ACCELERATE_CONFIG\" --num_processes {} --num_machines {} -m trl.scripts.grpo \\\n",
+        "accelerate launch --config_file \"$ACCELERATE_CONFIG\" --num_processes {} --num_machines {nodes}{ranks} -m trl.scripts.grpo \\\n",
         h.gpus,
-        h.gpus.div_ceil(8)
     ));
     for a in &args {
         s.push_str(&format!("  {a} \\\n"));
@@ -448,7 +457,6 @@ fn zero3_config_lines(c: &LaunchContext) -> String {
          mixed_precision: bf16\n\
          num_machines: {}\n\
          num_processes: {}\n\
-         machine_rank: 0\n\
          YAML\n",
         shell_word(&format!("runs/{}/accelerate_zero3.yaml", c.run.run_id)),
         device(o.params),

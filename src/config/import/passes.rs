@@ -283,7 +283,7 @@ mod tests {
     fn a_trl_scripts_deepspeed_offload_is_read_and_a_bad_device_refused() {
         let script = |device: &str| {
             format!(
-                "cat > accelerate.yaml <<'YAML'\ndistributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 3\n  offload_param_device: {device}\n  offload_optimizer_device: none\nYAML\naccelerate launch --config_file accelerate.yaml -m trl.scripts.grpo --model_name_or_path Qwen/Qwen2.5-7B --num_generations 8\n"
+                "cat > accelerate.yaml <<'YAML'\ndistributed_type: DEEPSPEED # don't quote\ndeepspeed_config:\n  zero_stage: 3\n  offload_param_device: {device}\n  offload_optimizer_device: none\nYAML\nsrun accelerate launch --config_file accelerate.yaml -m trl.scripts.grpo --model_name_or_path Qwen/Qwen2.5-7B --num_generations 8\n"
             )
         };
         let s = settings(&import_trl(&script("cpu"), Default::default()).unwrap());

@@ -363,7 +363,7 @@ fn trl_pairs(text: &str) -> Result<Pairs, ImportError> {
     if text.trim_start().starts_with('{') {
         json_pairs(text)
     } else if has_trl_launch_line(text) {
-        let mut pairs = command_pairs(text)?;
+        let mut pairs = command_pairs(&without_here_document_bodies(text))?;
         deepspeed_offload_pairs(text, &mut pairs);
         Ok(pairs)
     } else if text.contains("--") && !text.lines().any(is_yaml_pair) {
@@ -373,12 +373,50 @@ fn trl_pairs(text: &str) -> Result<Pairs, ImportError> {
     }
 }
 
-/// Whether a line outside comments launches TRL's GRPO (`trl grpo`, `-m trl.scripts.grpo`).
+/// Whether a line outside comments launches TRL's GRPO (`trl grpo`, `-m trl.scripts.grpo`,
+/// also behind `srun` or variable assignments).
 fn has_trl_launch_line(text: &str) -> bool {
     text.lines().any(|line| {
-        let code = line.split('#').next().unwrap_or("").trim_start();
-        code.contains("trl.scripts.grpo") || code.starts_with("trl grpo")
+        let code = line.split('#').next().unwrap_or("");
+        code.contains("trl.scripts.grpo") || code.contains("trl grpo")
     })
+}
+
+/// The text with the bodies of its here-documents (`<<TAG`, `<<'TAG'`, `<<-"TAG"` … `TAG`)
+/// blanked, line for line: a config written by the script is data, not shell words (an
+/// apostrophe in its comments would otherwise read as an unclosed quote).
+fn without_here_document_bodies(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut tag: Option<String> = None;
+    for line in text.lines() {
+        match &tag {
+            Some(t) => {
+                if line.trim() == t {
+                    tag = None;
+                    out.push_str(line);
+                }
+            }
+            None => {
+                out.push_str(line);
+                let code = line.split('#').next().unwrap_or("");
+                // A here-string (`<<<`) or an arithmetic shift (`$((x << 2))`) is no here-document:
+                // its word does not start with a letter, `_` or a quote.
+                if let Some((_, rest)) = code.split_once("<<") {
+                    let rest = rest.strip_prefix('-').unwrap_or(rest).trim_start();
+                    let word: String = rest
+                        .trim_start_matches(['\'', '"'])
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    if word.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+                        tag = Some(word);
+                    }
+                }
+            }
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// The DeepSpeed offload devices of an Accelerate config (`deepspeed_config:` entries
