@@ -922,10 +922,21 @@ fn a_multi_node_trl_pilot_launches_once_per_node_with_its_rank() {
     ] {
         assert!(text.contains(part), "missing {part}:\n{text}");
     }
-    let syntax = std::process::Command::new("bash")
-        .arg("-n")
-        .arg(&script)
-        .output()
-        .unwrap();
-    assert!(syntax.status.success());
+    // The Slurm array starts one launch per node, each with its rank.
+    let array = out.join("slurm_array.sh");
+    let text = std::fs::read_to_string(&array).unwrap();
+    assert!(
+        text.contains("#SBATCH --nodes=2")
+            && text.contains("srun --ntasks-per-node=1 bash -c 'MACHINE_RANK=\"$SLURM_NODEID\"")
+            && text.contains("export MAIN_PROCESS_IP RUN"),
+        "{text}"
+    );
+    for file in [&script, &array] {
+        let syntax = std::process::Command::new("bash")
+            .arg("-n")
+            .arg(file)
+            .output()
+            .unwrap();
+        assert!(syntax.status.success(), "{}", file.display());
+    }
 }

@@ -232,7 +232,7 @@ pub fn plan_pilots(grid: &Grid, settings: &PilotPlanSettings) -> Result<PilotPla
     }
     staged.add(
         &settings.out.join("slurm_array.sh"),
-        slurm_array(grid, &plan.runs).as_bytes(),
+        slurm_array(grid, &plan.runs, framework).as_bytes(),
     )?;
     // Launch scripts of the earlier plan in this folder (the runs its plan.csv lists) that this
     // plan does not have would sit beside a Slurm array of another size: removed with the

@@ -397,7 +397,7 @@ pub fn trl_script(c: &LaunchContext) -> String {
     // Several nodes: one launch per node, each told its rank and the first node's address.
     let ranks = if nodes > 1 {
         s.push_str(&format!(
-            "# Note: {nodes} nodes: run this script once on each (e.g. srun --ntasks-per-node=1) with MACHINE_RANK (0 on the first node) and MAIN_PROCESS_IP (the first node's address) set.\n"
+            "# Note: {nodes} nodes: run this script once on each with MACHINE_RANK (0 on the first node) and MAIN_PROCESS_IP (the first node's address) set; slurm_array.sh does so through srun.\n"
         ));
         " --machine_rank \"${MACHINE_RANK:?set MACHINE_RANK to this node's rank}\" --main_process_ip \"${MAIN_PROCESS_IP:?set MAIN_PROCESS_IP to the first node's address}\" --main_process_port \"${MAIN_PROCESS_PORT:-29500}\""
     } else {
@@ -467,8 +467,26 @@ fn zero3_config_lines(c: &LaunchContext) -> String {
     s
 }
 
+/// How one array task starts its pilot: a plain `bash` on one node; across nodes, one TRL
+/// launch per node (`srun`, each told its rank and the first node's address, as the launch
+/// script asks), or veRL's single driver on a Ray cluster the user starts first.
+fn array_task_launch(framework: Framework, nodes: u64) -> String {
+    match (framework, nodes > 1) {
+        (_, false) => "bash \"launch/$RUN.sh\"\n".to_string(),
+        (Framework::Trl, true) => "MAIN_PROCESS_IP=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\"\n\
+             export MAIN_PROCESS_IP RUN\n\
+             srun --ntasks-per-node=1 bash -c 'MACHINE_RANK=\"$SLURM_NODEID\" bash \"launch/$RUN.sh\"'\n"
+            .to_string(),
+        (Framework::Verl, true) => format!(
+            "# veRL drives its {nodes} nodes through Ray: start a Ray cluster across this job's nodes\n\
+             # (ray start --head on the first, ray start --address on the others) before this line.\n\
+             bash \"launch/$RUN.sh\"\n"
+        ),
+    }
+}
+
 /// The Slurm array script that runs every pilot (one array task per run).
-pub fn slurm_array(grid: &Grid, runs: &[PilotRun]) -> String {
+pub fn slurm_array(grid: &Grid, runs: &[PilotRun], framework: Framework) -> String {
     let h = &grid.hardware;
     let hours = runs
         .iter()
@@ -494,7 +512,7 @@ pub fn slurm_array(grid: &Grid, runs: &[PilotRun]) -> String {
          RUNS=({ids})\n\
          RUN=\"${{RUNS[$SLURM_ARRAY_TASK_ID]}}\"\n\
          echo \"pilot $RUN\"\n\
-         bash \"launch/$RUN.sh\"\n",
+         {launch}",
         n = runs.len(),
         grid_comment = comment_text(&grid.name),
         // Slurm reads the job name up to the end of the line; the grid's name is of the
@@ -506,6 +524,7 @@ pub fn slurm_array(grid: &Grid, runs: &[PilotRun]) -> String {
         hh = minutes / 60,
         mm = minutes % 60,
         ids = ids.join(" "),
+        launch = array_task_launch(framework, h.gpus.div_ceil(8)),
     )
 }
 
