@@ -298,19 +298,7 @@ fn a_grids_offload_reaches_its_verl_launch_scripts_and_imports_back() {
     let (_, rows) = read_csv(&out.join("plan.csv"));
     let script = out.join(format!("launch/{}.sh", rows[0][0]));
     let v = cost_json(&["--from-verl", script.to_str().unwrap()]);
-    let flags: Vec<&str> = v["imported"]["settings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["flag"].as_str().unwrap())
-        .collect();
-    for flag in [
-        "--param-offload",
-        "--optimizer-offload",
-        "--reference-offload",
-    ] {
-        assert!(flags.contains(&flag), "{flag} not in {flags:?}");
-    }
+    assert_all_offload_flags_imported(&v);
 }
 
 #[test]
@@ -347,19 +335,7 @@ fn a_grids_offload_reaches_its_trl_accelerate_config_and_imports_back() {
         "--mean-response-tokens",
         "900",
     ]);
-    let flags: Vec<&str> = v["imported"]["settings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["flag"].as_str().unwrap())
-        .collect();
-    for flag in [
-        "--param-offload",
-        "--optimizer-offload",
-        "--reference-offload",
-    ] {
-        assert!(flags.contains(&flag), "{flag} not in {flags:?}");
-    }
+    assert_all_offload_flags_imported(&v);
     // What DeepSpeed cannot do as priced is said in the script.
     let apart = plan_with("apart", "reference_offload = true\nsequence_parallel = 2\n");
     let text = std::fs::read_to_string(apart).unwrap();
@@ -375,6 +351,23 @@ fn the_launch_scripts_plan_writes_import_back_to_the_same_cells() {
     let dir = tempfile::tempdir().unwrap();
     round_trip("verl", "--from-verl", dir.path());
     round_trip("trl", "--from-trl", dir.path());
+}
+
+/// Asserts that `cost --json`'s imported settings include the three offload flags.
+fn assert_all_offload_flags_imported(v: &serde_json::Value) {
+    let flags: Vec<&str> = v["imported"]["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["flag"].as_str().unwrap())
+        .collect();
+    for flag in [
+        "--param-offload",
+        "--optimizer-offload",
+        "--reference-offload",
+    ] {
+        assert!(flags.contains(&flag), "{flag} not in {flags:?}");
+    }
 }
 
 /// A veRL overrides file: a 7B GRPO run at a 16k cap, plus `extra` lines.

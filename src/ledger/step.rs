@@ -558,11 +558,7 @@ fn training_memory(cfg: &RunConfig, pools: Pools) -> (f64, Option<Infeasible>) {
     // without offload, `offload::TrainedState::resident_bytes`).
     let mut state = memory::policy_state_bytes(policy, cfg.finetune);
     let mut critic_peak = 0.0;
-    let reference = if run.kl_reference && cfg.finetune == Finetune::Full && !o.reference {
-        BF16_BYTES * policy.total_params() as f64
-    } else {
-        0.0
-    };
+    let reference = resident_reference_bytes(cfg);
     state += reference;
     if run.algorithm == Algorithm::Ppo {
         let critic = run.critic.as_ref().unwrap_or(policy);
@@ -599,6 +595,16 @@ fn training_memory(cfg: &RunConfig, pools: Pools) -> (f64, Option<Infeasible>) {
     (bytes, infeasible)
 }
 
+/// The reference model's BF16 weights kept on the training GPUs: with a KL reference under full
+/// fine-tuning, unless offloaded (under LoRA the reference is the policy with its adapters off).
+fn resident_reference_bytes(cfg: &RunConfig) -> f64 {
+    if cfg.run.kl_reference && cfg.finetune == Finetune::Full && !cfg.run.offload.reference {
+        BF16_BYTES * cfg.policy.total_params() as f64
+    } else {
+        0.0
+    }
+}
+
 /// A colocated rollout engine next to the training state that stays on its GPUs (docs/design.md
 /// §5, "Colocated memory"). The engine claims `rollout_gpu_memory_utilization` of each GPU's
 /// whole memory when it starts or wakes (vLLM's `requested_memory = total × utilization`,
@@ -620,10 +626,8 @@ fn colocated_memory(cfg: &RunConfig, pools: Pools) -> Option<Infeasible> {
         return None;
     }
     let o = run.offload;
-    let mut resident = offload::TrainedState::of(policy, cfg.finetune).rollout_resident_bytes(o);
-    if run.kl_reference && cfg.finetune == Finetune::Full && !o.reference {
-        resident += BF16_BYTES * policy.total_params() as f64;
-    }
+    let mut resident = offload::TrainedState::of(policy, cfg.finetune).rollout_resident_bytes(o)
+        + resident_reference_bytes(cfg);
     if run.algorithm == Algorithm::Ppo {
         let critic = run.critic.as_ref().unwrap_or(policy);
         resident += offload::TrainedState::of(critic, Finetune::Full).rollout_resident_bytes(o);
