@@ -10,6 +10,8 @@
 //!   residuals. (A floor under their base
 //!   scores, read as format failure, was fitted too and left unidentified: its 90% range ran from
 //!   2e-6 to 0.96, so `competition_base_floor` stays a stated hypothesis at the logit floor.)
+//! - τ_f, the steps over which a base model's format gap closes (`outcome::start_score`), by a
+//!   profile scan on the base-start pairs of stated length with a gap.
 //! - The downside: the variance of ground lost per 1,000 steps, from the pairs that lost.
 //! - The interval's floor per kind: the smallest sd (logit units) that puts 90% of the kind's
 //!   pairs inside their 90% intervals, and never less than the kind's spread of logit gains over
@@ -343,6 +345,7 @@ fn fit_factors(
     ] {
         f.params[id].value = 1.0;
     }
+    f.format_closure(pairs);
     f.time_factors(pairs, &tuned)?;
     f.gain_factors(pairs, &tuned)?;
     f.downside(pairs);
@@ -372,8 +375,76 @@ fn bound_text(bounded: bool) -> &'static str {
     }
 }
 
+/// The scan of ln τ_f (steps): e^0 to e^10, steps of 0.2. The top, 22,026 steps, is "no faster
+/// than ability" for any run the evidence holds.
+const FORMAT_SCAN: (f64, f64, usize) = (0.0, 0.2, 50);
+
+/// The base-start pairs of stated length whose base score sits below what their model's other
+/// math benchmarks imply (`outcome::ability`): the only ones τ_f moves.
+fn with_format_gap<'p>(pairs: &[&'p PairedOutcome]) -> Vec<&'p PairedOutcome> {
+    pairs
+        .iter()
+        .copied()
+        .filter(|p| {
+            p.start == StartKind::Base
+                && p.steps.is_some()
+                && p.ability_score.is_some_and(|a| a > p.base)
+        })
+        .collect()
+}
+
 /// Stage 7's steps, on the fit the earlier stages left.
 impl Fitting {
+    /// The format gap's time scale τ_f first (it moves base starts only, which the factors after
+    /// it are fitted on too): the least-squares value of a scan of ln τ_f ([`FORMAT_SCAN`]) on the
+    /// pairs with a format gap ([`with_format_gap`]), with its 90% profile range; the slowest
+    /// value the data allow when they bound it from above only (every gap already closed at the
+    /// first checkpoint), the top of the scan (no closure faster than ability) with fewer than
+    /// [`MIN_TIMED_PAIRS`] pairs.
+    fn format_closure(&mut self, pairs: &[&PairedOutcome]) {
+        let (from, step, points) = FORMAT_SCAN;
+        let top = (from + step * points as f64).exp();
+        let gaps = with_format_gap(pairs);
+        if gaps.len() < MIN_TIMED_PAIRS {
+            let how = format!(
+                "stage 7: not identified ({} base pairs of stated length with a format gap): the top of the scan, no closure faster than ability",
+                gaps.len()
+            );
+            self.set(ParamId::FormatClosureSteps, Param::new(top, top, top), how);
+            return;
+        }
+        let signals = signals(&gaps, false);
+        let costs: Vec<(f64, f64)> = (0..=points)
+            .map(|k| {
+                let ln_t = from + step * k as f64;
+                let mut q = self.params;
+                q[ParamId::FormatClosureSteps].value = ln_t.exp();
+                (
+                    ln_t,
+                    residuals(&q, &gaps, &signals).iter().map(|r| r * r).sum(),
+                )
+            })
+            .collect();
+        let best = costs
+            .iter()
+            .copied()
+            .fold((0.0, f64::INFINITY), |b, c| if c.1 < b.1 { c } else { b });
+        let dof = gaps.len().saturating_sub(1).max(1) as f64;
+        let (lo, hi) = profile_range(&costs, best.1, dof);
+        let bounded = lo > from + 1e-9;
+        let value = if bounded { best.0 } else { hi };
+        let how = format!(
+            "stage 7: {} base pairs of stated length with a format gap, {}",
+            gaps.len(),
+            bound_text(bounded)
+        );
+        self.set(
+            ParamId::FormatClosureSteps,
+            Param::new(value.exp(), lo.exp(), hi.exp()),
+            how,
+        );
+    }
+
     /// The time factors first, by profile likelihood (their gain factors refitted alongside):
     /// the pooled tuned one, then each kind with enough pairs of stated length; the others
     /// borrow the pooled one.
@@ -572,4 +643,87 @@ fn fit_floor(default: Param, id: ParamId, kind: StartKind, set: &[&HeldOut]) -> 
             spread * Z90
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A base-start pair at `steps` with a format gap (base 0.05, implied 0.4), its score after
+    /// RL what the prior predicts with τ_f = `tau` steps, plus `noise`.
+    fn gap_pair(params: &OutcomeParams, steps: f64, tau: f64, noise: f64) -> PairedOutcome {
+        let mut pair = PairedOutcome {
+            study: "synthetic".into(),
+            run: format!("run at {steps}"),
+            start_model: "m".into(),
+            params_b: 7.0,
+            start: StartKind::Base,
+            metric: "GSM8K".into(),
+            benchmark: Benchmark::Standard,
+            family: "gsm8k".into(),
+            base: 0.05,
+            after: 0.0,
+            steps: Some(steps),
+            cap_tokens: None,
+            group_size: None,
+            prompts_per_step: None,
+            lora_rank: None,
+            dataset_prompts: None,
+            ability_score: Some(0.4),
+        };
+        let mut q = *params;
+        q[ParamId::FormatClosureSteps].value = tau;
+        pair.after = predict_score(&q, &pair.signal(steps)) + noise;
+        pair
+    }
+
+    /// Pairs at these steps made with τ_f = 30, each moved ±1 point in turn (so the fit has a
+    /// residual to set its range with).
+    fn gap_pairs(params: &OutcomeParams, steps: &[f64]) -> Vec<PairedOutcome> {
+        steps
+            .iter()
+            .enumerate()
+            .map(|(k, &s)| gap_pair(params, s, 30.0, if k % 2 == 0 { 0.01 } else { -0.01 }))
+            .collect()
+    }
+
+    #[test]
+    fn the_format_closure_scan_recovers_the_time_scale_it_was_made_with() {
+        // Pairs made by the prior itself at τ_f = 30 steps, checkpoints from 5 to 160 steps (the
+        // early ones bound it from below): the scan finds it.
+        let params = OutcomeParams::default();
+        let pairs = gap_pairs(&params, &[5.0, 10.0, 20.0, 40.0, 80.0, 160.0]);
+        let refs: Vec<&PairedOutcome> = pairs.iter().collect();
+        let mut f = Fitting {
+            params,
+            fitted: Vec::new(),
+        };
+        f.format_closure(&refs);
+        let got = f.params[ParamId::FormatClosureSteps];
+        // (within one step of the scan, 0.2 in ln τ_f)
+        assert!((got.value.ln() - 30f64.ln()).abs() <= 0.2, "{got:?}");
+        assert!(got.low <= got.value && got.value <= got.high, "{got:?}");
+        assert!(
+            f.fitted[0].how.contains("90% profile range"),
+            "{:?}",
+            f.fitted
+        );
+        // Checkpoints only after the gap has closed bound it from above only: the slowest value
+        // they allow, and the report says so.
+        let late = gap_pairs(&params, &[400.0, 800.0, 1600.0]);
+        let refs: Vec<&PairedOutcome> = late.iter().collect();
+        f.format_closure(&refs);
+        let got = f.params[ParamId::FormatClosureSteps];
+        assert!(got.value > 30.0 && got.value == got.high, "{got:?}");
+        assert!(
+            f.fitted[1].how.contains("bounded above only"),
+            "{:?}",
+            f.fitted
+        );
+        // Fewer than three pairs with a gap: not identified, no closure faster than ability.
+        f.format_closure(&refs[..2]);
+        let top = (FORMAT_SCAN.0 + FORMAT_SCAN.1 * FORMAT_SCAN.2 as f64).exp();
+        assert_eq!(f.params[ParamId::FormatClosureSteps].value, top);
+        assert!(f.fitted[2].how.contains("not identified"));
+    }
 }

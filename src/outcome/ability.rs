@@ -214,6 +214,18 @@ pub fn implied_score(
         .then(|| 1.0 / (1.0 + (own - theta).exp()))
 }
 
+/// The low end of an implied score `implied` (a format gap's floor above the base score
+/// `own_base`): σ(logit(implied) − Z90 × √2 × the fitted residual sd), never below the base. The
+/// implied score is read off another benchmark's base score, so it carries the scatter of a
+/// difference of two scores: at this end the gap may be ability, not format, and is not closed.
+pub fn implied_score_low(implied: f64, own_base: f64) -> f64 {
+    let spread = crate::outcome::params::Z90
+        * std::f64::consts::SQRT_2
+        * super::fitted::BENCHMARK_LEVEL_RESIDUAL_SD;
+    let low = 1.0 / (1.0 + (spread - clamped_logit(implied)).exp());
+    low.max(own_base).min(implied)
+}
+
 /// For one model scored on several target metrics (name, measured base score): each metric's
 /// implied score from the others' ([`implied_score`] at the fitted levels of
 /// [`super::fitted::BENCHMARK_LEVELS`]), None where it has none or its own base is not measured.

@@ -211,10 +211,13 @@ pub enum ParamId {
     DownsideSdAt1000Steps,
     /// What a step on prompts already seen is worth, against a step on fresh ones.
     DataReuse,
+    /// Steps over which a base model's format gap (its base score below what its other math
+    /// benchmarks imply) closes by a factor e: the gap closes as 1 − exp(−steps / this).
+    FormatClosureSteps,
 }
 
 /// Number of parameters.
-pub const PARAM_COUNT: usize = 44;
+pub const PARAM_COUNT: usize = 45;
 
 const fn spec(
     id: ParamId,
@@ -592,6 +595,14 @@ pub const PARAMS: [ParamSpec; PARAM_COUNT] = {
             UnitInterval,
             Hypothesis,
             "a step on prompts already seen is worth this share of a step on fresh ones, past the first pass over [task] dataset_prompts: no discount by default, since the only multi-pass pairs with stated steps (MiMo's ~10 passes, LUFFY's 1.4) fit better without one (leave-one-study-out RMSE 0.74x the baseline at 1.0, 0.78x at 0.5); the range allows one",
+        ),
+        spec(
+            FormatClosureSteps,
+            "format_closure_steps",
+            fitted::FORMAT_CLOSURE_STEPS,
+            Positive,
+            Fitted,
+            "steps over which a base model's format gap closes by a factor e (the score starts from R0 + (implied - R0)(1 - exp(-steps / this))): the base-start before/after pairs with a format gap, stage 7",
         ),
     ]
 };

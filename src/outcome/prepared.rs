@@ -1,8 +1,8 @@
 //! A cell's prediction prepared once for all the iterations it is priced at.
 //!
-//! Of everything a prediction is made of, only ln K (through the fresh iterations) and the
-//! downside's sd move with the iterations; a sweep prices each step at every budget of its grid,
-//! so [`PreparedPrediction::of`] computes the rest once and [`PreparedPrediction::at`] finishes
+//! Of everything a prediction is made of, only ln K (through the fresh iterations), the share of
+//! a format gap closed and the downside's sd move with the iterations; a sweep prices each step at
+//! every budget of its grid, so [`PreparedPrediction::of`] computes the rest once and [`PreparedPrediction::at`] finishes
 //! it per budget. [`super::parts`] and [`super::predict`] are these two calls in a row, so the
 //! reuse gives the same bits.
 
@@ -19,6 +19,8 @@ pub struct StaticParts {
     ln_k_batch: f64,
     ln_k_signal: f64,
     downside_at_reference: f64,
+    /// τ_f, steps (read only when the cell has a format gap).
+    format_closure_steps: f64,
 }
 
 impl StaticParts {
@@ -131,6 +133,7 @@ impl StaticParts {
         let parts = Parts {
             base_score: r0,
             ability_floor,
+            format_gap_closed: 0.0,
             base_logit: logit(r0.max(floor)),
             base_score_sd: base_score_sd.abs(),
             base_logit_floor: floor,
@@ -150,6 +153,7 @@ impl StaticParts {
             ln_k_batch,
             ln_k_signal,
             downside_at_reference: params[DownsideSdAt1000Steps].value,
+            format_closure_steps: v(FormatClosureSteps),
         }
     }
 
@@ -159,9 +163,17 @@ impl StaticParts {
             + self.ln_k_epochs
             + self.ln_k_batch
             + self.ln_k_signal;
+        // A base model's format gap closes with the steps, whatever else the cell does (no
+        // exponential taken for the cells without one: almost all of a sweep's).
+        let format_gap_closed = if self.parts.ability_floor > self.parts.base_score {
+            -(-iterations.max(0.0) / self.format_closure_steps).exp_m1()
+        } else {
+            0.0
+        };
         Parts {
             ln_k,
             downside_logit_sd: downside_sd_of(self.downside_at_reference, iterations),
+            format_gap_closed,
             ..self.parts
         }
     }
@@ -188,6 +200,9 @@ pub struct PreparedPrediction {
     time_sd: f64,
     /// With the base score not measured: the default base score's two ends and their ceilings.
     default_bases: Option<[(f64, f64); 2]>,
+    /// With a format gap: the implied score at its low end ([`ability::implied_score_low`]) and
+    /// the ceiling with it.
+    low_floor: Option<(f64, f64)>,
     seed_sd: f64,
 }
 
@@ -213,12 +228,21 @@ impl PreparedPrediction {
                 (r0, ceiling_of(&shifted, 0.0))
             })
         });
+        let low_floor = (p.ability_floor > p.base_score).then(|| {
+            let low = ability::implied_score_low(p.ability_floor, p.base_score);
+            let lowered = Parts {
+                ability_floor: low,
+                ..*p
+            };
+            (low, ceiling_of(&lowered, 0.0))
+        });
         PreparedPrediction {
             ceiling: ceiling_of(p, 0.0),
             parts,
             shifted_ceilings,
             time_sd,
             default_bases,
+            low_floor,
             seed_sd: spread.seed,
         }
     }
@@ -235,7 +259,7 @@ impl PreparedPrediction {
         let parts = self.parts.at(iterations);
         let progress = progress_of(&parts, 0.0);
         Median {
-            score: score_of(parts.base_score, self.ceiling, progress),
+            score: score_of(start_score(&parts), self.ceiling, progress),
             parts,
             progress,
         }
@@ -249,8 +273,11 @@ impl PreparedPrediction {
             score,
         } = *median;
         let ceiling = self.ceiling;
-        let r0 = p.base_score;
-        // At most six shifted scores: Δ and K_mid each way, and the default base's two ends.
+        // Where the sigmoid starts (R0 with the format gap closed so far): the shifted scores
+        // move Δ and K_mid, not that.
+        let r0 = start_score(&p);
+        // At most six shifted scores: Δ and K_mid each way, and the default base's two ends or
+        // (with a measured base only) a format gap's implied score at its low end.
         let mut shifted_scores = [0.0f64; 6];
         let mut n = 0;
         let mut push = |x: f64| {
@@ -269,6 +296,13 @@ impl PreparedPrediction {
             for &(base, base_ceiling) in bases {
                 push(score_of(base, base_ceiling, progress));
             }
+        }
+        if let Some((low, low_ceiling)) = self.low_floor {
+            let lowered = Parts {
+                ability_floor: low,
+                ..p
+            };
+            push(score_of(start_score(&lowered), low_ceiling, progress));
         }
         // Seed noise scales with how far the run has moved from its (known) start.
         let seed = Z90 * self.seed_sd * progress;
@@ -293,7 +327,7 @@ impl PreparedPrediction {
             }
         }
         Prediction {
-            base_score: r0,
+            base_score: p.base_score,
             ceiling,
             signal: p.ln_k.exp(),
             k_mid: p.ln_k_mid.exp(),

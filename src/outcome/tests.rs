@@ -453,14 +453,66 @@ fn a_base_model_with_a_format_gap_reaches_at_least_its_implied_score() {
     assert!((with.ceiling - 0.85).abs() < 1e-12, "{with:?}");
     assert!(with.score > 0.8 && with.score > without.score, "{with:?}");
     assert!(with.score_low < with.score && with.score < with.score_high);
-    // An implied score below the ceiling changes nothing.
-    s.ability_score = Some(without.ceiling * 0.5);
+    // An implied score at or below the base changes nothing; one between the base and the
+    // ceiling moves the path (its gap closes early), not the ceiling.
+    s.ability_score = Some(0.2);
     assert_eq!(predict(&params, &s), without);
+    s.ability_score = Some(0.5 * (0.2 + without.ceiling));
+    let between = predict(&params, &s);
+    assert_eq!(between.ceiling, without.ceiling);
+    assert!(between.score >= without.score, "{between:?} {without:?}");
     s.ability_score = Some(0.85);
     s.start = StartKind::Distilled;
     let tuned = predict(&params, &s);
     s.ability_score = None;
     assert_eq!(tuned, predict(&params, &s));
+}
+
+#[test]
+fn a_format_gap_closes_within_its_own_steps_by_hand() {
+    // A 7B base model at 0.2% on GSM8K whose MATH-500 implies 22.4% (INTUITOR's Qwen2.5-1.5B,
+    // arXiv 2505.19590 Table 1, read at the fitted levels). With τ_f = 50 steps and K_mid held
+    // far away (no ability progress), the score is the closed share of the gap:
+    // 0.002 + 0.222 × (1 − e^(−steps/50)).
+    let mut params = OutcomeParams::default();
+    params[ParamId::FormatClosureSteps].value = 50.0;
+    params[ParamId::KMidAt7b].value = 1e12;
+    let mut s = signal(0.0, 1.0, RewardKind::Rule, None);
+    s.start = StartKind::Base;
+    s.measured_base_score = Some(0.002);
+    s.ability_score = Some(0.224);
+    for (steps, expected) in [
+        (0.0, 0.002),
+        (10.0, 0.002 + 0.222 * 0.181_269_246_922_018_14),
+        (50.0, 0.002 + 0.222 * 0.632_120_558_828_557_7),
+        (58.0, 0.002 + 0.222 * 0.686_513_819_117_394_7),
+        (1000.0, 0.224),
+    ] {
+        s.iterations = steps;
+        let p = predict(&params, &s);
+        assert!((p.score - expected).abs() < 1e-6, "{steps}: {p:?}");
+        assert_eq!(p.base_score, 0.002);
+        // The low end holds the gap read as ability, not format: no higher than the score with
+        // the implied score at its low end (ability::implied_score_low).
+        let low = ability::implied_score_low(0.224, 0.002);
+        assert!(low < 0.224 && low > 0.002, "{low}");
+        let closed = if steps == 0.0 {
+            0.0
+        } else {
+            1.0 - (-steps / 50.0f64).exp()
+        };
+        assert!(
+            p.score_low <= 0.002 + (low - 0.002) * closed + 1e-12,
+            "{p:?}"
+        );
+    }
+    // The same run from an instruct checkpoint, or with no gap, keeps its base score.
+    s.iterations = 58.0;
+    s.start = StartKind::Instruct;
+    assert!((predict(&params, &s).score - 0.002).abs() < 1e-6);
+    s.start = StartKind::Base;
+    s.ability_score = None;
+    assert!((predict(&params, &s).score - 0.002).abs() < 1e-6);
 }
 
 #[test]
