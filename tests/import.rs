@@ -279,22 +279,18 @@ fn the_ulysses_degree_is_priced_and_checked() {
 #[test]
 fn a_grids_offload_reaches_its_verl_launch_scripts_and_imports_back() {
     let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(grid("race-pilot"))
-        .unwrap()
-        .replace(
-            "[run]\n",
-            "[run]\nparam_offload = true\noptimizer_offload = true\nreference_offload = true\nsequence_parallel = 2\n",
-        );
-    let grid_path = dir.path().join("offloaded.toml");
-    std::fs::write(&grid_path, text).unwrap();
-    let out = dir.path().join("plan");
-    bin()
-        .args(["plan", grid_path.to_str().unwrap()])
-        .args(["--pilot-budget", "3e17 flops", "--max-pilots", "8"])
-        .args(["--framework", "verl", "--out"])
-        .arg(&out)
-        .assert()
-        .success();
+    let out = common::plan_edited_race_pilot(
+        dir.path(),
+        "offloaded",
+        |text| {
+            text.replace(
+                "[run]\n",
+                "[run]\nparam_offload = true\noptimizer_offload = true\nreference_offload = true\nsequence_parallel = 2\n",
+            )
+        },
+        "verl",
+        "8",
+    );
     let (_, rows) = read_csv(&out.join("plan.csv"));
     let script = out.join(format!("launch/{}.sh", rows[0][0]));
     let v = cost_json(&["--from-verl", script.to_str().unwrap()]);
@@ -307,19 +303,13 @@ fn a_grids_offload_reaches_its_trl_accelerate_config_and_imports_back() {
     // and `cost --from-trl` reads them back as the three offload settings.
     let dir = tempfile::tempdir().unwrap();
     let plan_with = |name: &str, run_keys: &str| {
-        let text = std::fs::read_to_string(grid("race-pilot"))
-            .unwrap()
-            .replace("[run]\n", &format!("[run]\n{run_keys}"));
-        let grid_path = dir.path().join(format!("{name}.toml"));
-        std::fs::write(&grid_path, text).unwrap();
-        let out = dir.path().join(name);
-        bin()
-            .args(["plan", grid_path.to_str().unwrap()])
-            .args(["--pilot-budget", "3e17 flops", "--max-pilots", "8"])
-            .args(["--framework", "trl", "--out"])
-            .arg(&out)
-            .assert()
-            .success();
+        let out = common::plan_edited_race_pilot(
+            dir.path(),
+            name,
+            |text| text.replace("[run]\n", &format!("[run]\n{run_keys}")),
+            "trl",
+            "8",
+        );
         let (_, rows) = read_csv(&out.join("plan.csv"));
         out.join(format!("launch/{}.sh", rows[0][0]))
     };

@@ -899,19 +899,13 @@ fn a_multi_node_trl_pilot_launches_once_per_node_with_its_rank() {
     // Two nodes: Accelerate needs each node's rank and the first node's address; the script
     // asks for them rather than starting a rank-0 process on every node.
     let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(grid("race-pilot"))
-        .unwrap()
-        .replace("gpus = 8", "gpus = 16");
-    let grid_path = dir.path().join("two-nodes.toml");
-    std::fs::write(&grid_path, text).unwrap();
-    let out = dir.path().join("plan");
-    bin()
-        .args(["plan", grid_path.to_str().unwrap()])
-        .args(["--pilot-budget", "3e17 flops", "--max-pilots", "6"])
-        .args(["--framework", "trl", "--out"])
-        .arg(&out)
-        .assert()
-        .success();
+    let out = common::plan_edited_race_pilot(
+        dir.path(),
+        "two-nodes",
+        |text| text.replace("gpus = 8", "gpus = 16"),
+        "trl",
+        "6",
+    );
     let script = out.join("launch/p001.sh");
     let text = std::fs::read_to_string(&script).unwrap();
     for part in [

@@ -73,6 +73,30 @@ pub fn big_slice_grid(dir: &Path) -> PathBuf {
     path
 }
 
+/// `grids/race-pilot.toml` with `edit` applied, written into `dir` as `<name>.toml`, and planned
+/// there (`plan --pilot-budget 3e17 flops --max-pilots <max_pilots> --framework <framework>`)
+/// into `dir/<name>`: the plan's folder.
+pub fn plan_edited_race_pilot(
+    dir: &Path,
+    name: &str,
+    edit: impl Fn(String) -> String,
+    framework: &str,
+    max_pilots: &str,
+) -> PathBuf {
+    let text = edit(std::fs::read_to_string(grid("race-pilot")).unwrap());
+    let grid_path = dir.join(format!("{name}.toml"));
+    std::fs::write(&grid_path, text).unwrap();
+    let out = dir.join(name);
+    bin()
+        .args(["plan", grid_path.to_str().unwrap()])
+        .args(["--pilot-budget", "3e17 flops", "--max-pilots", max_pilots])
+        .args(["--framework", framework, "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    out
+}
+
 /// Records that test `name` could not run its tool (`why`): fails when
 /// `RLFRONTIER_REQUIRE_TOOLS` is set (`.ci/run` sets it, and installs every tool), else prints
 /// the reason and leaves a marker under `target/test-skips/` that `.ci/run`'s summary line
