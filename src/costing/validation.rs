@@ -162,6 +162,7 @@ fn decode_benchmark_tokens_per_second(
         lengths: crate::ledger::lengths::CappedLognormal::new(output, 1.0, 2048.0),
         max_context_tokens: 2048.0,
         memory_utilization: engine.gpu_memory_utilization,
+        resident_bytes_per_gpu: 0.0,
         max_num_seqs: engine.max_num_seqs,
     })
     .map_err(|_| "the model does not fit".to_string())?;
@@ -200,6 +201,7 @@ fn decode_benchmark_tpot_seconds(
         lengths: crate::ledger::lengths::CappedLognormal::fixed(output),
         max_context_tokens: input + output,
         memory_utilization: engine.gpu_memory_utilization,
+        resident_bytes_per_gpu: 0.0,
         max_num_seqs: engine.max_num_seqs,
     })
     .map_err(|_| "the model does not fit".to_string())?;

@@ -173,6 +173,7 @@ fn search(
         lengths: r.distribution,
         max_context_tokens: p + cfg.max_response_len as f64,
         memory_utilization: cfg.hardware.rollout_gpu_memory_utilization,
+        resident_bytes_per_gpu: engine_resident_bytes_per_gpu(cfg, pools),
         max_num_seqs: cfg.hardware.max_num_seqs,
     });
     let (decode, infeasible) = match decode {
@@ -231,6 +232,7 @@ fn validation(cfg: &RunConfig, pools: Pools, r: &Rollouts, phases: &mut Phases) 
         lengths: r.distribution,
         max_context_tokens: p + cfg.max_response_len as f64,
         memory_utilization: cfg.hardware.rollout_gpu_memory_utilization,
+        resident_bytes_per_gpu: engine_resident_bytes_per_gpu(cfg, pools),
         max_num_seqs: cfg.hardware.max_num_seqs,
     });
     // A model that does not fit is reported by the rollout itself; validation adds nothing then.
@@ -291,6 +293,8 @@ fn feedback(
                 lengths: lengths::CappedLognormal::fixed(verdict),
                 max_context_tokens: context + verdict,
                 memory_utilization: hw.rollout_gpu_memory_utilization,
+                // The judge's own share is not reduced by the training state (not modelled).
+                resident_bytes_per_gpu: 0.0,
                 max_num_seqs: hw.max_num_seqs,
             }) {
                 Ok(d) => (d.seconds, None),
@@ -605,6 +609,36 @@ fn resident_reference_bytes(cfg: &RunConfig) -> f64 {
     }
 }
 
+/// The training state a colocated rollout finds on each of its GPUs: the trained models' weights
+/// and moments that are not offloaded (`offload::TrainedState::rollout_resident_bytes`; a PPO
+/// critic too) and the reference's BF16 weights, sharded over the training GPUs. 0 under the
+/// other schedules, whose engines have GPUs of their own.
+fn colocated_resident_bytes_per_gpu(cfg: &RunConfig, pools: Pools) -> f64 {
+    let (hw, run, policy) = (cfg.hardware, cfg.run, cfg.policy);
+    if hw.schedule != Schedule::Colocated {
+        return 0.0;
+    }
+    let o = run.offload;
+    let mut resident = offload::TrainedState::of(policy, cfg.finetune).rollout_resident_bytes(o)
+        + resident_reference_bytes(cfg);
+    if run.algorithm == Algorithm::Ppo {
+        let critic = run.critic.as_ref().unwrap_or(policy);
+        resident += offload::TrainedState::of(critic, Finetune::Full).rollout_resident_bytes(o);
+    }
+    resident / pools.training.max(1) as f64
+}
+
+/// The resident bytes a rollout engine's share is taken after ([`time::DecodeInput`]): the
+/// colocated training state for an engine whose share is of the memory left free, else 0 (not
+/// computed: most cells' engines take a share of the whole memory).
+fn engine_resident_bytes_per_gpu(cfg: &RunConfig, pools: Pools) -> f64 {
+    if cfg.hardware.engine.utilization_of_total_memory {
+        0.0
+    } else {
+        colocated_resident_bytes_per_gpu(cfg, pools)
+    }
+}
+
 /// A colocated rollout engine next to the training state that stays on its GPUs (docs/design.md
 /// §5, "Colocated memory"). The engine claims `rollout_gpu_memory_utilization` of each GPU's
 /// whole memory when it starts or wakes (vLLM's `requested_memory = total × utilization`,
@@ -618,22 +652,15 @@ fn resident_reference_bytes(cfg: &RunConfig) -> f64 {
 /// as binary gigabytes, a little above what the device reports (an "80 GB" H100 has 81,559 MiB
 /// = 85.5e9 bytes, while the catalog's `memory_gb` counts 1e9). Other schedules give the engine
 /// GPUs of its own; engines whose share is of the memory left free (SGLang, vLLM 0.6 and
-/// earlier: `EngineSpec::utilization_of_total_memory`) shrink their KV cache instead, which the
-/// ledger does not model.
+/// earlier: `EngineSpec::utilization_of_total_memory`) shrink their KV cache instead
+/// ([`time::engine_bytes_per_gpu`]).
 fn colocated_memory(cfg: &RunConfig, pools: Pools) -> Option<Infeasible> {
-    let (hw, run, policy) = (cfg.hardware, cfg.run, cfg.policy);
+    let hw = cfg.hardware;
     if hw.schedule != Schedule::Colocated || !hw.engine.utilization_of_total_memory {
         return None;
     }
-    let o = run.offload;
-    let mut resident = offload::TrainedState::of(policy, cfg.finetune).rollout_resident_bytes(o)
-        + resident_reference_bytes(cfg);
-    if run.algorithm == Algorithm::Ppo {
-        let critic = run.critic.as_ref().unwrap_or(policy);
-        resident += offload::TrainedState::of(critic, Finetune::Full).rollout_resident_bytes(o);
-    }
+    let training_bytes = colocated_resident_bytes_per_gpu(cfg, pools);
     let memory = hw.gpu.memory_gb * BYTES_PER_GIB;
-    let training_bytes = resident / pools.training.max(1) as f64;
     let rollout_bytes = memory * hw.rollout_gpu_memory_utilization;
     (training_bytes + rollout_bytes > memory).then_some(Infeasible::ColocatedMemory {
         training_gb: training_bytes / 1e9,

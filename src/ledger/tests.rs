@@ -911,10 +911,37 @@ fn a_colocated_rollout_must_fit_beside_the_training_state_it_leaves() {
         reference: false,
     };
     assert_eq!(at(&f), None);
-    // SGLang's share is of the memory left free: it shrinks, it does not fail.
+    // SGLang's share is of the memory left free: its KV cache shrinks by the training state
+    // (fewer sequences in flight), it does not fail; offloading that state gives it back.
     f.run.offload = crate::config::Offload::default();
     f.hardware.engine = Catalog::embedded().engine("sglang").unwrap().clone();
-    assert_eq!(at(&f), None);
+    f.hardware.rollout_gpu_memory_utilization = 0.5;
+    f.hardware.max_num_seqs = 4096;
+    let step = |f: &Fixture| evaluate(&f.config(1024, 8, 8192, 1, Stop::Iterations(1)));
+    let shrunk = step(&f);
+    assert_eq!(shrunk.infeasible, None);
+    f.run.offload = crate::config::Offload {
+        params: true,
+        optimizer: true,
+        reference: true,
+    };
+    let freed = step(&f);
+    assert!(
+        shrunk.decode.sequences_in_flight < freed.decode.sequences_in_flight,
+        "{:?} {:?}",
+        shrunk.decode,
+        freed.decode
+    );
+    f.hardware.schedule = Schedule::Async;
+    f.run.offload = crate::config::Offload::default();
+    let own = step(&f);
+    assert_eq!(
+        own.decode.sequences_in_flight,
+        freed.decode.sequences_in_flight
+    );
+    f.hardware.schedule = Schedule::Colocated;
+    f.hardware.rollout_gpu_memory_utilization = 0.9;
+    f.hardware.max_num_seqs = 256;
     // The engine has GPUs of its own under the other schedules.
     f.hardware.engine = Catalog::embedded().default_engine().clone();
     f.hardware.schedule = Schedule::Async;

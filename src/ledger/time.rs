@@ -44,6 +44,11 @@ pub struct DecodeInput<'a> {
     pub max_context_tokens: f64,
     /// Share of each GPU's memory the engine may use.
     pub memory_utilization: f64,
+    /// Bytes other state keeps on each GPU of the pool while the engine runs (a colocated
+    /// rollout's training state; 0 on GPUs of its own). An engine whose share is of the memory
+    /// left free (`EngineSpec::utilization_of_total_memory` false: SGLang, vLLM 0.6 and earlier)
+    /// takes `memory_utilization` of what remains; the others of the whole memory.
+    pub resident_bytes_per_gpu: f64,
     /// The engine's cap on sequences in flight.
     pub max_num_seqs: u64,
 }
@@ -156,10 +161,26 @@ fn drain_memoised(step: &StepCost, batch: &ReplicaBatch) -> decode::Drain {
     })
 }
 
+/// The bytes the engine claims on each GPU of its pool: its share of the whole memory, or, for an
+/// engine whose share is of the memory left free, of what the resident state leaves (veRL's
+/// `docs/examples/config.rst`: `gpu_memory_utilization` is "the proportion of the remaining GPU
+/// memory" for vLLM 0.5.4 and 0.6.3, and SGLang's `mem_fraction_static` a fraction of the free
+/// memory). A colocated SGLang rollout beside training state therefore gets a smaller KV cache
+/// (fewer sequences in flight) where vLLM 0.7 and later would refuse to start
+/// (`ledger::step::colocated_memory`).
+pub fn engine_bytes_per_gpu(input: &DecodeInput) -> f64 {
+    let memory = input.gpu.memory_bytes();
+    if input.engine.utilization_of_total_memory {
+        memory * input.memory_utilization
+    } else {
+        (memory - input.resident_bytes_per_gpu).max(0.0) * input.memory_utilization
+    }
+}
+
 /// Decode time of one step's sequences on a pool of GPUs.
 pub fn decode_time(input: &DecodeInput) -> Result<DecodeTime, DecodeDoesNotFit> {
     let model = input.model;
-    let per_gpu = input.gpu.memory_bytes() * input.memory_utilization;
+    let per_gpu = engine_bytes_per_gpu(input);
     // Tensor parallelism stays inside one NVLink domain (8 GPUs per HGX server, 72 per NVL72).
     let max_tp = input
         .pool_gpus
@@ -267,6 +288,7 @@ mod tests {
             lengths: CappedLognormal::new(900.0, 0.6, 4096.0),
             max_context_tokens: 4352.0,
             memory_utilization: 0.6,
+            resident_bytes_per_gpu: 0.0,
             max_num_seqs: 256,
         };
         let d = decode_time(&input).unwrap();
@@ -278,6 +300,50 @@ mod tests {
         };
         let err = decode_time(&one_gpu).unwrap_err();
         assert!(err.needed_bytes > err.available_bytes);
+    }
+
+    #[test]
+    fn an_engine_sharing_free_memory_takes_its_share_after_the_resident_state() {
+        // An H100 (80e9 bytes) with 13.33e9 bytes of training state left on it, engine share 0.6:
+        // vLLM 0.7+ claims 0.6 × 80e9 = 48e9 whatever else is there (the colocated check refuses
+        // what does not fit); SGLang and vLLM 0.6 claim 0.6 × (80e9 − 13.33e9) = 40.0e9 bytes.
+        let c = Catalog::embedded();
+        let model = c.model("qwen2.5-7b").unwrap();
+        let input = DecodeInput {
+            model,
+            gpu: c.gpu("h100-sxm").unwrap(),
+            engine: c.default_engine(),
+            min_tensor_parallel: 1,
+            pool_gpus: 8,
+            sequences: 4096.0,
+            prompt_tokens: 256.0,
+            lengths: CappedLognormal::new(2000.0, 0.6, 8192.0),
+            max_context_tokens: 8448.0,
+            memory_utilization: 0.6,
+            resident_bytes_per_gpu: 13.33e9,
+            max_num_seqs: 1024,
+        };
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b;
+        assert!(close(engine_bytes_per_gpu(&input), 48e9));
+        for id in ["sglang", "vllm-v0-eager"] {
+            let engine = c.engine(id).unwrap();
+            let free = DecodeInput { engine, ..input };
+            assert!(
+                close(engine_bytes_per_gpu(&free), 0.6 * (80e9 - 13.33e9)),
+                "{id}"
+            );
+            // A smaller KV cache holds fewer sequences at once: the drain is no faster.
+            let alone = DecodeInput {
+                resident_bytes_per_gpu: 0.0,
+                ..free
+            };
+            let (shrunk, full) = (decode_time(&free).unwrap(), decode_time(&alone).unwrap());
+            assert!(shrunk.seconds >= full.seconds, "{id}: {shrunk:?} {full:?}");
+            assert!(
+                shrunk.sequences_in_flight < full.sequences_in_flight,
+                "{id}: {shrunk:?} {full:?}"
+            );
+        }
     }
 
     #[test]
@@ -301,6 +367,7 @@ mod tests {
             lengths: CappedLognormal::new(256.0, 0.6, 512.0),
             max_context_tokens: 768.0,
             memory_utilization: 0.6,
+            resident_bytes_per_gpu: 0.0,
             max_num_seqs: 256,
         };
         assert_eq!(decode_time(&input).unwrap().tensor_parallel, 32);
