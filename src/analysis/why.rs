@@ -99,6 +99,7 @@ impl Lever {
             Lever::ModelSize => {
                 to.policy_params = from.policy_params;
                 to.measured_base_score = from.measured_base_score;
+                to.ability_score = from.ability_score;
             }
             Lever::Updates => {
                 to.iterations = from.iterations;

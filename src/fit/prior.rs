@@ -441,9 +441,11 @@ pub(crate) struct Fitting {
 }
 
 impl Fitting {
-    /// Sets a parameter and records how it was fitted.
+    /// Sets a parameter and records how it was fitted (a later fit of the same parameter
+    /// replaces the earlier record).
     pub(crate) fn set(&mut self, id: ParamId, param: Param, how: String) {
         self.params[id] = param;
+        self.fitted.retain(|f| f.id != id);
         self.fitted.push(FittedParam { id, param, how });
     }
 

@@ -345,8 +345,12 @@ fn fit_factors(
     ] {
         f.params[id].value = 1.0;
     }
-    f.format_closure(pairs);
+    // τ_f starts at the top of its scan (no closure faster than ability); the gain factors are
+    // fitted at it, τ_f at those gains, and the gains once more at the fitted τ_f.
+    f.params[ParamId::FormatClosureSteps].value = format_scan_top();
     f.time_factors(pairs, &tuned)?;
+    f.gain_factors(pairs, &tuned)?;
+    f.format_closure(pairs);
     f.gain_factors(pairs, &tuned)?;
     f.downside(pairs);
     f.fitted.sort_by_key(|x| x.id);
@@ -379,6 +383,12 @@ fn bound_text(bounded: bool) -> &'static str {
 /// than ability" for any run the evidence holds.
 const FORMAT_SCAN: (f64, f64, usize) = (0.0, 0.2, 50);
 
+/// The top of [`FORMAT_SCAN`], steps.
+fn format_scan_top() -> f64 {
+    let (from, step, points) = FORMAT_SCAN;
+    (from + step * points as f64).exp()
+}
+
 /// The base-start pairs of stated length whose base score sits below what their model's other
 /// math benchmarks imply (`outcome::ability`): the only ones τ_f moves.
 fn with_format_gap<'p>(pairs: &[&'p PairedOutcome]) -> Vec<&'p PairedOutcome> {
@@ -395,15 +405,15 @@ fn with_format_gap<'p>(pairs: &[&'p PairedOutcome]) -> Vec<&'p PairedOutcome> {
 
 /// Stage 7's steps, on the fit the earlier stages left.
 impl Fitting {
-    /// The format gap's time scale τ_f first (it moves base starts only, which the factors after
-    /// it are fitted on too): the least-squares value of a scan of ln τ_f ([`FORMAT_SCAN`]) on the
-    /// pairs with a format gap ([`with_format_gap`]), with its 90% profile range; the slowest
-    /// value the data allow when they bound it from above only (every gap already closed at the
-    /// first checkpoint), the top of the scan (no closure faster than ability) with fewer than
-    /// [`MIN_TIMED_PAIRS`] pairs.
+    /// The format gap's time scale τ_f, at the gain factors fitted so far: the least-squares
+    /// value of a scan of ln τ_f ([`FORMAT_SCAN`]) on the pairs with a format gap
+    /// ([`with_format_gap`]), with its 90% profile range; the slowest value the data allow when
+    /// they bound it from above only (every gap already closed at the first checkpoint); the top
+    /// of the scan (no closure faster than ability) when they bound it neither way or there are
+    /// fewer than [`MIN_TIMED_PAIRS`] pairs.
     fn format_closure(&mut self, pairs: &[&PairedOutcome]) {
         let (from, step, points) = FORMAT_SCAN;
-        let top = (from + step * points as f64).exp();
+        let top = format_scan_top();
         let gaps = with_format_gap(pairs);
         if gaps.len() < MIN_TIMED_PAIRS {
             let how = format!(
@@ -432,6 +442,15 @@ impl Fitting {
         let dof = gaps.len().saturating_sub(1).max(1) as f64;
         let (lo, hi) = profile_range(&costs, best.1, dof);
         let bounded = lo > from + 1e-9;
+        let unbounded_above = hi >= top.ln() - 1e-9;
+        if !bounded && unbounded_above {
+            let how = format!(
+                "stage 7: not identified ({} base pairs of stated length with a format gap allow any value of the scan): the top of the scan, no closure faster than ability",
+                gaps.len()
+            );
+            self.set(ParamId::FormatClosureSteps, Param::new(top, top, top), how);
+            return;
+        }
         let value = if bounded { best.0 } else { hi };
         let how = format!(
             "stage 7: {} base pairs of stated length with a format gap, {}",
@@ -690,8 +709,10 @@ mod tests {
     #[test]
     fn the_format_closure_scan_recovers_the_time_scale_it_was_made_with() {
         // Pairs made by the prior itself at τ_f = 30 steps, checkpoints from 5 to 160 steps (the
-        // early ones bound it from below): the scan finds it.
-        let params = OutcomeParams::default();
+        // early ones bound it from below): the scan finds it. The ability's own time scale is put
+        // far away, so that the gap's closing is all that moves these scores.
+        let mut params = OutcomeParams::default();
+        params[ParamId::KMidAt7b].value = 1e9;
         let pairs = gap_pairs(&params, &[5.0, 10.0, 20.0, 40.0, 80.0, 160.0]);
         let refs: Vec<&PairedOutcome> = pairs.iter().collect();
         let mut f = Fitting {
@@ -703,11 +724,8 @@ mod tests {
         // (within one step of the scan, 0.2 in ln τ_f)
         assert!((got.value.ln() - 30f64.ln()).abs() <= 0.2, "{got:?}");
         assert!(got.low <= got.value && got.value <= got.high, "{got:?}");
-        assert!(
-            f.fitted[0].how.contains("90% profile range"),
-            "{:?}",
-            f.fitted
-        );
+        let how = |f: &Fitting| f.fitted.last().unwrap().how.clone();
+        assert!(how(&f).contains("90% profile range"), "{:?}", f.fitted);
         // Checkpoints only after the gap has closed bound it from above only: the slowest value
         // they allow, and the report says so.
         let late = gap_pairs(&params, &[400.0, 800.0, 1600.0]);
@@ -715,15 +733,28 @@ mod tests {
         f.format_closure(&refs);
         let got = f.params[ParamId::FormatClosureSteps];
         assert!(got.value > 30.0 && got.value == got.high, "{got:?}");
-        assert!(
-            f.fitted[1].how.contains("bounded above only"),
-            "{:?}",
-            f.fitted
-        );
+        assert!(how(&f).contains("bounded above only"), "{:?}", f.fitted);
+        // When the ability alone reaches the implied score by those checkpoints, they say nothing
+        // about τ_f: not identified.
+        let ability = gap_pairs(&OutcomeParams::default(), &[400.0, 800.0, 1600.0]);
+        let mut g = Fitting {
+            params: OutcomeParams::default(),
+            fitted: Vec::new(),
+        };
+        g.format_closure(&ability.iter().collect::<Vec<_>>());
+        assert!(how(&g).contains("not identified"), "{:?}", g.fitted);
         // Fewer than three pairs with a gap: not identified, no closure faster than ability.
         f.format_closure(&refs[..2]);
-        let top = (FORMAT_SCAN.0 + FORMAT_SCAN.1 * FORMAT_SCAN.2 as f64).exp();
-        assert_eq!(f.params[ParamId::FormatClosureSteps].value, top);
-        assert!(f.fitted[2].how.contains("not identified"));
+        assert_eq!(
+            f.params[ParamId::FormatClosureSteps].value,
+            format_scan_top()
+        );
+        assert!(how(&f).contains("not identified"));
+        assert_eq!(
+            f.fitted.len(),
+            1,
+            "a refit replaces the record: {:?}",
+            f.fitted
+        );
     }
 }

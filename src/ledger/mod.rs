@@ -233,7 +233,7 @@ impl fmt::Display for Infeasible {
                 tensor_parallel,
             } => write!(
                 f,
-                "rollout engine needs {needed_gb:.1} GB per replica (weights + one longest sequence's KV cache) but has {available_gb:.1} GB at tensor parallel {tensor_parallel}; add GPUs, shorten max_response_len or raise rollout_gpu_memory_utilization"
+                "rollout engine needs {needed_gb:.1} GB per replica (weights + one longest sequence's KV cache) but has {available_gb:.1} GB at tensor parallel {tensor_parallel}; add GPUs, shorten max_response_len or raise rollout_gpu_memory_utilization (a colocated SGLang or vLLM 0.6 engine takes its share after the training state left on its GPUs: offloading that state gives it more)"
             ),
             Infeasible::TrainingMemory {
                 needed_gb,

@@ -63,13 +63,13 @@ pub const DISTILLED_TIME_FACTOR: Param = Param::new(0.002029431, 4.539993e-5, 0.
 pub const TUNED_TIME_FACTOR: Param = Param::new(0.3011942, 0.246597, 0.3011942);
 
 /// `instruct_gain_factor`: stage 7: 80 before/after pairs.
-pub const INSTRUCT_GAIN_FACTOR: Param = Param::new(2.294373, 1.854597, 2.838433);
+pub const INSTRUCT_GAIN_FACTOR: Param = Param::new(2.294374, 1.854597, 2.838433);
 
 /// `distilled_gain_factor`: stage 7: 135 before/after pairs.
 pub const DISTILLED_GAIN_FACTOR: Param = Param::new(0.266556, 0.2015367, 0.3525516);
 
 /// `tuned_gain_factor`: stage 7: 215 instruct and distilled pairs pooled.
-pub const TUNED_GAIN_FACTOR: Param = Param::new(1.533258, 1.36955, 1.716534);
+pub const TUNED_GAIN_FACTOR: Param = Param::new(1.654525, 1.476555, 1.853946);
 
 /// `competition_gain_factor`: stage 7: 151 before/after pairs.
 pub const COMPETITION_GAIN_FACTOR: Param = Param::new(0.8260405, 0.7183054, 0.9499342);
@@ -81,13 +81,13 @@ pub const GENERAL_GAIN_FACTOR: Param = Param::new(0.2089489, 0.0818122, 0.533657
 pub const OUTCOME_FLOOR_BASE: Param = Param::new(0.5429395, 0.4343516, 0.6515274);
 
 /// `outcome_floor_instruct`: stage 7: 90% of 80 pairs inside, each predicted with its study left out; at least their logit-gain sd 0.512 / Z90.
-pub const OUTCOME_FLOOR_INSTRUCT: Param = Param::new(0.4682891, 0.3746313, 0.5619469);
+pub const OUTCOME_FLOOR_INSTRUCT: Param = Param::new(0.4683689, 0.3746951, 0.5620426);
 
 /// `outcome_floor_distilled`: stage 7: 90% of 135 pairs inside, each predicted with its study left out; at least their logit-gain sd 0.225 / Z90.
 pub const OUTCOME_FLOOR_DISTILLED: Param = Param::new(0.1370239, 0.1096191, 0.1644287);
 
 /// `outcome_floor_tuned`: stage 7: 90% of 215 pairs inside, each predicted with its study left out; at least their logit-gain sd 0.387 / Z90.
-pub const OUTCOME_FLOOR_TUNED: Param = Param::new(0.3998872, 0.3199097, 0.4798646);
+pub const OUTCOME_FLOOR_TUNED: Param = Param::new(0.3912387, 0.312991, 0.4694864);
 
 /// `downside_sd_at_1000_steps`: stage 7: losses of 8 of 232 pairs of stated length, variance per 1,000 steps.
 pub const DOWNSIDE_SD_AT_1000_STEPS: Param = Param::new(0.04061478, 0.02030739, 0.08122956);

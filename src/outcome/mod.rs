@@ -394,8 +394,9 @@ fn progress_of(p: &Parts, time_shift: f64) -> f64 {
 /// Where the sigmoid starts at a cell's iterations: R0, plus the share of a base model's format
 /// gap closed by then, R0 + (floor − R0) × (1 − exp(−steps / τ_f)). Format is learned within tens
 /// of steps, far faster than ability (INTUITOR's Qwen2.5-1.5B: GSM8K 0.2% → 75% in 58 steps,
-/// arXiv 2505.19590 Table 1; `outcome::ability`), so it is not left to the ability's K_mid.
-/// Exactly R0 without a gap.
+/// arXiv 2505.19590 Table 1; `outcome::ability`), so it is not left to the ability's K_mid. The
+/// exponential form is a hypothesis: the evidence's checkpoints bound how fast, not the curve's
+/// shape. Exactly R0 without a gap.
 pub fn start_score(p: &Parts) -> f64 {
     p.base_score + (p.ability_floor - p.base_score).max(0.0) * p.format_gap_closed
 }

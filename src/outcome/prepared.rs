@@ -203,6 +203,9 @@ pub struct PreparedPrediction {
     /// With a format gap: the implied score at its low end ([`ability::implied_score_low`]) and
     /// the ceiling with it.
     low_floor: Option<(f64, f64)>,
+    /// With a format gap and τ_f's range reaching below its value: τ_f / τ_f's low end, so that
+    /// the share closed at the low end is 1 − (1 − share)^this (the same exponential, faster).
+    fast_closure: Option<f64>,
     seed_sd: f64,
 }
 
@@ -236,6 +239,9 @@ impl PreparedPrediction {
             };
             (low, ceiling_of(&lowered, 0.0))
         });
+        let closure = params[ParamId::FormatClosureSteps];
+        let fast_closure = (p.ability_floor > p.base_score && closure.low < closure.value)
+            .then(|| closure.value / closure.low);
         PreparedPrediction {
             ceiling: ceiling_of(p, 0.0),
             parts,
@@ -243,6 +249,7 @@ impl PreparedPrediction {
             time_sd,
             default_bases,
             low_floor,
+            fast_closure,
             seed_sd: spread.seed,
         }
     }
@@ -277,7 +284,8 @@ impl PreparedPrediction {
         // move Δ and K_mid, not that.
         let r0 = start_score(&p);
         // At most six shifted scores: Δ and K_mid each way, and the default base's two ends or
-        // (with a measured base only) a format gap's implied score at its low end.
+        // (a format gap needs a measured base) the gap's implied score at its low end and its
+        // closing at τ_f's low end.
         let mut shifted_scores = [0.0f64; 6];
         let mut n = 0;
         let mut push = |x: f64| {
@@ -303,6 +311,13 @@ impl PreparedPrediction {
                 ..p
             };
             push(score_of(start_score(&lowered), low_ceiling, progress));
+        }
+        if let Some(ratio) = self.fast_closure {
+            let faster = Parts {
+                format_gap_closed: 1.0 - (1.0 - p.format_gap_closed).powf(ratio),
+                ..p
+            };
+            push(score_of(start_score(&faster), ceiling, progress));
         }
         // Seed noise scales with how far the run has moved from its (known) start.
         let seed = Z90 * self.seed_sd * progress;

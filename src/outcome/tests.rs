@@ -470,8 +470,8 @@ fn a_base_model_with_a_format_gap_reaches_at_least_its_implied_score() {
 
 #[test]
 fn a_format_gap_closes_within_its_own_steps_by_hand() {
-    // A 7B base model at 0.2% on GSM8K whose MATH-500 implies 22.4% (INTUITOR's Qwen2.5-1.5B,
-    // arXiv 2505.19590 Table 1, read at the fitted levels). With τ_f = 50 steps and K_mid held
+    // A base model at 0.2% on GSM8K whose MATH-500 implies 22.4% (INTUITOR's Qwen2.5-1.5B,
+    // arXiv 2505.19590 Table 1, read at the fitted levels; priced here at the reference size). With τ_f = 50 steps and K_mid held
     // far away (no ability progress), the score is the closed share of the gap:
     // 0.002 + 0.222 × (1 − e^(−steps/50)).
     let mut params = OutcomeParams::default();
