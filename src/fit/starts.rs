@@ -258,15 +258,35 @@ pub fn cap_exponent_profile(
     if long.len() < MIN_TIMED_PAIRS {
         return None;
     }
-    let signals = signals(&long, false);
-    let costs: Vec<(f64, f64)> = (0..=40)
-        .map(|k| {
-            let e = 0.1 * k as f64;
+    let (best, lo, hi) = scan_one(
+        params,
+        ParamId::KMidLengthExponent,
+        &long,
+        (0..=40).map(|k| 0.1 * k as f64),
+        |e| e,
+    );
+    Some((best, lo, hi, long.len()))
+}
+
+/// A profile scan of one parameter: `id` set to `value(x)` at each scanned `x`, every other term
+/// held, the cost the sum of squared logit residuals over `pairs`. The best `x` (the first of
+/// equal costs) and the lowest and highest `x` of its 90% profile range ([`profile_range`],
+/// n − 1 degrees of freedom).
+fn scan_one(
+    params: &OutcomeParams,
+    id: ParamId,
+    pairs: &[&PairedOutcome],
+    xs: impl Iterator<Item = f64>,
+    value: impl Fn(f64) -> f64,
+) -> (f64, f64, f64) {
+    let signals = signals(pairs, false);
+    let costs: Vec<(f64, f64)> = xs
+        .map(|x| {
             let mut q = *params;
-            q[ParamId::KMidLengthExponent].value = e;
+            q[id].value = value(x);
             (
-                e,
-                residuals(&q, &long, &signals).iter().map(|r| r * r).sum(),
+                x,
+                residuals(&q, pairs, &signals).iter().map(|r| r * r).sum(),
             )
         })
         .collect();
@@ -274,9 +294,9 @@ pub fn cap_exponent_profile(
         .iter()
         .copied()
         .fold((0.0, f64::INFINITY), |b, c| if c.1 < b.1 { c } else { b });
-    let dof = long.len().saturating_sub(1).max(1) as f64;
+    let dof = pairs.len().saturating_sub(1).max(1) as f64;
     let (lo, hi) = profile_range(&costs, best.1, dof);
-    Some((best.0, lo, hi, long.len()))
+    (best.0, lo, hi)
 }
 
 /// The lowest and highest scanned value whose cost is within the 90% profile-likelihood bound of
@@ -423,24 +443,13 @@ impl Fitting {
             self.set(ParamId::FormatClosureSteps, Param::new(top, top, top), how);
             return;
         }
-        let signals = signals(&gaps, false);
-        let costs: Vec<(f64, f64)> = (0..=points)
-            .map(|k| {
-                let ln_t = from + step * k as f64;
-                let mut q = self.params;
-                q[ParamId::FormatClosureSteps].value = ln_t.exp();
-                (
-                    ln_t,
-                    residuals(&q, &gaps, &signals).iter().map(|r| r * r).sum(),
-                )
-            })
-            .collect();
-        let best = costs
-            .iter()
-            .copied()
-            .fold((0.0, f64::INFINITY), |b, c| if c.1 < b.1 { c } else { b });
-        let dof = gaps.len().saturating_sub(1).max(1) as f64;
-        let (lo, hi) = profile_range(&costs, best.1, dof);
+        let (best, lo, hi) = scan_one(
+            &self.params,
+            ParamId::FormatClosureSteps,
+            &gaps,
+            (0..=points).map(|k| from + step * k as f64),
+            f64::exp,
+        );
         let bounded = lo > from + 1e-9;
         let unbounded_above = hi >= top.ln() - 1e-9;
         if !bounded && unbounded_above {
@@ -451,7 +460,7 @@ impl Fitting {
             self.set(ParamId::FormatClosureSteps, Param::new(top, top, top), how);
             return;
         }
-        let value = if bounded { best.0 } else { hi };
+        let value = if bounded { best } else { hi };
         let how = format!(
             "stage 7: {} base pairs of stated length with a format gap, {}",
             gaps.len(),
