@@ -55,6 +55,39 @@ pub struct PairedOutcome {
 /// cap (the middle of the evidence's stated settings).
 pub const UNSTATED_SETTINGS: (f64, u64, f64) = (512.0, 8, 8192.0);
 
+#[cfg(test)]
+impl PairedOutcome {
+    /// A 7B pair for tests: its study, start kind, metric, benchmark kind and family; its
+    /// scores at 0 and nothing else stated (set them with struct update syntax).
+    pub(crate) fn for_test(
+        study: &str,
+        start: StartKind,
+        metric: &str,
+        benchmark: Benchmark,
+        family: &str,
+    ) -> Self {
+        PairedOutcome {
+            study: study.into(),
+            run: String::new(),
+            start_model: String::new(),
+            params_b: 7.0,
+            start,
+            metric: metric.into(),
+            benchmark,
+            family: family.into(),
+            base: 0.0,
+            after: 0.0,
+            steps: None,
+            cap_tokens: None,
+            group_size: None,
+            prompts_per_step: None,
+            lora_rank: None,
+            dataset_prompts: None,
+            ability_score: None,
+        }
+    }
+}
+
 impl PairedOutcome {
     /// What the prior knows about this run, `steps` long when the study does not say (the
     /// backtest passes the median of the other studies' runs of the same kind).

@@ -681,23 +681,18 @@ mod tests {
     /// RL what the prior predicts with τ_f = `tau` steps, plus `noise`.
     fn gap_pair(params: &OutcomeParams, steps: f64, tau: f64, noise: f64) -> PairedOutcome {
         let mut pair = PairedOutcome {
-            study: "synthetic".into(),
             run: format!("run at {steps}"),
             start_model: "m".into(),
-            params_b: 7.0,
-            start: StartKind::Base,
-            metric: "GSM8K".into(),
-            benchmark: Benchmark::Standard,
-            family: "gsm8k".into(),
             base: 0.05,
-            after: 0.0,
             steps: Some(steps),
-            cap_tokens: None,
-            group_size: None,
-            prompts_per_step: None,
-            lora_rank: None,
-            dataset_prompts: None,
             ability_score: Some(0.4),
+            ..PairedOutcome::for_test(
+                "synthetic",
+                StartKind::Base,
+                "GSM8K",
+                Benchmark::Standard,
+                "gsm8k",
+            )
         };
         let mut q = *params;
         q[ParamId::FormatClosureSteps].value = tau;

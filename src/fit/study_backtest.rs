@@ -320,23 +320,16 @@ mod tests {
     #[test]
     fn signs_by_hand() {
         let pair = |study: &str, after: f64, steps: f64| PairedOutcome {
-            study: study.into(),
-            run: String::new(),
-            start_model: String::new(),
-            params_b: 7.0,
-            start: crate::outcome::StartKind::Distilled,
-            metric: "AIME24".into(),
-            benchmark: crate::outcome::Benchmark::Competition,
-            family: "aime24".into(),
             base: 0.5,
             after,
             steps: Some(steps),
-            cap_tokens: None,
-            group_size: None,
-            prompts_per_step: None,
-            lora_rank: None,
-            dataset_prompts: None,
-            ability_score: None,
+            ..PairedOutcome::for_test(
+                study,
+                crate::outcome::StartKind::Distilled,
+                "AIME24",
+                crate::outcome::Benchmark::Competition,
+                "aime24",
+            )
         };
         let row = |study: &str, after: f64, predicted: f64| StudyRow {
             pair: pair(study, after, 1000.0 * after),
