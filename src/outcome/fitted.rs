@@ -81,13 +81,13 @@ pub const GENERAL_GAIN_FACTOR: Param = Param::new(0.2089489, 0.0818122, 0.533657
 pub const OUTCOME_FLOOR_BASE: Param = Param::new(0.5429395, 0.4343516, 0.6515274);
 
 /// `outcome_floor_instruct`: stage 7: 90% of 80 pairs inside, each predicted with its study left out; at least their logit-gain sd 0.512 / Z90.
-pub const OUTCOME_FLOOR_INSTRUCT: Param = Param::new(0.4683689, 0.3746951, 0.5620426);
+pub const OUTCOME_FLOOR_INSTRUCT: Param = Param::new(0.4744758, 0.3795806, 0.569371);
 
 /// `outcome_floor_distilled`: stage 7: 90% of 135 pairs inside, each predicted with its study left out; at least their logit-gain sd 0.225 / Z90.
 pub const OUTCOME_FLOOR_DISTILLED: Param = Param::new(0.1370239, 0.1096191, 0.1644287);
 
 /// `outcome_floor_tuned`: stage 7: 90% of 215 pairs inside, each predicted with its study left out; at least their logit-gain sd 0.387 / Z90.
-pub const OUTCOME_FLOOR_TUNED: Param = Param::new(0.3912387, 0.312991, 0.4694864);
+pub const OUTCOME_FLOOR_TUNED: Param = Param::new(0.4061168, 0.3248935, 0.4873402);
 
 /// `downside_sd_at_1000_steps`: stage 7: losses of 8 of 232 pairs of stated length, variance per 1,000 steps.
 pub const DOWNSIDE_SD_AT_1000_STEPS: Param = Param::new(0.04061478, 0.02030739, 0.08122956);

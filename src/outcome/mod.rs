@@ -439,8 +439,8 @@ pub struct Spread {
     pub gain_discrepancy: f64,
     /// sd of ln K_mid from model discrepancy.
     pub time_discrepancy: f64,
-    /// Seed-to-seed sd of the final score.
-    pub seed: f64,
+    /// Seed-to-seed sd of the run's ability, logit units ([`seed_logit_sd`]).
+    pub seed_logit: f64,
     /// Share of the discrepancy that differs between cells of one grid.
     pub regime_share: f64,
 }
@@ -454,10 +454,23 @@ impl Spread {
             time_parameter: params[KMidAt7b].sd_ln(),
             gain_discrepancy: params[GainDiscrepancy].value,
             time_discrepancy: params[TimeScaleDiscrepancy].value,
-            seed: params[SeedSd].value,
+            seed_logit: seed_logit_sd(params[SeedSd].value),
             regime_share: params[RegimeDiscrepancyShare].value,
         }
     }
+}
+
+/// The score at which `seed_sd` is stated: ScaleRL's seed-to-seed ±0.02 is on an asymptote A of
+/// about 0.6 (ScaleRL, arXiv 2510.13786, Table 1: A 0.585 to 0.645 across its runs).
+pub const SEED_REFERENCE_SCORE: f64 = 0.6;
+
+/// Seed-to-seed sd of a run's ability θ in logit units, from `seed_sd` stated in score units at
+/// [`SEED_REFERENCE_SCORE`]. A benchmark score is a mean over items of σ(θ − d) (the item-response
+/// form, docs/design.md §6); a shift of θ by δ moves it by about p(1 − p)·δ (the logistic's
+/// slope; a spread of item difficulties scales the slope by the same factor at every p), so the
+/// same seed noise is ±0.02 at 0.6, about ±0.009 at 0.9 and ±0.004 at 0.05.
+pub fn seed_logit_sd(seed_sd: f64) -> f64 {
+    seed_sd / (SEED_REFERENCE_SCORE * (1.0 - SEED_REFERENCE_SCORE))
 }
 
 /// Predicts a cell's score with its 90% predictive interval.
@@ -495,8 +508,8 @@ pub struct DrawScales {
     pub shared_time: f64,
     /// sd of the cell's own shift of ln K_mid.
     pub cell_time: f64,
-    /// Seed-to-seed sd of the final score.
-    pub seed: f64,
+    /// Seed-to-seed sd of the run's ability, logit units.
+    pub seed_logit: f64,
 }
 
 impl Spread {
@@ -513,7 +526,7 @@ impl Spread {
                 + (1.0 - share) * self.time_discrepancy.powi(2))
             .sqrt(),
             cell_time: share.sqrt() * self.time_discrepancy,
-            seed: self.seed,
+            seed_logit: self.seed_logit,
         }
     }
 }
@@ -554,15 +567,17 @@ pub fn draw_score_at(parts: &Parts, progress: f64, scales: &DrawScales, z: &Draw
     // The floor moves every cell of a grid together (with the shared gain normal): it is how far
     // runs of this kind of start land from the prediction in general, not a difference between
     // regimes of one grid. The downside is the run's own (with its seed normal), low side only.
-    let floor_shift =
-        parts.floor_logit_sd * z.shared_gain + parts.downside_logit_sd * z.seed.min(0.0);
-    let score = if floor_shift == 0.0 {
+    // The seed moves the run's ability θ, so its noise is in logit units too, scaled by how far
+    // the run has moved from its (known) start. `progress` is the unmoved parts' progress:
+    // moving the base score changes no term of it.
+    let shift = parts.floor_logit_sd * z.shared_gain
+        + parts.downside_logit_sd * z.seed.min(0.0)
+        + scales.seed_logit * progress * z.seed;
+    if shift == 0.0 {
         score
     } else {
-        logistic(logit_unclamped(score) + floor_shift)
-    };
-    // `progress` is the unmoved parts' progress: moving the base score changes no term of it.
-    (score + scales.seed * progress * z.seed).clamp(0.0, 1.0)
+        logistic(logit_unclamped(score) + shift).clamp(0.0, 1.0)
+    }
 }
 
 /// A cell's progress at its parts' own time scale (what [`draw_score_at`] takes).

@@ -173,7 +173,7 @@ pub enum ParamId {
     GainDiscrepancy,
     /// Model discrepancy of K_mid between runs, sd of ln K_mid.
     TimeScaleDiscrepancy,
-    /// Seed-to-seed sd of the final score.
+    /// Seed-to-seed sd of the final score at a score of 0.6 (`outcome::SEED_REFERENCE_SCORE`).
     SeedSd,
     /// Share of the discrepancy variance that differs between regimes of one grid.
     RegimeDiscrepancyShare,
@@ -466,7 +466,7 @@ pub const PARAMS: [ParamSpec; PARAM_COUNT] = {
             Param::new(0.02, 0.01, 0.03),
             NonNegative,
             Hypothesis,
-            "seed-to-seed sd of the score: ScaleRL reports about +-0.02 on A between seeds",
+            "seed-to-seed sd of the score at a score of 0.6: ScaleRL reports about +-0.02 on A (about 0.6) between seeds; moved in logit units, narrower near 0 and 1",
         ),
         spec(
             RegimeDiscrepancyShare,

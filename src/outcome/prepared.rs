@@ -206,7 +206,7 @@ pub struct PreparedPrediction {
     /// With a format gap and τ_f's range reaching below its value: τ_f / τ_f's low end, so that
     /// the share closed at the low end is 1 − (1 − share)^this (the same exponential, faster).
     fast_closure: Option<f64>,
-    seed_sd: f64,
+    seed_logit_sd: f64,
 }
 
 impl PreparedPrediction {
@@ -250,7 +250,7 @@ impl PreparedPrediction {
             default_bases,
             low_floor,
             fast_closure,
-            seed_sd: spread.seed,
+            seed_logit_sd: spread.seed_logit,
         }
     }
 
@@ -319,12 +319,20 @@ impl PreparedPrediction {
             };
             push(score_of(start_score(&faster), ceiling, progress));
         }
-        // Seed noise scales with how far the run has moved from its (known) start.
-        let seed = Z90 * self.seed_sd * progress;
-        let (mut up, mut down) = (seed * seed, seed * seed);
+        // Seed noise moves the run's ability in logit units ([`super::seed_logit_sd`]), scaled by
+        // how far the run has moved from its (known) start.
+        let score_logit = logit_unclamped(score);
+        let seed = Z90 * self.seed_logit_sd * progress;
+        let (mut up, mut down) = if seed > 0.0 {
+            (
+                (logistic(score_logit + seed) - score).powi(2),
+                (score - logistic(score_logit - seed)).powi(2),
+            )
+        } else {
+            (0.0, 0.0)
+        };
         // The floor: outcomes spread around the prediction by the kind's own sd however little
         // progress is predicted; the downside: ground the run may lose, on the low side only.
-        let score_logit = logit_unclamped(score);
         if p.floor_logit_sd > 0.0 {
             let floor = Z90 * p.floor_logit_sd;
             up += (logistic(score_logit + floor) - score).powi(2);

@@ -544,3 +544,22 @@ fn the_targets_grid_reads_aime_bases_against_math500() {
         aime.ability_scores
     );
 }
+
+#[test]
+fn seed_noise_moves_ability_in_logit_units_by_hand() {
+    // ScaleRL's ±0.02 at A ≈ 0.6 is 0.02 / (0.6 × 0.4) = 0.08333 logits of ability. The seed
+    // term's 90% half-widths (Z90 = 1.64485), by hand: σ(logit p ± 0.13708) − p is +0.03240 /
+    // −0.03330 at 0.6, +0.01168 / −0.01303 at 0.9 and +0.00693 / −0.00612 at 0.05.
+    assert!((seed_logit_sd(0.02) - 0.083_333_333).abs() < 1e-9);
+    let shift = crate::outcome::params::Z90 * seed_logit_sd(0.02);
+    for (p, up, down) in [
+        (0.6f64, 0.03240, 0.03330),
+        (0.9, 0.01168, 0.01303),
+        (0.05, 0.00693, 0.00612),
+    ] {
+        let l = (p / (1.0 - p)).ln();
+        let sigma = |x: f64| 1.0 / (1.0 + (-x).exp());
+        assert!((sigma(l + shift) - p - up).abs() < 1e-5, "{p}");
+        assert!((p - sigma(l - shift) - down).abs() < 1e-5, "{p}");
+    }
+}
