@@ -647,3 +647,58 @@ fn mistyped_keys_get_the_key_meant_and_strict_stops_on_them() {
         "{unknown:?}"
     );
 }
+
+#[test]
+fn a_trl_run_without_vllm_is_priced_with_generate_and_its_pilots_run_without_vllm() {
+    // TRL's default generation is transformers' generate(): static batches that wait for their
+    // longest completion, on the training GPUs. The same config with vLLM costs less.
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = dir.path().join("grpo.yaml");
+    std::fs::write(
+        &yaml,
+        "model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct\nnum_generations: 8\nmax_completion_length: 1024\nper_device_train_batch_size: 16\nmax_steps: 100\n",
+    )
+    .unwrap();
+    let file = yaml.to_str().unwrap();
+    let generate = cost_json(&["--from-trl", file, "--gpus", "8", "--gpu", "a100-80gb"]);
+    assert_eq!(generate["assumptions"]["engine"], "transformers-generate");
+    let vllm = cost_json(&[
+        "--from-trl",
+        file,
+        "--gpus",
+        "8",
+        "--gpu",
+        "a100-80gb",
+        "--engine",
+        "vllm-cudagraph",
+    ]);
+    let usd = |v: &serde_json::Value| v["usd"]["total"].as_f64().unwrap();
+    assert!(
+        usd(&generate) > 1.5 * usd(&vllm),
+        "{} {}",
+        usd(&generate),
+        usd(&vllm)
+    );
+    // A grid priced with generate() plans TRL pilots without --use_vllm, and they import back
+    // as priced.
+    let out = common::plan_edited_race_pilot(
+        dir.path(),
+        "generate",
+        |g| {
+            g.replace(
+                "schedule = \"colocated\"",
+                "schedule = \"colocated\"\nengine = \"transformers-generate\"",
+            )
+        },
+        "trl",
+        "6",
+    );
+    let (_, rows) = read_csv(&out.join("plan.csv"));
+    for row in &rows {
+        let script = out.join(format!("launch/{}.sh", row[0]));
+        let text = std::fs::read_to_string(&script).unwrap();
+        assert!(!text.contains("--use_vllm"), "{text}");
+        let v = cost_json(&["--from-trl", script.to_str().unwrap()]);
+        assert_eq!(v["assumptions"]["engine"], "transformers-generate");
+    }
+}

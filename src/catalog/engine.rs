@@ -19,6 +19,12 @@ fn share_of_total_memory() -> bool {
     true
 }
 
+/// The default of [`EngineSpec::kv_passes_per_step`]: attention reads each running sequence's
+/// KV once per step (a paged cache is written in place).
+fn one_kv_pass() -> f64 {
+    1.0
+}
+
 /// A rollout engine's per-step floor and defaults.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -56,6 +62,26 @@ pub struct EngineSpec {
     /// instead. Default true (vLLM's current meaning).
     #[serde(default = "share_of_total_memory")]
     pub utilization_of_total_memory: bool,
+    /// Whether a batch decodes until its longest sequence ends, finished sequences kept as
+    /// padding and no new ones admitted (transformers' `generate()`), instead of continuous
+    /// batching (vLLM, SGLang). Default false.
+    #[serde(default)]
+    pub static_batching: bool,
+    /// Times each step moves the running sequences' KV: 1 when attention reads a paged cache
+    /// written in place; 3 for a cache grown by concatenation, which reads and rewrites it too
+    /// (transformers' `DynamicCache`). Default 1.
+    #[serde(default = "one_kv_pass")]
+    pub kv_passes_per_step: f64,
+    /// Whether the per-step CPU work (floor, launches, per-sequence work) runs while the GPU
+    /// works, so that a step takes the longer of the two, not their sum: PyTorch launches an
+    /// eager model's kernels asynchronously (transformers' `generate()`). Default false: the
+    /// vLLM and SGLang profiles were chosen as sums.
+    #[serde(default)]
+    pub overhead_overlaps_gpu: bool,
+    /// GPU seconds per decoder layer per step beyond the roofline: an eager layer's many small
+    /// kernels (norms, rotary, activations) each take a few microseconds of the GPU. Default 0.
+    #[serde(default)]
+    pub gpu_seconds_per_layer: f64,
     /// When the profile was written.
     pub date: String,
     /// Where its numbers come from.
@@ -102,6 +128,7 @@ impl EngineSpec {
                 self.allreduce_seconds_per_layer,
             ),
             ("sequence_seconds_per_step", self.sequence_seconds_per_step),
+            ("gpu_seconds_per_layer", self.gpu_seconds_per_layer),
         ] {
             if !value.is_finite() || value < 0.0 {
                 return bad(
@@ -121,6 +148,15 @@ impl EngineSpec {
         }
         if self.max_num_seqs == 0 {
             return bad("max_num_seqs", "must be at least 1".to_string());
+        }
+        if !(self.kv_passes_per_step.is_finite() && self.kv_passes_per_step >= 1.0) {
+            return bad(
+                "kv_passes_per_step",
+                format!(
+                    "{} is not valid; use a number >= 1 (attention reads the KV at least once)",
+                    self.kv_passes_per_step
+                ),
+            );
         }
         Ok(())
     }
@@ -144,6 +180,10 @@ mod tests {
             max_num_seqs_large_gpu: None,
             gpu_memory_utilization: 0.9,
             utilization_of_total_memory: true,
+            static_batching: false,
+            kv_passes_per_step: 1.0,
+            overhead_overlaps_gpu: false,
+            gpu_seconds_per_layer: 0.0,
             date: String::new(),
             source: String::new(),
         };

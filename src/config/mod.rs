@@ -258,7 +258,15 @@ impl Hardware {
     /// flight, tensor parallelism), the rest at [`HARDWARE_DEFAULTS`].
     pub fn new(gpu: GpuSpec, gpus: u64, engine: EngineSpec, framework: Framework) -> Self {
         let d = HARDWARE_DEFAULTS;
-        let profile = framework.profile();
+        let mut profile = framework.profile();
+        if engine.static_batching {
+            // transformers' generate() runs inside the trainer, one batch per process: the
+            // framework's settings of a vLLM or SGLang server (memory share, sequence cap,
+            // tensor parallelism) do not apply to it.
+            profile.rollout_gpu_memory_utilization = engine.gpu_memory_utilization;
+            profile.max_num_seqs = None;
+            profile.rollout_tensor_parallel = 1;
+        }
         Hardware {
             usd_per_gpu_hour: gpu.usd_per_gpu_hour,
             schedule: profile.schedule,

@@ -95,7 +95,7 @@ pub fn decode_step_seconds(
 }
 
 /// A drain's inputs, as bits.
-type DrainKey = [u64; 15];
+type DrainKey = [u64; 18];
 
 /// Per-thread memory of drains: the last few (neighbouring cells of a grid share their decode
 /// inputs: the budget, reward, epochs and LoRA axes do not change them), then every distinct
@@ -129,6 +129,9 @@ fn drain_memoised(step: &StepCost, batch: &ReplicaBatch) -> decode::Drain {
         step.memory_seconds_per_context_token,
         step.overhead_seconds,
         step.overhead_seconds_per_sequence,
+        step.gpu_overhead_seconds,
+        f64::from(u8::from(step.overhead_overlaps_gpu)),
+        f64::from(u8::from(step.static_batching)),
         batch.sequences,
         batch.prompt_tokens,
         batch.lengths.mu,

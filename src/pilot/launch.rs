@@ -358,13 +358,18 @@ pub fn trl_script(c: &LaunchContext) -> String {
         format!("--max_steps {}", r.steps * r.update_epochs),
         "--eval_strategy steps".to_string(),
         format!("--eval_steps {}", r.eval_every_steps * r.update_epochs),
-        "--use_vllm".to_string(),
-        "--vllm_mode colocate".to_string(),
-        format!(
-            "--vllm_gpu_memory_utilization {}",
-            h.rollout_gpu_memory_utilization
-        ),
     ];
+    // Priced with transformers' generate() (TRL's default): no vLLM flags.
+    if !h.engine.static_batching {
+        args.extend([
+            "--use_vllm".to_string(),
+            "--vllm_mode colocate".to_string(),
+            format!(
+                "--vllm_gpu_memory_utilization {}",
+                h.rollout_gpu_memory_utilization
+            ),
+        ]);
+    }
     match (&c.reward.kind, &c.reward.model) {
         (RewardKind::Rule, _) | (_, None) => {
             args.push("--reward_funcs accuracy_reward".to_string())

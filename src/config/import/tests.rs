@@ -347,7 +347,15 @@ fn trl_defaults_and_refusals() {
         get(|s| matches!(s, Setting::KlReference(_))),
         (Setting::KlReference(false), None)
     );
-    assert!(run.notes.iter().any(|n| n.contains("use_vllm is off")));
+    // Without vLLM, TRL generates with transformers' generate() on the training GPUs.
+    assert_eq!(
+        get(|s| matches!(s, Setting::Engine(_))),
+        (Setting::Engine("transformers-generate".into()), None)
+    );
+    assert_eq!(
+        get(|s| matches!(s, Setting::Schedule(_))),
+        (Setting::Schedule(Schedule::Colocated), None)
+    );
     // 8 per device × 3 processes = 24 completions, not a multiple of 16 generations.
     let error = import_trl(
         "num_generations: 16\nper_device_train_batch_size: 8\n",

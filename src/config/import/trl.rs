@@ -248,9 +248,17 @@ fn kl_and_generation(pairs: &Pairs, b: &mut Builder) -> Result<(), ImportError> 
     let use_vllm = pairs.boolean("use_vllm")?;
     let mode = pairs.text("vllm_mode")?;
     match (use_vllm.is_some_and(|(x, _)| x), mode.map(|(m, _)| m)) {
-        (false, _) => b.run.notes.push(
-            "use_vllm is off: TRL then generates with transformers' generate(), much slower than vLLM; priced as vLLM, so this is a lower bound".to_string(),
-        ),
+        (false, _) => {
+            // TRL then generates with the training model's own generate(), on the training
+            // GPUs: static batches, eager, a concatenated KV cache.
+            let line = use_vllm.map(|(_, line)| line);
+            b.set(
+                Setting::Engine("transformers-generate".to_string()),
+                "use_vllm",
+                line,
+            );
+            b.set(Setting::Schedule(Schedule::Colocated), "use_vllm", line);
+        }
         (true, Some("server")) => {
             b.set(
                 Setting::Schedule(Schedule::Separate),
@@ -261,13 +269,11 @@ fn kl_and_generation(pairs: &Pairs, b: &mut Builder) -> Result<(), ImportError> 
                 "vllm_mode server: generation runs on GPUs of their own (`trl vllm-serve`); --gpus counts both pools".to_string(),
             );
         }
-        (true, Some("colocate") | None) => {
-            b.set(
-                Setting::Schedule(Schedule::Colocated),
-                "vllm_mode",
-                mode.map(|m| m.1),
-            )
-        }
+        (true, Some("colocate") | None) => b.set(
+            Setting::Schedule(Schedule::Colocated),
+            "vllm_mode",
+            mode.map(|m| m.1),
+        ),
         (true, Some(other)) => {
             return Err(error(
                 mode.map(|m| m.1),

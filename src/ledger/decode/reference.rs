@@ -14,41 +14,58 @@ use super::{ReplicaBatch, StepCost};
 use crate::ledger::lengths::normal_quantile;
 use crate::rng::SplitMix64;
 
-/// Σ_{j<k} step(b, c0 + j·b): the compute and memory lines of the step are linear in j, so the
-/// sum splits where they cross.
+/// Σ_{j<k} step(b, c0 + j·b): each of the step's terms (compute, memory, and for an engine
+/// whose CPU work overlaps the GPU's, that work) is a line in j, and the step is the largest of
+/// them plus constants, so the sum splits where two lines cross.
 fn sum_steps(step: &StepCost, b: f64, c0: f64, k: u64) -> f64 {
-    let lin = |p: f64, q: f64, j0: f64, j1: f64| {
+    let lin = |(p, q): (f64, f64), j0: f64, j1: f64| {
         (j1 - j0) * p + q * (j1 * (j1 - 1.0) - j0 * (j0 - 1.0)) / 2.0
     };
-    let (pc, qc) = (
-        b * step.compute_seconds_per_sequence + c0 * step.compute_seconds_per_context_token,
-        b * step.compute_seconds_per_context_token,
-    );
-    let (pm, qm) = (
-        step.weight_seconds(b) + c0 * step.memory_seconds_per_context_token,
-        b * step.memory_seconds_per_context_token,
-    );
+    let cpu = step.overhead_seconds + b * step.overhead_seconds_per_sequence;
+    let gpu = step.gpu_overhead_seconds;
+    // Lines (p, q): p + q·j. Without overlap the CPU work adds to the GPU's.
+    let extra = if step.overhead_overlaps_gpu {
+        gpu
+    } else {
+        gpu + cpu
+    };
+    let mut lines = vec![
+        (
+            b * step.compute_seconds_per_sequence
+                + c0 * step.compute_seconds_per_context_token
+                + extra,
+            b * step.compute_seconds_per_context_token,
+        ),
+        (
+            step.weight_seconds(b) + c0 * step.memory_seconds_per_context_token + extra,
+            b * step.memory_seconds_per_context_token,
+        ),
+    ];
+    if step.overhead_overlaps_gpu {
+        lines.push((cpu, 0.0));
+    }
     let kf = k as f64;
-    let fixed = kf * (step.overhead_seconds + b * step.overhead_seconds_per_sequence);
-    let (d0, dq) = (pc - pm, qc - qm);
-    // Compute wins where d(j) = d0 + dq·j > 0; the sign changes once, at s.
-    let s = if dq == 0.0 {
-        0.0
-    } else {
-        (-d0 / dq).ceil().clamp(0.0, kf)
-    };
-    let (first, second) = if dq == 0.0 {
-        if d0 > 0.0 {
-            (lin(pc, qc, 0.0, kf), 0.0)
-        } else {
-            (lin(pm, qm, 0.0, kf), 0.0)
+    let mut cuts = vec![0.0, kf];
+    for (a, x) in lines.iter().enumerate() {
+        for y in &lines[a + 1..] {
+            if x.1 != y.1 {
+                cuts.push(((y.0 - x.0) / (x.1 - y.1)).ceil().clamp(0.0, kf));
+            }
         }
-    } else if dq > 0.0 {
-        (lin(pm, qm, 0.0, s), lin(pc, qc, s, kf))
-    } else {
-        (lin(pc, qc, 0.0, s), lin(pm, qm, s, kf))
-    };
-    fixed + first + second
+    }
+    cuts.sort_by(f64::total_cmp);
+    cuts.dedup();
+    cuts.windows(2)
+        .map(|w| {
+            let mid = (w[0] + w[1] - 1.0) / 2.0;
+            let top = lines
+                .iter()
+                .copied()
+                .max_by(|x, y| (x.0 + x.1 * mid).total_cmp(&(y.0 + y.1 * mid)))
+                .expect("two lines at least");
+            lin(top, w[0], w[1])
+        })
+        .sum()
 }
 
 /// The simulated replica: mean seconds, decode steps and preemptions over replicates.
@@ -155,6 +172,24 @@ fn simulate_once(
     (seconds, now, preemptions)
 }
 
+/// One replicate under static batching (transformers' `generate()`): the lengths in batches of
+/// the fast form's size, each batch running all its sequences until its longest ends.
+fn simulate_static_once(step: &StepCost, batch: &ReplicaBatch, lengths: &[u64]) -> (f64, u64, u64) {
+    let prompt = batch.prompt_tokens;
+    let fits = (batch.kv_capacity_tokens / (prompt + batch.lengths.cap_tokens)).floor();
+    let size = (lengths.len() as f64)
+        .min(batch.max_running.max(1.0))
+        .min(fits.max(1.0)) as usize;
+    let (mut seconds, mut steps) = (0.0, 0u64);
+    for chunk in lengths.chunks(size.max(1)) {
+        let b = chunk.len() as f64;
+        let k = chunk.iter().copied().max().unwrap_or(0);
+        seconds += sum_steps(step, b, b * prompt, k);
+        steps += k;
+    }
+    (seconds, steps, 0)
+}
+
 /// Mean over `replicates` draws of the replica's lengths (lognormal, cut at the cap, rounded up
 /// to whole tokens).
 pub fn simulate(
@@ -176,7 +211,11 @@ pub fn simulate(
                 x.min(l.cap_tokens).ceil().max(1.0) as u64
             })
             .collect();
-        let (s, k, p) = simulate_once(step, batch, &lengths, recompute_seconds_per_token);
+        let (s, k, p) = if step.static_batching {
+            simulate_static_once(step, batch, &lengths)
+        } else {
+            simulate_once(step, batch, &lengths, recompute_seconds_per_token)
+        };
         seconds += s;
         steps += k as f64;
         preemptions += p as f64;
@@ -200,7 +239,22 @@ mod tests {
     fn the_closed_form_stretch_equals_the_step_by_step_sum() {
         let step = catalog_step("qwen2.5-0.5b", "h100-sxm");
         // Small model, many sequences: the step crosses from memory- to compute-bound.
-        for (b, c0, k) in [(512.0, 1e5, 3000u64), (8.0, 100.0, 50), (1024.0, 0.0, 7)] {
+        // And an eager engine whose CPU work overlaps the GPU's (transformers' generate()): its
+        // steps cross from CPU-bound to GPU-bound as the contexts grow.
+        let catalog = Catalog::embedded();
+        let eager = StepCost::new(
+            catalog.model("qwen2.5-7b").unwrap(),
+            catalog.gpu("a100-80gb").unwrap(),
+            catalog.engine("transformers-generate").unwrap(),
+            1.0,
+        );
+        for (step, b, c0, k) in [
+            (step, 512.0, 1e5, 3000u64),
+            (step, 8.0, 100.0, 50),
+            (step, 1024.0, 0.0, 7),
+            (eager, 16.0, 3200.0, 4000),
+            (eager, 1.0, 200.0, 300),
+        ] {
             let slow: f64 = (0..k).map(|j| step.seconds(b, c0 + j as f64 * b)).sum();
             let fast = sum_steps(&step, b, c0, k);
             assert!(
@@ -307,6 +361,69 @@ mod tests {
             worst.0,
             worst.1,
             report.join("\n")
+        );
+    }
+
+    #[test]
+    fn the_static_form_matches_the_simulation_within_five_percent() {
+        // Static batching (transformers' generate()): the same generated cases with the engine's
+        // batches run to their longest sequence, and with small batches too (1 to 64 per batch),
+        // where the expected KV reads follow E[max²], not E[max]².
+        let c = Catalog::embedded();
+        let mut rng = SplitMix64::new(2026, 13);
+        let mut report = Vec::new();
+        let mut worst = 0.0f64;
+        for k in 0..50 {
+            let (mut step, mut batch, label) = case(&mut rng, &c);
+            step.static_batching = true;
+            if k % 2 == 0 {
+                batch.max_running = [1.0, 4.0, 16.0, 64.0][k / 2 % 4];
+            }
+            let fast = drain(&step, &batch);
+            let replicates = (40_000.0 / batch.sequences).ceil().max(64.0) as u64;
+            let slow = simulate(&step, &batch, 0.0, replicates, 11);
+            let error = fast.seconds / slow.seconds - 1.0;
+            let steps_error = fast.steps / slow.steps - 1.0;
+            worst = worst.max(error.abs()).max(steps_error.abs());
+            report.push(format!(
+                "{error:+.3} steps {steps_error:+.3} batch {} {label}",
+                batch.max_running
+            ));
+        }
+        assert!(worst <= 0.05, "worst {worst:+.3}\n{}", report.join("\n"));
+    }
+
+    #[test]
+    fn a_static_batch_of_fixed_lengths_is_its_steps_by_hand() {
+        // Every length 1,000 and 8 sequences a batch, 20 sequences: batches of 8, 8 and 4, each
+        // 1,000 steps; a step of b sequences at context sum b·(P + τ) is summed exactly by the
+        // simulation, so the fast form must agree with it to the discretisation (0.1%).
+        let c = Catalog::embedded();
+        let mut step = StepCost::new(
+            c.model("qwen2.5-7b").unwrap(),
+            c.gpu("h100-sxm").unwrap(),
+            c.default_engine(),
+            1.0,
+        );
+        step.static_batching = true;
+        let batch = ReplicaBatch {
+            sequences: 20.0,
+            prompt_tokens: 200.0,
+            lengths: CappedLognormal::fixed(1000.0),
+            max_running: 8.0,
+            kv_capacity_tokens: 1e6,
+        };
+        let fast = drain(&step, &batch);
+        assert!((fast.steps - 3000.0).abs() < 1e-6, "{fast:?}");
+        assert_eq!(fast.concurrency, 8.0);
+        let by_hand: f64 = [8.0, 8.0, 4.0]
+            .iter()
+            .map(|&b| sum_steps(&step, b, b * 200.0, 1000))
+            .sum();
+        assert!(
+            (fast.seconds / by_hand - 1.0).abs() < 1e-3,
+            "{} {by_hand}",
+            fast.seconds
         );
     }
 }
