@@ -31,6 +31,10 @@
 //!   reads the remaining KV, so over the whole batch the tokens, n·E\[ℓ\], and the KV reads,
 //!   n·(P·E\[ℓ\] + E\[ℓ²\]/2), are exact.
 //!
+//! *Static batches* (an engine with `static_batching`, transformers' `generate()`): batches of
+//! b that each run until their longest sequence ends, finished ones kept as padding
+//! ([`static_drain`]).
+//!
 //! The drain's steps are integrated by Gauss-Legendre quadrature over segments cut at the
 //! length distribution's quantiles. A discrete-event simulation of the scheduler (admission,
 //! growth, preemption with recompute; `reference.rs`, in the tests) is the slow reference the
