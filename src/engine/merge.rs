@@ -23,7 +23,62 @@ pub fn merge(
 ) -> Result<SweepSummary> {
     let started = Instant::now();
     let shards = read_shards(shard_dirs)?;
-    let (first_file, first_sha, mode) = (&shards[0].file, &shards[0].sha, shards[0].mode);
+    let mode = shards[0].mode;
+    let grid = shards_grid(&shards, catalog)?;
+    let total_cells = grid
+        .cell_count()
+        .map_err(|m| Error::in_file(&grid.path, None, "axes", m))?;
+    let aggregate = merged_aggregate(&shards, &grid, total_cells)?;
+    // Writing into a shard's own folder would destroy the shard being read.
+    let out_canonical = std::fs::canonicalize(out_dir).ok();
+    for s in &shards {
+        if out_canonical.is_some() && std::fs::canonicalize(&s.dir).ok() == out_canonical {
+            return Err(Error::in_setting(
+                "out",
+                format!(
+                    "{} is shard {}'s folder; merge into a new folder",
+                    out_dir.display(),
+                    s.index
+                ),
+            ));
+        }
+    }
+    prepare_output_dir(out_dir, &grid, force)?;
+    crate::report::create_output_dir(out_dir)?;
+    let _lock = crate::report::OutputLock::acquire(out_dir)?;
+    crate::report::remove_stale_temporaries(out_dir);
+    let cells_file = match mode {
+        CellsMode::None => None,
+        _ => Some(merged_cells(&shards, out_dir, &aggregate, mode)?),
+    };
+    let options = SweepOptions {
+        out_dir: out_dir.to_path_buf(),
+        threads: None,
+        shard: None,
+        max_cells: u64::MAX,
+        force,
+        cells: Some(mode),
+        format: super::TableFormat::Csv,
+        png: false,
+    };
+    finish(
+        &grid,
+        catalog,
+        &options,
+        mode,
+        (aggregate, &[]),
+        cells_file,
+        total_cells,
+        total_cells,
+        1,
+        started,
+    )
+}
+
+/// The grid the shards were swept from, with their calibration: refused when the tool version,
+/// the catalog, the calibration file or the grid file differ from the shards'.
+fn shards_grid(shards: &[Shard], catalog: &Catalog) -> Result<crate::spec::Grid> {
+    let (first_file, first_sha) = (&shards[0].file, &shards[0].sha);
     // The grid as named when sweeping (relative to that working directory), else as seen from
     // the shard's folder (merge may run from elsewhere).
     let grid_path = {
@@ -76,11 +131,18 @@ pub fn merge(
             "the grid file changed since the shards were swept; sweep again",
         ));
     }
-    let total_cells = grid
-        .cell_count()
-        .map_err(|m| Error::in_file(&grid.path, None, "axes", m))?;
+    Ok(grid)
+}
+
+/// The shards' aggregates merged, each checked to describe its own slice of the grid and all of
+/// them the whole grid.
+fn merged_aggregate(
+    shards: &[Shard],
+    grid: &crate::spec::Grid,
+    total_cells: u64,
+) -> Result<Aggregate> {
     let mut aggregate = Aggregate::default();
-    for s in &shards {
+    for s in shards {
         let path = s.dir.join("aggregate.json");
         let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
         let part: Aggregate = serde_json::from_str(&text)
@@ -125,53 +187,7 @@ pub fn merge(
             ),
         ));
     }
-    // Writing into a shard's own folder would destroy the shard being read.
-    let out_canonical = std::fs::canonicalize(out_dir).ok();
-    for s in &shards {
-        if out_canonical.is_some() && std::fs::canonicalize(&s.dir).ok() == out_canonical {
-            return Err(Error::in_setting(
-                "out",
-                format!(
-                    "{} is shard {}'s folder; merge into a new folder",
-                    out_dir.display(),
-                    s.index
-                ),
-            ));
-        }
-    }
-    prepare_output_dir(out_dir, &grid, force)?;
-    crate::report::create_output_dir(out_dir)?;
-    let _lock = crate::report::OutputLock::acquire(out_dir)?;
-    crate::report::remove_stale_temporaries(out_dir);
-    let cells_file = match mode {
-        CellsMode::None => None,
-        _ => Some(merged_cells(&shards, out_dir, &aggregate, mode)?),
-    };
-    let options = SweepOptions {
-        out_dir: out_dir.to_path_buf(),
-        threads: None,
-        shard: None,
-        max_cells: u64::MAX,
-        force,
-        cells: Some(mode),
-        format: super::TableFormat::Csv,
-        png: false,
-    };
-    let total = grid
-        .cell_count()
-        .map_err(|m| Error::in_file(&grid.path, None, "axes", m))?;
-    finish(
-        &grid,
-        catalog,
-        &options,
-        mode,
-        (aggregate, &[]),
-        cells_file,
-        total,
-        total,
-        1,
-        started,
-    )
+    Ok(aggregate)
 }
 
 /// One shard's output folder, as its manifest describes it.

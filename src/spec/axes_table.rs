@@ -27,37 +27,7 @@ pub(super) fn axes(
         ));
     };
     let ax = Some("axes");
-    let model_ids = v.string_list(&ra.model, ax, "model", "model = [\"qwen2.5-7b\"]")?;
-    let mut model = Vec::new();
-    for id in &model_ids {
-        let m = catalog
-            .resolve_model(id)
-            .map_err(|msg| v.err(ax, "model", msg))?;
-        if !m.lm_head {
-            return Err(v.err(ax, "model", format!("`{id}` is a reward model (no LM head) and cannot be the policy; use it as `reward = [\"prm:{id}\"]`")));
-        }
-        model.push(m);
-    }
-    let finetune = v
-        .string_list_or(&ra.finetune, ax, "finetune", "full")?
-        .iter()
-        .map(|s| Finetune::parse(s).map_err(|m| v.err(ax, "finetune", m)))
-        .collect::<Result<Vec<_>>>()?;
-    // A LoRA rank above a policy's hidden size is not low-rank.
-    for f in &finetune {
-        if let Finetune::Lora(rank) = f
-            && let Some(m) = model.iter().find(|m| *rank > m.hidden)
-        {
-            return Err(v.err(
-                ax,
-                "finetune",
-                format!(
-                    "`lora:{rank}` is above the hidden size of `{}` ({}); use a rank below it, or `full`",
-                    m.id, m.hidden
-                ),
-            ));
-        }
-    }
+    let (model_ids, model, finetune) = policies(&ra, v, catalog)?;
     let reward = v
         .string_list_or(&ra.reward, ax, "reward", "rule")?
         .iter()
@@ -96,28 +66,7 @@ pub(super) fn axes(
         "prompts_per_step = [256]",
     )?;
     let budget = budget_axis(&ra, v)?;
-    // Engines: `[axes] engine` sweeps them (costs only: the outcome does not depend on the
-    // engine); otherwise the one of `[hardware] engine`.
-    let engine = match &ra.engine {
-        None => vec![hardware_engine.clone()],
-        Some(_) => {
-            let ids = v.string_list(
-                &ra.engine,
-                ax,
-                "engine",
-                "engine = [\"vllm-cudagraph\", \"vllm-eager\"]",
-            )?;
-            v.no_duplicates(ax, "engine", &ids)?;
-            ids.iter()
-                .map(|id| {
-                    catalog
-                        .engine(id)
-                        .cloned()
-                        .map_err(|m| v.err(ax, "engine", m))
-                })
-                .collect::<Result<Vec<_>>>()?
-        }
-    };
+    let engine = engine_axis(&ra, v, catalog, hardware_engine)?;
     // The episode's shape: `[axes] turns` and `[axes] tool_seconds` sweep the mean model turns
     // per episode and the mean tool latency (the rest of `[agent]` is shared); otherwise the one
     // value of `[agent]` (single-turn, no tools, by default).
@@ -171,6 +120,77 @@ pub(super) fn axes(
         budget,
     };
     Ok(axes)
+}
+
+/// `[axes] model` and `[axes] finetune`: the policies (resolved in the catalog, none a reward
+/// model) with their ids as written, and the fine-tuning modes (no LoRA rank above a policy's
+/// hidden size: it would not be low-rank).
+fn policies(
+    ra: &RawAxes,
+    v: &Validator,
+    catalog: &Catalog,
+) -> Result<(Vec<String>, Vec<crate::catalog::ModelSpec>, Vec<Finetune>)> {
+    let ax = Some("axes");
+    let model_ids = v.string_list(&ra.model, ax, "model", "model = [\"qwen2.5-7b\"]")?;
+    let mut model = Vec::new();
+    for id in &model_ids {
+        let m = catalog
+            .resolve_model(id)
+            .map_err(|msg| v.err(ax, "model", msg))?;
+        if !m.lm_head {
+            return Err(v.err(ax, "model", format!("`{id}` is a reward model (no LM head) and cannot be the policy; use it as `reward = [\"prm:{id}\"]`")));
+        }
+        model.push(m);
+    }
+    let finetune = v
+        .string_list_or(&ra.finetune, ax, "finetune", "full")?
+        .iter()
+        .map(|s| Finetune::parse(s).map_err(|m| v.err(ax, "finetune", m)))
+        .collect::<Result<Vec<_>>>()?;
+    for f in &finetune {
+        if let Finetune::Lora(rank) = f
+            && let Some(m) = model.iter().find(|m| *rank > m.hidden)
+        {
+            return Err(v.err(
+                ax,
+                "finetune",
+                format!(
+                    "`lora:{rank}` is above the hidden size of `{}` ({}); use a rank below it, or `full`",
+                    m.id, m.hidden
+                ),
+            ));
+        }
+    }
+    Ok((model_ids, model, finetune))
+}
+
+/// `[axes] engine`: the engines it sweeps (costs only: the outcome does not depend on the
+/// engine), each listed once; without it, `[hardware] engine` alone.
+fn engine_axis(
+    ra: &RawAxes,
+    v: &Validator,
+    catalog: &Catalog,
+    hardware_engine: &crate::catalog::EngineSpec,
+) -> Result<Vec<crate::catalog::EngineSpec>> {
+    let ax = Some("axes");
+    if ra.engine.is_none() {
+        return Ok(vec![hardware_engine.clone()]);
+    }
+    let ids = v.string_list(
+        &ra.engine,
+        ax,
+        "engine",
+        "engine = [\"vllm-cudagraph\", \"vllm-eager\"]",
+    )?;
+    v.no_duplicates(ax, "engine", &ids)?;
+    ids.iter()
+        .map(|id| {
+            catalog
+                .engine(id)
+                .cloned()
+                .map_err(|m| v.err(ax, "engine", m))
+        })
+        .collect()
 }
 
 /// An axis of the episode's shape (`turns`, `tool_seconds`): the listed numbers, each within
