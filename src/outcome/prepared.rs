@@ -23,6 +23,88 @@ pub struct StaticParts {
     format_closure_steps: f64,
 }
 
+/// The multiplier of Δ(N) from the run's ceiling terms: the coverage of its prompts, its
+/// truncation, its cap above the reference (ScaleRL), its useful rollouts per step up to their
+/// saturation (IsoCompute), and the reward's ceiling.
+fn ceiling_multiplier(
+    params: &OutcomeParams,
+    s: &CellSignal,
+    ceiling: f64,
+    cap_ln: f64,
+    rollouts_ln: f64,
+) -> f64 {
+    use ParamId::*;
+    let v = |id: ParamId| params[id].value;
+    let ceiling_cap_ln = cap_ln.min(MAX_CEILING_CAP_LN);
+    // IsoCompute (arXiv 2603.12151, Question 1 obs. 2): past a point more rollouts per step no
+    // longer raise what a fixed base model and problem set can reach.
+    // (Compared in linear space: the logarithm is taken only for saturated cells.)
+    let ceiling_rollouts_ln = if s.useful_rollouts_per_step > v(RolloutSaturation) {
+        (v(RolloutSaturation) / REFERENCE_ROLLOUTS).ln()
+    } else {
+        rollouts_ln
+    };
+    pow_ln(s.coverage.clamp(0.0, 1.0).ln(), v(CoverageExponent))
+        * pow_ln(
+            (1.0 - s.truncation_rate).clamp(0.0, 1.0).ln(),
+            v(LengthCeilingExponent),
+        )
+        // ScaleRL (Table 1): the 32k generation budget reaches higher than 14k, by more than
+        // truncation explains. Like K_mid's length term, only above the reference cap.
+        * pow_ln(ceiling_cap_ln, v(CapCeilingExponent))
+        * if s.useful_rollouts_per_step > 0.0 {
+            pow_ln(ceiling_rollouts_ln, v(BatchCeilingExponent))
+        } else {
+            0.0
+        }
+        * ceiling
+}
+
+/// The share of full fine-tuning's signal a LoRA of rank r keeps, r / (r + r_half(N)); 1 for
+/// full fine-tuning.
+fn lora_share(params: &OutcomeParams, s: &CellSignal) -> f64 {
+    use ParamId::*;
+    let v = |id: ParamId| params[id].value;
+    match s.lora_rank {
+        None => 1.0,
+        Some(rank) => {
+            let half = v(LoraHalfRankAt05b)
+                * pow_ln(
+                    (s.policy_params / LORA_REFERENCE_PARAMS).ln(),
+                    v(LoraHalfRankSizeExponent),
+                );
+            rank as f64 / (rank as f64 + half)
+        }
+    }
+}
+
+/// ln K_mid: the reference time scale, scaled by the policy's size, the cap above the reference,
+/// the kind of start's time factor and the task's difficulty.
+fn ln_k_mid_of(
+    params: &OutcomeParams,
+    s: &CellSignal,
+    size_ln: f64,
+    cap_ln: f64,
+    time_factor: f64,
+) -> f64 {
+    use ParamId::*;
+    let v = |id: ParamId| params[id].value;
+    v(KMidAt7b).ln() - v(KMidSizeExponent) * size_ln
+        // Only above the reference cap: the evidence (ScaleRL's 14k and 32k) says longer caps
+        // start slower; it says nothing about caps below 8k, so they are not made faster.
+        + v(KMidLengthExponent)
+            * cap_ln
+        + time_factor.ln()
+        // IsoCompute (Question 1 obs. 3): harder sets need more sequential updates. (At the
+        // reference pass rate the term is exactly 0: no logarithm for the default task.)
+        + if s.pass_rate_mean == REFERENCE_PASS_RATE {
+            0.0
+        } else {
+            v(DifficultyTimeExponent)
+                * (REFERENCE_PASS_RATE / s.pass_rate_mean.max(MIN_PASS_RATE)).ln()
+        }
+}
+
 impl StaticParts {
     /// The parts of signal `s` that its iterations do not move (`s.iterations` is not read).
     pub fn of(params: &OutcomeParams, s: &CellSignal) -> Self {
@@ -61,61 +143,16 @@ impl StaticParts {
         } else {
             0.0
         };
-        let ceiling_cap_ln = cap_ln.min(MAX_CEILING_CAP_LN);
-        // IsoCompute (arXiv 2603.12151, Question 1 obs. 2): past a point more rollouts per step no
-        // longer raise what a fixed base model and problem set can reach.
-        // (Compared in linear space: the logarithm is taken only for saturated cells.)
-        let ceiling_rollouts_ln = if s.useful_rollouts_per_step > v(RolloutSaturation) {
-            (v(RolloutSaturation) / REFERENCE_ROLLOUTS).ln()
-        } else {
-            rollouts_ln
-        };
-        let multiplier = pow_ln(s.coverage.clamp(0.0, 1.0).ln(), v(CoverageExponent))
-            * pow_ln(
-                (1.0 - s.truncation_rate).clamp(0.0, 1.0).ln(),
-                v(LengthCeilingExponent),
-            )
-            // ScaleRL (Table 1): the 32k generation budget reaches higher than 14k, by more than
-            // truncation explains. Like K_mid's length term, only above the reference cap.
-            * pow_ln(ceiling_cap_ln, v(CapCeilingExponent))
-            * if s.useful_rollouts_per_step > 0.0 {
-                pow_ln(ceiling_rollouts_ln, v(BatchCeilingExponent))
-            } else {
-                0.0
-            }
-            * ceiling;
+        let multiplier = ceiling_multiplier(params, s, ceiling, cap_ln, rollouts_ln);
         let gain_at_size = (v(GainLogitAt7b) + v(GainLogitPerDecade) * decades).max(0.0);
-        let lora = match s.lora_rank {
-            None => 1.0,
-            Some(rank) => {
-                let half = v(LoraHalfRankAt05b)
-                    * pow_ln(
-                        (s.policy_params / LORA_REFERENCE_PARAMS).ln(),
-                        v(LoraHalfRankSizeExponent),
-                    );
-                rank as f64 / (rank as f64 + half)
-            }
-        };
+        let lora = lora_share(params, s);
         // ln K = ln(fresh iterations) + ln reuse(epochs) + κ ln(U / 1024) + ln(signal × LoRA): the
         // first term is the iterations'; the rest are kept in the order they are added.
         let ln_k_epochs = reuse(v(EpochReuse), s.update_epochs).ln();
         let ln_k_batch = v(BatchExponent) * rollouts_ln;
         let ln_k_signal = (signal * lora).ln();
         let start = StartTerms::of(params, s.start);
-        let ln_k_mid = v(KMidAt7b).ln() - v(KMidSizeExponent) * size_ln
-            // Only above the reference cap: the evidence (ScaleRL's 14k and 32k) says longer caps
-            // start slower; it says nothing about caps below 8k, so they are not made faster.
-            + v(KMidLengthExponent)
-                * cap_ln
-            + start.time_factor.ln()
-            // IsoCompute (Question 1 obs. 3): harder sets need more sequential updates. (At the
-            // reference pass rate the term is exactly 0: no logarithm for the default task.)
-            + if s.pass_rate_mean == REFERENCE_PASS_RATE {
-                0.0
-            } else {
-                v(DifficultyTimeExponent)
-                    * (REFERENCE_PASS_RATE / s.pass_rate_mean.max(MIN_PASS_RATE)).ln()
-            };
+        let ln_k_mid = ln_k_mid_of(params, s, size_ln, cap_ln, start.time_factor);
         // Competition sets: a steeper score-ability curve, and a near-zero base read at the floor.
         let (benchmark_gain, floor) = match s.benchmark {
             Benchmark::Standard => (1.0, LOGIT_FLOOR),
