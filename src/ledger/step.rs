@@ -347,15 +347,101 @@ fn pass_overhead_seconds(
         + micro_batches * model.layers as f64 * launches * run.train_launch_seconds_per_layer
 }
 
+/// What every training pass of a step shares: the pool, the batches' token sums, the epochs
+/// and optimizer steps, sequence parallelism and checkpointing (see [`learning`]).
+struct TrainingPasses<'a> {
+    cfg: &'a RunConfig<'a>,
+    gpu: &'a crate::catalog::GpuSpec,
+    pool: f64,
+    epochs: f64,
+    optimizer_steps: f64,
+    checkpointing: f64,
+    log_prob_sums: TokenSums,
+    update_sums: TokenSums,
+}
+
+impl TrainingPasses<'_> {
+    /// Ulysses' all-to-alls (zero without sequence parallelism), per forward-equivalent.
+    fn ulysses(&self, model: &ModelSpec, sums: TokenSums, passes: f64) -> f64 {
+        let sp = self.cfg.run.sequence_parallel;
+        passes::ulysses_seconds(model, self.gpu, sums.tokens, self.pool, sp, passes)
+    }
+
+    /// The fixed costs of a log-prob pass in micro-batches of `micro` tokens.
+    fn forward_overhead(&self, model: &ModelSpec, micro: f64) -> f64 {
+        let tokens = self.log_prob_sums.tokens;
+        pass_overhead_seconds(self.cfg, model, tokens, self.pool, 1.0, 1.0, micro)
+    }
+
+    /// The fixed costs of the update: an optimizer step per mini-batch of prompts per epoch,
+    /// a forward-backward per micro-batch.
+    fn update_overhead(&self, model: &ModelSpec, micro: f64) -> f64 {
+        let tokens = self.epochs * self.update_sums.tokens;
+        pass_overhead_seconds(
+            self.cfg,
+            model,
+            tokens,
+            self.pool,
+            self.optimizer_steps,
+            3.0,
+            micro,
+        )
+    }
+
+    /// Attention FLOPs of one forward over `sums`: 2·A·Σℓ².
+    fn attention(model: &ModelSpec, sums: TokenSums) -> f64 {
+        2.0 * model.attention_coefficient() * sums.squared_tokens
+    }
+
+    /// A forward pass: its matmuls at the forward efficiency, its attention at the kernel's.
+    fn forward_seconds(&self, model: &ModelSpec, flops: f64, sums: TokenSums) -> f64 {
+        let a = Self::attention(model, sums);
+        let efficiency = self.gpu.forward_efficiency * model.moe_training_efficiency();
+        passes::pass_seconds(self.gpu, self.pool, flops - a, a, 0.0, efficiency, sums)
+            + self.ulysses(model, sums, 1.0)
+    }
+
+    /// A training pass over every epoch: FLOPs and seconds. The attention forward runs once
+    /// (plus once more when recomputed), its backward twice the forward for full fine-tuning and
+    /// once for LoRA (no weight gradients through frozen attention projections; the attention
+    /// itself has none).
+    fn update_seconds(&self, model: &ModelSpec, finetune: Finetune, micro: f64) -> (f64, f64) {
+        let (epochs, checkpointing, sums) = (self.epochs, self.checkpointing, self.update_sums);
+        let total = epochs * flops::train_flops(model, finetune, sums);
+        let recompute = checkpointing * epochs * policy_forward_flops(model, finetune, sums);
+        let a = epochs * Self::attention(model, sums);
+        let backward = if finetune == Finetune::Full {
+            2.0 * a
+        } else {
+            a
+        };
+        let matmul = total + recompute - a * (1.0 + checkpointing) - backward;
+        let forward_attention = a * (1.0 + checkpointing);
+        let seconds = passes::pass_seconds(
+            self.gpu,
+            self.pool,
+            matmul,
+            forward_attention,
+            backward,
+            self.gpu.train_mfu * model.moe_training_efficiency(),
+            sums,
+        );
+        // The backward repeats the forward's all-to-alls; recomputation adds a forward's.
+        let exchanges = self.ulysses(model, sums, epochs * (2.0 + checkpointing));
+        (
+            total,
+            seconds + self.update_overhead(model, micro) + exchanges,
+        )
+    }
+}
+
 /// Learning, over the kept rollouts: old-policy and reference log-probs, the update epochs
 /// (plus one forward per epoch with gradient checkpointing, in time only), the PPO critic, and
 /// the fixed per-step sync. Micro-batches, padding and the attention kernel's efficiency are
 /// [`passes`]'; each pass also pays [`pass_overhead_seconds`].
 fn learning(cfg: &RunConfig, pools: Pools, r: &Rollouts, phases: &mut Phases) {
-    let (run, policy, gpu) = (cfg.run, cfg.policy, &cfg.hardware.gpu);
+    let (run, policy) = (cfg.run, cfg.policy);
     let mb = run.micro_batching;
-    let pool = pools.training as f64;
-    let epochs = cfg.update_epochs as f64;
     let kept = passes::PassBatch {
         sequences: r.kept,
         prompt_tokens: cfg.task.prompt_tokens,
@@ -372,85 +458,45 @@ fn learning(cfg: &RunConfig, pools: Pools, r: &Rollouts, phases: &mut Phases) {
     let update_sums = kept.computed_sums(mb.update_sequences, mb.remove_padding);
     let update_micro =
         kept.micro_batch_tokens(mb.update_sequences, run.max_tokens_per_gpu, update_sums, sp);
-    // Ulysses' all-to-alls (zero without sequence parallelism), per forward-equivalent.
-    let ulysses = |model: &ModelSpec, sums: TokenSums, passes: f64| {
-        passes::ulysses_seconds(model, gpu, sums.tokens, pool, sp, passes)
-    };
-    let forward_overhead = |model: &ModelSpec, micro: f64| {
-        pass_overhead_seconds(cfg, model, log_prob_sums.tokens, pool, 1.0, 1.0, micro)
-    };
-    // An epoch takes one optimizer step per mini-batch of prompts; every micro-batch runs a
-    // forward-backward.
-    let optimizer_steps =
-        epochs * (cfg.prompts_per_step as f64 / run.mini_batch_prompts.max(1) as f64).ceil();
-    let update_overhead = |model: &ModelSpec, micro: f64| {
-        let tokens = epochs * update_sums.tokens;
-        pass_overhead_seconds(cfg, model, tokens, pool, optimizer_steps, 3.0, micro)
-    };
-    let attention = |model: &ModelSpec, sums: TokenSums| {
-        2.0 * model.attention_coefficient() * sums.squared_tokens
-    };
-    // A forward pass: its matmuls at the forward efficiency, its attention at the kernel's.
-    let forward_seconds = |model: &ModelSpec, flops: f64, sums: TokenSums| {
-        let a = attention(model, sums);
-        let efficiency = gpu.forward_efficiency * model.moe_training_efficiency();
-        passes::pass_seconds(gpu, pool, flops - a, a, 0.0, efficiency, sums)
-            + ulysses(model, sums, 1.0)
+    let epochs = cfg.update_epochs as f64;
+    let t = TrainingPasses {
+        cfg,
+        gpu: &cfg.hardware.gpu,
+        pool: pools.training as f64,
+        epochs,
+        // An epoch takes one optimizer step per mini-batch of prompts.
+        optimizer_steps: epochs
+            * (cfg.prompts_per_step as f64 / run.mini_batch_prompts.max(1) as f64).ceil(),
+        checkpointing: if run.gradient_checkpointing { 1.0 } else { 0.0 },
+        log_prob_sums,
+        update_sums,
     };
     let moves = OffloadMoves::of(cfg, pools);
     let forward = policy_forward_flops(policy, cfg.finetune, log_prob_sums);
     if needs_old_logprobs(cfg) {
-        let seconds = forward_seconds(policy, forward, log_prob_sums)
-            + forward_overhead(policy, log_prob_micro)
+        let seconds = t.forward_seconds(policy, forward, log_prob_sums)
+            + t.forward_overhead(policy, log_prob_micro)
             + moves.policy_forward;
         set(phases, Phase::OldLogprob, forward, seconds);
     }
     if run.kl_reference {
         let f = flops::forward_flops(policy, log_prob_sums);
-        let seconds = forward_seconds(policy, f, log_prob_sums)
-            + forward_overhead(policy, log_prob_micro)
+        let seconds = t.forward_seconds(policy, f, log_prob_sums)
+            + t.forward_overhead(policy, log_prob_micro)
             + moves.reference;
         set(phases, Phase::RefLogprob, f, seconds);
     }
-    let checkpointing = if run.gradient_checkpointing { 1.0 } else { 0.0 };
-    // A training pass: the attention forward once (plus once more when recomputed), its
-    // backward twice the forward for full fine-tuning and once for LoRA (no weight gradients
-    // through frozen attention projections; the attention itself has none).
-    let update_seconds = |model: &ModelSpec, finetune: Finetune, micro: f64| {
-        let total = epochs * flops::train_flops(model, finetune, update_sums);
-        let recompute = checkpointing * epochs * policy_forward_flops(model, finetune, update_sums);
-        let a = epochs * attention(model, update_sums);
-        let backward = if finetune == Finetune::Full {
-            2.0 * a
-        } else {
-            a
-        };
-        let matmul = total + recompute - a * (1.0 + checkpointing) - backward;
-        let forward_attention = a * (1.0 + checkpointing);
-        let seconds = passes::pass_seconds(
-            gpu,
-            pool,
-            matmul,
-            forward_attention,
-            backward,
-            gpu.train_mfu * model.moe_training_efficiency(),
-            update_sums,
-        );
-        // The backward repeats the forward's all-to-alls; recomputation adds a forward's.
-        let exchanges = ulysses(model, update_sums, epochs * (2.0 + checkpointing));
-        (total, seconds + update_overhead(model, micro) + exchanges)
-    };
-    let (update, seconds) = update_seconds(policy, cfg.finetune, update_micro);
+    let (update, seconds) = t.update_seconds(policy, cfg.finetune, update_micro);
     set(phases, Phase::Update, update, seconds + moves.policy_update);
     if run.algorithm == Algorithm::Ppo {
         let critic = run.critic.as_ref().unwrap_or(policy);
         let critic_micro = run.critic_max_tokens_per_gpu;
         let values = flops::forward_flops(critic, log_prob_sums);
-        let seconds = forward_seconds(critic, values, log_prob_sums)
-            + forward_overhead(critic, critic_micro)
+        let seconds = t.forward_seconds(critic, values, log_prob_sums)
+            + t.forward_overhead(critic, critic_micro)
             + moves.critic_forward;
         set(phases, Phase::CriticValues, values, seconds);
-        let (critic_update, seconds) = update_seconds(critic, Finetune::Full, critic_micro);
+        let (critic_update, seconds) = t.update_seconds(critic, Finetune::Full, critic_micro);
         set(
             phases,
             Phase::CriticUpdate,
