@@ -407,7 +407,7 @@ fn static_batch(
 /// How one replica's batch decodes under static batching (transformers' `generate()`): the
 /// sequences go in batches of b = min(n, `max_num_seqs`, what the KV cache holds at the cap,
 /// KV/(P + L)); each batch decodes until its longest sequence ends, all b kept in the batch as
-/// padding, so every step runs b sequences whose contexts sum to b·(P + τ) ([`static_batch`]).
+/// padding, so every step runs b sequences whose contexts sum to b·(P + τ) (`static_batch`).
 /// The steps after the lengths' median, when most of a batch is padding, are its straggler
 /// tail. Source of the behaviour: transformers' `GenerationMixin._sample` keeps decoding every
 /// row, finished ones as padding, until `unfinished_sequences` is all zero
