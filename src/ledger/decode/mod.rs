@@ -373,8 +373,8 @@ fn integrate_shape(
 /// Expected seconds and steps of one static batch of `running` sequences from step `from` on:
 /// ∫ step(b, b·(P + τ)) · P(max of b lengths > τ) dτ and ∫ P(max > τ) dτ over [from, L], since
 /// the batch runs step τ exactly when its longest sequence is longer than τ (independent
-/// lengths: P(max > τ) = 1 − F(τ)^b). By 8-point Gauss-Legendre on segments cut at the uncapped
-/// quantiles, as [`CappedLognormal::expected_max`].
+/// lengths: P(max > τ) = 1 − F(τ)^b). By 8-point Gauss-Legendre on the drain's segments
+/// (`cuts`).
 fn static_batch(
     step: &StepCost,
     l: &CappedLognormal,
@@ -382,16 +382,9 @@ fn static_batch(
     running: f64,
     from: f64,
 ) -> [f64; 2] {
-    let mut cuts: Vec<f64> = [0.5, 0.9, 0.99, 0.999, 0.9999]
-        .iter()
-        .map(|&q| l.quantile(q))
-        .chain([from, l.cap_tokens])
-        .filter(|&t| t >= from && t <= l.cap_tokens)
-        .collect();
-    cuts.sort_by(f64::total_cmp);
-    cuts.dedup();
     let mut total = [0.0; 2];
-    for w in cuts.windows(2) {
+    let points = cuts(l, &[from], l.cap_tokens);
+    for w in points.windows(2).filter(|w| w[0] >= from) {
         let (half, mid) = ((w[1] - w[0]) / 2.0, (w[0] + w[1]) / 2.0);
         for (x, weight) in GAUSS_LEGENDRE_8 {
             let tau = mid + half * x;
