@@ -258,16 +258,8 @@ impl Hardware {
     /// flight, tensor parallelism), the rest at [`HARDWARE_DEFAULTS`].
     pub fn new(gpu: GpuSpec, gpus: u64, engine: EngineSpec, framework: Framework) -> Self {
         let d = HARDWARE_DEFAULTS;
-        let mut profile = framework.profile();
-        if engine.static_batching {
-            // transformers' generate() runs inside the trainer, one batch per process: the
-            // framework's settings of a vLLM or SGLang server (memory share, sequence cap,
-            // tensor parallelism) do not apply to it.
-            profile.rollout_gpu_memory_utilization = engine.gpu_memory_utilization;
-            profile.max_num_seqs = None;
-            profile.rollout_tensor_parallel = 1;
-        }
-        Hardware {
+        let profile = framework.profile();
+        let hardware = Hardware {
             usd_per_gpu_hour: gpu.usd_per_gpu_hour,
             schedule: profile.schedule,
             async_rollout_fraction: d.async_rollout_fraction,
@@ -280,7 +272,34 @@ impl Hardware {
             gpu,
             gpus,
             engine,
+        };
+        hardware.in_trainer_defaults()
+    }
+
+    /// This cluster with another rollout engine (`[axes] engine`), its settings otherwise kept
+    /// (an engine that runs inside the trainer takes its own; the cluster's own engine keeps
+    /// every setting, as the grid gave it).
+    pub fn with_engine(&self, engine: &EngineSpec) -> Self {
+        if engine.id == self.engine.id {
+            return self.clone();
         }
+        Hardware {
+            engine: engine.clone(),
+            ..self.clone()
+        }
+        .in_trainer_defaults()
+    }
+
+    /// An engine that batches statically (transformers' generate()) runs inside the trainer, one
+    /// batch per process: the settings of a vLLM or SGLang server (memory share, sequence cap,
+    /// tensor parallelism) do not apply to it, and it takes its own.
+    fn in_trainer_defaults(mut self) -> Self {
+        if self.engine.static_batching {
+            self.rollout_gpu_memory_utilization = self.engine.gpu_memory_utilization;
+            self.max_num_seqs = self.engine.default_max_num_seqs(&self.gpu);
+            self.rollout_tensor_parallel = 1;
+        }
+        self
     }
 }
 

@@ -406,10 +406,7 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
     let engine_hardware = axes
         .engine
         .iter()
-        .map(|engine| Hardware {
-            engine: engine.clone(),
-            ..hardware.clone()
-        })
+        .map(|engine| hardware.with_engine(engine))
         .collect();
     // `[agent]` is checked once per combination of the turns and tool-latency values, which may
     // come from `[axes]` (a turns_cv needs more than one turn, a p99 at least the mean latency).

@@ -869,3 +869,23 @@ fn a_ulysses_degree_that_does_not_split_a_models_heads_is_refused() {
         "{m}"
     );
 }
+
+#[test]
+fn transformers_generate_on_the_engine_axis_takes_its_own_settings() {
+    // An engine inside the trainer (transformers' generate()) does not take the framework's
+    // vLLM-server settings (veRL: memory share 0.5, tensor parallel 2, 256 sequences); the
+    // grid's own engine keeps them.
+    let text = replace(
+        "[axes]",
+        "[axes]\nengine = [\"vllm-cudagraph\", \"transformers-generate\"]",
+    );
+    let grid = parse_text(&text).unwrap();
+    let (vllm, generate) = (&grid.engine_hardware[0], &grid.engine_hardware[1]);
+    assert_eq!(generate.engine.id, "transformers-generate");
+    assert_eq!(generate.rollout_gpu_memory_utilization, 0.9);
+    assert_eq!(generate.rollout_tensor_parallel, 1);
+    assert_eq!(generate.max_num_seqs, 1024);
+    assert_eq!(vllm.rollout_gpu_memory_utilization, 0.5);
+    assert_eq!(vllm.rollout_tensor_parallel, 2);
+    assert_eq!(vllm.max_num_seqs, 256);
+}
