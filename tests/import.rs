@@ -649,7 +649,7 @@ fn mistyped_keys_get_the_key_meant_and_strict_stops_on_them() {
 }
 
 #[test]
-fn a_trl_run_without_vllm_is_priced_with_generate_and_its_pilots_run_without_vllm() {
+fn a_run_without_vllm_is_priced_with_generate_and_its_trl_and_verl_pilots_say_so() {
     // TRL's default generation is transformers' generate(): static batches that wait for their
     // longest completion, on the training GPUs. The same config with vLLM costs less.
     let dir = tempfile::tempdir().unwrap();
@@ -699,6 +699,27 @@ fn a_trl_run_without_vllm_is_priced_with_generate_and_its_pilots_run_without_vll
         let text = std::fs::read_to_string(&script).unwrap();
         assert!(!text.contains("--use_vllm"), "{text}");
         let v = cost_json(&["--from-trl", script.to_str().unwrap()]);
+        assert_eq!(v["assumptions"]["engine"], "transformers-generate");
+    }
+    // veRL's own generate() rollout is `rollout.name=hf`: its pilots say so and import back.
+    let out = common::plan_edited_race_pilot(
+        dir.path(),
+        "generate-verl",
+        |g| {
+            g.replace(
+                "schedule = \"colocated\"",
+                "schedule = \"colocated\"\nengine = \"transformers-generate\"",
+            )
+        },
+        "verl",
+        "6",
+    );
+    let (_, rows) = read_csv(&out.join("plan.csv"));
+    for row in &rows {
+        let script = out.join(format!("launch/{}.sh", row[0]));
+        let text = std::fs::read_to_string(&script).unwrap();
+        assert!(text.contains("actor_rollout_ref.rollout.name=hf"), "{text}");
+        let v = cost_json(&["--from-verl", script.to_str().unwrap()]);
         assert_eq!(v["assumptions"]["engine"], "transformers-generate");
     }
 }

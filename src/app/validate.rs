@@ -42,9 +42,8 @@ pub struct ValidateArgs {
 /// The validation set's path in the repository.
 const DEFAULT_TIMINGS: &str = "validation/phase_timings.csv";
 
-/// Prices every included row and prints the comparisons and the summary.
-pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
-    let catalog = args.catalog.load()?;
+/// The validation set: the file given, else the repository's, else the copy in the binary.
+fn load_rows(args: &ValidateArgs) -> Result<(PathBuf, Vec<ValidationRow>)> {
     let default = PathBuf::from(DEFAULT_TIMINGS);
     let rows = match &args.timings {
         Some(path) => read_validation(path)?,
@@ -54,15 +53,11 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
             &default,
         )?,
     };
-    let timings = args.timings.clone().unwrap_or(default);
-    let mut all: Vec<Comparison> = Vec::new();
-    let mut skipped = Vec::new();
-    for row in &rows {
-        match price_row(row, &catalog) {
-            Ok(c) => all.extend(c),
-            Err(why) => skipped.push(format!("{} ({why})", row.id)),
-        }
-    }
+    Ok((args.timings.clone().unwrap_or(default), rows))
+}
+
+/// One line per comparison: row, quantity, measured, predicted, log2 of their ratio.
+fn comparisons_table(all: &[Comparison]) -> String {
     let mut table = Table::new([
         "row",
         "quantity",
@@ -70,7 +65,7 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
         "predicted",
         "log2(pred/meas)",
     ]);
-    for c in &all {
+    for c in all {
         table.row([
             c.id.clone(),
             c.quantity.to_string(),
@@ -79,25 +74,11 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
             format!("{:+.2}", c.log2_ratio()),
         ]);
     }
-    let s = summarise(&all);
-    let mut text = format!(
-        "the ledger against {} published timings from {} rows of {} (seconds; decode: output tokens/s; tpot: seconds per output token)\n",
-        all.len(),
-        rows.len() - skipped.len(),
-        timings.display()
-    );
-    text.push_str(&table.render());
-    text.push_str(&format!(
-        "median |log2(predicted/measured)|: whole steps {:.2} over {} (factor {:.2}), phases {:.2} over {} (factor {:.2}), engine benchmarks {:.2} over {}\n",
-        s.median_step_error,
-        s.steps,
-        s.median_step_error.exp2(),
-        s.median_phase_error,
-        s.phases,
-        s.median_phase_error.exp2(),
-        s.median_benchmark_error,
-        s.benchmarks
-    ));
+    table.render()
+}
+
+/// The median errors per regime (cap band, engine, GPU, dense or MoE).
+fn regimes_table(all: &[Comparison]) -> String {
     let mut regimes = Table::new([
         "regime",
         "steps",
@@ -107,7 +88,7 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
         "benchmarks",
         "median |log2| benchmark",
     ]);
-    for (name, r) in summarise_by_regime(&all) {
+    for (name, r) in summarise_by_regime(all) {
         let median = |n: usize, x: f64| {
             if n == 0 {
                 "-".to_string()
@@ -125,8 +106,60 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
             median(r.benchmarks, r.median_benchmark_error),
         ]);
     }
+    regimes.render()
+}
+
+/// `--csv`: every comparison, with full precision.
+fn comparisons_csv(all: &[Comparison]) -> Vec<u8> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(["row", "quantity", "measured", "predicted", "log2_ratio"])
+        .expect("memory");
+    for c in all {
+        w.write_record([
+            c.id.clone(),
+            c.quantity.to_string(),
+            number(c.measured),
+            number(c.predicted),
+            number(c.log2_ratio()),
+        ])
+        .expect("memory");
+    }
+    w.into_inner().expect("memory")
+}
+
+/// Prices every included row and prints the comparisons and the summary.
+pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
+    let catalog = args.catalog.load()?;
+    let (timings, rows) = load_rows(args)?;
+    let mut all: Vec<Comparison> = Vec::new();
+    let mut skipped = Vec::new();
+    for row in &rows {
+        match price_row(row, &catalog) {
+            Ok(c) => all.extend(c),
+            Err(why) => skipped.push(format!("{} ({why})", row.id)),
+        }
+    }
+    let s = summarise(&all);
+    let mut text = format!(
+        "the ledger against {} published timings from {} rows of {} (seconds; decode: output tokens/s; tpot: seconds per output token)\n",
+        all.len(),
+        rows.len() - skipped.len(),
+        timings.display()
+    );
+    text.push_str(&comparisons_table(&all));
+    text.push_str(&format!(
+        "median |log2(predicted/measured)|: whole steps {:.2} over {} (factor {:.2}), phases {:.2} over {} (factor {:.2}), engine benchmarks {:.2} over {}\n",
+        s.median_step_error,
+        s.steps,
+        s.median_step_error.exp2(),
+        s.median_phase_error,
+        s.phases,
+        s.median_phase_error.exp2(),
+        s.median_benchmark_error,
+        s.benchmarks
+    ));
     text.push_str("by regime:\n");
-    text.push_str(&regimes.render());
+    text.push_str(&regimes_table(&all));
     let beyond: Vec<String> = all
         .iter()
         .filter(|c| c.log2_ratio().abs() > 1.0)
@@ -148,20 +181,7 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
         text.push_str(&transfer_table(&rows, &catalog));
     }
     if let Some(path) = &args.csv {
-        let mut w = csv::Writer::from_writer(Vec::new());
-        w.write_record(["row", "quantity", "measured", "predicted", "log2_ratio"])
-            .expect("memory");
-        for c in &all {
-            w.write_record([
-                c.id.clone(),
-                c.quantity.to_string(),
-                number(c.measured),
-                number(c.predicted),
-                number(c.log2_ratio()),
-            ])
-            .expect("memory");
-        }
-        rlfrontier::report::write_atomic(path, &w.into_inner().expect("memory"))?;
+        rlfrontier::report::write_atomic(path, &comparisons_csv(&all))?;
     }
     emit(out, &text)
 }

@@ -10,7 +10,7 @@ use crate::format::{Table, money, percent};
 use crate::pilot::decide::{DecideRequest, DecidedPlan, choose_to_decide};
 use crate::pilot::launch::{Framework, LaunchContext, slurm_array, trl_script, verl_script};
 use crate::pilot::plan::{PlanRequest, choose, run_ledger};
-use crate::pilot::{Plan, PlanInfo, plan_csv, run_indices};
+use crate::pilot::{PilotRun, Plan, PlanInfo, plan_csv, run_indices};
 use crate::report::Staged;
 use crate::spec::Grid;
 
@@ -118,9 +118,8 @@ fn check_out_dir(dir: &Path, grid: &Grid, grid_file: &Path, force: bool) -> Resu
     Ok(())
 }
 
-/// Plans the pilots and writes the files.
-/// Chooses the pilots and writes the plan, launch scripts and Slurm array.
-pub fn plan_pilots(grid: &Grid, settings: &PilotPlanSettings) -> Result<PilotPlan> {
+/// `--max-pilots` at least 1 and `--pilot-usd`, when given, a positive number of dollars.
+fn check_settings(settings: &PilotPlanSettings) -> Result<()> {
     if settings.max_pilots == 0 {
         return Err(Error::in_setting("max_pilots", "must be at least 1"));
     }
@@ -132,6 +131,61 @@ pub fn plan_pilots(grid: &Grid, settings: &PilotPlanSettings) -> Result<PilotPla
             format!("{x} must be a positive number of dollars"),
         ));
     }
+    Ok(())
+}
+
+/// Pilot `run`'s launch script for `framework` (the plan's line `line` of `plan_path`), priced at
+/// the pilot budget; a veRL script is read back and refused if veRL's own checks would refuse it.
+fn launch_script(
+    grid: &Grid,
+    run: &PilotRun,
+    (plan_path, line): (&Path, usize),
+    budget: Budget,
+    framework: Framework,
+) -> Result<String> {
+    let indices = run_indices(grid, run, plan_path, line)?;
+    let ledger = run_ledger(grid, &indices, budget);
+    let context = LaunchContext {
+        grid,
+        run,
+        policy: &grid.axes.model[indices.model],
+        finetune: grid.axes.finetune[indices.finetune],
+        reward: &grid.axes.reward[indices.reward],
+        ledger: &ledger,
+    };
+    let script = match framework {
+        Framework::Verl => verl_script(&context),
+        Framework::Trl => trl_script(&context),
+    };
+    if framework == Framework::Verl {
+        // Never hand out a script veRL refuses after the queue wait and the model download.
+        let overrides = crate::config::import::verl_overrides(&script).map_err(|e| {
+            Error::in_setting(
+                "framework",
+                format!(
+                    "pilot {}'s veRL script cannot be read back ({e}); a catalog name holds characters veRL's overrides cannot carry: rename it",
+                    run.run_id
+                ),
+            )
+        })?;
+        let problems = crate::pilot::verl_checks::verl_rejections(&overrides);
+        if !problems.is_empty() {
+            return Err(Error::in_setting(
+                "framework",
+                format!(
+                    "pilot {}'s veRL script would be refused by veRL's config checks: {}; use fewer GPUs, more prompts per step, or --framework trl",
+                    run.run_id,
+                    problems.join("; ")
+                ),
+            ));
+        }
+    }
+    Ok(script)
+}
+
+/// Chooses the pilots and writes the plan, launch scripts and Slurm array.
+pub fn plan_pilots(grid: &Grid, settings: &PilotPlanSettings) -> Result<PilotPlan> {
+    check_settings(settings)?;
     let (budget, framework) = (settings.budget, settings.framework);
     // The folder is checked and locked for the whole plan, choosing included.
     check_out_dir(&settings.out, grid, &settings.grid_file, settings.force)?;
@@ -188,43 +242,7 @@ pub fn plan_pilots(grid: &Grid, settings: &PilotPlanSettings) -> Result<PilotPla
     staged.add(&settings.out.join("plan.json"), json.as_bytes())?;
     let plan_path = settings.out.join("plan.csv");
     for (k, run) in plan.runs.iter().enumerate() {
-        let indices = run_indices(grid, run, &plan_path, k + 2)?;
-        let ledger = run_ledger(grid, &indices, budget);
-        let context = LaunchContext {
-            grid,
-            run,
-            policy: &grid.axes.model[indices.model],
-            finetune: grid.axes.finetune[indices.finetune],
-            reward: &grid.axes.reward[indices.reward],
-            ledger: &ledger,
-        };
-        let script = match framework {
-            Framework::Verl => verl_script(&context),
-            Framework::Trl => trl_script(&context),
-        };
-        if framework == Framework::Verl {
-            // Never hand out a script veRL refuses after the queue wait and the model download.
-            let overrides = crate::config::import::verl_overrides(&script).map_err(|e| {
-                Error::in_setting(
-                    "framework",
-                    format!(
-                        "pilot {}'s veRL script cannot be read back ({e}); a catalog name holds characters veRL's overrides cannot carry: rename it",
-                        run.run_id
-                    ),
-                )
-            })?;
-            let problems = crate::pilot::verl_checks::verl_rejections(&overrides);
-            if !problems.is_empty() {
-                return Err(Error::in_setting(
-                    "framework",
-                    format!(
-                        "pilot {}'s veRL script would be refused by veRL's config checks: {}; use fewer GPUs, more prompts per step, or --framework trl",
-                        run.run_id,
-                        problems.join("; ")
-                    ),
-                ));
-            }
-        }
+        let script = launch_script(grid, run, (&plan_path, k + 2), budget, framework)?;
         staged.add(
             &launch_dir.join(format!("{}.sh", run.run_id)),
             script.as_bytes(),

@@ -241,14 +241,7 @@ pub fn verl_script(c: &LaunchContext) -> String {
             "actor_rollout_ref.actor.ppo_max_token_len_per_gpu={}",
             run.max_tokens_per_gpu as u64
         ),
-        format!(
-            "actor_rollout_ref.rollout.name={}",
-            if c.grid.engine_hardware[0].engine.id.starts_with("sglang") {
-                "sglang"
-            } else {
-                "vllm"
-            }
-        ),
+        format!("actor_rollout_ref.rollout.name={}", verl_rollout_name(c)),
         // CUDA graphs or eager decoding, as the priced engine profile runs.
         format!(
             "actor_rollout_ref.rollout.enforce_eager={}",
@@ -313,6 +306,19 @@ pub fn verl_script(c: &LaunchContext) -> String {
     }
     s.push_str("  \"$@\"\n");
     s
+}
+
+/// veRL's `rollout.name` for the pilots' engine: `hf` (veRL's HFRollout, transformers'
+/// generate()) for an engine that batches statically, `sglang`, or `vllm`.
+fn verl_rollout_name(c: &LaunchContext) -> &'static str {
+    let engine = &c.grid.engine_hardware[0].engine;
+    if engine.static_batching {
+        "hf"
+    } else if engine.id.starts_with("sglang") {
+        "sglang"
+    } else {
+        "vllm"
+    }
 }
 
 /// Per-device batch and accumulation so that devices × per-device × accumulation = B·G.

@@ -270,6 +270,8 @@ fn rollout(pairs: &Pairs, b: &mut Builder) -> Result<(), ImportError> {
     let eager = pairs.boolean("actor_rollout_ref.rollout.enforce_eager")?;
     let engine = match name.map(|(n, _)| n) {
         Some("sglang") => Some("sglang"),
+        // veRL's HFRollout: transformers' generate() on the actor's own weights.
+        Some("hf") => Some("transformers-generate"),
         Some("vllm") | None => Some(if eager.is_some_and(|(x, _)| x) {
             "vllm-eager"
         } else {
