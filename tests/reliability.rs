@@ -710,6 +710,17 @@ fn signal_mid_run(child: &std::process::Child, after: Duration, name: &str) {
 
 /// Runs `rlfrontier ARGS`, sends it `name` mid-run and checks its exit code.
 fn interrupted_run(args: &[std::ffi::OsString], name: &str, expected_code: i32) {
+    interrupted_run_once(args, name, expected_code, None);
+}
+
+/// [`interrupted_run`], the signal sent as soon as `started` exists (the command has begun its
+/// work) instead of after a fixed delay, which a release build can outrun.
+fn interrupted_run_once(
+    args: &[std::ffi::OsString],
+    name: &str,
+    expected_code: i32,
+    started: Option<&Path>,
+) {
     let child = Process::cargo_bin("rlfrontier")
         .unwrap()
         .args(args)
@@ -717,7 +728,17 @@ fn interrupted_run(args: &[std::ffi::OsString], name: &str, expected_code: i32) 
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    signal_mid_run(&child, Duration::from_millis(120), name);
+    let delay = match started {
+        Some(path) => {
+            let t0 = std::time::Instant::now();
+            while !path.exists() && t0.elapsed() < Duration::from_secs(30) {
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            Duration::ZERO
+        }
+        None => Duration::from_millis(120),
+    };
+    signal_mid_run(&child, delay, name);
     let result = child.wait_with_output().unwrap();
     assert_eq!(
         result.status.code(),
@@ -752,7 +773,8 @@ fn sigterm_during_plan_exits_143_and_writes_no_plan() {
         "--out".into(),
         out.clone().into(),
     ];
-    interrupted_run(&args, "TERM", 143);
+    // The output folder exists before the pilots are chosen, the slow part.
+    interrupted_run_once(&args, "TERM", 143, Some(&out));
     let left = names_besides(&out, "launch");
     assert!(left.is_empty(), "plan left {left:?}");
 }
