@@ -1,7 +1,7 @@
 //! One cell evaluated: its ledger and its predicted score, and the quantities derived from both
 //! that every table shares (cost in the grid's budget unit, dollars per point).
 
-use crate::ledger::{Ledger, RunConfig, StepLedger, step_ledger};
+use crate::ledger::{Bucket, Ledger, RunConfig, StepLedger, StepSums, step_ledger};
 use crate::outcome::{CellSignal, Median, Prediction, PreparedPrediction, predict};
 use crate::spec::{AxisIndices, BudgetAxis, Cell, Grid};
 
@@ -85,6 +85,7 @@ impl CellEvaluator {
             let (ledger, prediction, _) = self.price_whole(grid, &config);
             return Priced {
                 ledger,
+                sums: None,
                 estimate: Estimate::Whole(prediction),
             };
         }
@@ -95,6 +96,7 @@ impl CellEvaluator {
         let median = prepared.median_at(ledger.iterations as f64);
         Priced {
             ledger,
+            sums: Some(step.sums()),
             estimate: Estimate::Median(prepared, median),
         }
     }
@@ -144,7 +146,56 @@ impl CellEvaluator {
 pub struct Priced<'e> {
     /// The cell's ledger (held by the evaluator until the next cell).
     pub ledger: &'e Ledger,
+    /// The sums over its step's phases, for runs priced by the step.
+    sums: Option<&'e StepSums>,
     estimate: Estimate<'e>,
+}
+
+/// A cell's costs and shares as a sweep's first pass reads them: each the value the [`Ledger`]
+/// method named gives, bit for bit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CostShares {
+    /// [`cost_in_budget_unit`].
+    pub cost: f64,
+    /// [`Ledger::total_usd`].
+    pub usd: f64,
+    /// [`Ledger::flops_share`] of the learning bucket (RACE's update fraction).
+    pub learning_flops_share: f64,
+    /// [`Ledger::flops_share`] of the search bucket.
+    pub search_flops_share: f64,
+    /// [`Ledger::usd_share`] of the search bucket.
+    pub search_usd_share: f64,
+}
+
+impl CostShares {
+    /// The costs and shares of `ledger`, a run of `grid`, from the ledger's own methods.
+    pub fn of(grid: &Grid, ledger: &Ledger) -> Self {
+        CostShares {
+            cost: cost_in_budget_unit(grid, ledger),
+            usd: ledger.total_usd(),
+            learning_flops_share: ledger.flops_share(Bucket::Learning),
+            search_flops_share: ledger.flops_share(Bucket::Search),
+            search_usd_share: ledger.usd_share(Bucket::Search),
+        }
+    }
+
+    /// [`CostShares::of`] for `ledger`, a run of `grid` priced by the step whose sums are
+    /// `sums`: two additions and a few products instead of eight sums over the phases.
+    pub fn of_step(grid: &Grid, ledger: &Ledger, sums: &StepSums) -> Self {
+        let iterations = ledger.iterations as f64;
+        let usd_per_step = sums.total_usd_per_step(ledger);
+        let cost = match &grid.axes.budget {
+            BudgetAxis::Budgets { unit, .. } => sums.per_iteration(ledger, *unit) * iterations,
+            BudgetAxis::Iterations(_) => usd_per_step * iterations,
+        };
+        CostShares {
+            cost,
+            usd: usd_per_step * iterations,
+            learning_flops_share: sums.learning_flops_share(),
+            search_flops_share: sums.search_flops_share(),
+            search_usd_share: sums.search_usd_share(usd_per_step),
+        }
+    }
 }
 
 /// A prediction made whole, or its median and what finishes it.
@@ -160,6 +211,14 @@ impl Priced<'_> {
         match &self.estimate {
             Estimate::Whole(prediction) => prediction.score,
             Estimate::Median(_, median) => median.score,
+        }
+    }
+
+    /// The cell's costs and shares (from its step's sums when it was priced by the step).
+    pub fn cost_shares(&self, grid: &Grid) -> CostShares {
+        match self.sums {
+            Some(sums) => CostShares::of_step(grid, self.ledger, sums),
+            None => CostShares::of(grid, self.ledger),
         }
     }
 
@@ -281,6 +340,18 @@ mod tests {
                 let priced = evaluator.price_lazily(&g, &cell);
                 assert_eq!(priced.score().to_bits(), fresh.prediction.score.to_bits());
                 assert_eq!(priced.prediction(), fresh.prediction, "{name} cell {id}");
+                let (a, b) = (priced.cost_shares(&g), CostShares::of(&g, &fresh.ledger));
+                let bits = |c: CostShares| {
+                    [
+                        c.cost,
+                        c.usd,
+                        c.learning_flops_share,
+                        c.search_flops_share,
+                        c.search_usd_share,
+                    ]
+                    .map(f64::to_bits)
+                };
+                assert_eq!(bits(a), bits(b), "{name} cell {id}");
                 let waste_free = crate::ledger::Ledger {
                     waste: priced.ledger.waste,
                     ..fresh.ledger

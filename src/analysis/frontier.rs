@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::analysis::front_guard::FrontGuard;
 use crate::analysis::pareto::{Sense, front_2d};
+use crate::evaluate::CostShares;
 use crate::ledger::{Bucket, INFEASIBLE_KINDS, InfeasibleKind, Ledger};
 use crate::outcome::Prediction;
 use crate::spec::{AxisIndices, Cell};
@@ -108,17 +109,17 @@ pub struct Probe {
 }
 
 impl Probe {
-    /// The probe of a feasible cell with this ledger, predicted score and cost.
-    pub fn of(cell: &Cell, ledger: &Ledger, score: f64, cost: f64) -> Self {
+    /// The probe of a feasible cell with this predicted score and these costs and shares.
+    pub fn of(cell: &Cell, score: f64, c: &CostShares) -> Self {
         Probe {
             id: cell.id,
             indices: cell.indices,
-            cost,
-            usd: ledger.total_usd(),
+            cost: c.cost,
+            usd: c.usd,
             score,
-            update_fraction: ledger.flops_share(Bucket::Learning),
-            flops_share_search: ledger.flops_share(Bucket::Search),
-            usd_share_search: ledger.usd_share(Bucket::Search),
+            update_fraction: c.learning_flops_share,
+            flops_share_search: c.search_flops_share,
+            usd_share_search: c.search_usd_share,
         }
     }
 

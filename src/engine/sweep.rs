@@ -15,7 +15,7 @@ use super::{
 use crate::analysis::frontier::{Aggregate, PLOT_SAMPLE, Point, Probe};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
-use crate::evaluate::{CellEvaluator, cost_in_budget_unit};
+use crate::evaluate::CellEvaluator;
 use crate::report::cells::{
     CellRow, Num, cell_columns, start_cells_csv, target_columns, target_fields,
 };
@@ -58,10 +58,10 @@ fn aggregate_after(
         match ledger.infeasible {
             None => {
                 // The interval and the whole point only for the cells the aggregate takes.
-                let cost = cost_in_budget_unit(grid, ledger);
-                let probe = Probe::of(&cell, ledger, priced.score(), cost);
+                let shares = priced.cost_shares(grid);
+                let probe = Probe::of(&cell, priced.score(), &shares);
                 agg.add_probed(probe, sample_stride, || {
-                    Point::of(&cell, ledger, &priced.prediction(), cost)
+                    Point::of(&cell, ledger, &priced.prediction(), shares.cost)
                 });
             }
             Some(reason) => agg.add_infeasible(reason.kind()),
@@ -779,7 +779,7 @@ mod tests {
             whole.evaluated += 1;
             match e.ledger.infeasible {
                 None => {
-                    let cost = cost_in_budget_unit(&grid, &e.ledger);
+                    let cost = crate::evaluate::cost_in_budget_unit(&grid, &e.ledger);
                     whole.add_feasible(Point::of(&cell, &e.ledger, &e.prediction, cost), 11);
                 }
                 Some(reason) => whole.add_infeasible(reason.kind()),

@@ -18,7 +18,7 @@ mod step;
 pub mod supervised;
 pub mod time;
 
-pub use run::{StepLedger, evaluate, step_ledger};
+pub use run::{StepLedger, StepSums, evaluate, step_ledger};
 
 use std::fmt;
 
@@ -624,11 +624,35 @@ pub fn affordable_iterations(budget: f64, per_iteration: f64) -> u64 {
     }
     // `as u64` truncates toward zero and saturates (NaN and negatives to 0): for the quotient it
     // is `floor().max(0.0) as u64`, without a call into libm's floor.
-    let mut m = (budget / per_iteration) as u64;
+    let m = (budget / per_iteration) as u64;
+    // The quotient is almost always right or one off: one check each way here, and the loops
+    // (which the compiler vectorises, a set-up every call would pay) only past a first step.
+    if m > 0 && exact_f64(m) * per_iteration > budget {
+        return correct_down(m - 1, budget, per_iteration);
+    }
+    // The bound first: a saturated quotient (u64::MAX) must not be incremented.
+    if m < u64::MAX / 2 && exact_f64(m + 1) * per_iteration <= budget {
+        return correct_up(m + 1, budget, per_iteration);
+    }
+    m
+}
+
+/// [`affordable_iterations`] from `m` down: the largest count at or below it whose cost is
+/// within the budget.
+#[cold]
+#[inline(never)]
+fn correct_down(mut m: u64, budget: f64, per_iteration: f64) -> u64 {
     while m > 0 && exact_f64(m) * per_iteration > budget {
         m -= 1;
     }
-    // The bound first: a saturated quotient (u64::MAX) must not be incremented.
+    m
+}
+
+/// [`affordable_iterations`] from `m` up: `m`, or the largest count above it still within the
+/// budget.
+#[cold]
+#[inline(never)]
+fn correct_up(mut m: u64, budget: f64, per_iteration: f64) -> u64 {
     while m < u64::MAX / 2 && exact_f64(m + 1) * per_iteration <= budget {
         m += 1;
     }

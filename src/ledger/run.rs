@@ -115,6 +115,8 @@ pub struct StepLedger {
     /// The step's [`Ledger::per_iteration`] in FLOPs, GPU-hours and dollars (a stop does not
     /// change it: the start-up's share is charged after the iterations are known).
     per_iteration: [f64; 3],
+    /// The sums over its phases that a stop does not change.
+    sums: StepSums,
 }
 
 /// The stop-free step of `cfg`, when its ledger is one step priced once: single-turn, no
@@ -132,6 +134,7 @@ impl StepLedger {
         use crate::config::BudgetUnit::{Flops, GpuHours, Usd};
         StepLedger {
             per_iteration: [Flops, GpuHours, Usd].map(|unit| ledger.per_iteration(unit)),
+            sums: StepSums::of(&ledger),
             ledger,
             pools,
             rollouts,
@@ -192,6 +195,97 @@ impl StepLedger {
     /// The step's ledger before any stop.
     pub fn step(&self) -> &Ledger {
         &self.ledger
+    }
+
+    /// The sums over the step's phases that a stop does not change ([`StepSums`]).
+    pub fn sums(&self) -> &StepSums {
+        &self.sums
+    }
+}
+
+/// Sums over a step's phases that no stop changes, so that a sweep reads a cell's costs and
+/// shares without summing its twelve phases again for each of them. The start-up, the only
+/// phase a stop changes, is last in [`Phase::ALL`] and has no FLOPs, so every value here is the
+/// [`Ledger`] method's, bit for bit: a sum over the phases is a fold in that order, and the
+/// start-up's term is added to the fold of the others exactly as the method adds it.
+#[derive(Debug, Clone, Copy)]
+pub struct StepSums {
+    /// GPU-seconds of the phases before the start-up, folded in [`Phase::ALL`] order.
+    gpu_seconds_before_startup: f64,
+    /// [`Ledger::total_flops_per_step`] (the start-up has none).
+    flops_per_step: f64,
+    /// Dollars paid outside the GPUs per step, summed over the buckets.
+    external_usd_per_step: f64,
+    /// Dollars of the search bucket per step ([`Ledger::usd_per_step`]).
+    search_usd_per_step: f64,
+    /// [`Ledger::flops_share`] of the learning bucket.
+    learning_flops_share: f64,
+    /// [`Ledger::flops_share`] of the search bucket.
+    search_flops_share: f64,
+}
+
+impl StepSums {
+    /// The sums of a step's ledger (any stop: a stop leaves them as they are).
+    pub fn of(ledger: &Ledger) -> Self {
+        let startup = Phase::Startup.index();
+        debug_assert_eq!(
+            startup,
+            Phase::ALL.len() - 1,
+            "the start-up is the last phase"
+        );
+        StepSums {
+            gpu_seconds_before_startup: ledger.phases[..startup]
+                .iter()
+                .map(|p| p.gpu_seconds)
+                .sum(),
+            flops_per_step: ledger.total_flops_per_step(),
+            external_usd_per_step: ledger.external_usd_per_step.iter().sum(),
+            search_usd_per_step: ledger.usd_per_step(Bucket::Search),
+            learning_flops_share: ledger.flops_share(Bucket::Learning),
+            search_flops_share: ledger.flops_share(Bucket::Search),
+        }
+    }
+
+    /// [`Ledger::total_gpu_hours_per_step`] of `ledger`, this step at some stop.
+    pub fn total_gpu_hours_per_step(&self, ledger: &Ledger) -> f64 {
+        (self.gpu_seconds_before_startup + ledger.phases[Phase::Startup.index()].gpu_seconds)
+            / SECONDS_PER_HOUR
+    }
+
+    /// [`Ledger::total_usd_per_step`] of `ledger`, this step at some stop.
+    pub fn total_usd_per_step(&self, ledger: &Ledger) -> f64 {
+        self.total_gpu_hours_per_step(ledger) * ledger.usd_per_gpu_hour + self.external_usd_per_step
+    }
+
+    /// [`Ledger::per_iteration`] of `ledger`, this step at some stop.
+    pub fn per_iteration(&self, ledger: &Ledger, unit: crate::config::BudgetUnit) -> f64 {
+        use crate::config::BudgetUnit::{Flops, GpuHours, Usd};
+        match unit {
+            // No start-up FLOPs: the step's own total.
+            Flops => self.flops_per_step,
+            GpuHours => self.total_gpu_hours_per_step(ledger),
+            Usd => self.total_usd_per_step(ledger),
+        }
+    }
+
+    /// [`Ledger::flops_share`] of the learning bucket (RACE's update fraction).
+    pub fn learning_flops_share(&self) -> f64 {
+        self.learning_flops_share
+    }
+
+    /// [`Ledger::flops_share`] of the search bucket.
+    pub fn search_flops_share(&self) -> f64 {
+        self.search_flops_share
+    }
+
+    /// [`Ledger::usd_share`] of the search bucket of `ledger`, this step at some stop, whose
+    /// dollars per step are `total_usd_per_step` ([`StepSums::total_usd_per_step`]).
+    pub fn search_usd_share(&self, total_usd_per_step: f64) -> f64 {
+        if total_usd_per_step > 0.0 {
+            self.search_usd_per_step / total_usd_per_step
+        } else {
+            0.0
+        }
     }
 }
 

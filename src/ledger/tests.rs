@@ -336,6 +336,50 @@ fn startup_is_charged_once_per_run_and_checkpoints_per_step() {
 }
 
 #[test]
+fn step_sums_give_the_ledger_methods_bits_at_any_stop() {
+    // A sweep reads a cell's costs and shares from its step's sums (`StepSums`): with a start-up
+    // charged (the one phase a stop changes) and without, under budgets in every unit, each is
+    // the `Ledger` method's value bit for bit.
+    use crate::config::BudgetUnit;
+    for startup_seconds in [0.0, 600.0, 1234.5] {
+        let mut f = Fixture::new("qwen2.5-7b");
+        f.run.startup_seconds = startup_seconds;
+        let step = step_ledger(&f.config(64, 8, 4096, 2, Stop::Iterations(1))).unwrap();
+        let sums = step.sums();
+        for (amount, unit) in [
+            (1e19, BudgetUnit::Flops),
+            (3.7e21, BudgetUnit::Flops),
+            (100.0, BudgetUnit::GpuHours),
+            (12_345.6, BudgetUnit::GpuHours),
+            (999.0, BudgetUnit::Usd),
+            (250_000.0, BudgetUnit::Usd),
+        ] {
+            let stop = Stop::Budget(Budget { amount, unit });
+            let l = step.with_stop(&f.config(64, 8, 4096, 2, stop));
+            let bits = |a: f64, b: f64| assert_eq!(a.to_bits(), b.to_bits(), "{amount} {unit:?}");
+            bits(
+                sums.total_gpu_hours_per_step(&l),
+                l.total_gpu_hours_per_step(),
+            );
+            bits(sums.total_usd_per_step(&l), l.total_usd_per_step());
+            for u in [BudgetUnit::Flops, BudgetUnit::GpuHours, BudgetUnit::Usd] {
+                bits(sums.per_iteration(&l, u), l.per_iteration(u));
+            }
+            bits(sums.learning_flops_share(), l.flops_share(Bucket::Learning));
+            bits(sums.search_flops_share(), l.flops_share(Bucket::Search));
+            bits(
+                sums.search_usd_share(sums.total_usd_per_step(&l)),
+                l.usd_share(Bucket::Search),
+            );
+            assert_eq!(
+                l.phase(Phase::Startup).seconds > 0.0,
+                startup_seconds > 0.0 && l.iterations > 0
+            );
+        }
+    }
+}
+
+#[test]
 fn validation_is_charged_per_step_as_its_share() {
     // 500 validation prompts, one response each, every 10 steps: a tenth of the FLOPs of
     // prefilling 500 prompts and decoding 500 responses of the task's length each step, on the
