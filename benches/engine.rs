@@ -63,6 +63,16 @@ fn engine(c: &mut Criterion) {
                 prepared.median_at(ledger.iterations as f64).score
             })
         });
+        // What the first pass reads of that cell besides its score: from the step's sums (what
+        // a sweep does) against summing the ledger's phases for each value.
+        use rlfrontier::evaluate::CostShares;
+        step.with_stop_into_without_waste(&config, &mut ledger);
+        c.bench_function("a cell's costs and shares from its step's sums", |b| {
+            b.iter(|| CostShares::of_step(&g, black_box(&ledger), step.sums()))
+        });
+        c.bench_function("a cell's costs and shares from its ledger's phases", |b| {
+            b.iter(|| CostShares::of(&g, black_box(&ledger)))
+        });
     }
     // The decode drain of one replica, uncached: what a cell pays when its decode inputs differ
     // from its neighbours' (the ledger memoises it per thread otherwise).
