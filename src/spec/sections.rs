@@ -350,53 +350,49 @@ pub(super) fn agent(ra: &RawAgent, v: &Validator, catalog: &Catalog) -> Result<A
 pub(super) fn run(rr: &RawRun, v: &Validator, catalog: &Catalog) -> Result<RunSettings> {
     let rs = Some("run");
     let d = RunSettings::default();
-    let critic = match &rr.critic {
-        None => None,
-        Some(value) => {
-            let id = v.string(value, rs, "critic")?;
-            Some(
-                catalog
-                    .model(&id)
-                    .map_err(|m| v.err(rs, "critic", m))?
-                    .clone(),
-            )
-        }
-    };
-    let tokens = |value: &Option<Spanned>, key: &str, min: i64, default: f64| {
-        v.count_or(value, rs, key, (min, MAX_LEVER), default as u64)
-            .map(|n| n as f64)
-    };
-    let optional_count = |value: &Option<Spanned>, key: &str| -> Result<Option<u64>> {
-        match value {
-            Some(_) => v.count_or(value, rs, key, (1, MAX_LEVER), 1).map(Some),
-            None => Ok(None),
-        }
-    };
+    // `[run] key` read into the field of the same name, with the default's value when absent:
+    // a whole number in a range, a number ≥ 0, or a boolean.
+    macro_rules! count {
+        ($key:ident, $range:expr) => {
+            v.count_or(&rr.$key, rs, stringify!($key), $range, d.$key)?
+        };
+    }
+    macro_rules! non_negative {
+        ($key:ident) => {
+            v.non_negative_or(&rr.$key, rs, stringify!($key), d.$key)?
+        };
+    }
+    macro_rules! boolean {
+        ($key:ident) => {
+            v.bool_or(&rr.$key, rs, stringify!($key), d.$key)?
+        };
+    }
+    macro_rules! tokens {
+        ($key:ident, $min:expr) => {
+            v.count_or(
+                &rr.$key,
+                rs,
+                stringify!($key),
+                ($min, MAX_LEVER),
+                d.$key as u64,
+            )? as f64
+        };
+    }
     let framework = v.named_or(&rr.framework, rs, "framework", d.framework)?;
     Ok(RunSettings {
         framework,
         algorithm: v.named_or(&rr.algorithm, rs, "algorithm", d.algorithm)?,
-        kl_reference: v.bool_or(&rr.kl_reference, rs, "kl_reference", d.kl_reference)?,
-        kl_coef: v.non_negative_or(&rr.kl_coef, rs, "kl_coef", d.kl_coef)?,
-        prefix_cache: v.bool_or(&rr.prefix_cache, rs, "prefix_cache", d.prefix_cache)?,
-        dynamic_sampling: v.bool_or(
-            &rr.dynamic_sampling,
-            rs,
-            "dynamic_sampling",
-            d.dynamic_sampling,
-        )?,
+        kl_reference: boolean!(kl_reference),
+        kl_coef: non_negative!(kl_coef),
+        prefix_cache: boolean!(prefix_cache),
+        dynamic_sampling: boolean!(dynamic_sampling),
         old_logprob: v.named_or(
             &rr.old_logprob,
             rs,
             "old_logprob",
             framework.profile().old_logprob,
         )?,
-        gradient_checkpointing: v.bool_or(
-            &rr.gradient_checkpointing,
-            rs,
-            "gradient_checkpointing",
-            d.gradient_checkpointing,
-        )?,
+        gradient_checkpointing: boolean!(gradient_checkpointing),
         sequence_parallel: v.count_or(
             &rr.sequence_parallel,
             rs,
@@ -404,134 +400,84 @@ pub(super) fn run(rr: &RawRun, v: &Validator, catalog: &Catalog) -> Result<RunSe
             (1, 64),
             1,
         )?,
-        offload: crate::config::Offload {
-            params: v.bool_or(&rr.param_offload, rs, "param_offload", d.offload.params)?,
-            optimizer: v.bool_or(
-                &rr.optimizer_offload,
-                rs,
-                "optimizer_offload",
-                d.offload.optimizer,
-            )?,
-            reference: v.bool_or(
-                &rr.reference_offload,
-                rs,
-                "reference_offload",
-                d.offload.reference,
-            )?,
-        },
-        step_overhead_seconds: v.non_negative_or(
-            &rr.step_overhead_seconds,
-            rs,
-            "step_overhead_seconds",
-            d.step_overhead_seconds,
+        offload: run_offload(rr, v)?,
+        step_overhead_seconds: non_negative!(step_overhead_seconds),
+        max_tokens_per_gpu: tokens!(max_tokens_per_gpu, 1),
+        critic_max_tokens_per_gpu: tokens!(critic_max_tokens_per_gpu, 1),
+        micro_batching: run_micro_batching(rr, v)?,
+        startup_seconds: non_negative!(startup_seconds),
+        checkpoint_every_steps: count!(checkpoint_every_steps, (0, MAX_LEVER)),
+        checkpoint_seconds: non_negative!(checkpoint_seconds),
+        validation_every_steps: count!(validation_every_steps, (0, MAX_LEVER)),
+        validation_prompts: count!(validation_prompts, (0, MAX_LEVER)),
+        validation_samples_per_prompt: count!(validation_samples_per_prompt, (1, MAX_LEVER)),
+        generation_batch_prompts: optional_count(
+            v,
+            &rr.generation_batch_prompts,
+            "generation_batch_prompts",
         )?,
-        max_tokens_per_gpu: tokens(
-            &rr.max_tokens_per_gpu,
-            "max_tokens_per_gpu",
-            1,
-            d.max_tokens_per_gpu,
-        )?,
-        critic_max_tokens_per_gpu: tokens(
-            &rr.critic_max_tokens_per_gpu,
-            "critic_max_tokens_per_gpu",
-            1,
-            d.critic_max_tokens_per_gpu,
-        )?,
-        micro_batching: crate::config::MicroBatching {
-            update_sequences: optional_count(&rr.micro_batch_sequences, "micro_batch_sequences")?,
-            log_prob_sequences: optional_count(
-                &rr.log_prob_micro_batch_sequences,
-                "log_prob_micro_batch_sequences",
-            )?,
-            log_prob_max_tokens_per_gpu: optional_count(
-                &rr.log_prob_max_tokens_per_gpu,
-                "log_prob_max_tokens_per_gpu",
-            )?
-            .map(|n| n as f64),
-            remove_padding: v.bool_or(&rr.remove_padding, rs, "remove_padding", true)?,
-        },
-        startup_seconds: v.non_negative_or(
-            &rr.startup_seconds,
-            rs,
-            "startup_seconds",
-            d.startup_seconds,
-        )?,
-        checkpoint_every_steps: v.count_or(
-            &rr.checkpoint_every_steps,
-            rs,
-            "checkpoint_every_steps",
-            (0, MAX_LEVER),
-            d.checkpoint_every_steps,
-        )?,
-        checkpoint_seconds: v.non_negative_or(
-            &rr.checkpoint_seconds,
-            rs,
-            "checkpoint_seconds",
-            d.checkpoint_seconds,
-        )?,
-        validation_every_steps: v.count_or(
-            &rr.validation_every_steps,
-            rs,
-            "validation_every_steps",
-            (0, MAX_LEVER),
-            d.validation_every_steps,
-        )?,
-        validation_prompts: v.count_or(
-            &rr.validation_prompts,
-            rs,
-            "validation_prompts",
-            (0, MAX_LEVER),
-            d.validation_prompts,
-        )?,
-        validation_samples_per_prompt: v.count_or(
-            &rr.validation_samples_per_prompt,
-            rs,
-            "validation_samples_per_prompt",
-            (1, MAX_LEVER),
-            d.validation_samples_per_prompt,
-        )?,
-        generation_batch_prompts: match &rr.generation_batch_prompts {
-            Some(_) => Some(v.count_or(
-                &rr.generation_batch_prompts,
-                rs,
-                "generation_batch_prompts",
-                (1, MAX_LEVER),
-                1,
-            )?),
-            None => None,
-        },
-        mini_batch_prompts: v.count_or(
-            &rr.mini_batch_prompts,
-            rs,
-            "mini_batch_prompts",
-            (1, MAX_LEVER),
-            d.mini_batch_prompts,
-        )?,
-        pass_overhead_seconds: v.non_negative_or(
-            &rr.pass_overhead_seconds,
-            rs,
-            "pass_overhead_seconds",
-            d.pass_overhead_seconds,
-        )?,
-        train_launch_seconds_per_layer: v.non_negative_or(
-            &rr.train_launch_seconds_per_layer,
-            rs,
-            "train_launch_seconds_per_layer",
-            d.train_launch_seconds_per_layer,
-        )?,
-        judge_rubric_tokens: tokens(
-            &rr.judge_rubric_tokens,
-            "judge_rubric_tokens",
-            0,
-            d.judge_rubric_tokens,
-        )?,
-        judge_verdict_tokens: tokens(
-            &rr.judge_verdict_tokens,
-            "judge_verdict_tokens",
-            1,
-            d.judge_verdict_tokens,
-        )?,
-        critic,
+        mini_batch_prompts: count!(mini_batch_prompts, (1, MAX_LEVER)),
+        pass_overhead_seconds: non_negative!(pass_overhead_seconds),
+        train_launch_seconds_per_layer: non_negative!(train_launch_seconds_per_layer),
+        judge_rubric_tokens: tokens!(judge_rubric_tokens, 0),
+        judge_verdict_tokens: tokens!(judge_verdict_tokens, 1),
+        critic: run_critic(rr, v, catalog)?,
         agent: Agent::default(),
+    })
+}
+
+/// `[run]`'s offload keys (veRL FSDP's `param_offload`, `optimizer_offload` and the
+/// reference's `param_offload`).
+fn run_offload(rr: &RawRun, v: &Validator) -> Result<crate::config::Offload> {
+    let (rs, d) = (Some("run"), crate::config::Offload::default());
+    Ok(crate::config::Offload {
+        params: v.bool_or(&rr.param_offload, rs, "param_offload", d.params)?,
+        optimizer: v.bool_or(&rr.optimizer_offload, rs, "optimizer_offload", d.optimizer)?,
+        reference: v.bool_or(&rr.reference_offload, rs, "reference_offload", d.reference)?,
+    })
+}
+
+/// `[run] critic`: the critic model's catalog entry, when one is named.
+fn run_critic(
+    rr: &RawRun,
+    v: &Validator,
+    catalog: &Catalog,
+) -> Result<Option<crate::catalog::ModelSpec>> {
+    let Some(value) = &rr.critic else {
+        return Ok(None);
+    };
+    let id = v.string(value, Some("run"), "critic")?;
+    let model = catalog
+        .model(&id)
+        .map_err(|m| v.err(Some("run"), "critic", m))?;
+    Ok(Some(model.clone()))
+}
+
+/// An optional `[run]` count of at least 1 (None when absent).
+fn optional_count(v: &Validator, value: &Option<Spanned>, key: &str) -> Result<Option<u64>> {
+    match value {
+        Some(_) => v
+            .count_or(value, Some("run"), key, (1, MAX_LEVER), 1)
+            .map(Some),
+        None => Ok(None),
+    }
+}
+
+/// `[run]`'s micro-batch keys.
+fn run_micro_batching(rr: &RawRun, v: &Validator) -> Result<crate::config::MicroBatching> {
+    Ok(crate::config::MicroBatching {
+        update_sequences: optional_count(v, &rr.micro_batch_sequences, "micro_batch_sequences")?,
+        log_prob_sequences: optional_count(
+            v,
+            &rr.log_prob_micro_batch_sequences,
+            "log_prob_micro_batch_sequences",
+        )?,
+        log_prob_max_tokens_per_gpu: optional_count(
+            v,
+            &rr.log_prob_max_tokens_per_gpu,
+            "log_prob_max_tokens_per_gpu",
+        )?
+        .map(|n| n as f64),
+        remove_padding: v.bool_or(&rr.remove_padding, Some("run"), "remove_padding", true)?,
     })
 }
