@@ -146,15 +146,35 @@ fn model_path_lines(policy: &ModelSpec) -> String {
 /// The veRL launch script of a run.
 pub fn verl_script(c: &LaunchContext) -> String {
     let r = c.run;
-    let h = &c.grid.hardware;
-    let run = &c.grid.run;
-    let nodes = h.gpus.div_ceil(8);
-    let per_node = h.gpus.min(8);
     let mut s = header(c, Framework::Verl);
     s.push_str(": \"${TRAIN_FILES:?set TRAIN_FILES to your training parquet}\"\n");
     s.push_str(": \"${VAL_FILES:?set VAL_FILES to your held-out parquet}\"\n");
     s.push_str(&model_path_lines(c.policy));
-    let mut args: Vec<String> = vec![
+    let mut args = verl_data_args(c);
+    args.extend(verl_training_state_args(c));
+    args.extend(verl_actor_rollout_args(c));
+    if c.grid.run.algorithm == Algorithm::Ppo {
+        args.push("critic.model.path=\"$MODEL_PATH\"".to_string());
+    }
+    let note = verl_reward_args(c, &mut args);
+    args.extend(verl_trainer_args(c));
+    s.push_str(&note);
+    s.push_str(&format!(
+        "DEFAULT_LOG_PATH={}\nexport VERL_FILE_LOGGER_PATH=\"${{VERL_FILE_LOGGER_PATH:-$DEFAULT_LOG_PATH}}\"\nmkdir -p \"$(dirname \"$VERL_FILE_LOGGER_PATH\")\"\n",
+        shell_word(&format!("metrics/{}.jsonl", r.run_id))
+    ));
+    s.push_str("python3 -m verl.trainer.main_ppo \\\n");
+    for a in &args {
+        s.push_str(&format!("  {a} \\\n"));
+    }
+    s.push_str("  \"$@\"\n");
+    s
+}
+
+/// veRL's algorithm, data and model arguments.
+fn verl_data_args(c: &LaunchContext) -> Vec<String> {
+    let (r, run) = (c.run, &c.grid.run);
+    vec![
         format!(
             "algorithm.adv_estimator={}",
             if run.algorithm == Algorithm::Ppo {
@@ -180,8 +200,15 @@ pub fn verl_script(c: &LaunchContext) -> String {
                 "False"
             }
         ),
-    ];
-    // Offload as priced (`ledger::offload`); veRL's defaults (none) are left unwritten.
+    ]
+}
+
+/// veRL's arguments for where the training state lives and how it is split: offload as priced
+/// (`ledger::offload`; veRL's defaults, none, are left unwritten), Ulysses sequence
+/// parallelism, LoRA.
+fn verl_training_state_args(c: &LaunchContext) -> Vec<String> {
+    let run = &c.grid.run;
+    let mut args = Vec::new();
     let o = run.offload;
     let ppo = run.algorithm == crate::config::Algorithm::Ppo;
     for (on, key) in [
@@ -224,7 +251,13 @@ pub fn verl_script(c: &LaunchContext) -> String {
         args.push(format!("actor_rollout_ref.model.lora_alpha={rank}"));
         args.push("actor_rollout_ref.model.target_modules=all-linear".to_string());
     }
-    args.extend([
+    args
+}
+
+/// veRL's actor update and rollout arguments.
+fn verl_actor_rollout_args(c: &LaunchContext) -> Vec<String> {
+    let (r, run, h) = (c.run, &c.grid.run, &c.grid.hardware);
+    vec![
         format!(
             "actor_rollout_ref.actor.ppo_mini_batch_size={}",
             r.prompts_per_step
@@ -260,10 +293,12 @@ pub fn verl_script(c: &LaunchContext) -> String {
             "actor_rollout_ref.rollout.tensor_model_parallel_size={}",
             c.ledger.decode.tensor_parallel
         ),
-    ]);
-    if run.algorithm == Algorithm::Ppo {
-        args.push("critic.model.path=\"$MODEL_PATH\"".to_string());
-    }
+    ]
+}
+
+/// veRL's reward-model arguments, pushed onto `args`, and the comment that explains them (empty
+/// for a rule reward).
+fn verl_reward_args(c: &LaunchContext, args: &mut Vec<String>) -> String {
     let mut note = String::new();
     if let Some(rm) = &c.reward.model {
         args.push("reward_model.enable=True".to_string());
@@ -280,7 +315,15 @@ pub fn verl_script(c: &LaunchContext) -> String {
             }
         );
     }
-    args.extend([
+    note
+}
+
+/// veRL's trainer arguments: steps, validation, cluster shape, logging.
+fn verl_trainer_args(c: &LaunchContext) -> Vec<String> {
+    let (r, h) = (c.run, &c.grid.hardware);
+    let nodes = h.gpus.div_ceil(8);
+    let per_node = h.gpus.min(8);
+    vec![
         format!("trainer.total_training_steps={}", r.steps),
         format!("trainer.test_freq={}", r.eval_every_steps),
         "trainer.val_before_train=True".to_string(),
@@ -294,18 +337,7 @@ pub fn verl_script(c: &LaunchContext) -> String {
             shell_word(&format!("rlfrontier-{}", c.grid.name))
         ),
         format!("trainer.experiment_name={}", shell_word(&r.run_id)),
-    ]);
-    s.push_str(&note);
-    s.push_str(&format!(
-        "DEFAULT_LOG_PATH={}\nexport VERL_FILE_LOGGER_PATH=\"${{VERL_FILE_LOGGER_PATH:-$DEFAULT_LOG_PATH}}\"\nmkdir -p \"$(dirname \"$VERL_FILE_LOGGER_PATH\")\"\n",
-        shell_word(&format!("metrics/{}.jsonl", r.run_id))
-    ));
-    s.push_str("python3 -m verl.trainer.main_ppo \\\n");
-    for a in &args {
-        s.push_str(&format!("  {a} \\\n"));
-    }
-    s.push_str("  \"$@\"\n");
-    s
+    ]
 }
 
 /// veRL's `rollout.name` for the pilots' engine: `hf` (veRL's HFRollout, transformers'
