@@ -316,77 +316,65 @@ impl Grid {
     }
 }
 
-/// Parses and validates grid text; `path` is used in messages only.
-pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
-    let raw: RawGrid = toml::from_str(text).map_err(|e| unknown_key_error(path, text, &e))?;
-    let v = Validator { text, path };
-    let (name, description, seed) = sections::header(&raw, &v)?;
-    // [run] first: its framework decides the hardware's defaults (placement, engine settings).
-    let mut run = sections::run(&raw.run, &v, catalog)?;
-    run.agent = sections::agent(&raw.agent, &v, catalog)?;
-    let hardware = sections::hardware(raw.hardware, &v, catalog, run.framework)?;
-    // Whether `[axes]` sweeps the episode's shape (turns, tool latency): `[agent]`'s check then
-    // names the combination.
-    let swept = raw
-        .axes
-        .as_ref()
-        .is_some_and(|a| a.turns.is_some() || a.tool_seconds.is_some() || a.judge.is_some());
+/// `[axes]`, with the episode's shape and judge that `[agent]` sets outside them.
+fn parse_axes(
+    raw_axes: Option<raw::RawAxes>,
+    agent: &raw::RawAgent,
+    v: &Validator,
+    catalog: &Catalog,
+    run: &RunSettings,
+    hardware: &Hardware,
+) -> Result<Axes> {
     let agent_judge_keys = [
-        &raw.agent.judge_api,
-        &raw.agent.judge_usd_per_million_input,
-        &raw.agent.judge_usd_per_million_output,
+        &agent.judge_api,
+        &agent.judge_usd_per_million_input,
+        &agent.judge_usd_per_million_output,
     ]
     .iter()
     .any(|k| k.is_some());
-    let axes = axes_table::axes(
-        raw.axes,
-        &v,
+    axes_table::axes(
+        raw_axes,
+        v,
         catalog,
         run.algorithm,
         &hardware.engine,
         [
-            (run.agent.turns, raw.agent.turns.is_some()),
-            (run.agent.tool_seconds, raw.agent.tool_seconds.is_some()),
+            (run.agent.turns, agent.turns.is_some()),
+            (run.agent.tool_seconds, agent.tool_seconds.is_some()),
         ],
         (
             &run.agent,
-            raw.agent
+            agent
                 .judge_api
                 .as_ref()
                 .and_then(|s| s.get_ref().as_str().map(str::to_string)),
             agent_judge_keys,
         ),
-    )?;
-    // veRL refuses a Ulysses degree that does not split the heads or the training GPUs.
-    let training_gpus = crate::ledger::training_gpus(&hardware);
-    let models = axes.model.iter().chain(run.critic.as_ref());
-    if let Some(why) =
-        crate::config::sequence_parallel_refusal(models, training_gpus, run.sequence_parallel)
-    {
-        return Err(v.err(Some("run"), "sequence_parallel", why));
+    )
+}
+
+/// The grid's target metrics after the first, when `[outcome] metrics` names two or more (none
+/// otherwise), each with its measured and implied base scores; two metrics may not share an
+/// output folder.
+fn target_metrics(
+    metrics: &[String],
+    base_scores: &[Vec<Option<f64>>],
+    ability: &[Vec<Option<f64>>],
+    v: &Validator,
+) -> Result<Vec<TargetMetric>> {
+    if metrics.len() < 2 {
+        return Ok(Vec::new());
     }
-    let largest_cap = axes.max_response_len.iter().copied().max().unwrap_or(1) as f64;
-    let task = sections::task(&raw.task, &v, largest_cap)?;
-    let constraints = axes_table::constraints(&raw.constraints, &v)?;
-    let outcome_table = parse_outcome(&raw.outcome, &v)?;
-    let mut base_scores =
-        axes_table::base_scores(&raw.task.base_score, &v, &axes, &outcome_table.metrics)?;
-    let mut ability = grid_ability_scores(&outcome_table.metrics, &base_scores, axes.model.len());
-    let targets: Vec<TargetMetric> = if outcome_table.metrics.len() >= 2 {
-        outcome_table
-            .metrics
-            .iter()
-            .zip(&base_scores)
-            .zip(&ability)
-            .map(|((name, scores), implied)| TargetMetric {
-                name: name.clone(),
-                measured_base_scores: scores.clone(),
-                ability_scores: implied.clone(),
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let targets: Vec<TargetMetric> = metrics
+        .iter()
+        .zip(base_scores)
+        .zip(ability)
+        .map(|((name, scores), implied)| TargetMetric {
+            name: name.clone(),
+            measured_base_scores: scores.clone(),
+            ability_scores: implied.clone(),
+        })
+        .collect();
     let mut folders = std::collections::BTreeSet::new();
     for t in &targets {
         if !folders.insert(t.folder_name()) {
@@ -401,15 +389,19 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
             ));
         }
     }
-    let measured_base_scores = base_scores.swap_remove(0);
-    let (metric, outcome) = (outcome_table.metric, outcome_table.params);
-    let engine_hardware = axes
-        .engine
-        .iter()
-        .map(|engine| hardware.with_engine(engine))
-        .collect();
-    // `[agent]` is checked once per combination of the turns and tool-latency values, which may
-    // come from `[axes]` (a turns_cv needs more than one turn, a p99 at least the mean latency).
+    Ok(targets)
+}
+
+/// The run settings of each combination of the turns, tool-latency and judge values, each
+/// checked (`[agent]`'s values may come from `[axes]`: a turns_cv needs more than one turn, a
+/// p99 at least the mean latency); `swept` says whether `[axes]` sweeps them, so that a
+/// message names the combination.
+fn agent_runs(
+    run: &RunSettings,
+    axes: &Axes,
+    swept: bool,
+    v: &Validator,
+) -> Result<Vec<RunSettings>> {
     let mut agent_runs =
         Vec::with_capacity(axes.turns.len() * axes.tool_seconds.len() * axes.judge.len());
     for &turns in &axes.turns {
@@ -436,6 +428,49 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
             }
         }
     }
+    Ok(agent_runs)
+}
+
+/// Parses and validates grid text; `path` is used in messages only.
+pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
+    let raw: RawGrid = toml::from_str(text).map_err(|e| unknown_key_error(path, text, &e))?;
+    let v = Validator { text, path };
+    let (name, description, seed) = sections::header(&raw, &v)?;
+    // [run] first: its framework decides the hardware's defaults (placement, engine settings).
+    let mut run = sections::run(&raw.run, &v, catalog)?;
+    run.agent = sections::agent(&raw.agent, &v, catalog)?;
+    let hardware = sections::hardware(raw.hardware, &v, catalog, run.framework)?;
+    // Whether `[axes]` sweeps the episode's shape (turns, tool latency): `[agent]`'s check then
+    // names the combination.
+    let swept = raw
+        .axes
+        .as_ref()
+        .is_some_and(|a| a.turns.is_some() || a.tool_seconds.is_some() || a.judge.is_some());
+    let axes = parse_axes(raw.axes, &raw.agent, &v, catalog, &run, &hardware)?;
+    // veRL refuses a Ulysses degree that does not split the heads or the training GPUs.
+    let training_gpus = crate::ledger::training_gpus(&hardware);
+    let models = axes.model.iter().chain(run.critic.as_ref());
+    if let Some(why) =
+        crate::config::sequence_parallel_refusal(models, training_gpus, run.sequence_parallel)
+    {
+        return Err(v.err(Some("run"), "sequence_parallel", why));
+    }
+    let largest_cap = axes.max_response_len.iter().copied().max().unwrap_or(1) as f64;
+    let task = sections::task(&raw.task, &v, largest_cap)?;
+    let constraints = axes_table::constraints(&raw.constraints, &v)?;
+    let outcome_table = parse_outcome(&raw.outcome, &v)?;
+    let mut base_scores =
+        axes_table::base_scores(&raw.task.base_score, &v, &axes, &outcome_table.metrics)?;
+    let mut ability = grid_ability_scores(&outcome_table.metrics, &base_scores, axes.model.len());
+    let targets = target_metrics(&outcome_table.metrics, &base_scores, &ability, &v)?;
+    let measured_base_scores = base_scores.swap_remove(0);
+    let (metric, outcome) = (outcome_table.metric, outcome_table.params);
+    let engine_hardware = axes
+        .engine
+        .iter()
+        .map(|engine| hardware.with_engine(engine))
+        .collect();
+    let agent_runs = agent_runs(&run, &axes, swept, &v)?;
     let grid = Grid {
         engine_hardware,
         agent_runs,
