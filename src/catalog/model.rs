@@ -258,6 +258,15 @@ impl ModelSpec {
 impl ModelSpec {
     /// Checks the shape is usable: positive sizes, and MoE fields that agree.
     pub fn validate(&self, origin: &Path) -> Result<()> {
+        self.validate_dimensions(origin)?;
+        self.validate_contexts(origin)?;
+        self.validate_shape(origin)?;
+        self.validate_published_count(origin)
+    }
+
+    /// Each dimension at least 1 (those every model has) and far below where products of
+    /// dimensions could overflow.
+    fn validate_dimensions(&self, origin: &Path) -> Result<()> {
         let model = self;
         for (field, value) in [
             ("layers", model.layers),
@@ -296,6 +305,12 @@ impl ModelSpec {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// The context windows, the entry's own and its aliases', each of an alias it has.
+    fn validate_contexts(&self, origin: &Path) -> Result<()> {
+        let model = self;
         let contexts = model
             .context_tokens
             .iter()
@@ -331,6 +346,13 @@ impl ModelSpec {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// Grouped-query heads that divide the attention heads; a dense model's MLP, or an MoE's
+    /// experts.
+    fn validate_shape(&self, origin: &Path) -> Result<()> {
+        let model = self;
         if model.kv_heads > model.heads || !model.heads.is_multiple_of(model.kv_heads) {
             return Err(Error::in_file(
                 origin,
@@ -358,6 +380,12 @@ impl ModelSpec {
                 "must be between 1 and experts",
             ));
         }
+        Ok(())
+    }
+
+    /// The published parameter count against the one the shape gives.
+    fn validate_published_count(&self, origin: &Path) -> Result<()> {
+        let model = self;
         // The published count checks the shape: a typo in a dimension shows up here. Allowed:
         // the entry's tolerance, or 2% for counts rounded in a model card.
         if model.published_params > 0 {

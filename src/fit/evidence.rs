@@ -223,26 +223,19 @@ pub fn parse_evidence(bytes: &[u8], path: &Path) -> Result<Evidence> {
             .position(|h| h == name)
             .ok_or_else(|| Error::in_file(path, Some(1), name, "missing column"))
     };
-    let (source, model, params, setting, x_name, x_value, metric, value) = (
-        column("source")?,
-        column("model")?,
-        column("params_b")?,
-        column("setting")?,
-        column("x_name")?,
-        column("x_value")?,
-        column("metric")?,
-        column("value")?,
-    );
-    type Key = (String, String);
-    let (mut before, mut after): (BTreeMap<Key, f64>, BTreeMap<Key, f64>) = Default::default();
-    let mut sizes: BTreeMap<String, f64> = BTreeMap::new();
-    let mut curves: BTreeMap<(String, String), f64> = BTreeMap::new();
-    let mut tan_final = Vec::new();
-    let (mut iso_easy, mut iso_hard) = (None, None);
+    let columns = [
+        "source", "model", "params_b", "setting", "x_name", "x_value", "metric", "value",
+    ]
+    .map(column);
+    let mut at = [0usize; 8];
+    for (slot, found) in at.iter_mut().zip(columns) {
+        *slot = found?;
+    }
+    let mut rows = EvidenceRows::default();
     for (k, record) in reader.records().enumerate() {
         let record = record.map_err(|e| csv_error(path, Some(k + 2), e.to_string()))?;
-        let get = |i: usize| record.get(i).unwrap_or("").trim();
-        let Ok(v) = get(value).parse::<f64>() else {
+        let row = at.map(|i| record.get(i).unwrap_or("").trim());
+        let Ok(v) = row[7].parse::<f64>() else {
             continue;
         };
         if !v.is_finite() {
@@ -250,59 +243,117 @@ pub fn parse_evidence(bytes: &[u8], path: &Path) -> Result<Evidence> {
                 path,
                 Some(k + 2),
                 "value",
-                format!("`{}` is not a finite number", get(value)),
+                format!("`{}` is not a finite number", row[7]),
             ));
         }
-        if get(source).starts_with("Tan et al.")
-            && get(source).contains("Table 4")
-            && get(model).ends_with("(base)")
-            && let Ok(size) = get(params).parse::<f64>()
+        rows.take(row, v);
+    }
+    Ok(rows.evidence())
+}
+
+/// What [`parse_evidence`] collects from the rows, by kind.
+#[derive(Default)]
+struct EvidenceRows {
+    /// Scores at step 0 and after, in [0, 1], by (model, metric).
+    before: BTreeMap<(String, String), f64>,
+    after: BTreeMap<(String, String), f64>,
+    /// Parameters (billions) by model.
+    sizes: BTreeMap<String, f64>,
+    /// ScaleRL's fitted curve parameters by (run label, parameter).
+    curves: BTreeMap<(String, String), f64>,
+    /// Tan et al.'s final scores by model size.
+    tan_final: Vec<(f64, f64)>,
+    iso_easy: Option<f64>,
+    iso_hard: Option<f64>,
+}
+
+impl EvidenceRows {
+    /// Files one row (source, model, params_b, setting, x_name, x_value, metric, and its
+    /// value `v`) where it belongs; rows of no known kind are skipped.
+    fn take(&mut self, row: [&str; 8], v: f64) {
+        let [source, model, params, setting, x_name, x_value, metric, _] = row;
+        if source.starts_with("Tan et al.")
+            && source.contains("Table 4")
+            && model.ends_with("(base)")
+            && let Ok(size) = params.parse::<f64>()
         {
-            tan_final.push((size, v));
-            continue;
+            self.tan_final.push((size, v));
+            return;
         }
-        if get(source).contains("IsoCompute")
-            && get(x_value) == "n_star_saturation"
-            && get(model) == "Qwen2.5-7B-Instruct"
-            && get(setting).contains("B_problem=32")
+        if source.contains("IsoCompute")
+            && x_value == "n_star_saturation"
+            && model == "Qwen2.5-7B-Instruct"
+            && setting.contains("B_problem=32")
         {
-            if get(setting).starts_with("Easy set") {
-                iso_easy = Some(v);
-            } else if get(setting).starts_with("Hard set") {
-                iso_hard = Some(v);
+            if setting.starts_with("Easy set") {
+                self.iso_easy = Some(v);
+            } else if setting.starts_with("Hard set") {
+                self.iso_hard = Some(v);
             }
-            continue;
+            return;
         }
-        if get(x_name) == "fit_parameter" && get(source).contains("Table 1") {
-            curves.insert((get(model).to_string(), get(x_value).to_string()), v);
-            continue;
+        if x_name == "fit_parameter" && source.contains("Table 1") {
+            self.curves
+                .insert((model.to_string(), x_value.to_string()), v);
+            return;
         }
-        if get(x_name) != "rl_step" || get(metric) == "Avg" {
-            continue;
+        if x_name != "rl_step" || metric == "Avg" {
+            return;
         }
-        let Ok(size) = get(params).parse::<f64>() else {
-            continue;
+        let Ok(size) = params.parse::<f64>() else {
+            return;
         };
-        let key = (get(model).to_string(), get(metric).to_string());
-        sizes.insert(get(model).to_string(), size);
-        match get(x_value) {
-            "0" => before.insert(key, v / 100.0),
-            _ => after.insert(key, v / 100.0),
+        let key = (model.to_string(), metric.to_string());
+        self.sizes.insert(model.to_string(), size);
+        match x_value {
+            "0" => self.before.insert(key, v / 100.0),
+            _ => self.after.insert(key, v / 100.0),
         };
     }
-    let outcomes = before
-        .into_iter()
-        .filter_map(|((m, metric), base)| {
-            let after = *after.get(&(m.clone(), metric.clone()))?;
-            Some(Outcome {
-                params_b: sizes[&m],
-                model: m,
-                metric,
-                base,
-                after,
+
+    /// The evidence of the rows taken.
+    fn evidence(self) -> Evidence {
+        let EvidenceRows {
+            before,
+            after,
+            sizes,
+            curves,
+            mut tan_final,
+            iso_easy,
+            iso_hard,
+        } = self;
+        let outcomes = before
+            .into_iter()
+            .filter_map(|((m, metric), base)| {
+                let after = *after.get(&(m.clone(), metric.clone()))?;
+                Some(Outcome {
+                    params_b: sizes[&m],
+                    model: m,
+                    metric,
+                    base,
+                    after,
+                })
             })
-        })
-        .collect();
+            .collect();
+        tan_final.sort_by(|a: &(f64, f64), b| a.0.total_cmp(&b.0));
+        Evidence {
+            outcomes,
+            scalerl: scalerl_runs(&curves),
+            tan_final,
+            pairs: Vec::new(),
+            isocompute: match (iso_easy, iso_hard) {
+                (Some(easy_n_star), Some(hard_n_star)) => Some(IsoSaturation {
+                    easy_n_star,
+                    hard_n_star,
+                }),
+                _ => None,
+            },
+        }
+    }
+}
+
+/// ScaleRL's runs whose fitted A, B and C_mid are all among `curves`.
+fn scalerl_runs(curves: &BTreeMap<(String, String), f64>) -> Vec<ScaleRlRun> {
     let mut scalerl = Vec::new();
     for (label, change, prompts, group, cap_tokens) in SCALERL_RUNS {
         let get = |name: &str| curves.get(&(label.to_string(), name.to_string())).copied();
@@ -319,20 +370,7 @@ pub fn parse_evidence(bytes: &[u8], path: &Path) -> Result<Evidence> {
             });
         }
     }
-    tan_final.sort_by(|a: &(f64, f64), b| a.0.total_cmp(&b.0));
-    Ok(Evidence {
-        outcomes,
-        scalerl,
-        tan_final,
-        pairs: Vec::new(),
-        isocompute: match (iso_easy, iso_hard) {
-            (Some(easy_n_star), Some(hard_n_star)) => Some(IsoSaturation {
-                easy_n_star,
-                hard_n_star,
-            }),
-            _ => None,
-        },
-    })
+    scalerl
 }
 
 /// The default task's pass-rate profile (mean 0.35, concentration 2) stands for the training

@@ -162,6 +162,37 @@ pub(super) fn task(rt: &RawTask, v: &Validator, largest_cap: f64) -> Result<Task
         Some(value) => v.integer(value, ts, "prompt_tokens", 1, MAX_LEVER)? as f64,
         None => task_defaults.prompt_tokens,
     };
+    let (mean_response_tokens, response_length_cv, mean_response_tokens_end) =
+        task_lengths(rt, v, largest_cap)?;
+    let (pass_rate_mean, pass_rate_concentration) = task_pass_rate(rt, v)?;
+    let start = v.named_or(&rt.start, ts, "start", task_defaults.start)?;
+    let dataset_prompts = match &rt.dataset_prompts {
+        Some(value) => Some(v.positive_at_most(
+            value,
+            ts,
+            "dataset_prompts",
+            crate::config::MAX_DATASET_PROMPTS,
+        )?),
+        None => None,
+    };
+    let task = Task {
+        start,
+        dataset_prompts,
+        mean_response_tokens_end,
+        prompt_tokens,
+        mean_response_tokens,
+        response_length_cv,
+        pass_rate_mean,
+        pass_rate_concentration,
+    };
+    Ok(task)
+}
+
+/// `[task]`'s response lengths: the uncapped mean and spread behind the logged mean (or the
+/// uncapped mean as given), and the uncapped mean at the run's end for a length schedule.
+fn task_lengths(rt: &RawTask, v: &Validator, largest_cap: f64) -> Result<(f64, f64, Option<f64>)> {
+    let ts = Some("task");
+    let task_defaults = Task::default();
     let cv = match &rt.response_length_cv {
         Some(value) => v.positive_at_most(
             value,
@@ -233,7 +264,18 @@ pub(super) fn task(rt: &RawTask, v: &Validator, largest_cap: f64) -> Result<Task
         }
         None => None,
     };
-    let (pass_rate_mean, pass_rate_concentration) = match &rt.pass_rate {
+    Ok((
+        mean_response_tokens,
+        response_length_cv,
+        mean_response_tokens_end,
+    ))
+}
+
+/// `[task] pass_rate`: the base policy's mean per-prompt pass rate and its concentration.
+fn task_pass_rate(rt: &RawTask, v: &Validator) -> Result<(f64, f64)> {
+    let ts = Some("task");
+    let task_defaults = Task::default();
+    Ok(match &rt.pass_rate {
         None => (
             task_defaults.pass_rate_mean,
             task_defaults.pass_rate_concentration,
@@ -257,28 +299,7 @@ pub(super) fn task(rt: &RawTask, v: &Validator, largest_cap: f64) -> Result<Task
             };
             (mean, concentration)
         }
-    };
-    let start = v.named_or(&rt.start, ts, "start", task_defaults.start)?;
-    let dataset_prompts = match &rt.dataset_prompts {
-        Some(value) => Some(v.positive_at_most(
-            value,
-            ts,
-            "dataset_prompts",
-            crate::config::MAX_DATASET_PROMPTS,
-        )?),
-        None => None,
-    };
-    let task = Task {
-        start,
-        dataset_prompts,
-        mean_response_tokens_end,
-        prompt_tokens,
-        mean_response_tokens,
-        response_length_cv,
-        pass_rate_mean,
-        pass_rate_concentration,
-    };
-    Ok(task)
+    })
 }
 
 /// `[agent]`: multi-turn episodes, tools, sandboxes and an API judge (absent: single-turn).
