@@ -173,30 +173,8 @@ pub fn fit_pilots(settings: &PilotFitSettings, catalog: &Catalog) -> Result<Pilo
         bootstrap: settings.bootstrap,
         seed,
     };
-    let mut fits: Vec<RunFit> = Vec::new();
-    let mut observations: Vec<Observation> = Vec::new();
-    let mut thinned_runs = 0usize;
-    for (k, run) in plan.runs.iter().enumerate() {
-        crate::interrupt::check()?;
-        let Some(points) = ingested.runs.get(&run.run_id) else {
-            continue;
-        };
-        // Long series are averaged into bins: the fits' cost stays flat in the rows.
-        let points = &crate::pilot::ingest::thin(points, MAX_CHECKPOINTS_PER_RUN);
-        if points.len() < ingested.runs[&run.run_id].len() {
-            thinned_runs += 1;
-        }
-        let indices = run_indices(&grid, run, &settings.plan, k + 2)?;
-        fits.push(fit_run(
-            &grid,
-            k,
-            run,
-            indices,
-            points,
-            &run_settings,
-            &mut observations,
-        ));
-    }
+    let (fits, observations, thinned_runs) =
+        fit_runs(&grid, &plan, &ingested, &settings.plan, &run_settings)?;
     let free: Vec<&str> = match &settings.free {
         Some(names) => names.iter().map(String::as_str).collect(),
         None => default_free(&observations),
@@ -204,28 +182,7 @@ pub fn fit_pilots(settings: &PilotFitSettings, catalog: &Catalog) -> Result<Pilo
     crate::interrupt::check()?;
     let calibration = calibrate(&grid.outcome, &observations, &free, settings.bootstrap.min(200), seed)
         .ok_or_else(|| Error::in_file(&settings.results, None, "", "the calibration did not converge; check the results, or fit fewer parameters with --free"))?;
-    let calibration_file = CalibrationFile {
-        tool: "rlfrontier".to_string(),
-        tool_version: crate::VERSION.to_string(),
-        grid_name: grid.name.clone(),
-        grid_sha256: grid.sha256.clone(),
-        metric: metric.clone(),
-        runs: calibration.runs,
-        checkpoints: calibration.checkpoints,
-        free: calibration.free.clone(),
-        params: entries(&calibration.params),
-        prior_rmse: calibration.prior_rmse,
-        fit_rmse: calibration.fit_rmse,
-        loro_rmse: calibration.loro_rmse,
-        lomso_rmse: calibration.lomso_rmse,
-        bootstrap_replicates: calibration.bootstrap_replicates,
-        seed,
-        decided_by: calibration
-            .decided_by
-            .iter()
-            .map(|(name, by)| (name.clone(), by.to_string()))
-            .collect(),
-    };
+    let calibration_file = calibration_file_of(&grid, &metric, &calibration, seed);
     let (written, surface_lines) = write_outputs(
         settings,
         &grid,
@@ -249,6 +206,73 @@ pub fn fit_pilots(settings: &PilotFitSettings, catalog: &Catalog) -> Result<Pilo
         written,
         out: settings.out.clone(),
     })
+}
+
+/// Each planned run's fit to its ingested checkpoints (runs without results are skipped), the
+/// observations the calibration reads, and how many runs were thinned into bins.
+fn fit_runs(
+    grid: &Grid,
+    plan: &Plan,
+    ingested: &Ingested,
+    plan_path: &Path,
+    run_settings: &RunFitSettings,
+) -> Result<(Vec<RunFit>, Vec<Observation>, usize)> {
+    let mut fits: Vec<RunFit> = Vec::new();
+    let mut observations: Vec<Observation> = Vec::new();
+    let mut thinned_runs = 0usize;
+    for (k, run) in plan.runs.iter().enumerate() {
+        crate::interrupt::check()?;
+        let Some(points) = ingested.runs.get(&run.run_id) else {
+            continue;
+        };
+        // Long series are averaged into bins: the fits' cost stays flat in the rows.
+        let points = &crate::pilot::ingest::thin(points, MAX_CHECKPOINTS_PER_RUN);
+        if points.len() < ingested.runs[&run.run_id].len() {
+            thinned_runs += 1;
+        }
+        let indices = run_indices(grid, run, plan_path, k + 2)?;
+        fits.push(fit_run(
+            grid,
+            k,
+            run,
+            indices,
+            points,
+            run_settings,
+            &mut observations,
+        ));
+    }
+    Ok((fits, observations, thinned_runs))
+}
+
+/// The calibration file of a fit: what was fitted, to what, and how well.
+fn calibration_file_of(
+    grid: &Grid,
+    metric: &str,
+    calibration: &Calibration,
+    seed: u64,
+) -> CalibrationFile {
+    CalibrationFile {
+        tool: "rlfrontier".to_string(),
+        tool_version: crate::VERSION.to_string(),
+        grid_name: grid.name.clone(),
+        grid_sha256: grid.sha256.clone(),
+        metric: metric.to_string(),
+        runs: calibration.runs,
+        checkpoints: calibration.checkpoints,
+        free: calibration.free.clone(),
+        params: entries(&calibration.params),
+        prior_rmse: calibration.prior_rmse,
+        fit_rmse: calibration.fit_rmse,
+        loro_rmse: calibration.loro_rmse,
+        lomso_rmse: calibration.lomso_rmse,
+        bootstrap_replicates: calibration.bootstrap_replicates,
+        seed,
+        decided_by: calibration
+            .decided_by
+            .iter()
+            .map(|(name, by)| (name.clone(), by.to_string()))
+            .collect(),
+    }
 }
 
 /// Stages every output and commits them together; returns how many files were written and the
