@@ -78,22 +78,7 @@ pub fn frontier(grid: &Grid, aggregate: &Aggregate) -> String {
             .light_line_style(WHITE.mix(0.0))
             .draw()?;
         if let Some(budgets) = &strips {
-            let font = ("sans-serif", TEXT)
-                .into_font()
-                .color(&BLACK)
-                .pos(Pos::new(HPos::Center, VPos::Top));
-            // backend_coord is in the whole picture's pixels; `root` is the area under the
-            // legend, which draws relative to its own corner.
-            let (dx, dy) = root.get_base_pixel();
-            for &b in budgets.iter().filter(|b| (x0..=x1).contains(*b)) {
-                let (px, py) = chart.backend_coord(&(b, y0));
-                let (px, py) = (px - dx, py - dy);
-                root.draw(&PathElement::new(
-                    vec![(px, py), (px, py + 6)],
-                    BLACK.stroke_width(1),
-                ))?;
-                root.draw(&Text::new(money_tick(b), (px, py + 9), font.clone()))?;
-            }
+            draw_budget_ticks(root, &chart, budgets, (x0, x1), y0)?;
         }
         for m in 0..grid.axes.model.len() {
             let c = colour(m);
@@ -105,40 +90,89 @@ pub fn frontier(grid: &Grid, aggregate: &Aggregate) -> String {
                     .map(|p| Circle::new((lane(p), p.score), 2, c.mix(0.3).filled())),
             )?;
         }
-        // Each front point's 90% interval as a whisker, clipped to the plotted range.
-        let clamp = |y: f64| y.clamp(y0, y1);
-        // At most MAX_WHISKERS, evenly spaced along the front (a forest of lines reads as none).
-        let step = front.len().div_ceil(MAX_WHISKERS).max(1);
-        chart.draw_series(front.iter().step_by(step).map(|p| {
-            PathElement::new(
-                vec![
-                    (lane(p), clamp(p.score_low)),
-                    (lane(p), clamp(p.score_high)),
-                ],
-                BLACK.mix(0.35).stroke_width(2),
-            )
-        }))?;
+        draw_front(&mut chart, &front, &lane, (y0, y1))?;
         for p in &front {
             let (px, py) = chart.backend_coord(&(lane(p), p.score));
             tips.push((px, py, front_tip(grid, p)));
         }
-        chart.draw_series(LineSeries::new(
-            front.iter().map(|p| (lane(p), p.score)),
-            BLACK.stroke_width(2),
-        ))?;
-        chart.draw_series(
-            front
-                .iter()
-                .map(|p| Circle::new((lane(p), p.score), 5, colour(p.indices.model).filled())),
-        )?;
-        chart.draw_series(
-            front
-                .iter()
-                .map(|p| Circle::new((lane(p), p.score), 5, BLACK.stroke_width(1))),
-        )?;
         Ok(())
     });
     with_tooltips(svg, &tips)
+}
+
+/// The frontier chart's coordinates: cost on a log axis, score on a linear one.
+type FrontierChart<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<LogCoord<f64>, plotters::coord::types::RangedCoordf64>,
+>;
+
+/// The budgets as ticks under the x axis (the strips' labels), those within `x_range`.
+fn draw_budget_ticks(
+    root: &DrawingArea<SVGBackend, Shift>,
+    chart: &FrontierChart,
+    budgets: &[f64],
+    x_range: (f64, f64),
+    y0: f64,
+) -> PlotResult {
+    let font = ("sans-serif", TEXT)
+        .into_font()
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Center, VPos::Top));
+    // backend_coord is in the whole picture's pixels; `root` is the area under the legend,
+    // which draws relative to its own corner.
+    let (dx, dy) = root.get_base_pixel();
+    for &b in budgets
+        .iter()
+        .filter(|b| (x_range.0..=x_range.1).contains(*b))
+    {
+        let (px, py) = chart.backend_coord(&(b, y0));
+        let (px, py) = (px - dx, py - dy);
+        root.draw(&PathElement::new(
+            vec![(px, py), (px, py + 6)],
+            BLACK.stroke_width(1),
+        ))?;
+        root.draw(&Text::new(money_tick(b), (px, py + 9), font.clone()))?;
+    }
+    Ok(())
+}
+
+/// The front: each point's 90% interval as a whisker clipped to `y_range` (at most
+/// [`MAX_WHISKERS`], evenly spaced), the line through the points, and the points in their
+/// model's colour. `lane` places a point on the x axis.
+fn draw_front(
+    chart: &mut FrontierChart,
+    front: &[Point],
+    lane: &dyn Fn(&Point) -> f64,
+    y_range: (f64, f64),
+) -> PlotResult {
+    let clamp = |y: f64| y.clamp(y_range.0, y_range.1);
+    // A forest of lines reads as none.
+    let step = front.len().div_ceil(MAX_WHISKERS).max(1);
+    chart.draw_series(front.iter().step_by(step).map(|p| {
+        PathElement::new(
+            vec![
+                (lane(p), clamp(p.score_low)),
+                (lane(p), clamp(p.score_high)),
+            ],
+            BLACK.mix(0.35).stroke_width(2),
+        )
+    }))?;
+    chart.draw_series(LineSeries::new(
+        front.iter().map(|p| (lane(p), p.score)),
+        BLACK.stroke_width(2),
+    ))?;
+    chart.draw_series(
+        front
+            .iter()
+            .map(|p| Circle::new((lane(p), p.score), 5, colour(p.indices.model).filled())),
+    )?;
+    chart.draw_series(
+        front
+            .iter()
+            .map(|p| Circle::new((lane(p), p.score), 5, BLACK.stroke_width(1))),
+    )?;
+    Ok(())
 }
 
 /// Most whiskers drawn along the front.
