@@ -55,40 +55,7 @@ pub(super) fn hardware(
         ));
     };
     let hw = "hardware";
-    let gpu_id = match &rh.gpu {
-        Some(value) => v.string(value, Some(hw), "gpu")?,
-        None => {
-            return Err(v.missing(
-                Some(hw),
-                "gpu",
-                "add `gpu = \"h100-sxm\"` (see `rlfrontier catalog gpus`)",
-            ));
-        }
-    };
-    let gpu = catalog
-        .gpu(&gpu_id)
-        .map_err(|m| v.err(Some(hw), "gpu", m))?
-        .clone();
-    let gpus = match &rh.gpus {
-        Some(value) => v.integer(value, Some(hw), "gpus", 1, MAX_LEVER)? as u64,
-        None => {
-            return Err(v.missing(
-                Some(hw),
-                "gpus",
-                "add `gpus = 8` (the number of GPUs in the cluster)",
-            ));
-        }
-    };
-    let engine = match &rh.engine {
-        Some(value) => {
-            let id = v.string(value, Some(hw), "engine")?;
-            catalog
-                .engine(&id)
-                .map_err(|m| v.err_at(value, Some(hw), "engine", m))?
-                .clone()
-        }
-        None => catalog.default_engine().clone(),
-    };
+    let (gpu, gpus, engine) = hardware_cluster(&rh, v, catalog)?;
     // The framework's placement and engine settings, then what the grid sets.
     let d = Hardware::new(gpu, gpus, engine, framework);
     let usd_per_gpu_hour = match &rh.usd_per_gpu_hour {
@@ -149,6 +116,51 @@ pub(super) fn hardware(
         rollout_tensor_parallel,
         ..d
     })
+}
+
+/// `[hardware]`'s GPU, GPU count (both required) and rollout engine (the catalog's default when
+/// absent).
+fn hardware_cluster(
+    rh: &RawHardware,
+    v: &Validator,
+    catalog: &Catalog,
+) -> Result<(crate::catalog::GpuSpec, u64, crate::catalog::EngineSpec)> {
+    let hw = "hardware";
+    let gpu_id = match &rh.gpu {
+        Some(value) => v.string(value, Some(hw), "gpu")?,
+        None => {
+            return Err(v.missing(
+                Some(hw),
+                "gpu",
+                "add `gpu = \"h100-sxm\"` (see `rlfrontier catalog gpus`)",
+            ));
+        }
+    };
+    let gpu = catalog
+        .gpu(&gpu_id)
+        .map_err(|m| v.err(Some(hw), "gpu", m))?
+        .clone();
+    let gpus = match &rh.gpus {
+        Some(value) => v.integer(value, Some(hw), "gpus", 1, MAX_LEVER)? as u64,
+        None => {
+            return Err(v.missing(
+                Some(hw),
+                "gpus",
+                "add `gpus = 8` (the number of GPUs in the cluster)",
+            ));
+        }
+    };
+    let engine = match &rh.engine {
+        Some(value) => {
+            let id = v.string(value, Some(hw), "engine")?;
+            catalog
+                .engine(&id)
+                .map_err(|m| v.err_at(value, Some(hw), "engine", m))?
+                .clone()
+        }
+        None => catalog.default_engine().clone(),
+    };
+    Ok((gpu, gpus, engine))
 }
 
 /// `[task]`: prompt and response lengths, the pass-rate profile. `mean_response_tokens` is the
