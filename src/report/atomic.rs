@@ -227,42 +227,9 @@ impl Staged {
             }
         }
         let journal = self.write_journal(pid)?;
-        let mut renamed = 0usize;
         // (destination, backup of what it held) for the files already swapped in.
         let mut done: Vec<(PathBuf, Option<PathBuf>)> = Vec::new();
-        let outcome = (|| -> Result<()> {
-            for file in &mut self.files {
-                let backup = if file.final_path.exists() {
-                    let backup = sibling_of(&file.final_path, "bak", pid);
-                    if renamed == renames {
-                        return Err(Error::in_setting("out", "stopped (crash test)"));
-                    }
-                    std::fs::rename(&file.final_path, &backup)
-                        .map_err(|e| Error::io(&file.final_path, e))?;
-                    renamed += 1;
-                    Some(backup)
-                } else {
-                    None
-                };
-                if renamed == renames {
-                    return Err(Error::in_setting("out", "stopped (crash test)"));
-                }
-                if let Err(e) = std::fs::rename(&file.temp_path, &file.final_path) {
-                    if let Some(b) = &backup {
-                        let _ = std::fs::rename(b, &file.final_path);
-                    }
-                    return Err(Error::io(&file.final_path, e));
-                }
-                renamed += 1;
-                file.armed = false;
-                done.push((file.final_path.clone(), backup));
-            }
-            if renamed == renames {
-                // Crash test: every file in place, the commit point not yet reached.
-                return Err(Error::in_setting("out", "stopped (crash test)"));
-            }
-            Ok(())
-        })();
+        let outcome = self.swap_in(renames, pid, &mut done);
         if renames != usize::MAX && outcome.is_err() {
             // A crash test: leave everything as a SIGKILL would (the temporaries too).
             for file in &mut self.files {
@@ -271,35 +238,7 @@ impl Staged {
             return outcome.map(|()| Vec::new());
         }
         match outcome {
-            Ok(()) => {
-                // The commit point: the new set is complete, and the journal is replaced (one
-                // rename) by one that says so, so a run killed from here on is finished forward
-                // by the next one (backups and stale outputs deleted), never rolled back.
-                if let Some(j) = &journal {
-                    self.mark_committed(j, pid)?;
-                }
-                if renames == usize::MAX - 1 {
-                    return Ok(Vec::new()); // crash test: killed just after the commit point
-                }
-                for (_, backup) in &done {
-                    if let Some(b) = backup {
-                        let _ = std::fs::remove_file(b);
-                    }
-                }
-                if renames == usize::MAX - 2 {
-                    // Crash test: killed between deleting the backups and the stale outputs.
-                    return Ok(Vec::new());
-                }
-                for path in &self.removals {
-                    if path.exists() {
-                        std::fs::remove_file(path).map_err(|e| Error::io(path, e))?;
-                    }
-                }
-                if let Some(j) = &journal {
-                    std::fs::remove_file(j).map_err(|e| Error::io(j, e))?;
-                }
-                Ok(self.files.iter().map(|f| f.final_path.clone()).collect())
-            }
+            Ok(()) => self.finish_forward(journal.as_deref(), &done, renames, pid),
             Err(error) => {
                 // Put the old outputs back, newest first; the remaining temporaries go with
                 // `self` (their cleanup is still armed).
@@ -319,6 +258,87 @@ impl Staged {
                 Err(error)
             }
         }
+    }
+
+    /// Moves each staged file into place, what it replaces to a backup first; `done` gathers
+    /// (destination, backup) for each file swapped in. Stops after `renames` renames (crash
+    /// tests; `usize::MAX` never stops).
+    fn swap_in(
+        &mut self,
+        renames: usize,
+        pid: u32,
+        done: &mut Vec<(PathBuf, Option<PathBuf>)>,
+    ) -> Result<()> {
+        let mut renamed = 0usize;
+        for file in &mut self.files {
+            let backup = if file.final_path.exists() {
+                let backup = sibling_of(&file.final_path, "bak", pid);
+                if renamed == renames {
+                    return Err(Error::in_setting("out", "stopped (crash test)"));
+                }
+                std::fs::rename(&file.final_path, &backup)
+                    .map_err(|e| Error::io(&file.final_path, e))?;
+                renamed += 1;
+                Some(backup)
+            } else {
+                None
+            };
+            if renamed == renames {
+                return Err(Error::in_setting("out", "stopped (crash test)"));
+            }
+            if let Err(e) = std::fs::rename(&file.temp_path, &file.final_path) {
+                if let Some(b) = &backup {
+                    let _ = std::fs::rename(b, &file.final_path);
+                }
+                return Err(Error::io(&file.final_path, e));
+            }
+            renamed += 1;
+            file.armed = false;
+            done.push((file.final_path.clone(), backup));
+        }
+        if renamed == renames {
+            // Crash test: every file in place, the commit point not yet reached.
+            return Err(Error::in_setting("out", "stopped (crash test)"));
+        }
+        Ok(())
+    }
+
+    /// With every file in place: the commit point, then the backups, the stale outputs and the
+    /// journal deleted. `renames` just below `usize::MAX` stops dead at the crash tests' points.
+    fn finish_forward(
+        &self,
+        journal: Option<&Path>,
+        done: &[(PathBuf, Option<PathBuf>)],
+        renames: usize,
+        pid: u32,
+    ) -> Result<Vec<PathBuf>> {
+        // The commit point: the new set is complete, and the journal is replaced (one rename)
+        // by one that says so, so a run killed from here on is finished forward by the next one
+        // (backups and stale outputs deleted), never rolled back.
+        if let Some(j) = journal {
+            self.mark_committed(j, pid)?;
+        }
+        if renames == usize::MAX - 1 {
+            return Ok(Vec::new()); // crash test: killed just after the commit point
+        }
+        for (_, backup) in done {
+            if let Some(b) = backup {
+                let _ = std::fs::remove_file(b);
+            }
+        }
+        if renames == usize::MAX - 2 {
+            // Crash test: killed between deleting the backups and the stale outputs.
+            return Ok(Vec::new());
+        }
+        for path in &self.removals {
+            if path.exists() {
+                std::fs::remove_file(path).map_err(|e| Error::io(path, e))?;
+            }
+        }
+        if let Some(j) = journal {
+            std::fs::remove_file(j).map_err(|e| Error::io(j, e))?;
+        }
+        Ok(self.files.iter().map(|f| f.final_path.clone()).collect())
     }
 
     /// The folder the journal goes in: the top folder of the staged set.
