@@ -44,48 +44,12 @@ pub fn verdict(ledger: &Ledger, request: &RunRequest, waste: &[WasteLine]) -> St
 /// The JSON form (`cost --json`): keys sorted, every number in its natural unit.
 pub fn json(report: &CostReport, request: &RunRequest) -> serde_json::Value {
     let ledger = &report.ledger;
-    let iterations = ledger.iterations as f64;
     let price = ledger.usd_per_gpu_hour;
     let buckets = |f: &dyn Fn(Bucket) -> f64, total: f64| json!({"search": f(Bucket::Search), "learning": f(Bucket::Learning), "feedback": f(Bucket::Feedback), "total": total});
-    let phases: Vec<serde_json::Value> = Phase::ALL
-        .iter()
-        .map(|&p| {
-            let c = ledger.phase(p);
-            json!({
-                "name": p.as_str(),
-                "bucket": p.bucket().as_str(),
-                "flops_per_step": c.flops,
-                "seconds_per_step": c.seconds,
-                "flops": c.flops * iterations,
-                "seconds": c.seconds * iterations,
-                "gpu_hours": c.gpu_seconds / SECONDS_PER_HOUR * iterations,
-                "usd": c.gpu_seconds / SECONDS_PER_HOUR * iterations * price,
-            })
-        })
-        .collect();
     let t = &ledger.tokens;
     let gain = &report.gain;
     json!({
-        "config": {
-            "algo": request.stage.as_str(),
-            "model": request.policy.id,
-            "finetune": request.finetune.to_string(),
-            "reward": request.reward.to_string(),
-            "gpu": request.hardware.gpu.id,
-            "gpus": request.hardware.gpus,
-            "usd_per_gpu_hour": price,
-            "schedule": request.hardware.schedule.as_str(),
-            "prompts_per_step": request.levers.prompts_per_step,
-            "group_size": request.levers.group_size,
-            "prompt_tokens": request.task.prompt_tokens as u64,
-            "max_response_len": request.levers.max_response_len,
-            "update_epochs": request.levers.update_epochs,
-            "kl_reference": request.run.kl_reference,
-            "kl_coef": request.run.kl_coef,
-            "prefix_cache": request.run.prefix_cache,
-            "dynamic_sampling": request.run.dynamic_sampling,
-            "base_score": request.base_score,
-        },
+        "config": config_json(request, price),
         "feasible": ledger.feasible(),
         "infeasible_reason": ledger.infeasible.map(|r| r.to_string()),
         "iterations": ledger.iterations,
@@ -105,29 +69,15 @@ pub fn json(report: &CostReport, request: &RunRequest) -> serde_json::Value {
         "usd": buckets(&|b| ledger.usd(b), ledger.total_usd()),
         "flops_share": buckets(&|b| ledger.flops_share(b), 1.0),
         "usd_share": buckets(&|b| ledger.usd_share(b), 1.0),
-        "phases": phases,
+        "phases": phases_json(ledger),
         "decode": {
             "tensor_parallel": ledger.decode.tensor_parallel,
             "replicas": ledger.decode.replicas,
             "sequences_in_flight": ledger.decode.sequences_in_flight,
         },
         "training_memory_gb_per_gpu": ledger.training_memory_gb_per_gpu,
-        "environment": {
-            "wait_seconds": ledger.phase(Phase::Environment).seconds * iterations,
-            "wait_gpu_hours": ledger.phase(Phase::Environment).gpu_seconds / SECONDS_PER_HOUR * iterations,
-            "sandbox_usd": ledger.environment_usd_per_step * iterations,
-            "api_usd": ledger.api_usd_per_step * iterations,
-            "usd_outside_gpus": ledger.external_usd_per_step.iter().sum::<f64>() * iterations,
-        },
-        "waste": {
-            "zero_signal_usd": ledger.waste.zero_signal_usd,
-            "oversampling_usd": ledger.waste.oversampling_usd,
-            "truncated_usd": ledger.waste.truncated_usd,
-            "straggler_idle_gpu_hours": ledger.waste.straggler_idle_gpu_hours,
-            "straggler_idle_usd": ledger.waste.straggler_idle_usd,
-            "reference_without_kl_usd": ledger.waste.reference_without_kl_usd,
-            "uncached_prefill_usd": ledger.waste.uncached_prefill_usd,
-        },
+        "environment": environment_json(ledger),
+        "waste": waste_json(&ledger.waste),
         "cost_per_point": gain.as_ref().filter(|g| g.points > 0.0).map(|g| json!({
             "points": g.points,
             "basis": g.basis,
@@ -151,6 +101,77 @@ pub fn json(report: &CostReport, request: &RunRequest) -> serde_json::Value {
             "twice_length": high,
             "factor": crate::costing::LENGTH_BAND_FACTOR,
         })),
+    })
+}
+
+/// `cost --json`'s `config`: the run as requested.
+fn config_json(request: &RunRequest, price: f64) -> serde_json::Value {
+    json!({
+        "algo": request.stage.as_str(),
+        "model": request.policy.id,
+        "finetune": request.finetune.to_string(),
+        "reward": request.reward.to_string(),
+        "gpu": request.hardware.gpu.id,
+        "gpus": request.hardware.gpus,
+        "usd_per_gpu_hour": price,
+        "schedule": request.hardware.schedule.as_str(),
+        "prompts_per_step": request.levers.prompts_per_step,
+        "group_size": request.levers.group_size,
+        "prompt_tokens": request.task.prompt_tokens as u64,
+        "max_response_len": request.levers.max_response_len,
+        "update_epochs": request.levers.update_epochs,
+        "kl_reference": request.run.kl_reference,
+        "kl_coef": request.run.kl_coef,
+        "prefix_cache": request.run.prefix_cache,
+        "dynamic_sampling": request.run.dynamic_sampling,
+        "base_score": request.base_score,
+    })
+}
+
+/// `cost --json`'s `phases`: each phase per step and over the run.
+fn phases_json(ledger: &crate::ledger::Ledger) -> Vec<serde_json::Value> {
+    let iterations = ledger.iterations as f64;
+    let price = ledger.usd_per_gpu_hour;
+    Phase::ALL
+        .iter()
+        .map(|&p| {
+            let c = ledger.phase(p);
+            json!({
+                "name": p.as_str(),
+                "bucket": p.bucket().as_str(),
+                "flops_per_step": c.flops,
+                "seconds_per_step": c.seconds,
+                "flops": c.flops * iterations,
+                "seconds": c.seconds * iterations,
+                "gpu_hours": c.gpu_seconds / SECONDS_PER_HOUR * iterations,
+                "usd": c.gpu_seconds / SECONDS_PER_HOUR * iterations * price,
+            })
+        })
+        .collect()
+}
+
+/// `cost --json`'s `environment`: what multi-turn episodes wait for and pay outside the GPUs.
+fn environment_json(ledger: &crate::ledger::Ledger) -> serde_json::Value {
+    let iterations = ledger.iterations as f64;
+    json!({
+        "wait_seconds": ledger.phase(Phase::Environment).seconds * iterations,
+        "wait_gpu_hours": ledger.phase(Phase::Environment).gpu_seconds / SECONDS_PER_HOUR * iterations,
+        "sandbox_usd": ledger.environment_usd_per_step * iterations,
+        "api_usd": ledger.api_usd_per_step * iterations,
+        "usd_outside_gpus": ledger.external_usd_per_step.iter().sum::<f64>() * iterations,
+    })
+}
+
+/// `cost --json`'s `waste` (the categories overlap).
+fn waste_json(waste: &crate::ledger::Waste) -> serde_json::Value {
+    json!({
+        "zero_signal_usd": waste.zero_signal_usd,
+        "oversampling_usd": waste.oversampling_usd,
+        "truncated_usd": waste.truncated_usd,
+        "straggler_idle_gpu_hours": waste.straggler_idle_gpu_hours,
+        "straggler_idle_usd": waste.straggler_idle_usd,
+        "reference_without_kl_usd": waste.reference_without_kl_usd,
+        "uncached_prefill_usd": waste.uncached_prefill_usd,
     })
 }
 
