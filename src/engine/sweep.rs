@@ -642,6 +642,38 @@ pub(super) fn csv_digest(path: &std::path::Path) -> Result<(u64, String)> {
     ))
 }
 
+/// Marks for removal after the commit the outputs of an earlier run in the folder that these do
+/// not replace and would contradict: a cells file of the other format (or any, when this run
+/// writes none), Parquet tables beside CSV ones, PNG plots when none are drawn. Only files the
+/// folder's manifest says this tool wrote are touched.
+fn remove_stale_outputs(
+    staged: &mut crate::report::Staged,
+    options: &SweepOptions,
+    writes_cells: bool,
+) {
+    let previous = crate::report::previous_outputs(&options.out_dir);
+    let mut remove_stale = |name: String| {
+        if previous.contains(&name) {
+            staged.remove_after_commit(&options.out_dir.join(name));
+        }
+    };
+    for format in [TableFormat::Csv, TableFormat::Parquet] {
+        if !writes_cells || format != options.format {
+            remove_stale(format.cells_file().to_string());
+        }
+    }
+    if options.format == TableFormat::Csv {
+        for table in ["frontier", "allocation_frontier", "shortlist"] {
+            remove_stale(format!("{table}.parquet"));
+        }
+    }
+    if !options.png {
+        for plot in crate::report::plots::PLOT_NAMES {
+            remove_stale(format!("plots/{plot}.png"));
+        }
+    }
+}
+
 /// Writes everything derived from the aggregate and commits all outputs together.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn finish(
@@ -675,29 +707,7 @@ pub(super) fn finish(
         text.push('\n');
         staged.add(&options.out_dir.join("aggregate.json"), text.as_bytes())?;
     }
-    // A cells file or Parquet table from an earlier run would not match these outputs: removed
-    // once the new outputs are in place, when the folder's manifest says this tool wrote it.
-    let previous = crate::report::previous_outputs(&options.out_dir);
-    let mut remove_stale = |name: String| {
-        if previous.contains(&name) {
-            staged.remove_after_commit(&options.out_dir.join(name));
-        }
-    };
-    for format in [TableFormat::Csv, TableFormat::Parquet] {
-        if cells_file.is_none() || format != options.format {
-            remove_stale(format.cells_file().to_string());
-        }
-    }
-    if options.format == TableFormat::Csv {
-        for table in ["frontier", "allocation_frontier", "shortlist"] {
-            remove_stale(format!("{table}.parquet"));
-        }
-    }
-    if !options.png {
-        for plot in crate::report::plots::PLOT_NAMES {
-            remove_stale(format!("plots/{plot}.png"));
-        }
-    }
+    remove_stale_outputs(&mut staged, options, cells_file.is_some());
     let mut files = Vec::new();
     let mut cells_digest = None;
     if let Some(file) = cells_file {
