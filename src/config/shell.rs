@@ -225,32 +225,8 @@ fn expand(
     variables: &Variables,
 ) -> Result<(String, bool, usize), String> {
     let rest = &chars[i + 1..];
-    // $(( arithmetic ))
     if rest.starts_with(&['(', '(']) {
-        let body_start = i + 3;
-        let mut depth = 2;
-        let mut j = body_start;
-        while j < chars.len() {
-            match chars[j] {
-                '(' => depth += 1,
-                ')' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        break;
-                    }
-                }
-                _ => {}
-            }
-            j += 1;
-        }
-        if j >= chars.len() || chars[j - 1] != ')' {
-            return Err("a `$((` arithmetic expansion is never closed".to_string());
-        }
-        let body: String = chars[body_start..j - 1].iter().collect();
-        return Ok(match arithmetic(&body, variables) {
-            Some(value) => (value.to_string(), true, j + 1),
-            None => (format!("$(({body}))"), false, j + 1),
-        });
+        return expand_arithmetic(chars, i, variables);
     }
     // $( command ) and `command`: never run
     if rest.first() == Some(&'(') {
@@ -261,48 +237,8 @@ fn expand(
         let body: String = rest[..=close].iter().collect();
         return Ok((format!("${body}"), false, i + 2 + close));
     }
-    // ${name}, ${name:-default}, ${name-default}, ${name:=default}, ${name:?message}
     if rest.first() == Some(&'{') {
-        // The matching brace: defaults may hold expansions of their own (`${a:-"${HOME}/x"}`).
-        let mut depth = 0usize;
-        let close = rest
-            .iter()
-            .position(|&c| {
-                match c {
-                    '{' => depth += 1,
-                    '}' => depth -= 1,
-                    _ => {}
-                }
-                depth == 0
-            })
-            .ok_or("a `${` expansion is never closed")?;
-        let body: String = rest[1..close].iter().collect();
-        let next = i + 2 + close;
-        let name_end = body
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .unwrap_or(body.len());
-        let (name, operator) = body.split_at(name_end);
-        let value = variables.get(name);
-        let default = operator
-            .strip_prefix(":-")
-            .or_else(|| operator.strip_prefix(":="))
-            .or_else(|| operator.strip_prefix('-'))
-            .or_else(|| operator.strip_prefix('='));
-        return Ok(match (value, default) {
-            (Some((v, ok)), _) if !v.is_empty() || operator.is_empty() => (v.clone(), *ok, next),
-            // Defaults nest (`${a:-${b:-…}}`) and each level recurses: deep nesting is left
-            // unresolved rather than allowed to exhaust the stack.
-            (_, Some(default)) if default.matches('$').count() > 64 => {
-                (format!("${{{body}}}"), false, next)
-            }
-            (_, Some(default)) => {
-                let default: Vec<char> = default.chars().collect();
-                let (text, unresolved, _, _) =
-                    read_word(&default, 0, 0, variables).unwrap_or((String::new(), true, 0, 0));
-                (text, !unresolved, next)
-            }
-            _ => (format!("${{{body}}}"), false, next),
-        });
+        return expand_braced(rest, i, variables);
     }
     // $name
     let length = rest
@@ -319,6 +255,89 @@ fn expand(
     Ok(match variables.get(&name) {
         Some((v, ok)) => (v.clone(), *ok, i + 1 + length),
         None => (format!("${name}"), false, i + 1 + length),
+    })
+}
+
+/// `$(( arithmetic ))` starting at `chars[i]` (the `$`): its value, whether it resolved, and
+/// the index after it ([`arithmetic`]; unresolved expressions are kept as written).
+fn expand_arithmetic(
+    chars: &[char],
+    i: usize,
+    variables: &Variables,
+) -> Result<(String, bool, usize), String> {
+    let body_start = i + 3;
+    let mut depth = 2;
+    let mut j = body_start;
+    while j < chars.len() {
+        match chars[j] {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    break;
+                }
+            }
+            _ => {}
+        }
+        j += 1;
+    }
+    if j >= chars.len() || chars[j - 1] != ')' {
+        return Err("a `$((` arithmetic expansion is never closed".to_string());
+    }
+    let body: String = chars[body_start..j - 1].iter().collect();
+    Ok(match arithmetic(&body, variables) {
+        Some(value) => (value.to_string(), true, j + 1),
+        None => (format!("$(({body}))"), false, j + 1),
+    })
+}
+
+/// `${name}`, `${name:-default}`, `${name-default}`, `${name:=default}`, `${name:?message}`:
+/// `rest` is what follows the `$` at index `i`. Its value, whether it resolved, and the index
+/// after the closing brace.
+fn expand_braced(
+    rest: &[char],
+    i: usize,
+    variables: &Variables,
+) -> Result<(String, bool, usize), String> {
+    // The matching brace: defaults may hold expansions of their own (`${a:-"${HOME}/x"}`).
+    let mut depth = 0usize;
+    let close = rest
+        .iter()
+        .position(|&c| {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                _ => {}
+            }
+            depth == 0
+        })
+        .ok_or("a `${` expansion is never closed")?;
+    let body: String = rest[1..close].iter().collect();
+    let next = i + 2 + close;
+    let name_end = body
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(body.len());
+    let (name, operator) = body.split_at(name_end);
+    let value = variables.get(name);
+    let default = operator
+        .strip_prefix(":-")
+        .or_else(|| operator.strip_prefix(":="))
+        .or_else(|| operator.strip_prefix('-'))
+        .or_else(|| operator.strip_prefix('='));
+    Ok(match (value, default) {
+        (Some((v, ok)), _) if !v.is_empty() || operator.is_empty() => (v.clone(), *ok, next),
+        // Defaults nest (`${a:-${b:-…}}`) and each level recurses: deep nesting is left
+        // unresolved rather than allowed to exhaust the stack.
+        (_, Some(default)) if default.matches('$').count() > 64 => {
+            (format!("${{{body}}}"), false, next)
+        }
+        (_, Some(default)) => {
+            let default: Vec<char> = default.chars().collect();
+            let (text, unresolved, _, _) =
+                read_word(&default, 0, 0, variables).unwrap_or((String::new(), true, 0, 0));
+            (text, !unresolved, next)
+        }
+        _ => (format!("${{{body}}}"), false, next),
     })
 }
 

@@ -33,60 +33,15 @@ pub(super) fn axes(
         .iter()
         .map(|s| Reward::parse(s, catalog).map_err(|m| v.err(ax, "reward", m)))
         .collect::<Result<Vec<_>>>()?;
-    let min_group = if algorithm == Algorithm::Grpo { 2 } else { 1 };
-    let group_size = v.int_list(
-        &ra.group_size,
-        ax,
-        "group_size",
-        min_group,
-        "group_size = [4, 8, 16]",
-    )?;
-    let max_response_len = v.int_list(
-        &ra.max_response_len,
-        ax,
-        "max_response_len",
-        1,
-        "max_response_len = [2048, 4096]",
-    )?;
-    let update_epochs = match &ra.update_epochs {
-        Some(_) => v.int_list(
-            &ra.update_epochs,
-            ax,
-            "update_epochs",
-            1,
-            "update_epochs = [1, 2, 4]",
-        )?,
-        None => vec![1],
-    };
-    let prompts_per_step = v.int_list(
-        &ra.prompts_per_step,
-        ax,
-        "prompts_per_step",
-        1,
-        "prompts_per_step = [256]",
-    )?;
+    let [
+        group_size,
+        max_response_len,
+        update_epochs,
+        prompts_per_step,
+    ] = count_axes(&ra, v, algorithm)?;
     let budget = budget_axis(&ra, v)?;
     let engine = engine_axis(&ra, v, catalog, hardware_engine)?;
-    // The episode's shape: `[axes] turns` and `[axes] tool_seconds` sweep the mean model turns
-    // per episode and the mean tool latency (the rest of `[agent]` is shared); otherwise the one
-    // value of `[agent]` (single-turn, no tools, by default).
-    let [(agent_turns, turns_in_agent), (agent_tool, tool_in_agent)] = agent_shape;
-    let turns = agent_axis(
-        v,
-        &ra.turns,
-        "turns",
-        (agent_turns, turns_in_agent),
-        (1.0, crate::config::MAX_TURNS),
-        "turns = [1, 2, 4]",
-    )?;
-    let tool_seconds = agent_axis(
-        v,
-        &ra.tool_seconds,
-        "tool_seconds",
-        (agent_tool, tool_in_agent),
-        (0.0, crate::config::MAX_TOOL_SECONDS),
-        "tool_seconds = [0.5, 5, 30]",
-    )?;
+    let (turns, tool_seconds) = episode_axes(&ra, v, agent_shape)?;
     let judge = judge_axis(
         v,
         &ra.judge,
@@ -120,6 +75,78 @@ pub(super) fn axes(
         budget,
     };
     Ok(axes)
+}
+
+/// `[axes] group_size`, `max_response_len`, `update_epochs` (1 when absent) and
+/// `prompts_per_step`, each a list of positive counts (GRPO's groups at least 2).
+fn count_axes(ra: &RawAxes, v: &Validator, algorithm: Algorithm) -> Result<[Vec<u64>; 4]> {
+    let ax = Some("axes");
+    let min_group = if algorithm == Algorithm::Grpo { 2 } else { 1 };
+    let group_size = v.int_list(
+        &ra.group_size,
+        ax,
+        "group_size",
+        min_group,
+        "group_size = [4, 8, 16]",
+    )?;
+    let max_response_len = v.int_list(
+        &ra.max_response_len,
+        ax,
+        "max_response_len",
+        1,
+        "max_response_len = [2048, 4096]",
+    )?;
+    let update_epochs = match &ra.update_epochs {
+        Some(_) => v.int_list(
+            &ra.update_epochs,
+            ax,
+            "update_epochs",
+            1,
+            "update_epochs = [1, 2, 4]",
+        )?,
+        None => vec![1],
+    };
+    let prompts_per_step = v.int_list(
+        &ra.prompts_per_step,
+        ax,
+        "prompts_per_step",
+        1,
+        "prompts_per_step = [256]",
+    )?;
+    Ok([
+        group_size,
+        max_response_len,
+        update_epochs,
+        prompts_per_step,
+    ])
+}
+
+/// The episode's shape: `[axes] turns` and `[axes] tool_seconds` sweep the mean model turns per
+/// episode and the mean tool latency (the rest of `[agent]` is shared); otherwise the one value of
+/// `[agent]` (single-turn, no tools, by default).
+fn episode_axes(
+    ra: &RawAxes,
+    v: &Validator,
+    agent_shape: [(f64, bool); 2],
+) -> Result<(Vec<f64>, Vec<f64>)> {
+    let [(agent_turns, turns_in_agent), (agent_tool, tool_in_agent)] = agent_shape;
+    let turns = agent_axis(
+        v,
+        &ra.turns,
+        "turns",
+        (agent_turns, turns_in_agent),
+        (1.0, crate::config::MAX_TURNS),
+        "turns = [1, 2, 4]",
+    )?;
+    let tool_seconds = agent_axis(
+        v,
+        &ra.tool_seconds,
+        "tool_seconds",
+        (agent_tool, tool_in_agent),
+        (0.0, crate::config::MAX_TOOL_SECONDS),
+        "tool_seconds = [0.5, 5, 30]",
+    )?;
+    Ok((turns, tool_seconds))
 }
 
 /// `[axes] model` and `[axes] finetune`: the policies (resolved in the catalog, none a reward

@@ -36,6 +36,20 @@ pub fn describe(grid: &Grid) -> String {
         t.prompt_tokens, t.mean_response_tokens, t.response_length_cv, t.pass_rate_mean, t.pass_rate_concentration
     ));
     text.push_str(&base_scores_line(grid));
+    text.push_str(&axes_table(a).render());
+    let total = grid.cell_count().unwrap_or(u64::MAX);
+    let valid = grid.valid_cell_count();
+    text.push_str(&format!(
+        "cells: {} ({} in the product of axes, {} pruned by constraints)\n",
+        thousands(valid as f64),
+        thousands(total as f64),
+        thousands((total - valid) as f64)
+    ));
+    text
+}
+
+/// The grid's axes as a table: each axis with its values as grids write them and their count.
+fn axes_table(a: &super::Axes) -> crate::format::Table {
     let mut table = crate::format::Table::new(["axis", "values", "count"]);
     let join = |v: Vec<String>| v.join(", ");
     table.row([
@@ -95,16 +109,7 @@ pub fn describe(grid: &Grid) -> String {
             n.len().to_string(),
         ]),
     }
-    text.push_str(&table.render());
-    let total = grid.cell_count().unwrap_or(u64::MAX);
-    let valid = grid.valid_cell_count();
-    text.push_str(&format!(
-        "cells: {} ({} in the product of axes, {} pruned by constraints)\n",
-        thousands(valid as f64),
-        thousands(total as f64),
-        thousands((total - valid) as f64)
-    ));
-    text
+    table
 }
 
 /// The same summary as JSON: grid, hardware, task, axes (values as `cost` and grids write
