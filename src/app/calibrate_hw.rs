@@ -184,40 +184,18 @@ pub fn run(args: &CalibrateHwArgs, out: &mut dyn Write) -> Result<()> {
         calibrated.task.mean_response_tokens = mean;
     }
     let modelled = calibrated.ledger().step_seconds;
-    if let Some(logged) = logged_step_seconds {
-        text.push_str(&format!(
-            "whole step: {modelled:.1} s with the fitted profile against the log's timing_s/step {logged:.1} s ({:+.0}%; what the fitted phases do not cover: reward, advantages, weight sync, bookkeeping)\n",
-            100.0 * (modelled / logged - 1.0)
-        ));
-    } else {
-        text.push_str(&format!(
-            "whole step: {modelled:.1} s with the fitted profile (the log has no timing_s/step to compare)\n"
-        ));
-    }
+    text.push_str(&whole_step_line(modelled, logged_step_seconds));
     for n in &fit.notes {
         text.push_str(&format!("note: {n}\n"));
     }
     if args.run.json {
-        let json = serde_json::json!({
-            "gpu": fit.gpu.id,
-            "measured": fit.measured.named().iter().filter_map(|(k, v)| v.map(|x| (k.to_string(), x))).collect::<BTreeMap<String, f64>>(),
-            "source": source,
-            "default": {
-                "train_mfu": fit.defaults.train_mfu,
-                "forward_efficiency": fit.defaults.forward_efficiency,
-                "decode_bandwidth_efficiency": fit.defaults.decode_bandwidth_efficiency,
-            },
-            "calibrated": {
-                "train_mfu": fit.gpu.train_mfu,
-                "forward_efficiency": fit.gpu.forward_efficiency,
-                "decode_bandwidth_efficiency": fit.gpu.decode_bandwidth_efficiency,
-            },
-            "uncapped_mean_response_tokens": fit.uncapped_mean_tokens,
-            "modelled_step_seconds": modelled,
-            "logged_step_seconds": logged_step_seconds,
-            "notes": fit.notes,
-            "override_file": args.out.display().to_string(),
-        });
+        let json = fit_json(
+            &fit,
+            source.as_deref(),
+            modelled,
+            logged_step_seconds,
+            &args.out,
+        );
         let mut text = serde_json::to_string_pretty(&json).expect("json");
         text.push('\n');
         return emit(out, &text);
@@ -238,4 +216,49 @@ pub fn run(args: &CalibrateHwArgs, out: &mut dyn Write) -> Result<()> {
             .unwrap_or_default()
     ));
     emit(out, &text)
+}
+
+/// The whole step with the fitted profile, against the log's own step time when it has one.
+fn whole_step_line(modelled: f64, logged_step_seconds: Option<f64>) -> String {
+    if let Some(logged) = logged_step_seconds {
+        format!(
+            "whole step: {modelled:.1} s with the fitted profile against the log's timing_s/step {logged:.1} s ({:+.0}%; what the fitted phases do not cover: reward, advantages, weight sync, bookkeeping)\n",
+            100.0 * (modelled / logged - 1.0)
+        )
+    } else {
+        format!(
+            "whole step: {modelled:.1} s with the fitted profile (the log has no timing_s/step to compare)\n"
+        )
+    }
+}
+
+/// `calibrate-hw --json`: the measured step, the defaults and the fitted efficiencies, the
+/// modelled and logged step seconds, the notes and the override file written.
+fn fit_json(
+    fit: &rlfrontier::costing::hardware_fit::HardwareFit,
+    source: Option<&str>,
+    modelled: f64,
+    logged_step_seconds: Option<f64>,
+    out_path: &std::path::Path,
+) -> serde_json::Value {
+    serde_json::json!({
+        "gpu": fit.gpu.id,
+        "measured": fit.measured.named().iter().filter_map(|(k, v)| v.map(|x| (k.to_string(), x))).collect::<BTreeMap<String, f64>>(),
+        "source": source,
+        "default": {
+            "train_mfu": fit.defaults.train_mfu,
+            "forward_efficiency": fit.defaults.forward_efficiency,
+            "decode_bandwidth_efficiency": fit.defaults.decode_bandwidth_efficiency,
+        },
+        "calibrated": {
+            "train_mfu": fit.gpu.train_mfu,
+            "forward_efficiency": fit.gpu.forward_efficiency,
+            "decode_bandwidth_efficiency": fit.gpu.decode_bandwidth_efficiency,
+        },
+        "uncapped_mean_response_tokens": fit.uncapped_mean_tokens,
+        "modelled_step_seconds": modelled,
+        "logged_step_seconds": logged_step_seconds,
+        "notes": fit.notes,
+        "override_file": out_path.display().to_string(),
+    })
 }
