@@ -108,6 +108,36 @@ pub fn entries(params: &OutcomeParams) -> BTreeMap<String, ParamEntry> {
 /// Reads a calibration file and applies it to a grid, refusing files made for another grid or
 /// another tool version.
 pub fn apply(grid: &mut Grid, path: &Path) -> Result<()> {
+    let (file, text) = read_calibration_file(path)?;
+    if file.grid_name != grid.name || file.grid_sha256 != grid.sha256 {
+        return Err(Error::in_file(
+            path,
+            None,
+            "grid_sha256",
+            format!(
+                "calibrated for grid `{}` ({}…), not this grid `{}` ({}…); calibrate on pilots of this grid, or sweep the grid the pilots came from",
+                file.grid_name,
+                &file.grid_sha256[..12.min(file.grid_sha256.len())],
+                grid.name,
+                &grid.sha256[..12.min(grid.sha256.len())]
+            ),
+        ));
+    }
+    check_fitted(&file, path)?;
+    grid.outcome = file.outcome_params(path)?;
+    grid.outcome_state = OutcomeState::Calibrated {
+        runs: file.runs,
+        loro_rmse: file.loro_rmse,
+        prior_rmse: file.prior_rmse,
+        file: path.display().to_string(),
+        sha256: crate::spec::hex(&sha2::Sha256::digest(text.as_bytes())),
+    };
+    Ok(())
+}
+
+/// Reads and parses a calibration file: refused when missing, not JSON of this shape, or written
+/// by another tool or version. The file with its text (for its digest).
+fn read_calibration_file(path: &Path) -> Result<(CalibrationFile, String)> {
     crate::input::check_regular_file(path, crate::input::MAX_CONFIG_BYTES)?;
     let text = std::fs::read_to_string(path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
@@ -149,21 +179,12 @@ pub fn apply(grid: &mut Grid, path: &Path) -> Result<()> {
             ),
         ));
     }
-    if file.grid_name != grid.name || file.grid_sha256 != grid.sha256 {
-        return Err(Error::in_file(
-            path,
-            None,
-            "grid_sha256",
-            format!(
-                "calibrated for grid `{}` ({}…), not this grid `{}` ({}…); calibrate on pilots of this grid, or sweep the grid the pilots came from",
-                file.grid_name,
-                &file.grid_sha256[..12.min(file.grid_sha256.len())],
-                grid.name,
-                &grid.sha256[..12.min(grid.sha256.len())]
-            ),
-        ));
-    }
-    // A calibration must have been fitted to something, with errors that are errors.
+    Ok((file, text))
+}
+
+/// A calibration must have been fitted to something (at least one run with checkpoints), with
+/// errors that are errors (finite, 0 or more).
+fn check_fitted(file: &CalibrationFile, path: &Path) -> Result<()> {
     let bad_error = |x: f64| !(x.is_finite() && x >= 0.0);
     if file.runs == 0 || file.checkpoints < file.runs {
         return Err(Error::in_file(
@@ -195,13 +216,5 @@ pub fn apply(grid: &mut Grid, path: &Path) -> Result<()> {
             ));
         }
     }
-    grid.outcome = file.outcome_params(path)?;
-    grid.outcome_state = OutcomeState::Calibrated {
-        runs: file.runs,
-        loro_rmse: file.loro_rmse,
-        prior_rmse: file.prior_rmse,
-        file: path.display().to_string(),
-        sha256: crate::spec::hex(&sha2::Sha256::digest(text.as_bytes())),
-    };
     Ok(())
 }
