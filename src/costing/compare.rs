@@ -224,6 +224,59 @@ fn validate(p: &Project, path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The project's RL stages: PPO with a reward model like the policy, GRPO with a rule reward.
+fn rl_ledgers(
+    p: &Project,
+    policy: &ModelSpec,
+    rm_model: &ModelSpec,
+    finetune: Finetune,
+    hardware: &Hardware,
+) -> [Ledger; 2] {
+    let orm = Reward {
+        kind: RewardKind::Orm,
+        model: Some(rm_model.clone()),
+    };
+    let rule = Reward {
+        kind: RewardKind::Rule,
+        model: None,
+    };
+    let ppo = rl_ledger(
+        policy,
+        finetune,
+        hardware,
+        &RlShape {
+            algorithm: Algorithm::Ppo,
+            reward: &orm,
+            prompts: p.ppo.prompts,
+            group_size: p.ppo.rollouts_per_prompt,
+            prompt_tokens: p.ppo.prompt_tokens,
+            response_tokens: p.ppo.response_tokens,
+            prompts_per_step: p.ppo.prompts_per_step,
+            update_epochs: p.ppo.update_epochs,
+            max_response_len: p.ppo.max_response_len,
+            response_length_cv: p.ppo.response_length_cv,
+        },
+    );
+    let grpo = rl_ledger(
+        policy,
+        finetune,
+        hardware,
+        &RlShape {
+            algorithm: Algorithm::Grpo,
+            reward: &rule,
+            prompts: p.grpo.prompts,
+            group_size: p.grpo.group_size,
+            prompt_tokens: p.grpo.prompt_tokens,
+            response_tokens: p.grpo.response_tokens,
+            prompts_per_step: p.grpo.prompts_per_step,
+            update_epochs: p.grpo.update_epochs,
+            max_response_len: p.grpo.max_response_len,
+            response_length_cv: p.grpo.response_length_cv,
+        },
+    );
+    [ppo, grpo]
+}
+
 /// SFT, reward-model and DPO ledgers of the project, on the same cluster and settings.
 fn supervised_ledgers(
     p: &Project,
@@ -347,48 +400,7 @@ pub fn price(text: &str, path: &Path, catalog: &Catalog) -> Result<ProjectCost> 
     }
     let rm_model = reward_model_like(&policy);
     let [sft, rm, dpo] = supervised_ledgers(&p, &policy, &rm_model, finetune, &hardware);
-    let orm = Reward {
-        kind: RewardKind::Orm,
-        model: Some(rm_model.clone()),
-    };
-    let rule = Reward {
-        kind: RewardKind::Rule,
-        model: None,
-    };
-    let ppo = rl_ledger(
-        &policy,
-        finetune,
-        &hardware,
-        &RlShape {
-            algorithm: Algorithm::Ppo,
-            reward: &orm,
-            prompts: p.ppo.prompts,
-            group_size: p.ppo.rollouts_per_prompt,
-            prompt_tokens: p.ppo.prompt_tokens,
-            response_tokens: p.ppo.response_tokens,
-            prompts_per_step: p.ppo.prompts_per_step,
-            update_epochs: p.ppo.update_epochs,
-            max_response_len: p.ppo.max_response_len,
-            response_length_cv: p.ppo.response_length_cv,
-        },
-    );
-    let grpo = rl_ledger(
-        &policy,
-        finetune,
-        &hardware,
-        &RlShape {
-            algorithm: Algorithm::Grpo,
-            reward: &rule,
-            prompts: p.grpo.prompts,
-            group_size: p.grpo.group_size,
-            prompt_tokens: p.grpo.prompt_tokens,
-            response_tokens: p.grpo.response_tokens,
-            prompts_per_step: p.grpo.prompts_per_step,
-            update_epochs: p.grpo.update_epochs,
-            max_response_len: p.grpo.max_response_len,
-            response_length_cv: p.grpo.response_length_cv,
-        },
-    );
+    let [ppo, grpo] = rl_ledgers(&p, &policy, &rm_model, finetune, &hardware);
     for (stage, l) in [
         ("SFT", &sft),
         ("reward model", &rm),
