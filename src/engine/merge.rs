@@ -211,38 +211,10 @@ struct Shard {
 /// Reads every shard's manifest and checks they are shards 0..N of one grid file with one
 /// `--cells` mode, each given once; sorted by index.
 fn read_shards(shard_dirs: &[PathBuf]) -> Result<Vec<Shard>> {
-    let mut shards = Vec::new();
-    for dir in shard_dirs {
-        let path = dir.join("manifest.json");
-        let manifest = Manifest::read(&path)?;
-        let Some(shard) = manifest.shard else {
-            return Err(Error::in_file(
-                &path,
-                None,
-                "shard",
-                "not the output of `sweep --shard I/N`",
-            ));
-        };
-        let cells_digest = shard.cells_rows.zip(shard.cells_sha256.clone());
-        let range = super::shard_range(manifest.cells.total, shard.index, shard.count);
-        shards.push(Shard {
-            cells_digest,
-            range,
-            dir: dir.clone(),
-            index: shard.index,
-            count: shard.count,
-            sha: manifest.grid.sha256,
-            file: manifest.grid.file,
-            file_from_output: manifest.grid.file_from_output,
-            mode: manifest.cells_mode,
-            provenance: (
-                manifest.tool_version,
-                manifest.catalog_sha256,
-                manifest.outcome.calibration_file,
-                manifest.outcome.calibration_sha256,
-            ),
-        });
-    }
+    let mut shards = shard_dirs
+        .iter()
+        .map(|dir| read_shard(dir))
+        .collect::<Result<Vec<_>>>()?;
     if shards.is_empty() {
         return Err(Error::in_setting("DIR", "give the shard folders to merge"));
     }
@@ -267,7 +239,54 @@ fn read_shards(shard_dirs: &[PathBuf]) -> Result<Vec<Shard>> {
             ));
         }
     }
-    // Every shard must have been computed with the same tool, catalog and calibration.
+    same_provenance(&shards)?;
+    if shards.len() as u64 != count {
+        return Err(Error::in_setting(
+            "DIR",
+            format!(
+                "{} of {count} shards given; every shard is needed",
+                shards.len()
+            ),
+        ));
+    }
+    Ok(shards)
+}
+
+/// One shard folder's manifest, as the merge needs it; refused unless `sweep --shard` wrote it.
+fn read_shard(dir: &Path) -> Result<Shard> {
+    let path = dir.join("manifest.json");
+    let manifest = Manifest::read(&path)?;
+    let Some(shard) = manifest.shard else {
+        return Err(Error::in_file(
+            &path,
+            None,
+            "shard",
+            "not the output of `sweep --shard I/N`",
+        ));
+    };
+    let cells_digest = shard.cells_rows.zip(shard.cells_sha256.clone());
+    let range = super::shard_range(manifest.cells.total, shard.index, shard.count);
+    Ok(Shard {
+        cells_digest,
+        range,
+        dir: dir.to_path_buf(),
+        index: shard.index,
+        count: shard.count,
+        sha: manifest.grid.sha256,
+        file: manifest.grid.file,
+        file_from_output: manifest.grid.file_from_output,
+        mode: manifest.cells_mode,
+        provenance: (
+            manifest.tool_version,
+            manifest.catalog_sha256,
+            manifest.outcome.calibration_file,
+            manifest.outcome.calibration_sha256,
+        ),
+    })
+}
+
+/// Every shard must have been computed with the same tool, catalog and calibration as shard 0.
+fn same_provenance(shards: &[Shard]) -> Result<()> {
     for s in &shards[1..] {
         let (a, b) = (&shards[0].provenance, &s.provenance);
         let differs = if a.0 != b.0 {
@@ -295,16 +314,7 @@ fn read_shards(shard_dirs: &[PathBuf]) -> Result<Vec<Shard>> {
             ));
         }
     }
-    if shards.len() as u64 != count {
-        return Err(Error::in_setting(
-            "DIR",
-            format!(
-                "{} of {count} shards given; every shard is needed",
-                shards.len()
-            ),
-        ));
-    }
-    Ok(shards)
+    Ok(())
 }
 
 /// The shards' `cells.csv` rows concatenated in shard order (that is, cell order), with
