@@ -103,26 +103,7 @@ pub fn evaluate_supervised(r: &SupervisedRun) -> Ledger {
         };
     }
     let step_seconds: f64 = phases.iter().map(|p| p.seconds).sum();
-    // Memory: training state sharded over the cluster plus one micro-batch's activations; DPO
-    // under full fine-tuning also holds the frozen reference.
-    let mut state = memory::policy_state_bytes(r.model, finetune);
-    if matches!(
-        r.stage,
-        Stage::Dpo {
-            precomputed_reference: false
-        }
-    ) && finetune == Finetune::Full
-    {
-        state += BF16_BYTES * r.model.total_params() as f64;
-    }
-    let micro = r.run.max_tokens_per_gpu.max(r.tokens_per_sequence);
-    let bytes =
-        state / gpus + memory::activation_bytes(r.model, micro, r.run.gradient_checkpointing);
-    let usable = gpu.memory_bytes() * hw.usable_memory_fraction;
-    let infeasible = (bytes > usable).then_some(Infeasible::TrainingMemory {
-        needed_gb: bytes / 1e9,
-        available_gb: usable / 1e9,
-    });
+    let (bytes, infeasible) = supervised_memory(r, finetune);
     Ledger {
         phases,
         step_seconds,
@@ -146,6 +127,33 @@ pub fn evaluate_supervised(r: &SupervisedRun) -> Ledger {
         environment_usd_per_step: 0.0,
         api_usd_per_step: 0.0,
     }
+}
+
+/// Training memory per GPU: the training state sharded over the cluster plus one micro-batch's
+/// activations; DPO under full fine-tuning also holds the frozen reference (unless its
+/// log-probs are precomputed). The bytes, and the refusal when they exceed the usable memory.
+fn supervised_memory(r: &SupervisedRun, finetune: Finetune) -> (f64, Option<Infeasible>) {
+    let (hw, gpus) = (r.hardware, r.hardware.gpus as f64);
+    let gpu = &hw.gpu;
+    let mut state = memory::policy_state_bytes(r.model, finetune);
+    if matches!(
+        r.stage,
+        Stage::Dpo {
+            precomputed_reference: false
+        }
+    ) && finetune == Finetune::Full
+    {
+        state += BF16_BYTES * r.model.total_params() as f64;
+    }
+    let micro = r.run.max_tokens_per_gpu.max(r.tokens_per_sequence);
+    let bytes =
+        state / gpus + memory::activation_bytes(r.model, micro, r.run.gradient_checkpointing);
+    let usable = gpu.memory_bytes() * hw.usable_memory_fraction;
+    let infeasible = (bytes > usable).then_some(Infeasible::TrainingMemory {
+        needed_gb: bytes / 1e9,
+        available_gb: usable / 1e9,
+    });
+    (bytes, infeasible)
 }
 
 #[cfg(test)]
