@@ -157,28 +157,7 @@ impl Agent {
                 ),
             ));
         }
-        if self.tool_seconds_p99 > 0.0 {
-            if self.tool_seconds_p99 < self.tool_seconds {
-                return Err((
-                    "tool_seconds_p99",
-                    format!(
-                        "{} is below the mean latency {} (tool_seconds); a 99th percentile is at least the mean of a lognormal",
-                        self.tool_seconds_p99, self.tool_seconds
-                    ),
-                ));
-            }
-            if self.tool_seconds > 0.0 && self.tool_latency_sigma().is_none() {
-                return Err((
-                    "tool_seconds_p99",
-                    format!(
-                        "{} is more than {:.1}x the mean latency {}: no lognormal has that tail; check the units, or raise tool_seconds to the mean including the slow calls",
-                        self.tool_seconds_p99,
-                        (Z99 * Z99 / 2.0).exp(),
-                        self.tool_seconds
-                    ),
-                ));
-            }
-        }
+        self.validate_tool_tail()?;
         if self.tool_seconds > MAX_TOOL_SECONDS {
             return Err((
                 "tool_seconds",
@@ -215,6 +194,34 @@ impl Agent {
                 if !(value.is_finite() && value >= 0.0) {
                     return Err((field, format!("{value} must be a finite number, 0 or more")));
                 }
+            }
+        }
+        Ok(())
+    }
+
+    /// `tool_seconds_p99`, when given, is at least the mean latency and within what a lognormal
+    /// of that mean can have as its 99th percentile.
+    fn validate_tool_tail(&self) -> Result<(), (&'static str, String)> {
+        if self.tool_seconds_p99 > 0.0 {
+            if self.tool_seconds_p99 < self.tool_seconds {
+                return Err((
+                    "tool_seconds_p99",
+                    format!(
+                        "{} is below the mean latency {} (tool_seconds); a 99th percentile is at least the mean of a lognormal",
+                        self.tool_seconds_p99, self.tool_seconds
+                    ),
+                ));
+            }
+            if self.tool_seconds > 0.0 && self.tool_latency_sigma().is_none() {
+                return Err((
+                    "tool_seconds_p99",
+                    format!(
+                        "{} is more than {:.1}x the mean latency {}: no lognormal has that tail; check the units, or raise tool_seconds to the mean including the slow calls",
+                        self.tool_seconds_p99,
+                        (Z99 * Z99 / 2.0).exp(),
+                        self.tool_seconds
+                    ),
+                ));
             }
         }
         Ok(())
