@@ -1,7 +1,7 @@
 //! CSV and Markdown tables derived from a sweep: `frontier.csv`, `allocation_frontier.csv`,
 //! `shortlist.csv`, `shortlist.md`.
 
-use crate::analysis::decision::Decision;
+use crate::analysis::decision::{Compared, Decision};
 use crate::analysis::frontier::{Aggregate, CostBasis, Point, UPDATE_FRACTION_BIN};
 use crate::analysis::shortlist::{Entry, Flag};
 use crate::evaluate::cost_unit;
@@ -330,6 +330,35 @@ pub fn allocation_csv(grid: &Grid, aggregate: &Aggregate) -> Vec<u8> {
     to_bytes(header, rows)
 }
 
+/// The shortlist's columns after the cell's own ([`CELL_HEADER`]): the prediction, the
+/// comparison with rank 1, the gain over the base score, the validation run's price and the
+/// flags.
+const SHORTLIST_COLUMNS: [&str; 23] = [
+    "predicted_score",
+    "score_low",
+    "score_high",
+    "probability_best",
+    "difference_to_rank_1",
+    "difference_low",
+    "difference_high",
+    "gain_over_base",
+    "gain_low",
+    "gain_high",
+    "indistinguishable_from_rank_1",
+    "base_score",
+    "flops_share_learning",
+    "validation_usd",
+    "validation_gpu_hours",
+    "validation_wall_hours",
+    "usd_per_point",
+    "gpu_hours_per_point",
+    "calibrated",
+    "at_grid_edge",
+    "edge_axes",
+    "infeasible_neighbour",
+    "infeasible_neighbours",
+];
+
 /// `shortlist.csv`: every budget's shortlist, each regime with its paired difference to the
 /// budget's recommendation (rank 1) and its gain over its base score, medians and 90% intervals
 /// from the joint draws.
@@ -339,35 +368,7 @@ pub fn shortlist_csv(grid: &Grid, decisions: &[Decision]) -> Vec<u8> {
         .map(|s| s.to_string())
         .collect();
     header.extend(CELL_HEADER.iter().map(|s| s.to_string()));
-    header.extend(
-        [
-            "predicted_score",
-            "score_low",
-            "score_high",
-            "probability_best",
-            "difference_to_rank_1",
-            "difference_low",
-            "difference_high",
-            "gain_over_base",
-            "gain_low",
-            "gain_high",
-            "indistinguishable_from_rank_1",
-            "base_score",
-            "flops_share_learning",
-            "validation_usd",
-            "validation_gpu_hours",
-            "validation_wall_hours",
-            "usd_per_point",
-            "gpu_hours_per_point",
-            "calibrated",
-            "at_grid_edge",
-            "edge_axes",
-            "infeasible_neighbour",
-            "infeasible_neighbours",
-        ]
-        .iter()
-        .map(|s| s.to_string()),
-    );
+    header.extend(SHORTLIST_COLUMNS.iter().map(|s| s.to_string()));
     let rows = decisions
         .iter()
         .flat_map(|d| {
@@ -377,52 +378,61 @@ pub fn shortlist_csv(grid: &Grid, decisions: &[Decision]) -> Vec<u8> {
                 .enumerate()
                 .map(move |(k, ec)| (d, k, ec))
         })
-        .map(|(d, k, (e, c))| {
-            let p = &e.point;
-            let mut row = vec![
-                e.budget_index.to_string(),
-                e.rank.to_string(),
-                p.id.to_string(),
-            ];
-            row.extend(cell_fields(grid, p).into_row());
-            row.extend(
-                [
-                    p.score,
-                    p.score_low,
-                    p.score_high,
-                    e.probability_best,
-                    c.difference.median,
-                    c.difference.low,
-                    c.difference.high,
-                    c.gain.median,
-                    c.gain.low,
-                    c.gain.high,
-                ]
-                .map(number),
-            );
-            row.push(d.indistinguishable.contains(&k).to_string());
-            row.extend(
-                [
-                    p.base_score,
-                    p.update_fraction,
-                    p.usd,
-                    p.gpu_hours,
-                    p.wall_hours,
-                ]
-                .map(number),
-            );
-            row.push(e.usd_per_point.map(number).unwrap_or_default());
-            row.push(
-                crate::evaluate::usd_per_point(p.gpu_hours, p.score, p.base_score)
-                    .map(number)
-                    .unwrap_or_default(),
-            );
-            row.push((!e.flags.contains(&Flag::Uncalibrated)).to_string());
-            row.extend(flag_columns(&e.flags));
-            row
-        })
+        .map(|(d, k, (e, c))| shortlist_row(grid, d, k, e, c))
         .collect();
     to_bytes(header, rows)
+}
+
+/// One shortlist row: the entry's rank and cell, then [`SHORTLIST_COLUMNS`].
+fn shortlist_row(
+    grid: &Grid,
+    d: &Decision,
+    k: usize,
+    e: &Entry,
+    c: &Compared,
+) -> Vec<String> {
+    let p = &e.point;
+    let mut row = vec![
+        e.budget_index.to_string(),
+        e.rank.to_string(),
+        p.id.to_string(),
+    ];
+    row.extend(cell_fields(grid, p).into_row());
+    row.extend(
+        [
+            p.score,
+            p.score_low,
+            p.score_high,
+            e.probability_best,
+            c.difference.median,
+            c.difference.low,
+            c.difference.high,
+            c.gain.median,
+            c.gain.low,
+            c.gain.high,
+        ]
+        .map(number),
+    );
+    row.push(d.indistinguishable.contains(&k).to_string());
+    row.extend(
+        [
+            p.base_score,
+            p.update_fraction,
+            p.usd,
+            p.gpu_hours,
+            p.wall_hours,
+        ]
+        .map(number),
+    );
+    row.push(e.usd_per_point.map(number).unwrap_or_default());
+    row.push(
+        crate::evaluate::usd_per_point(p.gpu_hours, p.score, p.base_score)
+            .map(number)
+            .unwrap_or_default(),
+    );
+    row.push((!e.flags.contains(&Flag::Uncalibrated)).to_string());
+    row.extend(flag_columns(&e.flags));
+    row
 }
 
 /// A shortlist entry's cells as people read them: the cell's axis values and the formatted
