@@ -332,6 +332,40 @@ pub fn plan_csv(plan: &Plan) -> Vec<u8> {
 
 /// Reads a plan: `plan.csv` and the `plan.json` beside it.
 pub fn read_plan(csv_path: &Path) -> Result<Plan> {
+    let info = read_plan_info(csv_path)?;
+    let mut reader = csv::Reader::from_path(csv_path).map_err(|e| match e.kind() {
+        csv::ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::NotFound => Error::in_file(
+            csv_path,
+            None,
+            "",
+            "file not found; run `rlfrontier plan` first",
+        ),
+        _ => Error::in_file(csv_path, None, "", e.to_string()),
+    })?;
+    let headers = reader
+        .headers()
+        .map_err(|e| Error::in_file(csv_path, Some(1), "", e.to_string()))?
+        .clone();
+    for column in PLAN_COLUMNS {
+        if !headers.iter().any(|h| h == column) {
+            return Err(Error::in_file(
+                csv_path,
+                Some(1),
+                column,
+                "missing column; regenerate the plan with `rlfrontier plan`",
+            ));
+        }
+    }
+    let runs = read_runs(reader, csv_path)?;
+    if runs.is_empty() {
+        return Err(Error::in_file(csv_path, None, "", "the plan has no runs"));
+    }
+    Ok(Plan { info, runs })
+}
+
+/// The plan.json beside `csv_path`, refused when missing, not a plan, or when plan.csv has
+/// changed since it was written (its digest).
+fn read_plan_info(csv_path: &Path) -> Result<PlanInfo> {
     let json_path = csv_path.with_file_name("plan.json");
     let info_text = std::fs::read_to_string(&json_path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
@@ -366,29 +400,11 @@ pub fn read_plan(csv_path: &Path) -> Result<Plan> {
             ));
         }
     }
-    let mut reader = csv::Reader::from_path(csv_path).map_err(|e| match e.kind() {
-        csv::ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::NotFound => Error::in_file(
-            csv_path,
-            None,
-            "",
-            "file not found; run `rlfrontier plan` first",
-        ),
-        _ => Error::in_file(csv_path, None, "", e.to_string()),
-    })?;
-    let headers = reader
-        .headers()
-        .map_err(|e| Error::in_file(csv_path, Some(1), "", e.to_string()))?
-        .clone();
-    for column in PLAN_COLUMNS {
-        if !headers.iter().any(|h| h == column) {
-            return Err(Error::in_file(
-                csv_path,
-                Some(1),
-                column,
-                "missing column; regenerate the plan with `rlfrontier plan`",
-            ));
-        }
-    }
+    Ok(info)
+}
+
+/// The plan's runs, from its second line on: each a valid row with a safe, unique run id.
+fn read_runs(mut reader: csv::Reader<std::fs::File>, csv_path: &Path) -> Result<Vec<PilotRun>> {
     let mut runs = Vec::new();
     for (k, record) in reader.deserialize::<PlanRow>().enumerate() {
         let line = k + 2;
@@ -417,10 +433,7 @@ pub fn read_plan(csv_path: &Path) -> Result<Plan> {
         }
         runs.push(run);
     }
-    if runs.is_empty() {
-        return Err(Error::in_file(csv_path, None, "", "the plan has no runs"));
-    }
-    Ok(Plan { info, runs })
+    Ok(runs)
 }
 
 /// Whether `id` may name a file: 1-128 letters, digits, `-`, `_` or `.`, starting with a letter

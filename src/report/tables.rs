@@ -384,13 +384,7 @@ pub fn shortlist_csv(grid: &Grid, decisions: &[Decision]) -> Vec<u8> {
 }
 
 /// One shortlist row: the entry's rank and cell, then [`SHORTLIST_COLUMNS`].
-fn shortlist_row(
-    grid: &Grid,
-    d: &Decision,
-    k: usize,
-    e: &Entry,
-    c: &Compared,
-) -> Vec<String> {
+fn shortlist_row(grid: &Grid, d: &Decision, k: usize, e: &Entry, c: &Compared) -> Vec<String> {
     let p = &e.point;
     let mut row = vec![
         e.budget_index.to_string(),
