@@ -79,97 +79,161 @@ pub struct Simulated {
     pub preemptions: f64,
 }
 
-/// One replicate with the given lengths (whole tokens, at least one each): seconds, steps and
-/// preemptions.
+/// The continuous-batching scheduler's state in one replicate: per sequence, the tokens it had
+/// generated when last admitted, the step it was admitted and an admission count that
+/// invalidates stale heap entries after a preemption; the waiting queue, the running sequences
+/// in admission order (the last is preempted first) with their finishing steps, and the KV
+/// tokens they hold.
+struct Scheduler<'a> {
+    lengths: &'a [u64],
+    prompt_tokens: f64,
+    generated_at_admission: Vec<u64>,
+    admitted_at: Vec<u64>,
+    admissions: Vec<u32>,
+    waiting: VecDeque<usize>,
+    running: Vec<usize>,
+    finishes: std::collections::BinaryHeap<std::cmp::Reverse<(u64, usize, u32)>>,
+    context_tokens: f64,
+    now: u64,
+}
+
+impl<'a> Scheduler<'a> {
+    fn new(lengths: &'a [u64], prompt_tokens: f64) -> Self {
+        Scheduler {
+            lengths,
+            prompt_tokens,
+            generated_at_admission: vec![0; lengths.len()],
+            admitted_at: vec![0; lengths.len()],
+            admissions: vec![0; lengths.len()],
+            waiting: (0..lengths.len()).collect(),
+            running: Vec::new(),
+            finishes: std::collections::BinaryHeap::new(),
+            context_tokens: 0.0,
+            now: 0,
+        }
+    }
+
+    /// Admits waiting sequences in order while fewer than `max_running` run and the KV cache
+    /// has room for each one's context and one more step of every running sequence; the
+    /// seconds of recomputing the preempted ones' tokens.
+    fn admit(
+        &mut self,
+        max_running: usize,
+        kv_tokens: f64,
+        recompute_seconds_per_token: f64,
+    ) -> f64 {
+        let mut seconds = 0.0;
+        while self.running.len() < max_running {
+            let Some(&i) = self.waiting.front() else {
+                break;
+            };
+            let had = self.generated_at_admission[i];
+            let need = self.prompt_tokens + had as f64 + self.running.len() as f64 + 1.0;
+            if self.context_tokens + need > kv_tokens && !self.running.is_empty() {
+                break;
+            }
+            self.waiting.pop_front();
+            seconds += had as f64 * recompute_seconds_per_token;
+            self.context_tokens += self.prompt_tokens + had as f64;
+            self.admitted_at[i] = self.now;
+            self.admissions[i] += 1;
+            self.running.push(i);
+            let finish = self.now + self.lengths[i] - had;
+            self.finishes
+                .push(std::cmp::Reverse((finish, i, self.admissions[i])));
+        }
+        seconds
+    }
+
+    /// The step at which the next running sequence finishes (stale heap entries dropped).
+    fn next_finish(&mut self) -> u64 {
+        loop {
+            let std::cmp::Reverse((at, i, a)) =
+                *self.finishes.peek().expect("a running sequence finishes");
+            if self.admissions[i] == a && self.running.contains(&i) {
+                return at;
+            }
+            self.finishes.pop();
+        }
+    }
+
+    /// Preempts the last admitted sequence: its KV is freed and it waits at the front, keeping
+    /// the tokens it has generated (recomputed when it is admitted again).
+    fn preempt_last(&mut self) {
+        let i = self.running.pop().expect("running is not empty");
+        let generated = self.generated_at_admission[i] + (self.now - self.admitted_at[i]);
+        self.context_tokens -= self.prompt_tokens + generated as f64;
+        self.generated_at_admission[i] = generated;
+        self.admissions[i] += 1;
+        self.waiting.push_front(i);
+    }
+
+    /// Retires the sequences that have finished by now; whether any did.
+    fn retire_finished(&mut self) -> bool {
+        let mut any = false;
+        while let Some(&std::cmp::Reverse((at, i, a))) = self.finishes.peek() {
+            if at > self.now {
+                break;
+            }
+            self.finishes.pop();
+            if self.admissions[i] == a
+                && let Some(pos) = self.running.iter().position(|&r| r == i)
+            {
+                self.running.remove(pos);
+                self.context_tokens -= self.prompt_tokens + self.lengths[i] as f64;
+                any = true;
+            }
+        }
+        any
+    }
+}
+
+/// One replicate under continuous batching: admissions up to `max_running` and the KV cache,
+/// decode steps in runs of `k` until the next finish or until the cache is full, preemption of
+/// the last admitted sequence when it is. The seconds, the steps and the preemptions.
 fn simulate_once(
     step: &StepCost,
     batch: &ReplicaBatch,
     lengths: &[u64],
     recompute_seconds_per_token: f64,
 ) -> (f64, u64, u64) {
-    use std::cmp::Reverse;
-    use std::collections::BinaryHeap;
-    let prompt = batch.prompt_tokens;
     let kv = batch.kv_capacity_tokens;
     let max_running = batch.max_running.max(1.0) as usize;
-    // Per sequence: tokens generated when last admitted, the step it was admitted, and an
-    // admission count that invalidates stale heap entries after a preemption.
-    let mut generated_at_admission = vec![0u64; lengths.len()];
-    let mut admitted_at = vec![0u64; lengths.len()];
-    let mut admissions = vec![0u32; lengths.len()];
-    let mut waiting: VecDeque<usize> = (0..lengths.len()).collect();
-    // Running sequences in admission order (the last is preempted first) and their finishes.
-    let mut running: Vec<usize> = Vec::new();
-    let mut finishes: BinaryHeap<Reverse<(u64, usize, u32)>> = BinaryHeap::new();
-    let (mut seconds, mut now, mut preemptions) = (0.0, 0u64, 0u64);
-    let mut context = 0.0;
+    let mut s = Scheduler::new(lengths, batch.prompt_tokens);
+    let (mut seconds, mut preemptions) = (0.0, 0u64);
     // After a preemption nothing is admitted until a sequence finishes (vLLM schedules no new
     // request in a step that preempted one).
     let mut preempted = false;
     loop {
-        while running.len() < max_running && !preempted {
-            let Some(&i) = waiting.front() else { break };
-            let had = generated_at_admission[i];
-            // Room for its context and for one more step of every running sequence.
-            let need = prompt + had as f64 + running.len() as f64 + 1.0;
-            if context + need > kv && !running.is_empty() {
-                break;
-            }
-            waiting.pop_front();
-            seconds += had as f64 * recompute_seconds_per_token;
-            context += prompt + had as f64;
-            admitted_at[i] = now;
-            admissions[i] += 1;
-            running.push(i);
-            finishes.push(Reverse((now + lengths[i] - had, i, admissions[i])));
+        if !preempted {
+            seconds += s.admit(max_running, kv, recompute_seconds_per_token);
         }
-        if running.is_empty() {
+        if s.running.is_empty() {
             break;
         }
-        let b = running.len() as f64;
-        let next_finish = loop {
-            let Reverse((at, i, a)) = *finishes.peek().expect("a running sequence finishes");
-            if admissions[i] == a && running.contains(&i) {
-                break at;
-            }
-            finishes.pop();
-        };
-        let room = ((kv - context) / b).floor().max(0.0) as u64;
+        let b = s.running.len() as f64;
+        let next_finish = s.next_finish();
+        let room = ((kv - s.context_tokens) / b).floor().max(0.0) as u64;
         // A lone sequence always runs (the ledger has checked that the longest one fits).
-        let k = if running.len() == 1 {
-            next_finish - now
+        let k = if s.running.len() == 1 {
+            next_finish - s.now
         } else {
-            (next_finish - now).min(room)
+            (next_finish - s.now).min(room)
         };
         if k == 0 {
-            let i = running.pop().expect("running is not empty");
-            let generated = generated_at_admission[i] + (now - admitted_at[i]);
-            context -= prompt + generated as f64;
-            generated_at_admission[i] = generated;
-            admissions[i] += 1;
-            waiting.push_front(i);
+            s.preempt_last();
             preemptions += 1;
             preempted = true;
             continue;
         }
-        seconds += sum_steps(step, b, context, k);
-        now += k;
-        context += b * k as f64;
-        while let Some(&Reverse((at, i, a))) = finishes.peek() {
-            if at > now {
-                break;
-            }
-            finishes.pop();
-            if admissions[i] == a
-                && let Some(pos) = running.iter().position(|&r| r == i)
-            {
-                running.remove(pos);
-                context -= prompt + lengths[i] as f64;
-                preempted = false;
-            }
+        seconds += sum_steps(step, b, s.context_tokens, k);
+        s.now += k;
+        s.context_tokens += b * k as f64;
+        if s.retire_finished() {
+            preempted = false;
         }
     }
-    (seconds, now, preemptions)
+    (seconds, s.now, preemptions)
 }
 
 /// One replicate under static batching (transformers' `generate()`): the lengths in batches of
