@@ -861,3 +861,58 @@ fn cost_refuses_task_numbers_beyond_their_physical_range_naming_the_flag() {
             .stderr(predicate::str::contains(flag).and(predicate::str::contains(bound)));
     }
 }
+
+#[test]
+fn offload_once_per_step_is_priced_and_refused_where_it_cannot_run() {
+    // The worked example with the policy's weights and moments offloaded: around every pass
+    // (veRL) or once per step around the rollout (slime, OpenRLHF's sleep mode). Once per step
+    // moves 12n bytes there and back; per pass moves 4n around the old log-probs and the weight
+    // sync and 12n around the update, so it costs more.
+    let with = |extra: &[&str]| {
+        let mut args = WORKED.to_vec();
+        args.extend_from_slice(extra);
+        json(&args)
+    };
+    let plain = with(&[]);
+    let per_pass = with(&["--param-offload", "--optimizer-offload"]);
+    let per_step = with(&[
+        "--param-offload",
+        "--optimizer-offload",
+        "--offload-per-step",
+    ]);
+    let step = |v: &serde_json::Value| v["step_seconds"].as_f64().unwrap();
+    assert!(
+        step(&plain) < step(&per_step),
+        "{} {}",
+        step(&plain),
+        step(&per_step)
+    );
+    assert!(
+        step(&per_step) < step(&per_pass),
+        "{} {}",
+        step(&per_step),
+        step(&per_pass)
+    );
+    // Refused: nothing to move, and a rollout on GPUs of its own.
+    bin()
+        .args(WORKED)
+        .arg("--offload-per-step")
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("--offload-per-step").and(predicate::str::contains(
+                "also set param_offload, optimizer_offload or reference_offload",
+            )),
+        );
+    bin()
+        .args(WORKED)
+        .args([
+            "--param-offload",
+            "--offload-per-step",
+            "--schedule",
+            "async",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("the schedule is async"));
+}

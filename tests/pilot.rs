@@ -934,3 +934,51 @@ fn a_multi_node_trl_pilot_launches_once_per_node_with_its_rank() {
         assert!(syntax.status.success(), "{}", file.display());
     }
 }
+
+#[test]
+fn a_grid_priced_with_offload_once_per_step_is_swept_but_not_planned() {
+    // Once-per-step offload (slime, OpenRLHF's sleep mode) is priced; neither veRL's nor TRL's
+    // pilot scripts run it, so `plan` refuses rather than hand out a run priced otherwise. Under
+    // a schedule whose rollout has GPUs of its own the grid itself is refused.
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(common::grid("race-pilot"))
+        .unwrap()
+        .replace(
+            "[run]\n",
+            "[run]\nparam_offload = true\noptimizer_offload = true\noffload_per_step = true\n",
+        );
+    let grid_path = dir.path().join("swap.toml");
+    std::fs::write(&grid_path, &text).unwrap();
+    bin()
+        .args(["sweep", grid_path.to_str().unwrap(), "-q", "--out"])
+        .arg(dir.path().join("sweep"))
+        .assert()
+        .success();
+    bin()
+        .args(["plan", grid_path.to_str().unwrap()])
+        .args(["--pilot-budget", "3e17 flops", "--max-pilots", "4"])
+        .args(["--framework", "verl", "--out"])
+        .arg(dir.path().join("plan"))
+        .assert()
+        .code(2)
+        .stderr(
+            predicates::str::contains("offload_per_step").and(predicates::str::contains(
+                "pilot scripts cannot run as priced",
+            )),
+        );
+    assert!(!dir.path().join("plan").join("plan.csv").exists());
+    let async_grid = dir.path().join("swap-async.toml");
+    std::fs::write(
+        &async_grid,
+        text.replace("schedule = \"colocated\"", "schedule = \"async\""),
+    )
+    .unwrap();
+    bin()
+        .args(["check", async_grid.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(
+            predicates::str::contains("offload_per_step")
+                .and(predicates::str::contains("the schedule is async")),
+        );
+}

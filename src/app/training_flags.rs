@@ -60,6 +60,14 @@ pub struct TrainingPassFlags {
     /// Keep them on the GPU (the default).
     #[arg(long)]
     pub no_reference_offload: bool,
+    /// Move the offloaded state off the GPUs once per step, for a colocated rollout, and back
+    /// once for training (slime's `offload_train`, OpenRLHF's `--deepspeed_enable_sleep`),
+    /// instead of around every pass (veRL).
+    #[arg(long, overrides_with = "no_offload_per_step")]
+    pub offload_per_step: bool,
+    /// Move it around every pass (the default, as veRL does).
+    #[arg(long)]
+    pub no_offload_per_step: bool,
     /// Ulysses sequence-parallel degree of the training passes (veRL
     /// `ulysses_sequence_parallel_size`) [default: 1].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64))]
@@ -110,5 +118,6 @@ impl TrainingPassFlags {
             self.no_reference_offload,
             o.reference,
         );
+        o.per_step = switch(self.offload_per_step, self.no_offload_per_step, o.per_step);
     }
 }

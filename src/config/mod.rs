@@ -358,6 +358,50 @@ pub struct Offload {
     pub optimizer: bool,
     /// The reference model's weights (veRL `ref.fsdp_config.param_offload`).
     pub reference: bool,
+    /// The parts above leave the GPU once per step, for a colocated rollout, and return once for
+    /// the training passes (slime's `offload_train` under `--colocate`, OpenRLHF's
+    /// `--deepspeed_enable_sleep`), instead of around every pass as veRL's FSDP workers move
+    /// them. The training passes then find the whole state on the GPU.
+    pub per_step: bool,
+}
+
+impl Offload {
+    /// Whether any part of the training state is offloaded.
+    pub fn any(self) -> bool {
+        self.params || self.optimizer || self.reference
+    }
+
+    /// What stays off the GPU during the training passes: everything flagged when it moves
+    /// around each pass, nothing when it moves once per step ([`Offload::per_step`]).
+    pub fn during_training(self) -> Offload {
+        if self.per_step {
+            Offload::default()
+        } else {
+            self
+        }
+    }
+}
+
+/// Why once-per-step offload ([`Offload::per_step`]) cannot be priced as asked: it moves the
+/// flagged parts of the training state off the GPUs for a colocated rollout, so it needs at least
+/// one part flagged and the colocated schedule (under the others the rollout has GPUs of its
+/// own). None when it can.
+pub fn offload_per_step_refusal(offload: Offload, schedule: Schedule) -> Option<String> {
+    if !offload.per_step {
+        return None;
+    }
+    if !offload.any() {
+        return Some(
+            "offload_per_step moves nothing by itself: also set param_offload, optimizer_offload or reference_offload".to_string(),
+        );
+    }
+    if schedule != Schedule::Colocated {
+        return Some(format!(
+            "offload_per_step frees the GPUs for a colocated rollout, but the schedule is {}, whose rollout has GPUs of its own; use schedule = \"colocated\" or offload per pass",
+            schedule.as_str()
+        ));
+    }
+    None
 }
 
 /// Why a Ulysses degree cannot run the models (the policy, and a critic of its own) on a

@@ -281,7 +281,8 @@ fn rl_ledger(
 }
 
 /// The optional `rl_offload` column: what the recipe keeps in host memory between passes, as
-/// `params`, `optimizer` and `reference` joined by `+` (empty: nothing).
+/// `params`, `optimizer` and `reference` joined by `+` (empty: nothing), with `per_step` when
+/// they move once per step ([`crate::config::Offload::per_step`]).
 fn row_offload(text: &str) -> std::result::Result<crate::config::Offload, String> {
     let mut offload = crate::config::Offload::default();
     for part in text.split('+').map(str::trim).filter(|p| !p.is_empty()) {
@@ -289,9 +290,10 @@ fn row_offload(text: &str) -> std::result::Result<crate::config::Offload, String
             "params" => offload.params = true,
             "optimizer" => offload.optimizer = true,
             "reference" => offload.reference = true,
+            "per_step" => offload.per_step = true,
             other => {
                 return Err(format!(
-                    "rl_offload: unknown part `{other}`; use params, optimizer and reference joined by +"
+                    "rl_offload: unknown part `{other}`; use params, optimizer and reference joined by +, and per_step when they move once per step"
                 ));
             }
         }

@@ -186,6 +186,19 @@ fn launch_script(
 /// Chooses the pilots and writes the plan, launch scripts and Slurm array.
 pub fn plan_pilots(grid: &Grid, settings: &PilotPlanSettings) -> Result<PilotPlan> {
     check_settings(settings)?;
+    if grid.run.offload.per_step {
+        // veRL's FSDP workers move offloaded state around every pass, DeepSpeed's ZeRO offload
+        // inside every pass: neither runs the once-per-step swap the grid prices.
+        return Err(Error::in_file(
+            &grid.path,
+            None,
+            "offload_per_step",
+            format!(
+                "the grid prices offload once per step (slime, OpenRLHF's sleep mode), which the {} pilot scripts cannot run as priced; plan pilots of a copy with offload_per_step = false",
+                settings.framework.as_str()
+            ),
+        ));
+    }
     let (budget, framework) = (settings.budget, settings.framework);
     // The folder is checked and locked for the whole plan, choosing included.
     check_out_dir(&settings.out, grid, &settings.grid_file, settings.force)?;

@@ -144,6 +144,7 @@ mod tests {
         params: true,
         optimizer: true,
         reference: true,
+        per_step: false,
     };
 
     #[test]

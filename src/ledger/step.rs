@@ -513,27 +513,41 @@ fn learning(cfg: &RunConfig, pools: Pools, r: &Rollouts, phases: &mut Phases) {
         phases,
         Phase::Sync,
         0.0,
-        run.step_overhead_seconds + checkpoints + moves.policy_forward,
+        run.step_overhead_seconds + checkpoints + moves.policy_forward + moves.step_swap,
     );
 }
 
 /// Seconds of host-device copies that offloaded training state adds to each pass
 /// ([`offload`]): the policy's weights around its log-prob pass and the rollout's weight sync,
 /// its weights and moments around the update, the reference's weights around its pass (under
-/// LoRA the reference is the policy with its adapters off), and the critic's likewise.
+/// LoRA the reference is the policy with its adapters off), and the critic's likewise. Offload
+/// once per step ([`crate::config::Offload::per_step`]) moves none of these: the offloaded
+/// parts make one round trip around the rollout instead (`step_swap`, charged to the sync
+/// phase, between rollout and training).
 struct OffloadMoves {
     policy_forward: f64,
     policy_update: f64,
     reference: f64,
     critic_forward: f64,
     critic_update: f64,
+    step_swap: f64,
 }
 
 impl OffloadMoves {
     fn of(cfg: &RunConfig, pools: Pools) -> Self {
         let (run, policy) = (cfg.run, cfg.policy);
-        let o = run.offload;
         let trip = |bytes: f64| offload::round_trip_seconds(bytes, pools.training as f64);
+        if run.offload.per_step {
+            return OffloadMoves {
+                policy_forward: 0.0,
+                policy_update: 0.0,
+                reference: 0.0,
+                critic_forward: 0.0,
+                critic_update: 0.0,
+                step_swap: trip(swapped_bytes(cfg)),
+            };
+        }
+        let o = run.offload;
         let state = offload::TrainedState::of(policy, cfg.finetune);
         let reference = match cfg.finetune {
             Finetune::Full if o.reference => trip(BF16_BYTES * policy.total_params() as f64),
@@ -548,8 +562,30 @@ impl OffloadMoves {
             reference,
             critic_forward: trip(critic.forward_round_trip_bytes(o)),
             critic_update: trip(critic.update_round_trip_bytes(o)),
+            step_swap: 0.0,
         }
     }
+}
+
+/// Bytes (unsharded) that offload once per step moves off the GPUs for the rollout and back:
+/// what stays resident during training but not during the rollout
+/// (`offload::TrainedState::rollout_resident_bytes` without offload less with it, for the
+/// policy and a PPO critic) and the reference's weights when it is offloaded. The gradients are
+/// freed, not moved.
+fn swapped_bytes(cfg: &RunConfig) -> f64 {
+    let (run, policy) = (cfg.run, cfg.policy);
+    let (o, none) = (run.offload, crate::config::Offload::default());
+    let leaving = |state: offload::TrainedState| {
+        state.rollout_resident_bytes(none) - state.rollout_resident_bytes(o)
+    };
+    let mut bytes = leaving(offload::TrainedState::of(policy, cfg.finetune))
+        + resident_reference_bytes(cfg, none)
+        - resident_reference_bytes(cfg, o);
+    if run.algorithm == Algorithm::Ppo {
+        let critic = run.critic.as_ref().unwrap_or(policy);
+        bytes += leaving(offload::TrainedState::of(critic, Finetune::Full));
+    }
+    bytes
 }
 
 fn pool_share(seconds: f64, busy: f64, held: f64) -> f64 {
@@ -603,12 +639,12 @@ fn charge_gpu_seconds(cfg: &RunConfig, pools: Pools, phases: &mut Phases) -> f64
 /// exceeds the usable memory.
 fn training_memory(cfg: &RunConfig, pools: Pools) -> (f64, Option<Infeasible>) {
     let (hw, run, policy) = (cfg.hardware, cfg.run, cfg.policy);
-    let o = run.offload;
+    let o = run.offload.during_training();
     // The policy's update holds its whole state, the resident part of the others' (all of it
     // without offload, `offload::TrainedState::resident_bytes`).
     let mut state = memory::policy_state_bytes(policy, cfg.finetune);
     let mut critic_peak = 0.0;
-    let reference = resident_reference_bytes(cfg);
+    let reference = resident_reference_bytes(cfg, o);
     state += reference;
     if run.algorithm == Algorithm::Ppo {
         let critic = run.critic.as_ref().unwrap_or(policy);
@@ -646,9 +682,10 @@ fn training_memory(cfg: &RunConfig, pools: Pools) -> (f64, Option<Infeasible>) {
 }
 
 /// The reference model's BF16 weights kept on the training GPUs: with a KL reference under full
-/// fine-tuning, unless offloaded (under LoRA the reference is the policy with its adapters off).
-fn resident_reference_bytes(cfg: &RunConfig) -> f64 {
-    if cfg.run.kl_reference && cfg.finetune == Finetune::Full && !cfg.run.offload.reference {
+/// fine-tuning, unless offloaded under `o` (under LoRA the reference is the policy with its
+/// adapters off).
+fn resident_reference_bytes(cfg: &RunConfig, o: crate::config::Offload) -> f64 {
+    if cfg.run.kl_reference && cfg.finetune == Finetune::Full && !o.reference {
         BF16_BYTES * cfg.policy.total_params() as f64
     } else {
         0.0
@@ -666,7 +703,7 @@ fn colocated_resident_bytes_per_gpu(cfg: &RunConfig, pools: Pools) -> f64 {
     }
     let o = run.offload;
     let mut resident = offload::TrainedState::of(policy, cfg.finetune).rollout_resident_bytes(o)
-        + resident_reference_bytes(cfg);
+        + resident_reference_bytes(cfg, o);
     if run.algorithm == Algorithm::Ppo {
         let critic = run.critic.as_ref().unwrap_or(policy);
         resident += offload::TrainedState::of(critic, Finetune::Full).rollout_resident_bytes(o);

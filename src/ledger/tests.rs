@@ -855,6 +855,7 @@ fn offload_adds_its_round_trips_by_hand_and_frees_the_other_models() {
         params: true,
         optimizer: true,
         reference: true,
+        per_step: false,
     };
     let offloaded = evaluate(&f.config(64, 8, 4096, 1, Stop::Iterations(1)));
     let added = |phase: Phase| offloaded.phase(phase).seconds - plain.phase(phase).seconds;
@@ -891,6 +892,85 @@ fn offload_adds_its_round_trips_by_hand_and_frees_the_other_models() {
         grpo_plain.training_memory_gb_per_gpu
     );
     assert!(grpo.step_seconds > grpo_plain.step_seconds);
+}
+
+#[test]
+fn offload_once_per_step_makes_one_round_trip_and_frees_only_the_rollout() {
+    // The setup of the test above (Qwen2.5-7B PPO, KL reference, 8 H100s, everything
+    // offloaded), but moved once per step around the rollout (slime's offload_train): the
+    // passes pay nothing; the sync phase pays one round trip of what leaves the GPUs for the
+    // rollout: the policy's and the critic's FP32 weights and moments, 12n each, and the
+    // reference's BF16 weights, 2n: 2 × 26n / 8 / 5 GB/s = 9.900 s (gradients are freed, not
+    // moved). The training passes find the whole state resident: the same training memory as
+    // without offload. The colocated rollout finds none of it: the same engine room as with
+    // offload per pass.
+    let mut f = Fixture::new("qwen2.5-7b");
+    f.run.algorithm = Algorithm::Ppo;
+    f.run.kl_reference = true;
+    f.run.old_logprob = OldLogprob::Always;
+    let plain = evaluate(&f.config(64, 8, 4096, 1, Stop::Iterations(1)));
+    f.run.offload = crate::config::Offload {
+        params: true,
+        optimizer: true,
+        reference: true,
+        per_step: true,
+    };
+    let swapped = evaluate(&f.config(64, 8, 4096, 1, Stop::Iterations(1)));
+    let added = |phase: Phase| swapped.phase(phase).seconds - plain.phase(phase).seconds;
+    let n = 7_615_616_512.0_f64;
+    let swap = 2.0 * 26.0 * n / 8.0 / 5e9;
+    assert!((swap - 9.900).abs() < 1e-3, "{swap}");
+    assert!(
+        close(added(Phase::Sync), swap, 1e-9),
+        "{}",
+        added(Phase::Sync)
+    );
+    for phase in [
+        Phase::OldLogprob,
+        Phase::CriticValues,
+        Phase::Update,
+        Phase::CriticUpdate,
+        Phase::RefLogprob,
+        Phase::Decode,
+    ] {
+        assert_eq!(added(phase), 0.0, "{phase:?}");
+    }
+    assert_eq!(
+        swapped.training_memory_gb_per_gpu,
+        plain.training_memory_gb_per_gpu
+    );
+    // The rollout's room is offload's: a colocated vLLM at 0.9 (refused beside the resident
+    // state, the test below) fits.
+    f.hardware.rollout_gpu_memory_utilization = 0.9;
+    f.run.algorithm = Algorithm::Grpo;
+    assert_eq!(
+        evaluate(&f.config(64, 8, 4096, 1, Stop::Iterations(1))).infeasible,
+        None
+    );
+    f.run.offload = crate::config::Offload::default();
+    assert!(matches!(
+        evaluate(&f.config(64, 8, 4096, 1, Stop::Iterations(1))).infeasible,
+        Some(Infeasible::ColocatedMemory { .. })
+    ));
+    // Only the optimizer, once per step: 2 × 8n / 8 / 5 GB/s for GRPO (no critic).
+    f.run.offload = crate::config::Offload {
+        optimizer: true,
+        per_step: true,
+        ..crate::config::Offload::default()
+    };
+    f.hardware.rollout_gpu_memory_utilization = 0.5;
+    let grpo_plain = {
+        let mut g = Fixture::new("qwen2.5-7b");
+        g.run.kl_reference = true;
+        g.run.old_logprob = OldLogprob::Always;
+        evaluate(&g.config(64, 8, 4096, 1, Stop::Iterations(1)))
+    };
+    let grpo = evaluate(&f.config(64, 8, 4096, 1, Stop::Iterations(1)));
+    let sync_added = grpo.phase(Phase::Sync).seconds - grpo_plain.phase(Phase::Sync).seconds;
+    assert!(
+        close(sync_added, 2.0 * 8.0 * n / 8.0 / 5e9, 1e-9),
+        "{sync_added}"
+    );
 }
 
 #[test]
@@ -946,6 +1026,7 @@ fn a_colocated_rollout_must_fit_beside_the_training_state_it_leaves() {
         params: true,
         optimizer: true,
         reference: true,
+        per_step: false,
     };
     assert_eq!(at(&f), None);
     // Offloading the optimizer alone: 4n / 8 + 2n / 8 = 5.71 GB, 83.0 GB with the engine.
@@ -953,6 +1034,7 @@ fn a_colocated_rollout_must_fit_beside_the_training_state_it_leaves() {
         params: false,
         optimizer: true,
         reference: false,
+        per_step: false,
     };
     assert_eq!(at(&f), None);
     // SGLang's share is of the memory left free: its KV cache shrinks by the training state
@@ -968,6 +1050,7 @@ fn a_colocated_rollout_must_fit_beside_the_training_state_it_leaves() {
         params: true,
         optimizer: true,
         reference: true,
+        per_step: false,
     };
     let freed = step(&f);
     assert!(

@@ -460,13 +460,15 @@ pub(super) fn run(rr: &RawRun, v: &Validator, catalog: &Catalog) -> Result<RunSe
 }
 
 /// `[run]`'s offload keys (veRL FSDP's `param_offload`, `optimizer_offload` and the
-/// reference's `param_offload`).
+/// reference's `param_offload`; `offload_per_step` moves them once per step instead of around
+/// each pass, as slime and OpenRLHF's sleep mode do).
 fn run_offload(rr: &RawRun, v: &Validator) -> Result<crate::config::Offload> {
     let (rs, d) = (Some("run"), crate::config::Offload::default());
     Ok(crate::config::Offload {
         params: v.bool_or(&rr.param_offload, rs, "param_offload", d.params)?,
         optimizer: v.bool_or(&rr.optimizer_offload, rs, "optimizer_offload", d.optimizer)?,
         reference: v.bool_or(&rr.reference_offload, rs, "reference_offload", d.reference)?,
+        per_step: v.bool_or(&rr.offload_per_step, rs, "offload_per_step", d.per_step)?,
     })
 }
 

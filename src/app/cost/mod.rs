@@ -463,6 +463,11 @@ impl CostArgs {
         ) {
             return Err(Error::in_flag("--sequence-parallel", why));
         }
+        if let Some(why) =
+            rlfrontier::config::offload_per_step_refusal(run.offload, hardware.schedule)
+        {
+            return Err(Error::in_flag("--offload-per-step", why));
+        }
         let (stop, supervised) = self.stop_and_data()?;
         let o = &self.ownership;
         Ok(RunRequest {
