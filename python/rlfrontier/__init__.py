@@ -213,8 +213,10 @@ class _StreamedSweep:
     """A native sweep whose cells come as an Arrow C stream. Its thread is always joined
     (:meth:`summary` or :meth:`stop`) before its folder may be removed."""
 
-    def __init__(self, words: List[str]) -> None:
-        self.native = _native.sweep_stream(words)
+    def __init__(self, words: List[str], whole: bool = False) -> None:
+        # ``whole``: one record batch with the whole table, each column one contiguous array,
+        # which pandas (``split_blocks``) and polars take without copying; else one per row group.
+        self.native = _native.sweep_stream(words, whole)
         self.reader: Any = None
         self.joined = False
 
@@ -332,7 +334,7 @@ def sweep(
         words = _sweep_words(_grid_file(grid, Path(scratch)), folder, cells, options)
         cells_table = None
         if out is None and cells != "none":
-            streamed = _StreamedSweep(words)
+            streamed = _StreamedSweep(words, whole=True)
             try:
                 batches = list(streamed.batches())
                 summary = streamed.summary()

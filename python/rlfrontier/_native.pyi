@@ -23,5 +23,6 @@ class CellStream:
     def cancel(self) -> None:
         """Stops the sweep at its next check."""
 
-def sweep_stream(words: List[str]) -> CellStream:
-    """Starts `rlfrontier sweep WORDS...` with its cells table streamed."""
+def sweep_stream(words: List[str], whole: bool = False) -> CellStream:
+    """Starts `rlfrontier sweep WORDS...` with its cells table streamed: one record batch per row
+    group, or with ``whole`` one batch holding the whole table in contiguous columns."""

@@ -16,7 +16,7 @@ use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use arrow_array::builder::{BooleanBuilder, Float64Builder, Int64Builder, StringBuilder};
+use arrow_array::builder::{BooleanBuilder, Float64Builder, Int64Builder, LargeStringBuilder};
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{ArrayRef, RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
@@ -108,60 +108,112 @@ impl ChannelSink {
     }
 }
 
-/// The Arrow type of a cells column (`cells.parquet`'s physical types, strings as UTF-8).
+/// The Arrow type of a cells column (`cells.parquet`'s physical types, strings as UTF-8 with
+/// 64-bit offsets: pandas' `str` and polars' strings hold those, so they take the buffers as
+/// they are instead of casting).
 fn arrow_type(kind: ColumnType) -> DataType {
     match kind {
         ColumnType::Int => DataType::Int64,
         ColumnType::Double => DataType::Float64,
         ColumnType::Bool => DataType::Boolean,
-        ColumnType::Text => DataType::Utf8,
+        ColumnType::Text => DataType::LargeUtf8,
     }
 }
 
-/// One column of a row group as an Arrow array: the parts' values in order, nulls where their
-/// level is 0.
-fn arrow_column(parts: &[TypedRows], c: usize, kind: &DataType) -> Result<ArrayRef, ArrowError> {
-    let rows: usize = parts.iter().map(TypedRows::rows).sum();
-    let mismatch = || ArrowError::SchemaError(format!("column {c} does not hold {kind}"));
-    macro_rules! build {
-        ($builder:expr, $variant:ident, |$x:ident| $value:expr) => {{
-            let mut builder = $builder;
-            for part in parts {
-                let ColumnData::$variant(values) = &part.data()[c] else {
-                    return Err(mismatch());
-                };
-                let mut present = values.iter();
-                for &level in &part.levels()[c] {
-                    if level == 0 {
-                        builder.append_null();
-                        continue;
-                    }
-                    let $x = present.next().ok_or_else(mismatch)?;
-                    builder.append_value($value);
-                }
-            }
-            Arc::new(builder.finish()) as ArrayRef
-        }};
+/// A column being built: its values in order, nulls where a part's level is 0.
+enum ColumnBuilder {
+    Int(Int64Builder),
+    Double(Float64Builder),
+    Bool(BooleanBuilder),
+    Text(LargeStringBuilder),
+}
+
+impl ColumnBuilder {
+    /// An empty builder of `kind` with room for `rows` values.
+    fn new(kind: &DataType, rows: usize) -> Self {
+        match kind {
+            DataType::Int64 => ColumnBuilder::Int(Int64Builder::with_capacity(rows)),
+            DataType::Float64 => ColumnBuilder::Double(Float64Builder::with_capacity(rows)),
+            DataType::Boolean => ColumnBuilder::Bool(BooleanBuilder::with_capacity(rows)),
+            _ => ColumnBuilder::Text(LargeStringBuilder::with_capacity(rows, rows * 16)),
+        }
     }
-    Ok(match kind {
-        DataType::Int64 => build!(Int64Builder::with_capacity(rows), Int, |x| *x),
-        DataType::Float64 => build!(Float64Builder::with_capacity(rows), Double, |x| *x),
-        DataType::Boolean => build!(BooleanBuilder::with_capacity(rows), Bool, |x| *x),
-        _ => build!(StringBuilder::with_capacity(rows, rows * 16), Text, |x| {
-            std::str::from_utf8(x.data()).map_err(|e| ArrowError::ExternalError(Box::new(e)))?
-        }),
-    })
+
+    /// Appends column `c` of `parts`, in order.
+    fn append(&mut self, parts: &[TypedRows], c: usize) -> Result<(), ArrowError> {
+        let mismatch = || ArrowError::SchemaError(format!("column {c} changed its type"));
+        macro_rules! append {
+            ($builder:expr, $variant:ident, |$x:ident| $value:expr) => {{
+                for part in parts {
+                    let ColumnData::$variant(values) = &part.data()[c] else {
+                        return Err(mismatch());
+                    };
+                    let mut present = values.iter();
+                    for &level in &part.levels()[c] {
+                        if level == 0 {
+                            $builder.append_null();
+                            continue;
+                        }
+                        let $x = present.next().ok_or_else(mismatch)?;
+                        $builder.append_value($value);
+                    }
+                }
+            }};
+        }
+        match self {
+            ColumnBuilder::Int(b) => append!(b, Int, |x| *x),
+            ColumnBuilder::Double(b) => append!(b, Double, |x| *x),
+            ColumnBuilder::Bool(b) => append!(b, Bool, |x| *x),
+            ColumnBuilder::Text(b) => append!(b, Text, |x| {
+                std::str::from_utf8(x.data()).map_err(|e| ArrowError::ExternalError(Box::new(e)))?
+            }),
+        }
+        Ok(())
+    }
+
+    /// The column built so far, as one array (the builder is left empty).
+    fn finish(&mut self) -> ArrayRef {
+        match self {
+            ColumnBuilder::Int(b) => Arc::new(b.finish()),
+            ColumnBuilder::Double(b) => Arc::new(b.finish()),
+            ColumnBuilder::Bool(b) => Arc::new(b.finish()),
+            ColumnBuilder::Text(b) => Arc::new(b.finish()),
+        }
+    }
+}
+
+/// Builders for every column of `schema`, with room for `rows` rows.
+fn builders(schema: &SchemaRef, rows: usize) -> Vec<ColumnBuilder> {
+    schema
+        .fields()
+        .iter()
+        .map(|field| ColumnBuilder::new(field.data_type(), rows))
+        .collect()
+}
+
+/// Appends a row group's parts to the builders, column by column.
+fn append_rows(columns: &mut [ColumnBuilder], parts: &[TypedRows]) -> Result<(), ArrowError> {
+    for (c, column) in columns.iter_mut().enumerate() {
+        column.append(parts, c)?;
+    }
+    Ok(())
+}
+
+/// The builders' columns as one record batch.
+fn finish_batch(
+    schema: &SchemaRef,
+    columns: &mut [ColumnBuilder],
+) -> Result<RecordBatch, ArrowError> {
+    let arrays = columns.iter_mut().map(ColumnBuilder::finish).collect();
+    RecordBatch::try_new(schema.clone(), arrays)
 }
 
 /// A row group as one record batch.
 fn record_batch(schema: &SchemaRef, parts: &[TypedRows]) -> Result<RecordBatch, ArrowError> {
-    let columns = schema
-        .fields()
-        .iter()
-        .enumerate()
-        .map(|(c, field)| arrow_column(parts, c, field.data_type()))
-        .collect::<Result<Vec<_>, _>>()?;
-    RecordBatch::try_new(schema.clone(), columns)
+    let rows = parts.iter().map(TypedRows::rows).sum();
+    let mut columns = builders(schema, rows);
+    append_rows(&mut columns, parts)?;
+    finish_batch(schema, &mut columns)
 }
 
 /// The reader end: record batches until the sweep's thread is done. A failed sweep ends the
@@ -170,6 +222,12 @@ struct Reader {
     schema: SchemaRef,
     receiver: Receiver<Message>,
     state: Arc<AtomicU8>,
+    /// Whole-table mode: every row group is appended to `columns` and the table is one record
+    /// batch at the end, each column one contiguous array that pandas and polars can take
+    /// without copying; otherwise one batch per row group.
+    whole: bool,
+    /// The columns built so far in whole-table mode (none before the first row group).
+    columns: Vec<ColumnBuilder>,
 }
 
 impl Drop for Reader {
@@ -187,6 +245,15 @@ impl Iterator for Reader {
     fn next(&mut self) -> Option<Self::Item> {
         loop {
             match self.receiver.recv() {
+                Ok(Message::Rows(parts)) if self.whole => {
+                    if self.columns.is_empty() {
+                        let rows = parts.iter().map(TypedRows::rows).sum();
+                        self.columns = builders(&self.schema, rows);
+                    }
+                    if let Err(e) = append_rows(&mut self.columns, &parts) {
+                        return Some(Err(e));
+                    }
+                }
                 Ok(Message::Rows(parts)) => return Some(record_batch(&self.schema, &parts)),
                 Ok(Message::End) => {
                     let _ = self.state.compare_exchange(
@@ -195,7 +262,17 @@ impl Iterator for Reader {
                         Ordering::SeqCst,
                         Ordering::SeqCst,
                     );
-                    return None;
+                    if !self.whole {
+                        return None;
+                    }
+                    // The whole table, once: later calls end the stream.
+                    self.whole = false;
+                    if self.columns.is_empty() {
+                        self.columns = builders(&self.schema, 0);
+                    }
+                    let batch = finish_batch(&self.schema, &mut self.columns);
+                    self.columns = Vec::new();
+                    return Some(batch);
                 }
                 Ok(Message::Failed(message)) => {
                     return Some(Err(ArrowError::ComputeError(format!(
@@ -223,6 +300,7 @@ type Worker = JoinHandle<Result<Vec<u8>, app::Failure>>;
 #[pyclass(module = "rlfrontier._native")]
 pub struct CellStream {
     schema: Option<SchemaRef>,
+    whole: bool,
     receiver: Mutex<Option<Receiver<Message>>>,
     worker: Mutex<Option<Worker>>,
     interrupted: Arc<AtomicBool>,
@@ -231,9 +309,12 @@ pub struct CellStream {
 
 /// Starts `rlfrontier sweep WORDS...` on a thread of its own with its cells table streamed, and
 /// waits (without the GIL) until the table's columns are known or the sweep has ended (an error
-/// before any cells, or `--cells none`).
+/// before any cells, or `--cells none`). With `whole`, the stream holds one record batch, the
+/// whole table, built as the row groups arrive (for a DataFrame of every cell: contiguous
+/// columns convert without a copy); otherwise one batch per row group (memory stays bounded).
 #[pyfunction]
-pub fn sweep_stream(py: Python<'_>, words: Vec<String>) -> CellStream {
+#[pyo3(signature = (words, whole=false))]
+pub fn sweep_stream(py: Python<'_>, words: Vec<String>, whole: bool) -> CellStream {
     let (sender, receiver) = sync_channel(BATCHES_IN_FLIGHT);
     let interrupted = Arc::new(AtomicBool::new(false));
     let reader = Arc::new(AtomicU8::new(READING));
@@ -272,6 +353,7 @@ pub fn sweep_stream(py: Python<'_>, words: Vec<String>) -> CellStream {
     });
     CellStream {
         schema,
+        whole,
         receiver: Mutex::new(Some(receiver)),
         worker: Mutex::new(Some(worker)),
         interrupted,
@@ -288,7 +370,7 @@ impl CellStream {
     }
 
     /// The Arrow PyCapsule protocol: an `ArrowArrayStream` of the cells' record batches, one per
-    /// row group. A `requested_schema` is ignored (the protocol makes it best effort; the table
+    /// row group (or one in all, `whole`). A `requested_schema` is ignored (the protocol makes it best effort; the table
     /// has one schema). It can be taken once.
     #[pyo3(signature = (requested_schema=None))]
     fn __arrow_c_stream__<'py>(
@@ -306,6 +388,8 @@ impl CellStream {
             schema,
             receiver,
             state: self.reader.clone(),
+            whole: self.whole,
+            columns: Vec::new(),
         }));
         PyCapsule::new_with_value(py, stream, c"arrow_array_stream")
     }

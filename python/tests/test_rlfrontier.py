@@ -259,6 +259,13 @@ def test_streamed_batches_are_the_cells_in_order_and_the_result_follows():
     # One record batch per row group of 64 chunks of 2,048 cells, in cell order.
     assert [b.num_rows for b in batches] == [131_072, 65_536]
     assert pa.Table.from_batches(batches).equals(whole.cells)
+    # The whole table is one contiguous array per column (strings with 64-bit offsets), so
+    # pandas takes its buffers as they are: a numeric column without missing values is a view.
+    assert all(column.num_chunks == 1 for column in whole.cells.columns)
+    assert whole.cells.schema.field("model").type == pa.large_string()
+    frame = whole.cells.to_pandas(split_blocks=True)
+    buffer = whole.cells.column("cell_id").chunk(0).buffers()[1]
+    assert frame["cell_id"].to_numpy().__array_interface__["data"][0] == buffer.address
     assert stream.result.summary["cells_evaluated"] == 196_608
     assert stream.result.frontier.equals(whole.frontier)
     assert stream.result.cells is None
