@@ -118,8 +118,9 @@ fn check_out_dir(dir: &Path, grid: &Grid, grid_file: &Path, force: bool) -> Resu
     Ok(())
 }
 
-/// `--max-pilots` at least 1 and `--pilot-usd`, when given, a positive number of dollars.
-fn check_settings(settings: &PilotPlanSettings) -> Result<()> {
+/// `--max-pilots` at least 1, `--pilot-usd`, when given, a positive number of dollars, and a grid
+/// whose offload the pilot scripts can run as priced (not once per step).
+fn check_settings(grid: &Grid, settings: &PilotPlanSettings) -> Result<()> {
     if settings.max_pilots == 0 {
         return Err(Error::in_setting("max_pilots", "must be at least 1"));
     }
@@ -129,6 +130,19 @@ fn check_settings(settings: &PilotPlanSettings) -> Result<()> {
         return Err(Error::in_setting(
             "pilot_usd",
             format!("{x} must be a positive number of dollars"),
+        ));
+    }
+    if grid.run.offload.per_step {
+        // veRL's FSDP workers move offloaded state around every pass, DeepSpeed's ZeRO offload
+        // inside every pass: neither runs the once-per-step swap the grid prices.
+        return Err(Error::in_file(
+            &grid.path,
+            None,
+            "offload_per_step",
+            format!(
+                "the grid prices offload once per step (slime, OpenRLHF's sleep mode), which the {} pilot scripts cannot run as priced; plan pilots of a copy with offload_per_step = false",
+                settings.framework.as_str()
+            ),
         ));
     }
     Ok(())
@@ -185,20 +199,7 @@ fn launch_script(
 
 /// Chooses the pilots and writes the plan, launch scripts and Slurm array.
 pub fn plan_pilots(grid: &Grid, settings: &PilotPlanSettings) -> Result<PilotPlan> {
-    check_settings(settings)?;
-    if grid.run.offload.per_step {
-        // veRL's FSDP workers move offloaded state around every pass, DeepSpeed's ZeRO offload
-        // inside every pass: neither runs the once-per-step swap the grid prices.
-        return Err(Error::in_file(
-            &grid.path,
-            None,
-            "offload_per_step",
-            format!(
-                "the grid prices offload once per step (slime, OpenRLHF's sleep mode), which the {} pilot scripts cannot run as priced; plan pilots of a copy with offload_per_step = false",
-                settings.framework.as_str()
-            ),
-        ));
-    }
+    check_settings(grid, settings)?;
     let (budget, framework) = (settings.budget, settings.framework);
     // The folder is checked and locked for the whole plan, choosing included.
     check_out_dir(&settings.out, grid, &settings.grid_file, settings.force)?;
