@@ -915,4 +915,12 @@ fn offload_once_per_step_is_priced_and_refused_where_it_cannot_run() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("the schedule is async"));
+    // An engine inside the trainer generates with the policy's weights, which would be gone.
+    bin()
+        .args(WORKED)
+        .args(["--param-offload", "--offload-per-step"])
+        .args(["--engine", "transformers-generate"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("generates inside the trainer"));
 }

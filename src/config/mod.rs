@@ -166,7 +166,8 @@ pub struct RunSettings {
     pub old_logprob: OldLogprob,
     /// Activation recomputation during the update (costs one extra forward in time).
     pub gradient_checkpointing: bool,
-    /// Training state moved to host memory between passes (veRL FSDP offload).
+    /// Training state moved to host memory between passes (veRL FSDP offload), or once per step
+    /// around a colocated rollout ([`Offload::per_step`]).
     pub offload: Offload,
     /// Ulysses sequence-parallel degree of the training passes (veRL
     /// `ulysses_sequence_parallel_size`): each sequence is spread over this many GPUs, which
@@ -347,8 +348,10 @@ pub struct MicroBatching {
 
 /// Training state kept in host memory between passes, as veRL's FSDP workers offload it
 /// (the ledger's `offload` module): each pass loads what it uses and moves it back, a round trip of
-/// host-device copies, and the GPU holds one model's state at a time. None by default (veRL's
-/// defaults). The RL ledger prices it; the supervised stages (SFT, reward model, DPO) do not.
+/// host-device copies, and the GPU holds one model's state at a time; or, with
+/// [`Offload::per_step`], moved off the GPUs once for a colocated rollout and back once for the
+/// training passes. None by default (veRL's defaults). The RL ledger prices it; the supervised
+/// stages (SFT, reward model, DPO) do not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Offload {
     /// The trained models' weights and gradients (veRL `actor.fsdp_config.param_offload`, and
@@ -384,9 +387,14 @@ impl Offload {
 
 /// Why once-per-step offload ([`Offload::per_step`]) cannot be priced as asked: it moves the
 /// flagged parts of the training state off the GPUs for a colocated rollout, so it needs at least
-/// one part flagged and the colocated schedule (under the others the rollout has GPUs of its
-/// own). None when it can.
-pub fn offload_per_step_refusal(offload: Offload, schedule: Schedule) -> Option<String> {
+/// one part flagged, the colocated schedule (under the others the rollout has GPUs of its own) and
+/// a rollout engine of its own (one that generates inside the trainer, such as transformers'
+/// `generate()`, uses the policy's weights, which would be off the GPUs). None when it can.
+pub fn offload_per_step_refusal(
+    offload: Offload,
+    schedule: Schedule,
+    engine: &crate::catalog::EngineSpec,
+) -> Option<String> {
     if !offload.per_step {
         return None;
     }
@@ -397,8 +405,14 @@ pub fn offload_per_step_refusal(offload: Offload, schedule: Schedule) -> Option<
     }
     if schedule != Schedule::Colocated {
         return Some(format!(
-            "offload_per_step frees the GPUs for a colocated rollout, but the schedule is {}, whose rollout has GPUs of its own; use schedule = \"colocated\" or offload per pass",
+            "offload_per_step frees the GPUs for a colocated rollout, but the schedule is {}, whose rollout has GPUs of its own; use the colocated schedule or offload per pass",
             schedule.as_str()
+        ));
+    }
+    if engine.static_batching {
+        return Some(format!(
+            "offload_per_step moves the training state off the GPUs for the rollout, but engine {} generates inside the trainer with the policy's own weights; use a rollout engine (vLLM, SGLang) or offload per pass",
+            engine.id
         ));
     }
     None

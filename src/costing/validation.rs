@@ -259,6 +259,11 @@ fn rl_ledger(
             .map_or(d.mini_batch_prompts, |x| x as u64),
         ..d
     };
+    if let Some(why) =
+        crate::config::offload_per_step_refusal(run.offload, hardware.schedule, &hardware.engine)
+    {
+        return Err(format!("rl_offload: {why}"));
+    }
     let reward = Reward {
         kind: RewardKind::Rule,
         model: None,

@@ -455,8 +455,12 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
     {
         return Err(v.err(Some("run"), "sequence_parallel", why));
     }
-    if let Some(why) = crate::config::offload_per_step_refusal(run.offload, hardware.schedule) {
-        return Err(v.err(Some("run"), "offload_per_step", why));
+    for engine in std::iter::once(&hardware.engine).chain(&axes.engine) {
+        if let Some(why) =
+            crate::config::offload_per_step_refusal(run.offload, hardware.schedule, engine)
+        {
+            return Err(v.err(Some("run"), "offload_per_step", why));
+        }
     }
     let largest_cap = axes.max_response_len.iter().copied().max().unwrap_or(1) as f64;
     let task = sections::task(&raw.task, &v, largest_cap)?;
