@@ -178,9 +178,10 @@ def _check_backend(backend: Backend) -> None:
 
 
 def _frame(table: Any, backend: Backend):
-    """A pyarrow Table or RecordBatch in the chosen DataFrame library. pandas gets the table's
-    buffers released column by column as they are converted (``self_destruct``), so the Arrow
-    copy and the DataFrame are not both whole in memory."""
+    """A pyarrow Table or RecordBatch in the chosen DataFrame library. pandas takes a table's
+    contiguous columns without copying where it can (``split_blocks``: numeric columns without
+    missing values; with pandas 3, strings as its ``str`` dtype) and releases the rest column by
+    column as they are converted (``self_destruct``)."""
     if backend == "arrow":
         return table
     if backend == "polars":
@@ -209,6 +210,10 @@ def _tables(folder: Path, names: List[str], backend: Backend) -> Dict[str, Any]:
     return tables
 
 
+# What the native reader reports when Ctrl-C interrupts a whole-table read.
+_INTERRUPTED = "rlfrontier: interrupted (KeyboardInterrupt)"
+
+
 class _StreamedSweep:
     """A native sweep whose cells come as an Arrow C stream. Its thread is always joined
     (:meth:`summary` or :meth:`stop`) before its folder may be removed."""
@@ -232,6 +237,10 @@ class _StreamedSweep:
             yield from self.reader
         except pa.ArrowException as error:
             self.reader.close()
+            if _INTERRUPTED in str(error):
+                # Ctrl-C during a whole-table read (taken once per row group): the sweep is
+                # stopped by ``stop()``; the interrupt is the user's, not a sweep failure.
+                raise KeyboardInterrupt from None
             code, text = self._join()
             if code != 0 and text in str(error):
                 raise RlfrontierError(text, code) from None

@@ -32,8 +32,8 @@ const BATCHES_IN_FLIGHT: usize = 2;
 
 /// What the sweep's thread sends: the columns once, then the rows; or why it failed.
 enum Message {
-    /// The table's schema (before any rows).
-    Columns(SchemaRef),
+    /// The table's schema and the rows expected (before any rows; 0 when not known).
+    Columns(SchemaRef, u64),
     /// One row group, one part per chunk.
     Rows(Vec<TypedRows>),
     /// Every row was sent: the stream ends cleanly here.
@@ -59,13 +59,21 @@ struct ChannelSink {
 }
 
 impl CellsSink for ChannelSink {
-    fn columns(&self, names: &[String], types: &[ColumnType]) -> ControlFlow<()> {
+    fn columns(
+        &self,
+        names: &[String],
+        types: &[ColumnType],
+        expected_rows: u64,
+    ) -> ControlFlow<()> {
         let fields: Vec<Field> = names
             .iter()
             .zip(types)
             .map(|(name, kind)| Field::new(name, arrow_type(*kind), true))
             .collect();
-        self.send(Message::Columns(Arc::new(Schema::new(fields))))
+        self.send(Message::Columns(
+            Arc::new(Schema::new(fields)),
+            expected_rows,
+        ))
     }
 
     fn rows(&self, parts: Vec<TypedRows>) -> ControlFlow<()> {
@@ -228,7 +236,21 @@ struct Reader {
     whole: bool,
     /// The columns built so far in whole-table mode (none before the first row group).
     columns: Vec<ColumnBuilder>,
+    /// Rows to make room for at the first row group in whole-table mode: the rows the sweep
+    /// expects (bounded by [`WHOLE_TABLE_ROOM_ROWS`]), so the columns seldom grow: a growth is a
+    /// copy (Arrow's buffers are over-aligned, so the allocator cannot remap them in place).
+    room_rows: usize,
+    /// Set to stop the sweep (the stream's cancel flag).
+    stop: Arc<AtomicBool>,
 }
+
+/// The most rows whole-table mode makes room for before any arrive (16,777,216: 128 MB of
+/// address space per numeric column, most of it never touched when fewer rows come).
+const WHOLE_TABLE_ROOM_ROWS: usize = 1 << 24;
+
+/// What an interrupted whole-table read reports (the Python package raises `KeyboardInterrupt`
+/// on it).
+const INTERRUPTED: &str = "rlfrontier: interrupted (KeyboardInterrupt)";
 
 impl Drop for Reader {
     fn drop(&mut self) {
@@ -246,43 +268,72 @@ impl Iterator for Reader {
         loop {
             match self.receiver.recv() {
                 Ok(Message::Rows(parts)) if self.whole => {
-                    if self.columns.is_empty() {
-                        let rows = parts.iter().map(TypedRows::rows).sum();
-                        self.columns = builders(&self.schema, rows);
-                    }
-                    if let Err(e) = append_rows(&mut self.columns, &parts) {
+                    if let Err(e) = self.append_whole(&parts) {
+                        // The table cannot be whole: the stream ends here, and the sweep, its
+                        // reader gone, stops without committing.
+                        self.give_up();
                         return Some(Err(e));
                     }
                 }
                 Ok(Message::Rows(parts)) => return Some(record_batch(&self.schema, &parts)),
-                Ok(Message::End) => {
-                    let _ = self.state.compare_exchange(
-                        READING,
-                        ENDED,
-                        Ordering::SeqCst,
-                        Ordering::SeqCst,
-                    );
-                    if !self.whole {
-                        return None;
-                    }
-                    // The whole table, once: later calls end the stream.
+                Ok(Message::End) if self.whole => {
+                    // The whole table, once: later calls end the stream. The sweep commits
+                    // only once the table is built and handed over.
                     self.whole = false;
                     if self.columns.is_empty() {
                         self.columns = builders(&self.schema, 0);
                     }
                     let batch = finish_batch(&self.schema, &mut self.columns);
                     self.columns = Vec::new();
+                    match &batch {
+                        Ok(_) => self.mark(ENDED),
+                        Err(_) => self.give_up(),
+                    }
                     return Some(batch);
+                }
+                Ok(Message::End) => {
+                    self.mark(ENDED);
+                    return None;
                 }
                 Ok(Message::Failed(message)) => {
                     return Some(Err(ArrowError::ComputeError(format!(
                         "rlfrontier sweep failed: {message}"
                     ))));
                 }
-                Ok(Message::Columns(_)) => continue,
+                Ok(Message::Columns(..)) => continue,
                 Err(_) => return None,
             }
         }
+    }
+}
+
+impl Reader {
+    /// Moves the reader from reading to `state` (not back from an end already reached).
+    fn mark(&self, state: u8) {
+        let _ = self
+            .state
+            .compare_exchange(READING, state, Ordering::SeqCst, Ordering::SeqCst);
+    }
+
+    /// Ends the stream early: the sweep stops at its next check and commits nothing.
+    fn give_up(&mut self) {
+        self.whole = false;
+        self.columns = Vec::new();
+        self.stop.store(true, Ordering::SeqCst);
+        self.mark(GONE);
+    }
+
+    /// Appends a row group to the whole table (making room at the first), then lets Python run
+    /// its signal handlers: the whole sweep runs inside one read, so Ctrl-C is taken here, once
+    /// per row group, as an error carrying [`INTERRUPTED`].
+    fn append_whole(&mut self, parts: &[TypedRows]) -> Result<(), ArrowError> {
+        if self.columns.is_empty() {
+            let rows: usize = parts.iter().map(TypedRows::rows).sum();
+            self.columns = builders(&self.schema, rows.max(self.room_rows));
+        }
+        append_rows(&mut self.columns, parts)?;
+        Python::attach(|py| py.check_signals())
+            .map_err(|_| ArrowError::ExternalError(INTERRUPTED.into()))
     }
 }
 
@@ -300,6 +351,7 @@ type Worker = JoinHandle<Result<Vec<u8>, app::Failure>>;
 #[pyclass(module = "rlfrontier._native")]
 pub struct CellStream {
     schema: Option<SchemaRef>,
+    expected_rows: u64,
     whole: bool,
     receiver: Mutex<Option<Receiver<Message>>>,
     worker: Mutex<Option<Worker>>,
@@ -344,15 +396,16 @@ pub fn sweep_stream(py: Python<'_>, words: Vec<String>, whole: bool) -> CellStre
         }
         result
     });
-    let (schema, receiver) = py.detach(move || {
-        let schema = match receiver.recv() {
-            Ok(Message::Columns(schema)) => Some(schema),
-            _ => None,
+    let (schema, expected_rows, receiver) = py.detach(move || {
+        let (schema, expected_rows) = match receiver.recv() {
+            Ok(Message::Columns(schema, expected_rows)) => (Some(schema), expected_rows),
+            _ => (None, 0),
         };
-        (schema, receiver)
+        (schema, expected_rows, receiver)
     });
     CellStream {
         schema,
+        expected_rows,
         whole,
         receiver: Mutex::new(Some(receiver)),
         worker: Mutex::new(Some(worker)),
@@ -390,6 +443,10 @@ impl CellStream {
             state: self.reader.clone(),
             whole: self.whole,
             columns: Vec::new(),
+            room_rows: usize::try_from(self.expected_rows)
+                .unwrap_or(usize::MAX)
+                .min(WHOLE_TABLE_ROOM_ROWS),
+            stop: self.interrupted.clone(),
         }));
         PyCapsule::new_with_value(py, stream, c"arrow_array_stream")
     }

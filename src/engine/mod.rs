@@ -122,12 +122,14 @@ impl std::str::FromStr for CellsMode {
 /// ([`run_sweep_into`]): the Python extension turns the rows into Arrow record batches, with no
 /// file in between. Called from the thread that runs the sweep, in cell order.
 pub trait CellsSink {
-    /// The table's columns (the names and types of `cells.parquet`), once, before any rows.
-    /// `Break` stops the sweep.
+    /// The table's columns (the names and types of `cells.parquet`), once, before any rows,
+    /// with the rows expected: the cells swept for `--cells all` and `feasible` (at most that
+    /// many come), 0 for `frontier` (a few, not known in advance). `Break` stops the sweep.
     fn columns(
         &self,
         names: &[String],
         types: &[crate::report::parquet::ColumnType],
+        expected_rows: u64,
     ) -> std::ops::ControlFlow<()>;
     /// The rows of the next consecutive cells (one part per chunk, in order; the row groups of
     /// `cells.parquet`). `Break` (the reader is gone) stops the sweep.

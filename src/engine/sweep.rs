@@ -569,7 +569,13 @@ impl Passes<'_> {
             self.progress.abandon();
             Error::Interrupted
         };
-        if sink.columns(&names, &types).is_break() {
+        let expected_rows = match mode {
+            CellsMode::All | CellsMode::Feasible => {
+                self.chunks.iter().map(|r| r.end - r.start).sum()
+            }
+            CellsMode::Frontier | CellsMode::None => 0,
+        };
+        if sink.columns(&names, &types, expected_rows).is_break() {
             return Err(stopped());
         }
         for group in self.chunks.chunks(PARQUET_ROW_GROUP_CHUNKS) {
@@ -870,7 +876,7 @@ mod tests {
     }
 
     impl CellsSink for Kept {
-        fn columns(&self, names: &[String], _: &[ColumnType]) -> std::ops::ControlFlow<()> {
+        fn columns(&self, names: &[String], _: &[ColumnType], _: u64) -> std::ops::ControlFlow<()> {
             *self.names.lock().unwrap() = names.to_vec();
             if self.refuse {
                 std::ops::ControlFlow::Break(())
