@@ -880,6 +880,9 @@ fn offload_once_per_step_is_priced_and_refused_where_it_cannot_run() {
         "--optimizer-offload",
         "--offload-per-step",
     ]);
+    assert_eq!(per_step["config"]["offload"]["per_step"], true);
+    assert_eq!(per_pass["config"]["offload"]["per_step"], false);
+    assert_eq!(per_pass["config"]["offload"]["optimizer"], true);
     let step = |v: &serde_json::Value| v["step_seconds"].as_f64().unwrap();
     assert!(
         step(&plain) < step(&per_step),

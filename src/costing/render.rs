@@ -124,6 +124,12 @@ fn config_json(request: &RunRequest, price: f64) -> serde_json::Value {
         "kl_coef": request.run.kl_coef,
         "prefix_cache": request.run.prefix_cache,
         "dynamic_sampling": request.run.dynamic_sampling,
+        "offload": {
+            "params": request.run.offload.params,
+            "optimizer": request.run.offload.optimizer,
+            "reference": request.run.offload.reference,
+            "per_step": request.run.offload.per_step,
+        },
         "base_score": request.base_score,
     })
 }
