@@ -904,7 +904,7 @@ fn offload_once_per_step_is_priced_and_refused_where_it_cannot_run() {
         .code(2)
         .stderr(
             predicate::str::contains("--offload-per-step").and(predicate::str::contains(
-                "also set param_offload, optimizer_offload or reference_offload",
+                "also set param_offload, optimizer_offload or (with kl_reference) reference_offload",
             )),
         );
     bin()
@@ -918,6 +918,13 @@ fn offload_once_per_step_is_priced_and_refused_where_it_cannot_run() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("the schedule is async"));
+    // The reference alone moves nothing without a KL reference.
+    bin()
+        .args(WORKED)
+        .args(["--reference-offload", "--offload-per-step", "--no-kl-reference"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("moves nothing"));
     // An engine inside the trainer generates with the policy's weights, which would be gone.
     bin()
         .args(WORKED)

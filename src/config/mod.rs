@@ -369,11 +369,6 @@ pub struct Offload {
 }
 
 impl Offload {
-    /// Whether any part of the training state is offloaded.
-    pub fn any(self) -> bool {
-        self.params || self.optimizer || self.reference
-    }
-
     /// What stays off the GPU during the training passes: everything flagged when it moves
     /// around each pass, nothing when it moves once per step ([`Offload::per_step`]).
     pub fn during_training(self) -> Offload {
@@ -387,20 +382,21 @@ impl Offload {
 
 /// Why once-per-step offload ([`Offload::per_step`]) cannot be priced as asked: it moves the
 /// flagged parts of the training state off the GPUs for a colocated rollout, so it needs at least
-/// one part flagged, the colocated schedule (under the others the rollout has GPUs of its own) and
+/// one part flagged that exists (the reference only with a KL reference), the colocated schedule (under the others the rollout has GPUs of its own) and
 /// a rollout engine of its own (one that generates inside the trainer, such as transformers'
 /// `generate()`, uses the policy's weights, which would be off the GPUs). None when it can.
 pub fn offload_per_step_refusal(
-    offload: Offload,
+    run: &RunSettings,
     schedule: Schedule,
     engine: &crate::catalog::EngineSpec,
 ) -> Option<String> {
+    let offload = run.offload;
     if !offload.per_step {
         return None;
     }
-    if !offload.any() {
+    if !(offload.params || offload.optimizer || (offload.reference && run.kl_reference)) {
         return Some(
-            "offload_per_step moves nothing by itself: also set param_offload, optimizer_offload or reference_offload".to_string(),
+            "offload_per_step moves nothing by itself: also set param_offload, optimizer_offload or (with kl_reference) reference_offload".to_string(),
         );
     }
     if schedule != Schedule::Colocated {

@@ -260,7 +260,7 @@ fn rl_ledger(
         ..d
     };
     if let Some(why) =
-        crate::config::offload_per_step_refusal(run.offload, hardware.schedule, &hardware.engine)
+        crate::config::offload_per_step_refusal(&run, hardware.schedule, &hardware.engine)
     {
         return Err(format!("rl_offload: {why}"));
     }

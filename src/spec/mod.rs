@@ -456,8 +456,7 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
         return Err(v.err(Some("run"), "sequence_parallel", why));
     }
     for engine in std::iter::once(&hardware.engine).chain(&axes.engine) {
-        if let Some(why) =
-            crate::config::offload_per_step_refusal(run.offload, hardware.schedule, engine)
+        if let Some(why) = crate::config::offload_per_step_refusal(&run, hardware.schedule, engine)
         {
             return Err(v.err(Some("run"), "offload_per_step", why));
         }

@@ -463,11 +463,9 @@ impl CostArgs {
         ) {
             return Err(Error::in_flag("--sequence-parallel", why));
         }
-        if let Some(why) = rlfrontier::config::offload_per_step_refusal(
-            run.offload,
-            hardware.schedule,
-            &hardware.engine,
-        ) {
+        if let Some(why) =
+            rlfrontier::config::offload_per_step_refusal(&run, hardware.schedule, &hardware.engine)
+        {
             return Err(Error::in_flag("--offload-per-step", why));
         }
         let (stop, supervised) = self.stop_and_data()?;
