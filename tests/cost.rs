@@ -921,7 +921,11 @@ fn offload_once_per_step_is_priced_and_refused_where_it_cannot_run() {
     // The reference alone moves nothing without a KL reference.
     bin()
         .args(WORKED)
-        .args(["--reference-offload", "--offload-per-step", "--no-kl-reference"])
+        .args([
+            "--reference-offload",
+            "--offload-per-step",
+            "--no-kl-reference",
+        ])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("moves nothing"));
