@@ -836,6 +836,26 @@ fn a_cap_beyond_the_context_window_is_infeasible_with_the_cap_that_fits() {
     ));
 }
 
+/// Qwen2.5-7B PPO (critic of the policy's shape) with a KL reference and old log-probs every
+/// step on the fixture's 8 H100s: the offload tests' setup.
+fn ppo_7b_with_reference() -> Fixture {
+    let mut f = Fixture::new("qwen2.5-7b");
+    f.run.algorithm = Algorithm::Ppo;
+    f.run.kl_reference = true;
+    f.run.old_logprob = OldLogprob::Always;
+    f
+}
+
+/// Weights, moments and reference offloaded, per pass or once per step.
+fn everything_offloaded(per_step: bool) -> crate::config::Offload {
+    crate::config::Offload {
+        params: true,
+        optimizer: true,
+        reference: true,
+        per_step,
+    }
+}
+
 #[test]
 fn offload_adds_its_round_trips_by_hand_and_frees_the_other_models() {
     // Qwen2.5-7B PPO (critic of the policy's shape) with a KL reference on 8 H100s, everything
@@ -846,17 +866,9 @@ fn offload_adds_its_round_trips_by_hand_and_frees_the_other_models() {
     //   the reference moves its BF16 weights, 2n / 8: 0.7616 s.
     // Memory: the update holds the policy's 16n and nothing of the others; without offload
     // it also holds the reference's 2n and the critic's 16n: 18n / 8 = 17.14 GB more per GPU.
-    let mut f = Fixture::new("qwen2.5-7b");
-    f.run.algorithm = Algorithm::Ppo;
-    f.run.kl_reference = true;
-    f.run.old_logprob = OldLogprob::Always;
+    let mut f = ppo_7b_with_reference();
     let plain = evaluate(&f.config(64, 8, 4096, 1, Stop::Iterations(1)));
-    f.run.offload = crate::config::Offload {
-        params: true,
-        optimizer: true,
-        reference: true,
-        per_step: false,
-    };
+    f.run.offload = everything_offloaded(false);
     let offloaded = evaluate(&f.config(64, 8, 4096, 1, Stop::Iterations(1)));
     let added = |phase: Phase| offloaded.phase(phase).seconds - plain.phase(phase).seconds;
     let n = 7_615_616_512.0_f64;
@@ -904,17 +916,9 @@ fn offload_once_per_step_makes_one_round_trip_and_frees_only_the_rollout() {
     // moved). The training passes find the whole state resident: the same training memory as
     // without offload. The colocated rollout finds none of it: the same engine room as with
     // offload per pass.
-    let mut f = Fixture::new("qwen2.5-7b");
-    f.run.algorithm = Algorithm::Ppo;
-    f.run.kl_reference = true;
-    f.run.old_logprob = OldLogprob::Always;
+    let mut f = ppo_7b_with_reference();
     let plain = evaluate(&f.config(64, 8, 4096, 1, Stop::Iterations(1)));
-    f.run.offload = crate::config::Offload {
-        params: true,
-        optimizer: true,
-        reference: true,
-        per_step: true,
-    };
+    f.run.offload = everything_offloaded(true);
     let swapped = evaluate(&f.config(64, 8, 4096, 1, Stop::Iterations(1)));
     let added = |phase: Phase| swapped.phase(phase).seconds - plain.phase(phase).seconds;
     let n = 7_615_616_512.0_f64;
@@ -960,9 +964,8 @@ fn offload_once_per_step_makes_one_round_trip_and_frees_only_the_rollout() {
     };
     f.hardware.rollout_gpu_memory_utilization = 0.5;
     let grpo_plain = {
-        let mut g = Fixture::new("qwen2.5-7b");
-        g.run.kl_reference = true;
-        g.run.old_logprob = OldLogprob::Always;
+        let mut g = ppo_7b_with_reference();
+        g.run.algorithm = Algorithm::Grpo;
         evaluate(&g.config(64, 8, 4096, 1, Stop::Iterations(1)))
     };
     let grpo = evaluate(&f.config(64, 8, 4096, 1, Stop::Iterations(1)));
@@ -1022,12 +1025,7 @@ fn a_colocated_rollout_must_fit_beside_the_training_state_it_leaves() {
     };
     assert_eq!(evaluate(&lora).infeasible, None);
     // Offloading the weights, the moments and the reference leaves nothing beside the engine.
-    f.run.offload = crate::config::Offload {
-        params: true,
-        optimizer: true,
-        reference: true,
-        per_step: false,
-    };
+    f.run.offload = everything_offloaded(false);
     assert_eq!(at(&f), None);
     // Offloading the optimizer alone: 4n / 8 + 2n / 8 = 5.71 GB, 83.0 GB with the engine.
     f.run.offload = crate::config::Offload {
@@ -1046,12 +1044,7 @@ fn a_colocated_rollout_must_fit_beside_the_training_state_it_leaves() {
     let step = |f: &Fixture| evaluate(&f.config(1024, 8, 8192, 1, Stop::Iterations(1)));
     let shrunk = step(&f);
     assert_eq!(shrunk.infeasible, None);
-    f.run.offload = crate::config::Offload {
-        params: true,
-        optimizer: true,
-        reference: true,
-        per_step: false,
-    };
+    f.run.offload = everything_offloaded(false);
     let freed = step(&f);
     assert!(
         shrunk.decode.sequences_in_flight < freed.decode.sequences_in_flight,
