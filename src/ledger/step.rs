@@ -568,24 +568,11 @@ impl OffloadMoves {
 }
 
 /// Bytes (unsharded) that offload once per step moves off the GPUs for the rollout and back:
-/// what stays resident during training but not during the rollout
-/// (`offload::TrainedState::rollout_resident_bytes` without offload less with it, for the
-/// policy and a PPO critic) and the reference's weights when it is offloaded. The gradients are
-/// freed, not moved.
+/// what stays beside a rollout without offload less what stays with it
+/// ([`rollout_resident_bytes`]). The gradients are freed, not moved.
 fn swapped_bytes(cfg: &RunConfig) -> f64 {
-    let (run, policy) = (cfg.run, cfg.policy);
-    let (o, none) = (run.offload, crate::config::Offload::default());
-    let leaving = |state: offload::TrainedState| {
-        state.rollout_resident_bytes(none) - state.rollout_resident_bytes(o)
-    };
-    let mut bytes = leaving(offload::TrainedState::of(policy, cfg.finetune))
-        + resident_reference_bytes(cfg, none)
-        - resident_reference_bytes(cfg, o);
-    if run.algorithm == Algorithm::Ppo {
-        let critic = run.critic.as_ref().unwrap_or(policy);
-        bytes += leaving(offload::TrainedState::of(critic, Finetune::Full));
-    }
-    bytes
+    rollout_resident_bytes(cfg, crate::config::Offload::default())
+        - rollout_resident_bytes(cfg, cfg.run.offload)
 }
 
 fn pool_share(seconds: f64, busy: f64, held: f64) -> f64 {
@@ -697,18 +684,25 @@ fn resident_reference_bytes(cfg: &RunConfig, o: crate::config::Offload) -> f64 {
 /// critic too) and the reference's BF16 weights, sharded over the training GPUs. 0 under the
 /// other schedules, whose engines have GPUs of their own.
 fn colocated_resident_bytes_per_gpu(cfg: &RunConfig, pools: Pools) -> f64 {
-    let (hw, run, policy) = (cfg.hardware, cfg.run, cfg.policy);
-    if hw.schedule != Schedule::Colocated {
+    if cfg.hardware.schedule != Schedule::Colocated {
         return 0.0;
     }
-    let o = run.offload;
+    rollout_resident_bytes(cfg, cfg.run.offload) / pools.training.max(1) as f64
+}
+
+/// The training state (unsharded) left on the GPUs during a rollout under offload `o`: the
+/// trained models' weights and moments that are not offloaded
+/// (`offload::TrainedState::rollout_resident_bytes`; a PPO critic too) and the reference's BF16
+/// weights.
+fn rollout_resident_bytes(cfg: &RunConfig, o: crate::config::Offload) -> f64 {
+    let (run, policy) = (cfg.run, cfg.policy);
     let mut resident = offload::TrainedState::of(policy, cfg.finetune).rollout_resident_bytes(o)
         + resident_reference_bytes(cfg, o);
     if run.algorithm == Algorithm::Ppo {
         let critic = run.critic.as_ref().unwrap_or(policy);
         resident += offload::TrainedState::of(critic, Finetune::Full).rollout_resident_bytes(o);
     }
-    resident / pools.training.max(1) as f64
+    resident
 }
 
 /// The resident bytes a rollout engine's share is taken after ([`time::DecodeInput`]): the
