@@ -236,6 +236,8 @@ struct Reader {
     whole: bool,
     /// The columns built so far in whole-table mode (none before the first row group).
     columns: Vec<ColumnBuilder>,
+    /// The whole table was handed over, or the read gave up: the stream has ended.
+    finished: bool,
     /// Rows to make room for at the first row group in whole-table mode: the rows the sweep
     /// expects (bounded by [`WHOLE_TABLE_ROOM_ROWS`]), so the columns seldom grow: a growth is a
     /// copy (Arrow's buffers are over-aligned, so the allocator cannot remap them in place).
@@ -265,6 +267,9 @@ impl Iterator for Reader {
     type Item = Result<RecordBatch, ArrowError>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        if self.finished {
+            return None;
+        }
         loop {
             match self.receiver.recv() {
                 Ok(Message::Rows(parts)) if self.whole => {
@@ -279,7 +284,7 @@ impl Iterator for Reader {
                 Ok(Message::End) if self.whole => {
                     // The whole table, once: later calls end the stream. The sweep commits
                     // only once the table is built and handed over.
-                    self.whole = false;
+                    self.finished = true;
                     if self.columns.is_empty() {
                         self.columns = builders(&self.schema, 0);
                     }
@@ -315,9 +320,10 @@ impl Reader {
             .compare_exchange(READING, state, Ordering::SeqCst, Ordering::SeqCst);
     }
 
-    /// Ends the stream early: the sweep stops at its next check and commits nothing.
+    /// Ends the stream early: the sweep stops at its next check and commits nothing, and later
+    /// calls return nothing.
     fn give_up(&mut self) {
-        self.whole = false;
+        self.finished = true;
         self.columns = Vec::new();
         self.stop.store(true, Ordering::SeqCst);
         self.mark(GONE);
@@ -443,6 +449,7 @@ impl CellStream {
             state: self.reader.clone(),
             whole: self.whole,
             columns: Vec::new(),
+            finished: false,
             room_rows: usize::try_from(self.expected_rows)
                 .unwrap_or(usize::MAX)
                 .min(WHOLE_TABLE_ROOM_ROWS),
