@@ -640,6 +640,63 @@ mod tests {
     use crate::catalog::Catalog;
 
     #[test]
+    fn offload_once_per_step_needs_something_to_move_a_colocated_rollout_and_its_own_engine() {
+        let catalog = Catalog::embedded();
+        let vllm = catalog.default_engine();
+        let in_trainer = catalog.engine("transformers-generate").unwrap();
+        let run = |offload: Offload, kl_reference: bool| RunSettings {
+            offload,
+            kl_reference,
+            ..RunSettings::default()
+        };
+        let params = Offload {
+            params: true,
+            per_step: true,
+            ..Offload::default()
+        };
+        let reference_only = Offload {
+            reference: true,
+            per_step: true,
+            ..Offload::default()
+        };
+        let refusal = |r: &RunSettings, schedule, engine| {
+            offload_per_step_refusal(r, schedule, engine).unwrap_or_default()
+        };
+        // Per pass, anything goes; once per step with the weights, colocated, on vLLM, priced.
+        let per_pass = Offload {
+            per_step: false,
+            ..params
+        };
+        assert_eq!(
+            refusal(&run(per_pass, true), Schedule::Async, in_trainer),
+            ""
+        );
+        assert_eq!(refusal(&run(params, true), Schedule::Colocated, vllm), "");
+        // Nothing to move: no part, or the reference without a KL reference.
+        let nothing = Offload {
+            per_step: true,
+            ..Offload::default()
+        };
+        assert!(refusal(&run(nothing, true), Schedule::Colocated, vllm).contains("moves nothing"));
+        assert!(
+            refusal(&run(reference_only, false), Schedule::Colocated, vllm)
+                .contains("moves nothing")
+        );
+        assert_eq!(
+            refusal(&run(reference_only, true), Schedule::Colocated, vllm),
+            ""
+        );
+        // A rollout on GPUs of its own, or generation inside the trainer.
+        for schedule in [Schedule::Async, Schedule::Separate] {
+            assert!(refusal(&run(params, true), schedule, vllm).contains("GPUs of its own"));
+        }
+        assert!(
+            refusal(&run(params, true), Schedule::Colocated, in_trainer)
+                .contains("generates inside the trainer")
+        );
+    }
+
+    #[test]
     fn a_ulysses_degree_must_split_the_heads_and_the_gpus() {
         // Qwen2.5-7B: 28 attention heads, 4 key-value heads.
         let m = Catalog::embedded().model("qwen2.5-7b").unwrap().clone();
