@@ -221,25 +221,10 @@ pub fn plan_pilots(grid: &Grid, settings: &PilotPlanSettings) -> Result<PilotPla
             (decided.runs.clone(), Some(decided), design)
         }
     };
-    let plan = Plan {
-        info: PlanInfo {
-            tool: "rlfrontier".to_string(),
-            tool_version: crate::VERSION.to_string(),
-            grid_name: grid.name.clone(),
-            grid_file: settings.grid_file.display().to_string(),
-            grid_file_from_plan: String::new(),
-            grid_sha256: grid.sha256.clone(),
-            catalog_sha256: settings.catalog_sha256.clone(),
-            plan_csv_sha256: String::new(),
-            pilot_budget: budget.amount,
-            budget_unit: budget.unit.as_str().to_string(),
-            framework: framework.as_str().to_string(),
-            runs: runs.len(),
-            design,
-        },
+    let mut plan = Plan {
+        info: plan_info(grid, settings, runs.len(), design),
         runs,
     };
-    let mut plan = plan;
     // The folder exists now: record where the grid is as seen from it.
     plan.info.grid_file_from_plan = crate::pilot::relative_path(&settings.out, &settings.grid_file);
     let launch_dir = settings.out.join("launch");
@@ -284,6 +269,26 @@ pub fn plan_pilots(grid: &Grid, settings: &PilotPlanSettings) -> Result<PilotPla
         framework,
         out: settings.out.clone(),
     })
+}
+
+/// plan.json's record of the plan (before its CSV digest and the grid's path from the plan's
+/// folder are known).
+fn plan_info(grid: &Grid, settings: &PilotPlanSettings, runs: usize, design: String) -> PlanInfo {
+    PlanInfo {
+        tool: "rlfrontier".to_string(),
+        tool_version: crate::VERSION.to_string(),
+        grid_name: grid.name.clone(),
+        grid_file: settings.grid_file.display().to_string(),
+        grid_file_from_plan: String::new(),
+        grid_sha256: grid.sha256.clone(),
+        catalog_sha256: settings.catalog_sha256.clone(),
+        plan_csv_sha256: String::new(),
+        pilot_budget: settings.budget.amount,
+        budget_unit: settings.budget.unit.as_str().to_string(),
+        framework: settings.framework.as_str().to_string(),
+        runs,
+        design,
+    }
 }
 
 /// What `--decide` says about its pilots: the contenders and P(wrong) before and after, beside
