@@ -397,6 +397,39 @@ pub fn trl_script(c: &LaunchContext) -> String {
         "--eval_strategy steps".to_string(),
         format!("--eval_steps {}", r.eval_every_steps * r.update_epochs),
     ];
+    args.extend(trl_setting_args(c, &mut s));
+    args.extend([
+        format!("--output_dir {}", shell_word(&format!("runs/{}", r.run_id))),
+        "--report_to none".to_string(),
+    ]);
+    s.push_str(&zero3_config_lines(c));
+    let nodes = h.gpus.div_ceil(8);
+    // Several nodes: one launch per node, each told its rank and the first node's address.
+    let ranks = if nodes > 1 {
+        s.push_str(&format!(
+            "# Note: {nodes} nodes: run this script once on each with MACHINE_RANK (0 on the first node) and MAIN_PROCESS_IP (the first node's address) set; slurm_array.sh does so through srun.\n"
+        ));
+        " --machine_rank \"${MACHINE_RANK:?set MACHINE_RANK to this node's rank}\" --main_process_ip \"${MAIN_PROCESS_IP:?set MAIN_PROCESS_IP to the first node's address}\" --main_process_port \"${MAIN_PROCESS_PORT:-29500}\""
+    } else {
+        ""
+    };
+    s.push_str(&format!(
+        "accelerate launch --config_file \"$ACCELERATE_CONFIG\" --num_processes {} --num_machines {nodes}{ranks} -m trl.scripts.grpo \\\n",
+        h.gpus,
+    ));
+    for a in &args {
+        s.push_str(&format!("  {a} \\\n"));
+    }
+    s.push_str("  \"$@\"\n");
+    s
+}
+
+/// TRL's arguments for what the grid sets beyond the batch: the vLLM rollout (unless priced
+/// with transformers' `generate()`), the reward, LoRA and gradient checkpointing. A reward
+/// model's note goes to the script `s`.
+fn trl_setting_args(c: &LaunchContext, s: &mut String) -> Vec<String> {
+    let (h, run) = (&c.grid.hardware, &c.grid.run);
+    let mut args = Vec::new();
     // Priced with transformers' generate() (TRL's default): no vLLM flags.
     if !h.engine.static_batching {
         args.extend([
@@ -431,30 +464,7 @@ pub fn trl_script(c: &LaunchContext) -> String {
     if run.gradient_checkpointing {
         args.push("--gradient_checkpointing".to_string());
     }
-    args.extend([
-        format!("--output_dir {}", shell_word(&format!("runs/{}", r.run_id))),
-        "--report_to none".to_string(),
-    ]);
-    s.push_str(&zero3_config_lines(c));
-    let nodes = h.gpus.div_ceil(8);
-    // Several nodes: one launch per node, each told its rank and the first node's address.
-    let ranks = if nodes > 1 {
-        s.push_str(&format!(
-            "# Note: {nodes} nodes: run this script once on each with MACHINE_RANK (0 on the first node) and MAIN_PROCESS_IP (the first node's address) set; slurm_array.sh does so through srun.\n"
-        ));
-        " --machine_rank \"${MACHINE_RANK:?set MACHINE_RANK to this node's rank}\" --main_process_ip \"${MAIN_PROCESS_IP:?set MAIN_PROCESS_IP to the first node's address}\" --main_process_port \"${MAIN_PROCESS_PORT:-29500}\""
-    } else {
-        ""
-    };
-    s.push_str(&format!(
-        "accelerate launch --config_file \"$ACCELERATE_CONFIG\" --num_processes {} --num_machines {nodes}{ranks} -m trl.scripts.grpo \\\n",
-        h.gpus,
-    ));
-    for a in &args {
-        s.push_str(&format!("  {a} \\\n"));
-    }
-    s.push_str("  \"$@\"\n");
-    s
+    args
 }
 
 /// Lines that write the run's Accelerate config: DeepSpeed ZeRO-3, which shards weights,
