@@ -114,42 +114,36 @@ impl GpuSpec {
     /// Checks every number is finite, positive and below a physical bound, and every
     /// efficiency is at most 1.
     pub fn validate(&self, origin: &Path) -> Result<()> {
-        let checks: [(&str, f64, bool); 12] = [
+        let positive: [(&str, f64); 12] = [
             (
                 "attention_forward_efficiency",
                 self.attention_forward_efficiency,
-                false,
             ),
             (
                 "attention_backward_efficiency",
                 self.attention_backward_efficiency,
-                false,
             ),
-            ("bf16_dense_tflops", self.bf16_dense_tflops, false),
-            ("memory_gb", self.memory_gb, false),
-            ("bandwidth_tbps", self.bandwidth_tbps, false),
-            ("usd_per_gpu_hour", self.usd_per_gpu_hour, false),
-            ("train_mfu", self.train_mfu, false),
-            ("prefill_efficiency", self.prefill_efficiency, false),
-            ("forward_efficiency", self.forward_efficiency, false),
+            ("bf16_dense_tflops", self.bf16_dense_tflops),
+            ("memory_gb", self.memory_gb),
+            ("bandwidth_tbps", self.bandwidth_tbps),
+            ("usd_per_gpu_hour", self.usd_per_gpu_hour),
+            ("train_mfu", self.train_mfu),
+            ("prefill_efficiency", self.prefill_efficiency),
+            ("forward_efficiency", self.forward_efficiency),
             (
                 "decode_bandwidth_efficiency",
                 self.decode_bandwidth_efficiency,
-                false,
             ),
-            ("nvlink_domain_gpus", self.nvlink_domain_gpus as f64, false),
-            ("nvlink_gbps", self.nvlink_gbps, false),
+            ("nvlink_domain_gpus", self.nvlink_domain_gpus as f64),
+            ("nvlink_gbps", self.nvlink_gbps),
         ];
-        for (field, value, zero_ok) in checks {
-            if !value.is_finite() || value < 0.0 || (!zero_ok && value == 0.0) {
+        for (field, value) in positive {
+            if !(value.is_finite() && value > 0.0) {
                 return Err(Error::in_file(
                     origin,
                     None,
                     &format!("gpu `{}`.{field}", self.id),
-                    format!(
-                        "{value} is not valid; use a finite number {}",
-                        if zero_ok { ">= 0" } else { "> 0" }
-                    ),
+                    format!("{value} is not valid; use a finite number > 0"),
                 ));
             }
         }
