@@ -13,6 +13,7 @@ pub mod lengths;
 pub mod memory;
 pub mod offload;
 pub mod passes;
+mod residency;
 mod run;
 mod step;
 pub mod supervised;

@@ -170,7 +170,7 @@ fn drain_memoised(step: &StepCost, batch: &ReplicaBatch) -> decode::Drain {
 /// memory" for vLLM 0.5.4 and 0.6.3, and SGLang's `mem_fraction_static` a fraction of the free
 /// memory). A colocated SGLang rollout beside training state therefore gets a smaller KV cache
 /// (fewer sequences in flight) where vLLM 0.7 and later would refuse to start
-/// (`ledger::step::colocated_memory`).
+/// (`ledger::residency::colocated_memory`).
 pub fn engine_bytes_per_gpu(input: &DecodeInput) -> f64 {
     let memory = input.gpu.memory_bytes();
     if input.engine.utilization_of_total_memory {
