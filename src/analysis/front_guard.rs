@@ -23,6 +23,97 @@ pub(super) struct FrontGuard {
 struct Staircase {
     costs: Vec<f64>,
     scores: Vec<f64>,
+    /// Where the search for a score starts and ends ([`Buckets`]), when the scores allow it.
+    buckets: Option<Buckets>,
+}
+
+/// A monotone index over a staircase's scores (or any strictly increasing values; the docs
+/// below say costs), so that a search reads a few neighbouring values
+/// instead of a chain of dependent loads across the whole array (the guard's binary search was
+/// the largest single cost of a ten-million-cell first pass).
+///
+/// For finite doubles with the sign bit clear the bit pattern, read as an integer, rises with
+/// the value; its top bits (the exponent and the first `mantissa_bits` of the mantissa) name a
+/// bucket, 2^mantissa_bits per octave, as many as about four per cost. A cost in a lower bucket
+/// than the query is below it and one in a higher bucket above it, so the answer lies among the
+/// costs of the query's own bucket: the same index as the search over the whole array, exactly.
+#[derive(Debug, Clone)]
+struct Buckets {
+    /// Bits dropped from a cost's bit pattern to make its key (52 less the mantissa bits kept).
+    shift: u32,
+    /// The bucket of the cheapest cost.
+    first: u64,
+    /// `starts[b]`: how many costs lie in buckets below `first + b`; one more entry than
+    /// buckets, the last the number of costs.
+    starts: Vec<u32>,
+}
+
+impl Buckets {
+    /// At most this many buckets per cost (fewer where the costs cluster).
+    const BUCKETS_PER_COST: u64 = 4;
+    /// At most this many mantissa bits in a key (a million buckets per octave).
+    const MAX_MANTISSA_BITS: u32 = 20;
+    /// At most this many buckets, 256 KB.
+    const MAX_BUCKETS: u64 = 1 << 16;
+
+    /// The bucket of a finite cost with its sign bit clear (-0.0 is refused by the callers).
+    fn key(cost: f64, shift: u32) -> u64 {
+        cost.to_bits() >> shift
+    }
+
+    /// The index over `costs` (strictly increasing), or none when a cost is negative, -0.0 or
+    /// not finite, or the costs span too many octaves for even one bucket per octave.
+    fn of(costs: &[f64]) -> Option<Self> {
+        let (&low, &high) = (costs.first()?, costs.last()?);
+        if !costs.iter().all(|c| c.is_finite() && c.is_sign_positive()) {
+            return None;
+        }
+        let wanted = (Self::BUCKETS_PER_COST * costs.len() as u64).clamp(64, Self::MAX_BUCKETS);
+        let buckets = |shift: u32| Self::key(high, shift) - Self::key(low, shift) + 1;
+        // The most mantissa bits whose buckets stay within what is wanted.
+        let shift = (0..=Self::MAX_MANTISSA_BITS)
+            .rev()
+            .map(|bits| 52 - bits)
+            .find(|&shift| buckets(shift) <= wanted)?;
+        if costs.len() > u32::MAX as usize {
+            return None;
+        }
+        let first = Self::key(low, shift);
+        let count = buckets(shift);
+        let mut starts = Vec::with_capacity(count as usize + 1);
+        let mut below = 0usize;
+        for b in 0..count {
+            while below < costs.len() && Self::key(costs[below], shift) < first + b {
+                below += 1;
+            }
+            starts.push(below as u32);
+        }
+        starts.push(costs.len() as u32);
+        Some(Buckets {
+            shift,
+            first,
+            starts,
+        })
+    }
+
+    /// The indices of the costs in `cost`'s bucket (its start is the count of costs in lower
+    /// buckets); `None` when the buckets cannot answer (a negative or non-finite query).
+    fn range(&self, cost: f64) -> Option<std::ops::Range<usize>> {
+        if !(cost.is_finite() && cost.is_sign_positive()) {
+            return None;
+        }
+        let key = Self::key(cost, self.shift);
+        let last = self.starts.len() - 1;
+        let start = |b: u64| self.starts[b as usize] as usize;
+        Some(if key < self.first {
+            0..0
+        } else if key - self.first >= last as u64 {
+            start(last as u64)..start(last as u64)
+        } else {
+            let b = key - self.first;
+            start(b)..start(b + 1)
+        })
+    }
 }
 
 impl Staircase {
@@ -37,18 +128,31 @@ impl Staircase {
                 steps.scores.push(score);
             }
         }
+        steps.buckets = Buckets::of(&steps.scores);
         steps
     }
 
-    /// Whether a step no dearer than `cost` scores higher, or as high for less. The last step
-    /// with cost ≤ `cost` has the best score of all such steps (scores rise along the
-    /// staircase), so it alone decides.
-    fn strictly_dominates(&self, cost: f64, score: f64) -> bool {
-        let k = self.costs.partition_point(|&c| c <= cost);
-        k > 0 && {
-            let (c, s) = (self.costs[k - 1], self.scores[k - 1]);
-            s > score || (s == score && c < cost)
+    /// How many steps score at most `score` (the scores' `partition_point`).
+    fn steps_scoring_at_most(&self, score: f64) -> usize {
+        match self.buckets.as_ref().and_then(|b| b.range(score)) {
+            Some(range) => range.start + self.scores[range].partition_point(|&s| s <= score),
+            None => self.scores.partition_point(|&s| s <= score),
         }
+    }
+
+    /// Whether a step no dearer than `cost` scores higher, or as high for less. Searched by
+    /// score, not by cost: in the budget unit most costs sit just below one of the grid's
+    /// budgets, clustered where no index helps, while scores spread. The first step scoring
+    /// above `score` is the cheapest such step (costs rise along the staircase), so it alone
+    /// decides "higher"; the step before it alone can score exactly as high.
+    fn strictly_dominates(&self, cost: f64, score: f64) -> bool {
+        // Nothing scores above NaN, or as high.
+        if score.is_nan() {
+            return false;
+        }
+        let k = self.steps_scoring_at_most(score);
+        (k < self.costs.len() && self.costs[k] <= cost)
+            || (k > 0 && self.scores[k - 1] == score && self.costs[k - 1] < cost)
     }
 }
 
@@ -140,5 +244,63 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_bucketed_search_decides_as_the_definition_does() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for case in 0..300 {
+            // Scores over 0 to 12 decades, costs on a coarse lattice (ties); every seventh case
+            // with a zero score, 1,000 octaves below the rest (searched whole).
+            let decades = (case % 13) as f64;
+            let mut pairs: Vec<(f64, f64)> = (0..(1 + case % 200))
+                .map(|_| ((next() * 50.0).round(), 10f64.powf(next() * decades - 3.0)))
+                .collect();
+            if case % 7 == 0 {
+                pairs.push(((next() * 50.0).round(), 0.0));
+            }
+            let steps = Staircase::of(pairs.clone());
+            if !steps.scores.contains(&0.0) {
+                assert!(steps.buckets.is_some(), "case {case}");
+            }
+            let mut scores: Vec<f64> = steps.scores.clone();
+            scores.extend(steps.scores.iter().map(|s| s * (1.0 + 1e-15)));
+            scores.extend(steps.scores.iter().map(|s| s * (1.0 - 1e-15)));
+            scores.extend((0..50).map(|_| 10f64.powf(next() * (decades + 4.0) - 5.0)));
+            scores.extend([0.0, -0.0, -1.0, f64::INFINITY, f64::NAN, f64::MAX, 1e-320]);
+            for (i, &score) in scores.iter().enumerate() {
+                assert_eq!(
+                    steps.steps_scoring_at_most(score),
+                    steps.scores.partition_point(|&s| s <= score),
+                    "case {case}, score {score:e}"
+                );
+                let cost = if i % 3 == 0 {
+                    steps.costs[i % steps.costs.len()]
+                } else {
+                    (next() * 52.0).round() - 1.0
+                };
+                let by_definition = pairs
+                    .iter()
+                    .any(|&(c, s)| (c <= cost && s > score) || (c < cost && s == score));
+                assert_eq!(
+                    steps.strictly_dominates(cost, score),
+                    by_definition,
+                    "case {case}, cost {cost}, score {score:e}"
+                );
+            }
+        }
+        // Scores the buckets cannot index fall back to the whole search.
+        let odd = Staircase::of(vec![(1.0, -1.0), (2.0, 0.5)]);
+        assert!(odd.buckets.is_none());
+        assert_eq!(odd.steps_scoring_at_most(0.0), 1);
+        let wide = Staircase::of(vec![(1.0, 1e-300), (2.0, 1e300)]);
+        assert!(wide.buckets.is_none());
+        assert_eq!(wide.steps_scoring_at_most(1.0), 1);
     }
 }
