@@ -80,18 +80,22 @@ impl CellEvaluator {
     /// for (most cells of a large grid never enter a frontier or a pool, and the interval is
     /// most of a prediction's cost). Everything else has the same bits as `price`.
     pub fn price_lazily(&mut self, grid: &Grid, cell: &Cell) -> Priced<'_> {
-        let config = cell.run_config(grid);
-        if !self.hold_step(grid, &config, cell) {
-            let (ledger, prediction, _) = self.price_whole(grid, &config);
-            return Priced {
-                ledger,
-                sums: None,
-                estimate: Estimate::Whole(prediction),
-            };
+        // A cell of the step held needs only its stop: its configuration is built for a new
+        // step or a run priced whole.
+        if !self.holds_step_of(cell) {
+            let config = cell.run_config(grid);
+            if !self.hold_step(grid, &config, cell) {
+                let (ledger, prediction, _) = self.price_whole(grid, &config);
+                return Priced {
+                    ledger,
+                    sums: None,
+                    estimate: Estimate::Whole(prediction),
+                };
+            }
         }
         let (_, step, prepared) = self.last.as_ref().expect("a step held");
         let ledger = self.ledger.as_mut().expect("set with the step");
-        step.with_stop_into_without_waste(&config, ledger);
+        step.at_stop_into_without_waste(cell.stop, ledger);
         // The signal's iterations are the ledger's (`CellSignal::of`).
         let median = prepared.median_at(ledger.iterations as f64);
         Priced {
@@ -113,16 +117,18 @@ impl CellEvaluator {
         (ledger, predict(&grid.outcome, &signal), signal)
     }
 
+    /// Whether the step held is `cell`'s (the same axes but the budget).
+    fn holds_step_of(&self, cell: &Cell) -> bool {
+        matches!(&self.last, Some((key, _, _)) if *key == step_key(cell))
+    }
+
     /// Holds the step of `cell` (all its axes but the budget), priced now unless it is the one
     /// held already; false (nothing held) for runs priced whole, not by the step.
     fn hold_step(&mut self, grid: &Grid, config: &RunConfig, cell: &Cell) -> bool {
-        let step_key = AxisIndices {
-            budget: 0,
-            ..cell.indices
-        };
-        if matches!(&self.last, Some((key, _, _)) if *key == step_key) {
+        if self.holds_step_of(cell) {
             return true;
         }
+        let step_key = step_key(cell);
         match step_ledger(config) {
             Some(step) => {
                 let signal_at_any_stop = grid_signal(grid, config, step.step());
@@ -136,6 +142,14 @@ impl CellEvaluator {
                 false
             }
         }
+    }
+}
+
+/// The axes of a cell's step: all of its indices but the budget's.
+fn step_key(cell: &Cell) -> AxisIndices {
+    AxisIndices {
+        budget: 0,
+        ..cell.indices
     }
 }
 

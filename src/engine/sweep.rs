@@ -47,26 +47,26 @@ fn aggregate_after(
 ) -> Aggregate {
     let mut agg = Aggregate::after(earlier);
     let mut evaluator = CellEvaluator::default();
-    for (_, cell) in grid.cells_in(ids) {
+    grid.for_each_cell_in(ids, |_, cell| {
         let Some(cell) = cell else {
             agg.pruned += 1;
-            continue;
+            return;
         };
-        let priced = evaluator.price_lazily(grid, &cell);
+        let priced = evaluator.price_lazily(grid, cell);
         agg.evaluated += 1;
         let ledger = priced.ledger;
         match ledger.infeasible {
             None => {
                 // The interval and the whole point only for the cells the aggregate takes.
                 let shares = priced.cost_shares(grid);
-                let probe = Probe::of(&cell, priced.score(), &shares);
+                let probe = Probe::of(cell, priced.score(), &shares);
                 agg.add_probed(probe, sample_stride, || {
-                    Point::of(&cell, ledger, &priced.prediction(), shares.cost)
+                    Point::of(cell, ledger, &priced.prediction(), shares.cost)
                 });
             }
             Some(reason) => agg.add_infeasible(reason.kind()),
         }
-    }
+    });
     agg.compact();
     agg
 }

@@ -14,29 +14,47 @@ use crate::config::{SECONDS_PER_HOUR, Stop, Task};
 /// The run's iterations: given, or the most the budget affords after the start-up (none is
 /// infeasible).
 fn iterations(ledger: &Ledger, stop: Stop, startup_seconds: f64) -> (u64, Option<Infeasible>) {
-    iterations_at(ledger, stop, startup_seconds, |unit| {
-        ledger.per_iteration(unit)
-    })
+    let fixed = startup_cost(ledger, startup_seconds);
+    iterations_at(
+        stop,
+        |unit| ledger.per_iteration(unit),
+        |unit| fixed[unit_index(unit)],
+    )
 }
 
-/// [`iterations`] with the cost of one iteration given per budget unit (a step's, computed once).
+/// The start-up's cost in each budget unit (FLOPs, GPU-hours, dollars), charged once before the
+/// iterations: `startup_seconds` × GPUs, at the ledger's price for dollars, and no FLOPs.
+fn startup_cost(ledger: &Ledger, startup_seconds: f64) -> [f64; 3] {
+    let startup_gpu_hours = startup_seconds * ledger.gpus as f64 / SECONDS_PER_HOUR;
+    [
+        0.0,
+        startup_gpu_hours,
+        startup_gpu_hours * ledger.usd_per_gpu_hour,
+    ]
+}
+
+/// A budget unit's place in [`startup_cost`]'s and [`StepLedger`]'s arrays.
+fn unit_index(unit: crate::config::BudgetUnit) -> usize {
+    use crate::config::BudgetUnit::{Flops, GpuHours, Usd};
+    match unit {
+        Flops => 0,
+        GpuHours => 1,
+        Usd => 2,
+    }
+}
+
+/// [`iterations`] with the cost of one iteration and the start-up's given per budget unit (a
+/// step's, computed once).
 fn iterations_at(
-    ledger: &Ledger,
     stop: Stop,
-    startup_seconds: f64,
     per_iteration: impl Fn(crate::config::BudgetUnit) -> f64,
+    startup: impl Fn(crate::config::BudgetUnit) -> f64,
 ) -> (u64, Option<Infeasible>) {
     match stop {
         Stop::Iterations(n) => (n, None),
         Stop::Budget(budget) => {
             let per = per_iteration(budget.unit);
-            let startup_gpu_hours = startup_seconds * ledger.gpus as f64 / SECONDS_PER_HOUR;
-            let fixed = match budget.unit {
-                crate::config::BudgetUnit::Flops => 0.0,
-                crate::config::BudgetUnit::GpuHours => startup_gpu_hours,
-                crate::config::BudgetUnit::Usd => startup_gpu_hours * ledger.usd_per_gpu_hour,
-            };
-            let m = affordable_iterations(budget.amount - fixed, per);
+            let m = affordable_iterations(budget.amount - startup(budget.unit), per);
             let infeasible = (m == 0).then_some(Infeasible::BudgetBelowOneIteration {
                 per_iteration: per,
                 budget: budget.amount,
@@ -115,6 +133,13 @@ pub struct StepLedger {
     /// The step's [`Ledger::per_iteration`] in FLOPs, GPU-hours and dollars (a stop does not
     /// change it: the start-up's share is charged after the iterations are known).
     per_iteration: [f64; 3],
+    /// The start-up's cost in the same units ([`startup_cost`]), paid before the iterations.
+    startup: [f64; 3],
+    /// The run's start-up in seconds and the cluster's GPUs, whose share of each step
+    /// [`charge_startup`] adds once the iterations are known.
+    startup_seconds: f64,
+    /// The cluster's GPUs (the start-up holds them all).
+    cluster_gpus: f64,
     /// The sums over its phases that a stop does not change.
     sums: StepSums,
 }
@@ -129,11 +154,21 @@ pub fn step_ledger(cfg: &RunConfig) -> Option<StepLedger> {
 }
 
 impl StepLedger {
-    /// The step of this ledger, pools and rollouts.
-    pub(super) fn new(ledger: Ledger, pools: Pools, rollouts: Rollouts) -> Self {
+    /// The step of this ledger, pools and rollouts, in a run whose start-up takes
+    /// `startup_seconds` on a cluster of `cluster_gpus`.
+    pub(super) fn new(
+        ledger: Ledger,
+        pools: Pools,
+        rollouts: Rollouts,
+        startup_seconds: f64,
+        cluster_gpus: f64,
+    ) -> Self {
         use crate::config::BudgetUnit::{Flops, GpuHours, Usd};
         StepLedger {
             per_iteration: [Flops, GpuHours, Usd].map(|unit| ledger.per_iteration(unit)),
+            startup: startup_cost(&ledger, startup_seconds),
+            startup_seconds,
+            cluster_gpus,
             sums: StepSums::of(&ledger),
             ledger,
             pools,
@@ -160,36 +195,49 @@ impl StepLedger {
     /// [`StepLedger::with_stop_into`] without the waste, which is left at zero: the costs,
     /// shares and iterations a sweep's first pass aggregates, bit for bit, for less work.
     pub fn with_stop_into_without_waste(&self, cfg: &RunConfig, ledger: &mut Ledger) {
+        self.debug_assert_priced_from(cfg);
+        self.at_stop_into_without_waste(cfg.stop, ledger);
+    }
+
+    /// [`StepLedger::with_stop_into_without_waste`] given only the stop: everything else a stop
+    /// reads (the start-up, the cluster) is the step's own, so a sweep need not build the
+    /// cell's whole configuration for each of its budgets.
+    pub fn at_stop_into_without_waste(&self, stop: Stop, ledger: &mut Ledger) {
         let startup = Phase::Startup.index();
         ledger.phases[startup] = self.ledger.phases[startup];
         ledger.step_seconds = self.ledger.step_seconds;
         ledger.infeasible = self.ledger.infeasible;
-        self.stop(cfg, ledger);
+        self.stop(stop, ledger);
         ledger.waste = Waste::default();
     }
 
     /// Sets what the stop decides on a copy of the step's ledger: the iterations, the budget's
     /// infeasibility, the start-up's share and the waste.
     fn finish(&self, cfg: &RunConfig, ledger: &mut Ledger) {
-        self.stop(cfg, ledger);
+        self.debug_assert_priced_from(cfg);
+        self.stop(cfg.stop, ledger);
         ledger.waste = waste(cfg, self.pools, &self.rollouts, ledger);
     }
 
+    /// Checks (in debug builds) that `cfg` has the start-up and cluster this step was priced
+    /// with, as every method that takes a configuration requires.
+    fn debug_assert_priced_from(&self, cfg: &RunConfig) {
+        debug_assert_eq!(self.startup_seconds, cfg.run.startup_seconds);
+        debug_assert_eq!(self.cluster_gpus, cfg.hardware.gpus as f64);
+    }
+
     /// The iterations, the budget's infeasibility and the start-up's share.
-    fn stop(&self, cfg: &RunConfig, ledger: &mut Ledger) {
-        use crate::config::BudgetUnit::{Flops, GpuHours, Usd};
+    fn stop(&self, stop: Stop, ledger: &mut Ledger) {
         // The ledger's start-up phase is the step's here, so its cost of one iteration is the
-        // one computed with the step.
-        let per_iteration = |unit| match unit {
-            Flops => self.per_iteration[0],
-            GpuHours => self.per_iteration[1],
-            Usd => self.per_iteration[2],
-        };
-        let (iterations, budget_infeasible) =
-            iterations_at(ledger, cfg.stop, cfg.run.startup_seconds, per_iteration);
+        // one computed with the step, and the start-up's own cost is the step's too.
+        let (iterations, budget_infeasible) = iterations_at(
+            stop,
+            |unit| self.per_iteration[unit_index(unit)],
+            |unit| self.startup[unit_index(unit)],
+        );
         ledger.iterations = iterations;
         ledger.infeasible = ledger.infeasible.or(budget_infeasible);
-        charge_startup(cfg, ledger);
+        charge_startup(self.startup_seconds, self.cluster_gpus, ledger);
     }
 
     /// The step's ledger before any stop.
@@ -296,8 +344,8 @@ fn evaluate_constant(cfg: &RunConfig) -> Ledger {
 
 /// The start-up as its share of each step: the whole cluster waits while the model loads and
 /// the engine starts, once per run (so the run's totals include it exactly once).
-fn charge_startup(cfg: &RunConfig, ledger: &mut Ledger) {
-    let startup = cfg.run.startup_seconds;
+fn charge_startup(startup_seconds: f64, cluster_gpus: f64, ledger: &mut Ledger) {
+    let startup = startup_seconds;
     if startup <= 0.0 || ledger.iterations == 0 {
         return;
     }
@@ -305,7 +353,7 @@ fn charge_startup(cfg: &RunConfig, ledger: &mut Ledger) {
     ledger.phases[Phase::Startup.index()] = PhaseCost {
         flops: 0.0,
         seconds,
-        gpu_seconds: seconds * cfg.hardware.gpus as f64,
+        gpu_seconds: seconds * cluster_gpus,
     };
     ledger.step_seconds += seconds;
 }
@@ -462,7 +510,11 @@ fn evaluate_task(cfg: &RunConfig) -> Ledger {
     let (iterations, budget_infeasible) = iterations(&ledger, cfg.stop, cfg.run.startup_seconds);
     ledger.iterations = iterations;
     ledger.infeasible = ledger.infeasible.or(budget_infeasible);
-    charge_startup(cfg, &mut ledger);
+    charge_startup(
+        cfg.run.startup_seconds,
+        cfg.hardware.gpus as f64,
+        &mut ledger,
+    );
     let runs: Vec<(f64, Ledger)> = points
         .iter()
         .map(|&(weight, mean)| (weight, at(mean, Stop::Iterations(iterations))))

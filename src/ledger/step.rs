@@ -686,5 +686,11 @@ pub(super) fn constant_step(cfg: &RunConfig) -> StepLedger {
         environment_usd_per_step: 0.0,
         api_usd_per_step: 0.0,
     };
-    StepLedger::new(ledger, pools, rollouts)
+    StepLedger::new(
+        ledger,
+        pools,
+        rollouts,
+        cfg.run.startup_seconds,
+        cfg.hardware.gpus as f64,
+    )
 }

@@ -173,19 +173,29 @@ impl Grid {
         ids: std::ops::Range<u64>,
     ) -> impl Iterator<Item = (u64, Option<Cell<'_>>)> + '_ {
         debug_assert!(self.cell_count().is_ok_and(|n| ids.end <= n) || ids.is_empty());
-        let radices = self.radices().map(|r| r as usize);
-        let mut digits = self.digits(ids.start);
+        let mut odometer = Odometer::new(self, ids.start);
         ids.map(move |id| {
-            let cell = self.cell_with(id, AxisIndices::from_digits(digits));
-            for axis in (0..digits.len()).rev() {
-                digits[axis] += 1;
-                if digits[axis] < radices[axis] {
-                    break;
-                }
-                digits[axis] = 0;
-            }
+            let cell = self.cell_with(id, AxisIndices::from_digits(odometer.digits));
+            odometer.advance();
             (id, cell)
         })
+    }
+
+    /// [`Grid::cells_in`] as a loop that hands `visit` each cell by reference: the same cells in
+    /// the same order, built in place (an iterator's item of some 200 bytes is moved twice per
+    /// cell, a tenth of a ten-million-cell sweep's first pass).
+    pub fn for_each_cell_in(
+        &self,
+        ids: std::ops::Range<u64>,
+        mut visit: impl FnMut(u64, Option<&Cell<'_>>),
+    ) {
+        debug_assert!(self.cell_count().is_ok_and(|n| ids.end <= n) || ids.is_empty());
+        let mut odometer = Odometer::new(self, ids.start);
+        for id in ids {
+            let cell = self.cell_with(id, AxisIndices::from_digits(odometer.digits));
+            visit(id, cell.as_ref());
+            odometer.advance();
+        }
     }
 
     /// Encodes per-axis indices back into a cell id (the inverse of [`Grid::decode`]).
@@ -248,6 +258,33 @@ impl Grid {
             prompts_per_step,
             stop,
         })
+    }
+}
+
+/// A cell id's digits (one per axis, the budget last), counted up one id at a time.
+struct Odometer {
+    digits: [usize; 12],
+    radices: [usize; 12],
+}
+
+impl Odometer {
+    /// The digits of `id` in `grid`'s radices.
+    fn new(grid: &Grid, id: u64) -> Self {
+        Odometer {
+            digits: grid.digits(id),
+            radices: grid.radices().map(|r| r as usize),
+        }
+    }
+
+    /// The next id's digits: the last axis counts up, carrying into the ones before it.
+    fn advance(&mut self) {
+        for axis in (0..self.digits.len()).rev() {
+            self.digits[axis] += 1;
+            if self.digits[axis] < self.radices[axis] {
+                break;
+            }
+            self.digits[axis] = 0;
+        }
     }
 }
 

@@ -730,6 +730,11 @@ fn walking_cells_in_order_matches_decoding_each_id() {
             .map(|id| (id, g.cell(id).map(|c| c.indices)))
             .collect();
         assert_eq!(walked, decoded, "{range:?}");
+        let mut visited = Vec::new();
+        g.for_each_cell_in(range.clone(), |id, c| {
+            visited.push((id, c.map(|c| c.indices)))
+        });
+        assert_eq!(visited, decoded, "{range:?}, visited in place");
     }
     assert!(
         g.cells_in(0..n).any(|(_, c)| c.is_none()),
