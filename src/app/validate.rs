@@ -162,14 +162,20 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
     text.push_str(&regimes_table(&all));
     let beyond: Vec<String> = all
         .iter()
-        .filter(|c| c.log2_ratio().abs() > 1.0)
-        .map(|c| format!("{} {} ({:+.2})", c.id, c.quantity, c.log2_ratio()))
+        .filter(|c| c.beyond_a_factor_of_two())
+        .map(|c| {
+            let cause = if c.miss_cause.is_empty() {
+                "no cause recorded in the row's rl_miss_cause"
+            } else {
+                c.miss_cause.as_str()
+            };
+            format!("- {} {} ({:+.2}): {cause}", c.id, c.quantity, c.log2_ratio())
+        })
         .collect();
     if !beyond.is_empty() {
-        text.push_str(&format!(
-            "beyond a factor of 2 (each row's mapping notes in the CSV say what was assumed): {}\n",
-            beyond.join("; ")
-        ));
+        text.push_str("beyond a factor of 2, with the cause each row records:\n");
+        text.push_str(&beyond.join("\n"));
+        text.push('\n');
     }
     if !skipped.is_empty() {
         text.push_str(&format!("not priced: {}\n", skipped.join("; ")));

@@ -110,12 +110,21 @@ pub struct Comparison {
     pub predicted: f64,
     /// The regimes the row belongs to: its cap band, engine, GPU and dense or MoE.
     pub regimes: Vec<String>,
+    /// What the row's `rl_miss_cause` column records of why the ledger misses it (empty when
+    /// nothing is recorded): every comparison beyond a factor of 2 must have one (a test).
+    pub miss_cause: String,
 }
 
 impl Comparison {
     /// log2(predicted / measured).
     pub fn log2_ratio(&self) -> f64 {
         (self.predicted / self.measured).log2()
+    }
+
+    /// Whether the prediction is off by more than a factor of 2 either way, so that `validate`
+    /// lists it with its recorded cause.
+    pub fn beyond_a_factor_of_two(&self) -> bool {
+        self.log2_ratio().abs() > 1.0
     }
 }
 
@@ -336,6 +345,7 @@ fn compare_with(
         measured,
         predicted,
         regimes: regimes.to_vec(),
+        miss_cause: row.get("rl_miss_cause").to_string(),
     })
 }
 
@@ -541,6 +551,7 @@ mod tests {
             measured: 10.0,
             predicted: 20.0,
             regimes: vec!["dense".into()],
+            miss_cause: String::new(),
         };
         let by = summarise_by_regime(std::slice::from_ref(&c));
         assert_eq!(by.len(), 1);
@@ -560,6 +571,38 @@ mod tests {
             .collect();
         assert!(priced.iter().filter(|c| c.quantity == "step").count() >= 8);
         assert!(priced.iter().all(|c| c.predicted > 0.0 && c.measured > 0.0));
+    }
+
+    #[test]
+    fn every_comparison_beyond_a_factor_of_two_has_its_cause_recorded() {
+        // A ledger change that pushes a row past a factor of 2 fails here until the row's
+        // `rl_miss_cause` says why (or the ledger is fixed); a cause left on a row the ledger
+        // now prices within a factor of 2 is stale and fails too.
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("validation/phase_timings.csv");
+        let rows = read_validation(&path).unwrap();
+        let catalog = Catalog::embedded();
+        let priced: Vec<Comparison> = rows
+            .iter()
+            .filter_map(|r| price_row(r, &catalog).ok())
+            .flatten()
+            .collect();
+        let unexplained: Vec<String> = priced
+            .iter()
+            .filter(|c| c.beyond_a_factor_of_two() && c.miss_cause.is_empty())
+            .map(|c| format!("{} {} ({:+.2})", c.id, c.quantity, c.log2_ratio()))
+            .collect();
+        assert!(unexplained.is_empty(), "no rl_miss_cause: {unexplained:?}");
+        let stale: Vec<&str> = rows
+            .iter()
+            .filter(|r| !r.get("rl_miss_cause").is_empty())
+            .filter(|r| {
+                !priced
+                    .iter()
+                    .any(|c| c.id == r.id && c.beyond_a_factor_of_two())
+            })
+            .map(|r| r.id.as_str())
+            .collect();
+        assert!(stale.is_empty(), "rl_miss_cause on rows within 2x: {stale:?}");
     }
 
     #[test]
