@@ -169,7 +169,12 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
             } else {
                 c.miss_cause.as_str()
             };
-            format!("- {} {} ({:+.2}): {cause}", c.id, c.quantity, c.log2_ratio())
+            format!(
+                "- {} {} ({:+.2}): {cause}",
+                c.id,
+                c.quantity,
+                c.log2_ratio()
+            )
         })
         .collect();
     if !beyond.is_empty() {

@@ -602,7 +602,10 @@ mod tests {
             })
             .map(|r| r.id.as_str())
             .collect();
-        assert!(stale.is_empty(), "rl_miss_cause on rows within 2x: {stale:?}");
+        assert!(
+            stale.is_empty(),
+            "rl_miss_cause on rows within 2x: {stale:?}"
+        );
     }
 
     #[test]
