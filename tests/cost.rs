@@ -938,3 +938,42 @@ fn offload_once_per_step_is_priced_and_refused_where_it_cannot_run() {
         .code(2)
         .stderr(predicate::str::contains("generates inside the trainer"));
 }
+
+#[test]
+fn a_prompt_cap_bounds_the_default_prompt_and_refuses_a_longer_mean() {
+    // --max-prompt-tokens (veRL data.max_prompt_length, often imported): a cap shorter than the
+    // default mean prompt becomes the mean; a mean given above the cap is refused, exit 2,
+    // naming the flag.
+    let capped = json(&[
+        "cost",
+        "--model",
+        "qwen2.5-7b",
+        "--steps",
+        "10",
+        "--max-prompt-tokens",
+        "128",
+    ]);
+    assert_eq!(capped["config"]["prompt_tokens"], 128);
+    assert_eq!(capped["config"]["max_prompt_tokens"], 128);
+    let out = bin()
+        .args([
+            "cost",
+            "--model",
+            "qwen2.5-7b",
+            "--steps",
+            "10",
+            "--prompt-tokens",
+            "300",
+            "--max-prompt-tokens",
+            "200",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--max-prompt-tokens") && stderr.contains("below the mean prompt"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}

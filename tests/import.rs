@@ -460,8 +460,8 @@ fn every_micro_batching_key_changes_the_price() {
         .is_none(),
         "without checkpointing a 16k-token micro-batch of a 7B model does not fit"
     );
-    // Padding kept costs more than padding removed at the same micro-batches (the log-prob
-    // passes' four sequences are padded to their longest).
+    // Padding kept costs more than padding removed at the same micro-batches (veRL computes
+    // every sequence at the prompt cap plus the response cap).
     let micro = [
         "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1",
         "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=4",
@@ -477,6 +477,64 @@ fn every_micro_batching_key_changes_the_price() {
         ],
     ));
     assert!(padded > packed, "padded ${padded} vs packed ${packed}");
+}
+
+#[test]
+fn the_prompt_cap_is_priced_when_verl_keeps_its_padding() {
+    // Issue 22: `data.max_prompt_length` is what veRL left-pads every prompt to. With the
+    // padding kept its padded positions are computed, so a longer cap costs more; with the
+    // padding removed (veRL's packed default) the cap changes nothing. Either way it is read
+    // into --max-prompt-tokens, not listed as "read, not priced".
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, extra: &[&str]| -> serde_json::Value {
+        let file = overrides_with(dir.path(), name, extra);
+        let out = bin()
+            .args([
+                "cost",
+                "--from-verl",
+                &file,
+                "--mean-response-tokens",
+                "6000",
+                "--json",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let usd = |v: &serde_json::Value| v["usd"]["total"].as_f64().unwrap();
+    let micro = "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1";
+    let kept = "actor_rollout_ref.model.use_remove_padding=False";
+    let padded_short = run("short.txt", &[micro, kept, "data.max_prompt_length=512"]);
+    let padded_long = run("long.txt", &[micro, kept, "data.max_prompt_length=4096"]);
+    assert!(
+        usd(&padded_long) > usd(&padded_short) * 1.01,
+        "${} at a 4,096-token prompt cap, ${} at 512",
+        usd(&padded_long),
+        usd(&padded_short)
+    );
+    let packed_short = run("packed_short.txt", &[micro, "data.max_prompt_length=512"]);
+    let packed_long = run("packed_long.txt", &[micro, "data.max_prompt_length=4096"]);
+    assert_eq!(usd(&packed_short), usd(&packed_long));
+    let imported = &padded_long["imported"];
+    assert!(
+        imported["settings"].as_array().unwrap().iter().any(|s| {
+            s["flag"] == "--max-prompt-tokens"
+                && s["value"] == "4096"
+                && s["key"] == "data.max_prompt_length"
+        }),
+        "{imported}"
+    );
+    assert!(
+        !imported["not_priced"]
+            .to_string()
+            .contains("data.max_prompt_length"),
+        "{imported}"
+    );
 }
 
 #[test]

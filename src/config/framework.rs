@@ -36,8 +36,29 @@ pub struct FrameworkProfile {
     pub rollout_tensor_parallel: u64,
     /// When old-policy log-probs are recomputed.
     pub old_logprob: OldLogprob,
+    /// What a training pass computes when padding is kept (not removed).
+    pub padding: PaddingWidth,
     /// Where these values come from.
     pub source: &'static str,
+}
+
+/// How wide a framework pads its sequences for the training passes when padding is not
+/// removed (veRL `use_remove_padding = false`, TRL without `padding_free`): the padded
+/// positions are computed like real tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PaddingWidth {
+    /// Every sequence at the fixed widths of the batch tensors: the prompt left-padded to the
+    /// prompt cap and the response right-padded to the response cap. veRL's dataset pads each
+    /// prompt to `data.max_prompt_length` (`verl/utils/dataset/rl_dataset.py`,
+    /// `postprocess_data(max_length=self.max_prompt_length, left_pad=True)`) and its rollout each
+    /// response to `response_length` (`pad_2d_list_to_length(response, pad_token_id,
+    /// max_length=self.config.response_length)` in the vLLM rollout), so without padding removal
+    /// the actor, reference and critic run over `max_prompt_length + response_length` positions
+    /// per sequence.
+    FixedWidths,
+    /// Each micro-batch padded to its own longest sequence (a collator's dynamic padding: TRL,
+    /// OpenRLHF without packing).
+    LongestInMicroBatch,
 }
 
 impl Framework {
@@ -56,6 +77,7 @@ impl Framework {
                 max_num_seqs: Some(256),
                 rollout_tensor_parallel: 2,
                 old_logprob: OldLogprob::Always,
+                padding: PaddingWidth::FixedWidths,
                 source: "volcengine/verl@b178a3cd _generated_ppo_trainer.yaml (rollout gpu_memory_utilization 0.5, max_num_seqs 256, tensor_model_parallel_size 2, enforce_eager false); ray_trainer.py recomputes old_log_prob every step",
             },
             // huggingface/trl@f2cd5771: trl/trainer/grpo_config.py (vllm_mode "colocate" l.585,
@@ -69,6 +91,7 @@ impl Framework {
                 max_num_seqs: None,
                 rollout_tensor_parallel: 1,
                 old_logprob: OldLogprob::Always,
+                padding: PaddingWidth::LongestInMicroBatch,
                 source: "huggingface/trl@f2cd5771 grpo_config.py (vllm_mode colocate, vllm_gpu_memory_utilization 0.3, vllm_tensor_parallel_size 1, importance-sampling correction on); grpo_trainer.py computes old log-probs with it",
             },
             // OpenRLHF/OpenRLHF@3c3be623: openrlhf/cli/train_ppo_ray.py (separate actor, ref,
@@ -82,6 +105,7 @@ impl Framework {
                 max_num_seqs: None,
                 rollout_tensor_parallel: 1,
                 old_logprob: OldLogprob::Always,
+                padding: PaddingWidth::LongestInMicroBatch,
                 source: "OpenRLHF/OpenRLHF@3c3be623 train_ppo_ray.py (separate vLLM and training groups, vllm gpu_memory_utilization 0.95, CUDA graphs); experience_maker.py computes action log-probs every batch",
             },
         }

@@ -127,6 +127,8 @@ pub enum Setting {
     ReferenceOffload(bool),
     /// Ulysses sequence-parallel degree of the training passes.
     SequenceParallel(u64),
+    /// The prompt cap in tokens, which fixed-width padding computes.
+    MaxPromptTokens(u64),
 }
 
 impl Setting {
@@ -186,6 +188,7 @@ impl Setting {
             Setting::ReferenceOffload(true) => ("--reference-offload", None),
             Setting::ReferenceOffload(false) => ("--no-reference-offload", None),
             Setting::SequenceParallel(n) => ("--sequence-parallel", Some(n.to_string())),
+            Setting::MaxPromptTokens(n) => ("--max-prompt-tokens", Some(n.to_string())),
         }
     }
 }

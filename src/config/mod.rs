@@ -128,6 +128,10 @@ pub struct Task {
     /// Distinct prompts in the training set, when known: past one pass over them, repeated
     /// prompts count at the outcome prior's `data_reuse` (absent: every step's prompts are fresh).
     pub dataset_prompts: Option<f64>,
+    /// The prompt cap in tokens (veRL `data.max_prompt_length`), when known. veRL left-pads
+    /// every prompt to it, and without padding removal the training passes compute the padding
+    /// ([`crate::config::PaddingWidth`]); absent, prompts are taken at their mean.
+    pub max_prompt_tokens: Option<f64>,
 }
 
 /// Where RL post-training starts from.
@@ -322,6 +326,7 @@ impl Default for Task {
             pass_rate_concentration: 2.0,
             dataset_prompts: None,
             start: RlStart::Tuned,
+            max_prompt_tokens: None,
         }
     }
 }
@@ -341,8 +346,8 @@ pub struct MicroBatching {
     /// Token budget per GPU of log-prob micro-batches (veRL `log_prob_max_token_len_per_gpu`);
     /// None: the update's.
     pub log_prob_max_tokens_per_gpu: Option<f64>,
-    /// Padding removed (veRL `use_remove_padding`, TRL `padding_free`). When false, a
-    /// micro-batch of sequences is padded to its longest one, and the padding is computed.
+    /// Padding removed (veRL `use_remove_padding`, TRL `padding_free`). When false, the
+    /// padding is computed: to the framework's [`PaddingWidth`].
     pub remove_padding: bool,
 }
 
@@ -630,7 +635,7 @@ named_enum!(RlStart { Base => "base", Instruct => "instruct", Distilled => "dist
 
 // After the macro: the framework module uses it.
 mod framework;
-pub use framework::{DEFAULT_FRAMEWORK, Framework, FrameworkProfile};
+pub use framework::{DEFAULT_FRAMEWORK, Framework, FrameworkProfile, PaddingWidth};
 mod agent;
 pub use agent::{Agent, ApiJudge, EnvironmentWait, MAX_TOOL_SECONDS, MAX_TURNS};
 

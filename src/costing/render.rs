@@ -118,6 +118,7 @@ fn config_json(request: &RunRequest, price: f64) -> serde_json::Value {
         "prompts_per_step": request.levers.prompts_per_step,
         "group_size": request.levers.group_size,
         "prompt_tokens": request.task.prompt_tokens as u64,
+        "max_prompt_tokens": request.task.max_prompt_tokens.map(|cap| cap as u64),
         "max_response_len": request.levers.max_response_len,
         "update_epochs": request.levers.update_epochs,
         "kl_reference": request.run.kl_reference,

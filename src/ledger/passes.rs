@@ -7,8 +7,11 @@
 //!   `log_prob_micro_batch_size_per_gpu`; TRL's `per_device_train_batch_size`). The micro-batch
 //!   sets the activation memory and the number of kernel-launch rounds.
 //! - **Padding.** Without padding removal (veRL `use_remove_padding = false`, TRL without
-//!   `padding_free`) a micro-batch of m sequences is padded to its longest, P + E[max of m
-//!   lengths], and the padded tokens are computed: T = n·(P + M), Q = n·(P + M)².
+//!   `padding_free`) the padded positions are computed like tokens. veRL's batch tensors have
+//!   fixed widths: every sequence is the prompt cap plus the response cap, W = P_max + L_max,
+//!   so T = n·W and Q = n·W² ([`crate::config::PaddingWidth::FixedWidths`]). A collator's
+//!   dynamic padding (TRL) pads a micro-batch of m sequences to its longest, M = P + E[max of m
+//!   lengths]: T = n·M, Q = n·M².
 //! - **Attention.** Causal attention's 2·A·Q forward FLOPs (and twice that backward) run at the
 //!   attention kernel's efficiency ([`crate::catalog::GpuSpec::attention_efficiency`], rising with
 //!   the token-weighted mean length Q/T) times [`END_TO_END_ATTENTION_SHARE`], the matmuls at the
@@ -32,19 +35,52 @@ pub struct PassBatch {
     pub moments: (f64, f64),
 }
 
-impl PassBatch {
-    /// Token sums as computed: packed, or with each micro-batch of `micro_sequences` padded to
-    /// its longest sequence when padding is kept.
-    pub fn computed_sums(&self, micro_sequences: Option<u64>, remove_padding: bool) -> TokenSums {
-        let (n, p, l) = (self.sequences, self.prompt_tokens, &self.lengths);
-        match micro_sequences {
-            Some(m) if !remove_padding => {
-                let longest = p + l.expected_max(m as f64);
-                TokenSums {
-                    tokens: n * longest,
-                    squared_tokens: n * longest * longest,
-                }
+/// What a training pass computes besides the real tokens ([`PassBatch::computed_sums`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Padding {
+    /// Sequences packed: only real tokens are computed (padding removed).
+    Removed,
+    /// Every sequence computed at a fixed width in tokens (veRL without padding removal: the
+    /// prompt cap plus the response cap).
+    FixedWidth(f64),
+    /// Each micro-batch of a fixed number of sequences padded to its longest; packed under a
+    /// token budget, whose micro-batches are cut by real length.
+    LongestInMicroBatch,
+}
+
+impl Padding {
+    /// The padding a run's training passes compute: none when padding is removed, else the
+    /// framework's width, with the prompt cap (the mean prompt when none is given) and the
+    /// response cap for fixed widths.
+    pub fn of(
+        remove_padding: bool,
+        width: crate::config::PaddingWidth,
+        prompt_cap_tokens: f64,
+        response_cap_tokens: f64,
+    ) -> Self {
+        use crate::config::PaddingWidth;
+        match (remove_padding, width) {
+            (true, _) => Padding::Removed,
+            (false, PaddingWidth::FixedWidths) => {
+                Padding::FixedWidth(prompt_cap_tokens + response_cap_tokens)
             }
+            (false, PaddingWidth::LongestInMicroBatch) => Padding::LongestInMicroBatch,
+        }
+    }
+}
+
+impl PassBatch {
+    /// Token sums as computed: packed, every sequence at a fixed width, or each micro-batch of
+    /// `micro_sequences` padded to its longest sequence ([`Padding`]).
+    pub fn computed_sums(&self, micro_sequences: Option<u64>, padding: Padding) -> TokenSums {
+        let (n, p, l) = (self.sequences, self.prompt_tokens, &self.lengths);
+        let padded_to = |width: f64| TokenSums {
+            tokens: n * width,
+            squared_tokens: n * width * width,
+        };
+        match (padding, micro_sequences) {
+            (Padding::FixedWidth(width), _) => padded_to(width),
+            (Padding::LongestInMicroBatch, Some(m)) => padded_to(p + l.expected_max(m as f64)),
             _ => TokenSums::of_sequences(n, p, self.moments.0, self.moments.1),
         }
     }
@@ -204,7 +240,7 @@ mod tests {
             lengths,
             moments: (lengths.mean_tokens(), lengths.second_moment_tokens()),
         };
-        let sums = batch.computed_sums(None, true);
+        let sums = batch.computed_sums(None, Padding::Removed);
         // A 16k budget must hold a 32,868-token sequence alone; across 4 GPUs it need not.
         assert_eq!(batch.micro_batch_tokens(None, 16_384.0, sums, 1), 32_868.0);
         assert_eq!(batch.micro_batch_tokens(None, 16_384.0, sums, 4), 16_384.0);
@@ -221,8 +257,8 @@ mod tests {
             lengths,
             moments: (lengths.mean_tokens(), lengths.second_moment_tokens()),
         };
-        let packed = batch.computed_sums(Some(4), true);
-        let padded = batch.computed_sums(Some(4), false);
+        let packed = batch.computed_sums(Some(4), Padding::Removed);
+        let padded = batch.computed_sums(Some(4), Padding::LongestInMicroBatch);
         assert!((packed.tokens - 64.0 * (100.0 + batch.lengths.mean_tokens())).abs() < 1e-6);
         assert!(
             (lengths.mean_tokens()
@@ -233,8 +269,42 @@ mod tests {
         // The longest of 4 is above the mean, below the cap.
         assert!(padded.tokens > 1.3 * packed.tokens && padded.tokens < 64.0 * 8292.0);
         // One sequence per micro-batch needs no padding.
-        let one = batch.computed_sums(Some(1), false);
+        let one = batch.computed_sums(Some(1), Padding::LongestInMicroBatch);
         assert!((one.tokens / packed.tokens - 1.0).abs() < 1e-3);
+    }
+
+    #[test]
+    fn fixed_widths_compute_the_caps_whatever_the_lengths() {
+        // veRL without padding removal: 64 sequences at a 512-token prompt cap and a 256-token
+        // response cap are 64 × 768 = 49,152 positions and 64 × 768² = 37,748,736 for attention,
+        // however short the responses and however the micro-batches are cut.
+        let lengths = CappedLognormal::new(200.0, 0.6, 256.0);
+        let batch = PassBatch {
+            sequences: 64.0,
+            prompt_tokens: 100.0,
+            lengths,
+            moments: (lengths.mean_tokens(), lengths.second_moment_tokens()),
+        };
+        let padding = Padding::of(
+            false,
+            crate::config::PaddingWidth::FixedWidths,
+            512.0,
+            256.0,
+        );
+        assert_eq!(padding, Padding::FixedWidth(768.0));
+        for micro in [None, Some(1), Some(4)] {
+            let sums = batch.computed_sums(micro, padding);
+            assert_eq!(sums.tokens, 49_152.0);
+            assert_eq!(sums.squared_tokens, 37_748_736.0);
+        }
+        // Removed padding ignores the width; dynamic padding without a sequence count packs.
+        let removed = Padding::of(true, crate::config::PaddingWidth::FixedWidths, 512.0, 256.0);
+        let packed = batch.computed_sums(None, Padding::Removed);
+        assert_eq!(batch.computed_sums(Some(4), removed), packed);
+        assert_eq!(
+            batch.computed_sums(None, Padding::LongestInMicroBatch),
+            packed
+        );
     }
 
     #[test]

@@ -33,7 +33,13 @@ fn startup_cost(ledger: &Ledger, startup_seconds: f64) -> [f64; 3] {
     ]
 }
 
-/// A budget unit's place in [`startup_cost`]'s and [`StepLedger`]'s arrays.
+/// The budget units in the order of [`startup_cost`]'s and [`StepLedger`]'s arrays.
+const BUDGET_UNITS: [crate::config::BudgetUnit; 3] = {
+    use crate::config::BudgetUnit::{Flops, GpuHours, Usd};
+    [Flops, GpuHours, Usd]
+};
+
+/// A budget unit's place in [`BUDGET_UNITS`].
 fn unit_index(unit: crate::config::BudgetUnit) -> usize {
     use crate::config::BudgetUnit::{Flops, GpuHours, Usd};
     match unit {
@@ -134,9 +140,9 @@ pub struct StepLedger {
     /// change it: the start-up's share is charged after the iterations are known).
     per_iteration: [f64; 3],
     /// The start-up's cost in the same units ([`startup_cost`]), paid before the iterations.
-    startup: [f64; 3],
-    /// The run's start-up in seconds and the cluster's GPUs, whose share of each step
-    /// [`charge_startup`] adds once the iterations are known.
+    startup_cost_per_unit: [f64; 3],
+    /// The run's start-up, in seconds; [`charge_startup`] adds its share of each step once the
+    /// iterations are known.
     startup_seconds: f64,
     /// The cluster's GPUs (the start-up holds them all).
     cluster_gpus: f64,
@@ -163,10 +169,9 @@ impl StepLedger {
         startup_seconds: f64,
         cluster_gpus: f64,
     ) -> Self {
-        use crate::config::BudgetUnit::{Flops, GpuHours, Usd};
         StepLedger {
-            per_iteration: [Flops, GpuHours, Usd].map(|unit| ledger.per_iteration(unit)),
-            startup: startup_cost(&ledger, startup_seconds),
+            per_iteration: BUDGET_UNITS.map(|unit| ledger.per_iteration(unit)),
+            startup_cost_per_unit: startup_cost(&ledger, startup_seconds),
             startup_seconds,
             cluster_gpus,
             sums: StepSums::of(&ledger),
@@ -222,8 +227,14 @@ impl StepLedger {
     /// Checks (in debug builds) that `cfg` has the start-up and cluster this step was priced
     /// with, as every method that takes a configuration requires.
     fn debug_assert_priced_from(&self, cfg: &RunConfig) {
-        debug_assert_eq!(self.startup_seconds, cfg.run.startup_seconds);
-        debug_assert_eq!(self.cluster_gpus, cfg.hardware.gpus as f64);
+        debug_assert_eq!(
+            self.startup_seconds.to_bits(),
+            cfg.run.startup_seconds.to_bits()
+        );
+        debug_assert_eq!(
+            self.cluster_gpus.to_bits(),
+            (cfg.hardware.gpus as f64).to_bits()
+        );
     }
 
     /// The iterations, the budget's infeasibility and the start-up's share.
@@ -233,7 +244,7 @@ impl StepLedger {
         let (iterations, budget_infeasible) = iterations_at(
             stop,
             |unit| self.per_iteration[unit_index(unit)],
-            |unit| self.startup[unit_index(unit)],
+            |unit| self.startup_cost_per_unit[unit_index(unit)],
         );
         ledger.iterations = iterations;
         ledger.infeasible = ledger.infeasible.or(budget_infeasible);
@@ -345,11 +356,10 @@ fn evaluate_constant(cfg: &RunConfig) -> Ledger {
 /// The start-up as its share of each step: the whole cluster waits while the model loads and
 /// the engine starts, once per run (so the run's totals include it exactly once).
 fn charge_startup(startup_seconds: f64, cluster_gpus: f64, ledger: &mut Ledger) {
-    let startup = startup_seconds;
-    if startup <= 0.0 || ledger.iterations == 0 {
+    if startup_seconds <= 0.0 || ledger.iterations == 0 {
         return;
     }
-    let seconds = startup / ledger.iterations as f64;
+    let seconds = startup_seconds / ledger.iterations as f64;
     ledger.phases[Phase::Startup.index()] = PhaseCost {
         flops: 0.0,
         seconds,

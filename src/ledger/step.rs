@@ -451,14 +451,20 @@ fn learning(cfg: &RunConfig, pools: Pools, r: &Rollouts, phases: &mut Phases) {
         lengths: r.distribution,
         moments: (r.lengths.mean_tokens, r.lengths.second_moment_tokens),
     };
-    let log_prob_sums = kept.computed_sums(mb.log_prob_sequences, mb.remove_padding);
+    let padding = passes::Padding::of(
+        mb.remove_padding,
+        run.framework.profile().padding,
+        cfg.task.max_prompt_tokens.unwrap_or(cfg.task.prompt_tokens),
+        cfg.max_response_len as f64,
+    );
+    let log_prob_sums = kept.computed_sums(mb.log_prob_sequences, padding);
     let log_prob_budget = mb
         .log_prob_max_tokens_per_gpu
         .unwrap_or(run.max_tokens_per_gpu);
     let sp = run.sequence_parallel;
     let log_prob_micro =
         kept.micro_batch_tokens(mb.log_prob_sequences, log_prob_budget, log_prob_sums, sp);
-    let update_sums = kept.computed_sums(mb.update_sequences, mb.remove_padding);
+    let update_sums = kept.computed_sums(mb.update_sequences, padding);
     let update_micro =
         kept.micro_batch_tokens(mb.update_sequences, run.max_tokens_per_gpu, update_sums, sp);
     let epochs = cfg.update_epochs as f64;

@@ -69,6 +69,7 @@ fn task(mean: f64, cv: f64) -> Task {
         dataset_prompts: None,
         start: crate::config::RlStart::Tuned,
         mean_response_tokens_end: None,
+        max_prompt_tokens: None,
     }
 }
 
@@ -333,6 +334,59 @@ fn startup_is_charged_once_per_run_and_checkpoints_per_step() {
     f.run.checkpoint_seconds = 50.0;
     let saved = evaluate(&f.config(64, 4, 4096, 1, Stop::Iterations(10)));
     assert!(close(saved.step_seconds - plain.step_seconds, 10.0, 1e-9));
+}
+
+#[test]
+fn a_reused_ledger_at_each_stop_has_the_whole_ledgers_bits() {
+    // A sweep keeps one ledger per chunk and rewrites only what a stop sets
+    // (`StepLedger::at_stop_into_without_waste`), from the start-up's cost per unit cached with
+    // the step. With a start-up and without, through budgets in every unit (one below the
+    // start-up alone, so infeasible) and fixed iterations, in turn on the same ledger, every
+    // field has the bits of the ledger priced whole at that stop (waste aside, which a first
+    // pass leaves at zero); Debug prints each f64 exactly, -0.0 apart from 0.0. The iterations
+    // are the budget left after the start-up, divided by one step's cost, by hand.
+    use crate::config::BudgetUnit;
+    for startup_seconds in [0.0, 600.0, 1234.5] {
+        let mut f = Fixture::new("qwen2.5-7b");
+        f.run.startup_seconds = startup_seconds;
+        let step = step_ledger(&f.config(64, 8, 4096, 2, Stop::Iterations(1))).unwrap();
+        let gpus = f.hardware.gpus as f64;
+        let startup_gpu_hours = startup_seconds * gpus / 3600.0;
+        let mut reused = *step.step();
+        for (amount, unit) in [
+            (3.7e21, BudgetUnit::Flops),
+            (0.5 * startup_gpu_hours, BudgetUnit::GpuHours),
+            (12_345.6, BudgetUnit::GpuHours),
+            (250_000.0, BudgetUnit::Usd),
+            (1e19, BudgetUnit::Flops),
+        ] {
+            let stop = Stop::Budget(Budget { amount, unit });
+            step.at_stop_into_without_waste(stop, &mut reused);
+            let mut whole = step.with_stop(&f.config(64, 8, 4096, 2, stop));
+            whole.waste = Waste::default();
+            assert_eq!(
+                format!("{reused:?}"),
+                format!("{whole:?}"),
+                "{amount} {unit:?}"
+            );
+            let fixed = match unit {
+                BudgetUnit::Flops => 0.0,
+                BudgetUnit::GpuHours => startup_gpu_hours,
+                BudgetUnit::Usd => startup_gpu_hours * whole.usd_per_gpu_hour,
+            };
+            let per = step.step().per_iteration(unit);
+            assert_eq!(
+                reused.iterations,
+                affordable_iterations(amount - fixed, per)
+            );
+            assert_eq!(reused.infeasible.is_some(), reused.iterations == 0);
+        }
+        let stop = Stop::Iterations(7);
+        step.at_stop_into_without_waste(stop, &mut reused);
+        let mut whole = step.with_stop(&f.config(64, 8, 4096, 2, stop));
+        whole.waste = Waste::default();
+        assert_eq!(format!("{reused:?}"), format!("{whole:?}"));
+    }
 }
 
 #[test]

@@ -60,6 +60,7 @@ pub(super) struct RawTask {
     pub(super) base_score: Option<Spanned>,
     pub(super) start: Option<Spanned>,
     pub(super) dataset_prompts: Option<Spanned>,
+    pub(super) max_prompt_tokens: Option<Spanned>,
 }
 
 #[derive(Deserialize)]
@@ -196,6 +197,8 @@ const KEYS: &[(&str, &[&str])] = &[
             "pass_rate",
             "base_score",
             "start",
+            "dataset_prompts",
+            "max_prompt_tokens",
         ],
     ),
     ("task.pass_rate", &["mean", "concentration"]),

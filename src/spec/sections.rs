@@ -187,9 +187,25 @@ pub(super) fn task(rt: &RawTask, v: &Validator, largest_cap: f64) -> Result<Task
         )?),
         None => None,
     };
+    let max_prompt_tokens = match &rt.max_prompt_tokens {
+        Some(value) => {
+            let cap = v.integer(value, ts, "max_prompt_tokens", 1, MAX_LEVER)? as f64;
+            if cap < prompt_tokens {
+                return Err(v.err_at(
+                    value,
+                    ts,
+                    "max_prompt_tokens",
+                    format!("the prompt cap {cap} is below the mean prompt ({prompt_tokens} tokens, prompt_tokens); give a cap at least as long as the mean"),
+                ));
+            }
+            Some(cap)
+        }
+        None => None,
+    };
     let task = Task {
         start,
         dataset_prompts,
+        max_prompt_tokens,
         mean_response_tokens_end,
         prompt_tokens,
         mean_response_tokens,

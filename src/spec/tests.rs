@@ -713,6 +713,27 @@ fn a_tool_latency_axis_prices_waiting_and_each_combination_is_checked() {
 }
 
 #[test]
+fn a_prompt_cap_is_read_and_must_hold_the_mean_prompt() {
+    // `[task] max_prompt_tokens` (veRL's data.max_prompt_length) is kept for fixed-width
+    // padding; a cap below the mean prompt is a contradiction, named with the line.
+    let g = parse_text(&replace(
+        "prompt_tokens = 200",
+        "prompt_tokens = 200\nmax_prompt_tokens = 1024",
+    ))
+    .unwrap();
+    assert_eq!(g.task.max_prompt_tokens, Some(1024.0));
+    assert_eq!(parse_text(GOOD).unwrap().task.max_prompt_tokens, None);
+    let m = error_of(&replace(
+        "prompt_tokens = 200",
+        "prompt_tokens = 200\nmax_prompt_tokens = 100",
+    ));
+    assert!(
+        m.contains("task.max_prompt_tokens") && m.contains("below the mean prompt"),
+        "{m}"
+    );
+}
+
+#[test]
 fn walking_cells_in_order_matches_decoding_each_id() {
     // Constraints prune some cells; the walk crosses every digit's wrap-around.
     let g = parse_text(&format!(

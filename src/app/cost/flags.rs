@@ -128,9 +128,14 @@ pub struct ClusterFlags {
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Task")]
 pub struct TaskFlags {
-    /// Mean prompt tokens.
-    #[arg(long, default_value_t = Task::default().prompt_tokens as u64, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
-    pub prompt_tokens: u64,
+    /// Mean prompt tokens [default: 256, or the prompt cap when it is shorter].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub prompt_tokens: Option<u64>,
+    /// The prompt cap (veRL `data.max_prompt_length`), at least the mean prompt: veRL pads every
+    /// prompt to it, which the training passes compute when padding is kept
+    /// (--no-remove-padding) [default: the mean prompt, no prompt padding].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub max_prompt_tokens: Option<u64>,
     /// Mean response tokens as the training log reports them: the mean of generated (capped)
     /// lengths at --max-response-len (veRL `response_length/mean`, TRL
     /// `completions/mean_length`) [default: the uncapped default below, capped].

@@ -276,8 +276,25 @@ impl CostArgs {
             ),
             None => None,
         };
+        // The default mean prompt is a placeholder: a shorter cap (an imported
+        // data.max_prompt_length) bounds it. A mean given above the cap is a contradiction.
+        let default_prompt = Task::default().prompt_tokens as u64;
+        let prompt_tokens = match (t.prompt_tokens, t.max_prompt_tokens) {
+            (Some(mean), Some(cap)) if cap < mean => {
+                return Err(Error::in_flag(
+                    "--max-prompt-tokens",
+                    format!(
+                        "the prompt cap {cap} is below the mean prompt (--prompt-tokens {mean}); give a cap at least as long as the mean"
+                    ),
+                ));
+            }
+            (Some(mean), _) => mean,
+            (None, Some(cap)) => default_prompt.min(cap),
+            (None, None) => default_prompt,
+        };
         Ok(Task {
-            prompt_tokens: t.prompt_tokens as f64,
+            prompt_tokens: prompt_tokens as f64,
+            max_prompt_tokens: t.max_prompt_tokens.map(|cap| cap as f64),
             mean_response_tokens: mean,
             mean_response_tokens_end: end,
             response_length_cv: cv,

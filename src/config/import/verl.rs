@@ -32,10 +32,6 @@ const VERL_NOT_MODELLED: &[(&str, &str)] = &[
         "a cap on refill rounds; the ledger refills until the batch is full",
     ),
     (
-        "data.max_prompt_length",
-        "a cap; the ledger prices the mean prompt (--prompt-tokens)",
-    ),
-    (
         "trainer.val_before_train",
         "one validation before training; priced only with --validation-prompts",
     ),
@@ -148,6 +144,13 @@ fn levers(pairs: &Pairs, b: &mut Builder) -> Result<(), ImportError> {
         }
         b.use_keys(&[key]);
     }
+    // The prompt cap: what veRL pads every prompt to, computed when padding is kept. Only as
+    // the file gives it (the mean prompt, --prompt-tokens, is not in the file).
+    let prompt_cap_key = "data.max_prompt_length";
+    if let Some((n, line)) = pairs.positive(prompt_cap_key)? {
+        b.set(Setting::MaxPromptTokens(n), prompt_cap_key, Some(line));
+    }
+    b.use_keys(&[prompt_cap_key]);
     Ok(())
 }
 
