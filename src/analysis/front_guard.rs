@@ -6,7 +6,7 @@
 //! no worse, and better on one of the two) on both cost bases by a point already held is never
 //! on either front, and leaving it out changes no front: strict dominance is transitive, so
 //! whatever dominates it stays held or is itself dominated by a point that does. The guard
-//! answers that test with one binary search per basis, so the cell's point need not be built.
+//! answers that test with one search by score per basis, so the cell's point need not be built.
 
 use super::frontier::{CostBasis, Point};
 
@@ -27,55 +27,56 @@ struct Staircase {
     buckets: Option<Buckets>,
 }
 
-/// A monotone index over a staircase's scores (or any strictly increasing values; the docs
-/// below say costs), so that a search reads a few neighbouring values
-/// instead of a chain of dependent loads across the whole array (the guard's binary search was
-/// the largest single cost of a ten-million-cell first pass).
+/// A monotone index over a staircase's scores (any strictly increasing non-negative values), so
+/// that a search reads a few neighbouring values instead of a chain of dependent loads across the
+/// whole array (the guard's binary search was the largest single cost of a ten-million-cell first
+/// pass).
 ///
 /// For finite doubles with the sign bit clear the bit pattern, read as an integer, rises with
-/// the value; its top bits (the exponent and the first `mantissa_bits` of the mantissa) name a
-/// bucket, 2^mantissa_bits per octave, as many as about four per cost. A cost in a lower bucket
-/// than the query is below it and one in a higher bucket above it, so the answer lies among the
-/// costs of the query's own bucket: the same index as the search over the whole array, exactly.
+/// the value; its top bits (the exponent and the first 52 − `shift` bits of the mantissa) name a
+/// bucket, 2^(52 − shift) per octave, with at most four buckets per value (and at least 64 in
+/// all). A value in a lower bucket than the query is below it and one in a higher bucket above
+/// it, so the answer lies among the values of the query's own bucket: the same index as the
+/// search over the whole array, exactly.
 #[derive(Debug, Clone)]
 struct Buckets {
-    /// Bits dropped from a cost's bit pattern to make its key (52 less the mantissa bits kept).
+    /// Bits dropped from a value's bit pattern to make its key (52 less the mantissa bits kept).
     shift: u32,
-    /// The bucket of the cheapest cost.
+    /// The bucket of the lowest value.
     first: u64,
-    /// `starts[b]`: how many costs lie in buckets below `first + b`; one more entry than
-    /// buckets, the last the number of costs.
+    /// `starts[b]`: how many values lie in buckets below `first + b`; one more entry than
+    /// buckets, the last the number of values.
     starts: Vec<u32>,
 }
 
 impl Buckets {
-    /// At most this many buckets per cost (fewer where the costs cluster).
-    const BUCKETS_PER_COST: u64 = 4;
+    /// At most this many buckets per value (fewer where the values cluster).
+    const BUCKETS_PER_VALUE: u64 = 4;
     /// At most this many mantissa bits in a key (a million buckets per octave).
     const MAX_MANTISSA_BITS: u32 = 20;
     /// At most this many buckets, 256 KB.
     const MAX_BUCKETS: u64 = 1 << 16;
 
-    /// The bucket of a finite cost with its sign bit clear (-0.0 is refused by the callers).
-    fn key(cost: f64, shift: u32) -> u64 {
-        cost.to_bits() >> shift
+    /// The bucket of a finite value with its sign bit clear (-0.0 is refused by the callers).
+    fn key(value: f64, shift: u32) -> u64 {
+        value.to_bits() >> shift
     }
 
-    /// The index over `costs` (strictly increasing), or none when a cost is negative, -0.0 or
-    /// not finite, or the costs span too many octaves for even one bucket per octave.
-    fn of(costs: &[f64]) -> Option<Self> {
-        let (&low, &high) = (costs.first()?, costs.last()?);
-        if !costs.iter().all(|c| c.is_finite() && c.is_sign_positive()) {
+    /// The index over `values` (strictly increasing), or none when a value is negative, -0.0 or
+    /// not finite, or the values span too many octaves for even one bucket per octave.
+    fn of(values: &[f64]) -> Option<Self> {
+        let (&low, &high) = (values.first()?, values.last()?);
+        if !values.iter().all(|v| v.is_finite() && v.is_sign_positive()) {
             return None;
         }
-        let wanted = (Self::BUCKETS_PER_COST * costs.len() as u64).clamp(64, Self::MAX_BUCKETS);
+        let wanted = (Self::BUCKETS_PER_VALUE * values.len() as u64).clamp(64, Self::MAX_BUCKETS);
         let buckets = |shift: u32| Self::key(high, shift) - Self::key(low, shift) + 1;
         // The most mantissa bits whose buckets stay within what is wanted.
         let shift = (0..=Self::MAX_MANTISSA_BITS)
             .rev()
             .map(|bits| 52 - bits)
             .find(|&shift| buckets(shift) <= wanted)?;
-        if costs.len() > u32::MAX as usize {
+        if values.len() > u32::MAX as usize {
             return None;
         }
         let first = Self::key(low, shift);
@@ -83,12 +84,12 @@ impl Buckets {
         let mut starts = Vec::with_capacity(count as usize + 1);
         let mut below = 0usize;
         for b in 0..count {
-            while below < costs.len() && Self::key(costs[below], shift) < first + b {
+            while below < values.len() && Self::key(values[below], shift) < first + b {
                 below += 1;
             }
             starts.push(below as u32);
         }
-        starts.push(costs.len() as u32);
+        starts.push(values.len() as u32);
         Some(Buckets {
             shift,
             first,
@@ -96,13 +97,13 @@ impl Buckets {
         })
     }
 
-    /// The indices of the costs in `cost`'s bucket (its start is the count of costs in lower
+    /// The indices of the values in `value`'s bucket (its start is the count of values in lower
     /// buckets); `None` when the buckets cannot answer (a negative or non-finite query).
-    fn range(&self, cost: f64) -> Option<std::ops::Range<usize>> {
-        if !(cost.is_finite() && cost.is_sign_positive()) {
+    fn range(&self, value: f64) -> Option<std::ops::Range<usize>> {
+        if !(value.is_finite() && value.is_sign_positive()) {
             return None;
         }
-        let key = Self::key(cost, self.shift);
+        let key = Self::key(value, self.shift);
         let last = self.starts.len() - 1;
         let start = |b: u64| self.starts[b as usize] as usize;
         Some(if key < self.first {
@@ -119,6 +120,9 @@ impl Buckets {
 impl Staircase {
     /// The staircase of `(cost, score)` pairs.
     fn of(mut pairs: Vec<(f64, f64)>) -> Self {
+        // A NaN score would be kept as a lone first step that the search by score cannot place
+        // (front candidates are finite: the fronts refuse non-finite values before this).
+        debug_assert!(pairs.iter().all(|p| !p.1.is_nan()), "a NaN score");
         // Cheapest first; at one cost, the best score first (it is the only one kept).
         pairs.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.total_cmp(&a.1)));
         let mut steps = Staircase::default();
@@ -302,5 +306,19 @@ mod tests {
         let wide = Staircase::of(vec![(1.0, 1e-300), (2.0, 1e300)]);
         assert!(wide.buckets.is_none());
         assert_eq!(wide.steps_scoring_at_most(1.0), 1);
+        // A zero score among enough steps is indexed (one bucket per octave: its bucket is 0,
+        // a thousand octaves below the rest) and searched as the whole array is.
+        let pairs: Vec<(f64, f64)> = (0..300)
+            .map(|i| (i as f64, if i == 0 { 0.0 } else { i as f64 / 300.0 }))
+            .collect();
+        let with_zero = Staircase::of(pairs);
+        assert!(with_zero.buckets.is_some());
+        for score in [0.0, -0.0, 1e-320, 0.5 / 300.0, 1.0 / 300.0, 0.5, 1.0, 2.0] {
+            assert_eq!(
+                with_zero.steps_scoring_at_most(score),
+                with_zero.scores.partition_point(|&s| s <= score),
+                "score {score:e}"
+            );
+        }
     }
 }

@@ -182,8 +182,8 @@ impl Grid {
     }
 
     /// [`Grid::cells_in`] as a loop that hands `visit` each cell by reference: the same cells in
-    /// the same order, built in place (an iterator's item of some 200 bytes is moved twice per
-    /// cell, a tenth of a ten-million-cell sweep's first pass).
+    /// the same order, built in place (the iterator's 216-byte item was moved twice per cell:
+    /// 6.7% of a ten-million-cell sweep's first pass in `memcpy`).
     pub fn for_each_cell_in(
         &self,
         ids: std::ops::Range<u64>,
