@@ -56,7 +56,17 @@ struct ChannelSink {
     sender: SyncSender<Message>,
     stop: Arc<AtomicBool>,
     reader: Arc<AtomicU8>,
+    /// Chunks per handed-over group ([`CellsSink::chunks_per_group`]).
+    chunks_per_group: usize,
 }
+
+/// Chunks per group handed to a whole-table reader: 2 (4,096 cells, a chunk per thread of a
+/// 2-core machine). A group is built whole before the reader appends it, as typed rows of about
+/// 800 bytes per cell, so the 64 chunks of a `cells.parquet` row group held about 100 MB on top
+/// of the table (measured with `python/bench_sweep.py grids/big.toml`: pandas' peak RSS 869 MB
+/// at 64 chunks, 774 MB at 8, 736 MB at 2, at the same speed); a stream of batches keeps the
+/// row groups of the file.
+const WHOLE_TABLE_GROUP_CHUNKS: usize = 2;
 
 impl CellsSink for ChannelSink {
     fn columns(
@@ -78,6 +88,10 @@ impl CellsSink for ChannelSink {
 
     fn rows(&self, parts: Vec<TypedRows>) -> ControlFlow<()> {
         self.send(Message::Rows(parts))
+    }
+
+    fn chunks_per_group(&self) -> usize {
+        self.chunks_per_group
     }
 
     /// Sends the end, then waits until the reader has taken it (`Continue`) or is gone or
@@ -383,6 +397,11 @@ pub fn sweep_stream(py: Python<'_>, words: Vec<String>, whole: bool) -> CellStre
             sender,
             stop: stop.clone(),
             reader: reader_state,
+            chunks_per_group: if whole {
+                WHOLE_TABLE_GROUP_CHUNKS
+            } else {
+                rlfrontier::engine::PARQUET_ROW_GROUP_CHUNKS
+            },
         };
         let run =
             std::panic::AssertUnwindSafe(|| app::run_captured_into(&words, &stop, Some(&sink)));

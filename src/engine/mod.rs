@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 pub use manifest::Manifest;
 pub use merge::merge;
-pub use sweep::{aggregate_chunk, run_sweep, run_sweep_into};
+pub use sweep::{PARQUET_ROW_GROUP_CHUNKS, aggregate_chunk, run_sweep, run_sweep_into};
 
 use crate::spec::Grid;
 
@@ -131,9 +131,16 @@ pub trait CellsSink {
         types: &[crate::report::parquet::ColumnType],
         expected_rows: u64,
     ) -> std::ops::ControlFlow<()>;
-    /// The rows of the next consecutive cells (one part per chunk, in order; the row groups of
-    /// `cells.parquet`). `Break` (the reader is gone) stops the sweep.
+    /// The rows of the next consecutive cells (one part per chunk, in order, in groups of
+    /// [`CellsSink::chunks_per_group`] chunks). `Break` (the reader is gone) stops the sweep.
     fn rows(&self, parts: Vec<crate::report::parquet::TypedRows>) -> std::ops::ControlFlow<()>;
+    /// How many chunks of cells each [`CellsSink::rows`] call hands over: by default those of a
+    /// row group of `cells.parquet` ([`PARQUET_ROW_GROUP_CHUNKS`], 64 chunks of 2,048 cells). A group is built whole before
+    /// it is handed over, so a sink that keeps every row anyway (one table in memory) asks for
+    /// fewer: the group in the making is its only memory on top of the table.
+    fn chunks_per_group(&self) -> usize {
+        PARQUET_ROW_GROUP_CHUNKS
+    }
     /// Called once after the last rows and before anything is committed: a sink whose reader
     /// has not taken every row answers `Break` (or waits until it has), so a table read only in
     /// part never leaves a committed folder behind. The default accepts at once.

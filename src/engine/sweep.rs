@@ -27,7 +27,7 @@ use crate::spec::Grid;
 
 /// Chunks per row group of `cells.parquet`: fixed, so the file is the same whatever the thread
 /// count (a window of chunks per thread would move the row-group boundaries).
-const PARQUET_ROW_GROUP_CHUNKS: usize = 64;
+pub const PARQUET_ROW_GROUP_CHUNKS: usize = 64;
 
 /// Pass 1 over a range of cell ids: evaluate and aggregate without writing (single-threaded;
 /// `run_sweep` runs one range of consecutive chunks per thread, each seeded with the floors of
@@ -578,7 +578,7 @@ impl Passes<'_> {
         if sink.columns(&names, &types, expected_rows).is_break() {
             return Err(stopped());
         }
-        for group in self.chunks.chunks(PARQUET_ROW_GROUP_CHUNKS) {
+        for group in self.chunks.chunks(sink.chunks_per_group().max(1)) {
             self.check_interrupt()?;
             let parts = self
                 .column_parts(group, &frontier_ids, mode, &types)
