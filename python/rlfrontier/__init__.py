@@ -218,10 +218,11 @@ class _StreamedSweep:
     """A native sweep whose cells come as an Arrow C stream. Its thread is always joined
     (:meth:`summary` or :meth:`stop`) before its folder may be removed."""
 
-    def __init__(self, words: List[str], whole: bool = False) -> None:
+    def __init__(self, words: List[str], whole: bool = False, backend: Backend = "pandas") -> None:
         # ``whole``: one record batch with the whole table, each column one contiguous array,
         # which pandas (``split_blocks``) and polars take without copying; else one per row group.
-        self.native = _native.sweep_stream(words, whole)
+        # For polars the text columns come as string views, its own layout for strings.
+        self.native = _native.sweep_stream(words, whole, backend == "polars")
         self.reader: Any = None
         self.joined = False
 
@@ -343,7 +344,7 @@ def sweep(
         words = _sweep_words(_grid_file(grid, Path(scratch)), folder, cells, options)
         cells_table = None
         if out is None and cells != "none":
-            streamed = _StreamedSweep(words, whole=True)
+            streamed = _StreamedSweep(words, whole=True, backend=backend)
             try:
                 batches = list(streamed.batches())
                 summary = streamed.summary()
@@ -393,7 +394,9 @@ class SweepStream:
         self._folder = self._out or Path(self._scratch.name) / "out"
         grid_file = _grid_file(grid, Path(self._scratch.name))
         self._backend = backend
-        self._sweep = _StreamedSweep(_sweep_words(grid_file, self._folder, "all", options))
+        self._sweep = _StreamedSweep(
+            _sweep_words(grid_file, self._folder, "all", options), backend=backend
+        )
         self._result: Optional[SweepResult] = None
         self._iterator: Any = None
 

@@ -23,6 +23,7 @@ class CellStream:
     def cancel(self) -> None:
         """Stops the sweep at its next check."""
 
-def sweep_stream(words: List[str], whole: bool = False) -> CellStream:
+def sweep_stream(words: List[str], whole: bool = False, string_views: bool = False) -> CellStream:
     """Starts `rlfrontier sweep WORDS...` with its cells table streamed: one record batch per row
-    group, or with ``whole`` one batch holding the whole table in contiguous columns."""
+    group, or with ``whole`` one batch holding the whole table in contiguous columns; text
+    columns as ``large_string``, or with ``string_views`` as ``string_view`` (polars' layout)."""

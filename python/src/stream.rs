@@ -16,7 +16,9 @@ use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use arrow_array::builder::{BooleanBuilder, Float64Builder, Int64Builder, LargeStringBuilder};
+use arrow_array::builder::{
+    BooleanBuilder, Float64Builder, Int64Builder, LargeStringBuilder, StringViewBuilder,
+};
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{ArrayRef, RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
@@ -58,6 +60,8 @@ struct ChannelSink {
     reader: Arc<AtomicU8>,
     /// Chunks per handed-over group ([`CellsSink::chunks_per_group`]).
     chunks_per_group: usize,
+    /// Text columns as string views ([`arrow_type`]).
+    string_views: bool,
 }
 
 /// Chunks per group handed to a whole-table reader: 2 (4,096 cells, a chunk per thread of a
@@ -78,7 +82,7 @@ impl CellsSink for ChannelSink {
         let fields: Vec<Field> = names
             .iter()
             .zip(types)
-            .map(|(name, kind)| Field::new(name, arrow_type(*kind), true))
+            .map(|(name, kind)| Field::new(name, arrow_type(*kind, self.string_views), true))
             .collect();
         self.send(Message::Columns(
             Arc::new(Schema::new(fields)),
@@ -130,14 +134,16 @@ impl ChannelSink {
     }
 }
 
-/// The Arrow type of a cells column (`cells.parquet`'s physical types, strings as UTF-8 with
-/// 64-bit offsets: pandas' `str` and polars' strings hold those, so they take the buffers as
-/// they are instead of casting).
-fn arrow_type(kind: ColumnType) -> DataType {
+/// The Arrow type of a cells column: `cells.parquet`'s physical types, strings as UTF-8 with
+/// 64-bit offsets (pandas 3's `str` holds those as they are), or with `string_views` as string
+/// views, the layout polars keeps its strings in (so `polars.from_arrow` takes them without
+/// rebuilding each value's 16-byte view).
+fn arrow_type(kind: ColumnType, string_views: bool) -> DataType {
     match kind {
         ColumnType::Int => DataType::Int64,
         ColumnType::Double => DataType::Float64,
         ColumnType::Bool => DataType::Boolean,
+        ColumnType::Text if string_views => DataType::Utf8View,
         ColumnType::Text => DataType::LargeUtf8,
     }
 }
@@ -148,6 +154,7 @@ enum ColumnBuilder {
     Double(Float64Builder),
     Bool(BooleanBuilder),
     Text(LargeStringBuilder),
+    TextView(StringViewBuilder),
 }
 
 impl ColumnBuilder {
@@ -157,6 +164,7 @@ impl ColumnBuilder {
             DataType::Int64 => ColumnBuilder::Int(Int64Builder::with_capacity(rows)),
             DataType::Float64 => ColumnBuilder::Double(Float64Builder::with_capacity(rows)),
             DataType::Boolean => ColumnBuilder::Bool(BooleanBuilder::with_capacity(rows)),
+            DataType::Utf8View => ColumnBuilder::TextView(StringViewBuilder::with_capacity(rows)),
             _ => ColumnBuilder::Text(LargeStringBuilder::with_capacity(rows, rows * 16)),
         }
     }
@@ -186,9 +194,8 @@ impl ColumnBuilder {
             ColumnBuilder::Int(b) => append!(b, Int, |x| *x),
             ColumnBuilder::Double(b) => append!(b, Double, |x| *x),
             ColumnBuilder::Bool(b) => append!(b, Bool, |x| *x),
-            ColumnBuilder::Text(b) => append!(b, Text, |x| {
-                std::str::from_utf8(x.data()).map_err(|e| ArrowError::ExternalError(Box::new(e)))?
-            }),
+            ColumnBuilder::Text(b) => append!(b, Text, |x| utf8(x.data())?),
+            ColumnBuilder::TextView(b) => append!(b, Text, |x| utf8(x.data())?),
         }
         Ok(())
     }
@@ -200,8 +207,15 @@ impl ColumnBuilder {
             ColumnBuilder::Double(b) => Arc::new(b.finish()),
             ColumnBuilder::Bool(b) => Arc::new(b.finish()),
             ColumnBuilder::Text(b) => Arc::new(b.finish()),
+            ColumnBuilder::TextView(b) => Arc::new(b.finish()),
         }
     }
+}
+
+/// A text value's UTF-8 (the cells' text is written from Rust strings, so this never fails in
+/// practice; a failure is an Arrow error, not a panic).
+fn utf8(bytes: &[u8]) -> Result<&str, ArrowError> {
+    std::str::from_utf8(bytes).map_err(|e| ArrowError::ExternalError(Box::new(e)))
 }
 
 /// Builders for every column of `schema`, with room for `rows` rows.
@@ -385,8 +399,13 @@ pub struct CellStream {
 /// whole table, built as the row groups arrive (for a DataFrame of every cell: contiguous
 /// columns convert without a copy); otherwise one batch per row group (memory stays bounded).
 #[pyfunction]
-#[pyo3(signature = (words, whole=false))]
-pub fn sweep_stream(py: Python<'_>, words: Vec<String>, whole: bool) -> CellStream {
+#[pyo3(signature = (words, whole=false, string_views=false))]
+pub fn sweep_stream(
+    py: Python<'_>,
+    words: Vec<String>,
+    whole: bool,
+    string_views: bool,
+) -> CellStream {
     let (sender, receiver) = sync_channel(BATCHES_IN_FLIGHT);
     let interrupted = Arc::new(AtomicBool::new(false));
     let reader = Arc::new(AtomicU8::new(READING));
@@ -402,6 +421,7 @@ pub fn sweep_stream(py: Python<'_>, words: Vec<String>, whole: bool) -> CellStre
             } else {
                 rlfrontier::engine::PARQUET_ROW_GROUP_CHUNKS
             },
+            string_views,
         };
         let run =
             std::panic::AssertUnwindSafe(|| app::run_captured_into(&words, &stop, Some(&sink)));
