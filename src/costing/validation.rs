@@ -252,32 +252,7 @@ fn rl_ledger(
             .filter(|&max| max >= prompt_tokens),
         ..Task::default()
     };
-    let algorithm: Algorithm = row.get("rl_algorithm").parse()?;
-    let d = RunSettings::default();
-    let micro = row
-        .number("rl_micro_batch_tokens")
-        .unwrap_or(d.max_tokens_per_gpu);
-    let run = RunSettings {
-        framework,
-        algorithm,
-        offload: row_offload(row.get("rl_offload"))?,
-        sequence_parallel: row
-            .number("rl_sequence_parallel")
-            .map_or(1, |n| n.max(1.0) as u64),
-        kl_reference: row.get("rl_kl_reference") == "true",
-        old_logprob: framework.profile().old_logprob,
-        max_tokens_per_gpu: micro,
-        critic_max_tokens_per_gpu: row.number("rl_critic_micro_batch_tokens").unwrap_or(micro),
-        mini_batch_prompts: row
-            .number("rl_mini_batch_prompts")
-            .map_or(d.mini_batch_prompts, |x| x as u64),
-        // Optional column: `false` when the run's log shows padding kept.
-        micro_batching: crate::config::MicroBatching {
-            remove_padding: row.get("rl_remove_padding") != "false",
-            ..d.micro_batching
-        },
-        ..d
-    };
+    let run = row_run_settings(row, framework)?;
     if let Some(why) =
         crate::config::offload_per_step_refusal(&run, hardware.schedule, &hardware.engine)
     {
@@ -302,6 +277,40 @@ fn rl_ledger(
         measured_base_score: None,
         ability_score: None,
     }))
+}
+
+/// A row's run settings: the framework's defaults with the row's algorithm, offload, sequence
+/// parallelism, reference pass, micro-batch tokens (the critic's too), mini-batch and padding.
+fn row_run_settings(
+    row: &ValidationRow,
+    framework: Framework,
+) -> std::result::Result<RunSettings, String> {
+    let algorithm: Algorithm = row.get("rl_algorithm").parse()?;
+    let d = RunSettings::default();
+    let micro = row
+        .number("rl_micro_batch_tokens")
+        .unwrap_or(d.max_tokens_per_gpu);
+    Ok(RunSettings {
+        framework,
+        algorithm,
+        offload: row_offload(row.get("rl_offload"))?,
+        sequence_parallel: row
+            .number("rl_sequence_parallel")
+            .map_or(1, |n| n.max(1.0) as u64),
+        kl_reference: row.get("rl_kl_reference") == "true",
+        old_logprob: framework.profile().old_logprob,
+        max_tokens_per_gpu: micro,
+        critic_max_tokens_per_gpu: row.number("rl_critic_micro_batch_tokens").unwrap_or(micro),
+        mini_batch_prompts: row
+            .number("rl_mini_batch_prompts")
+            .map_or(d.mini_batch_prompts, |x| x as u64),
+        // Optional column: `false` when the run's log shows padding kept.
+        micro_batching: crate::config::MicroBatching {
+            remove_padding: row.get("rl_remove_padding") != "false",
+            ..d.micro_batching
+        },
+        ..d
+    })
 }
 
 /// The optional `rl_offload` column: what the recipe keeps in host memory between passes, as

@@ -444,29 +444,12 @@ impl TrainingPasses<'_> {
 /// [`passes`]'; each pass also pays [`pass_overhead_seconds`].
 fn learning(cfg: &RunConfig, pools: Pools, r: &Rollouts, phases: &mut Phases) {
     let (run, policy) = (cfg.run, cfg.policy);
-    let mb = run.micro_batching;
-    let kept = passes::PassBatch {
-        sequences: r.kept,
-        prompt_tokens: cfg.task.prompt_tokens,
-        lengths: r.distribution,
-        moments: (r.lengths.mean_tokens, r.lengths.second_moment_tokens),
-    };
-    let padding = passes::Padding::of(
-        mb.remove_padding,
-        run.framework.profile().padding,
-        cfg.task.max_prompt_tokens.unwrap_or(cfg.task.prompt_tokens),
-        cfg.max_response_len as f64,
-    );
-    let log_prob_sums = kept.computed_sums(mb.log_prob_sequences, padding);
-    let log_prob_budget = mb
-        .log_prob_max_tokens_per_gpu
-        .unwrap_or(run.max_tokens_per_gpu);
-    let sp = run.sequence_parallel;
-    let log_prob_micro =
-        kept.micro_batch_tokens(mb.log_prob_sequences, log_prob_budget, log_prob_sums, sp);
-    let update_sums = kept.computed_sums(mb.update_sequences, padding);
-    let update_micro =
-        kept.micro_batch_tokens(mb.update_sequences, run.max_tokens_per_gpu, update_sums, sp);
+    let PassTokens {
+        log_prob_sums,
+        log_prob_micro,
+        update_sums,
+        update_micro,
+    } = PassTokens::of(cfg, r);
     let epochs = cfg.update_epochs as f64;
     let t = TrainingPasses {
         cfg,
@@ -524,6 +507,56 @@ fn learning(cfg: &RunConfig, pools: Pools, r: &Rollouts, phases: &mut Phases) {
         0.0,
         run.step_overhead_seconds + checkpoints + moves.policy_forward + moves.step_swap,
     );
+}
+
+/// The tokens the training passes compute (packed, or with the framework's padding) and their
+/// micro-batches' tokens per GPU: the log-prob passes' and the update's.
+struct PassTokens {
+    log_prob_sums: TokenSums,
+    log_prob_micro: f64,
+    update_sums: TokenSums,
+    update_micro: f64,
+}
+
+impl PassTokens {
+    fn of(cfg: &RunConfig, r: &Rollouts) -> Self {
+        let run = cfg.run;
+        let mb = run.micro_batching;
+        let kept = passes::PassBatch {
+            sequences: r.kept,
+            prompt_tokens: cfg.task.prompt_tokens,
+            lengths: r.distribution,
+            moments: (r.lengths.mean_tokens, r.lengths.second_moment_tokens),
+        };
+        let padding = passes::Padding::of(
+            mb.remove_padding,
+            run.framework.profile().padding,
+            cfg.task.max_prompt_tokens.unwrap_or(cfg.task.prompt_tokens),
+            cfg.max_response_len as f64,
+        );
+        let log_prob_sums = kept.computed_sums(mb.log_prob_sequences, padding);
+        let log_prob_budget = mb
+            .log_prob_max_tokens_per_gpu
+            .unwrap_or(run.max_tokens_per_gpu);
+        let sp = run.sequence_parallel;
+        let update_sums = kept.computed_sums(mb.update_sequences, padding);
+        PassTokens {
+            log_prob_sums,
+            log_prob_micro: kept.micro_batch_tokens(
+                mb.log_prob_sequences,
+                log_prob_budget,
+                log_prob_sums,
+                sp,
+            ),
+            update_sums,
+            update_micro: kept.micro_batch_tokens(
+                mb.update_sequences,
+                run.max_tokens_per_gpu,
+                update_sums,
+                sp,
+            ),
+        }
+    }
 }
 
 /// Seconds of host-device copies that offloaded training state adds to each pass

@@ -276,24 +276,8 @@ impl CostArgs {
             ),
             None => None,
         };
-        // The default mean prompt is a placeholder: a shorter cap (an imported
-        // data.max_prompt_length) bounds it. A mean given above the cap is a contradiction.
-        let default_prompt = Task::default().prompt_tokens as u64;
-        let prompt_tokens = match (t.prompt_tokens, t.max_prompt_tokens) {
-            (Some(mean), Some(cap)) if cap < mean => {
-                return Err(Error::in_flag(
-                    "--max-prompt-tokens",
-                    format!(
-                        "the prompt cap {cap} is below the mean prompt (--prompt-tokens {mean}); give a cap at least as long as the mean"
-                    ),
-                ));
-            }
-            (Some(mean), _) => mean,
-            (None, Some(cap)) => default_prompt.min(cap),
-            (None, None) => default_prompt,
-        };
         Ok(Task {
-            prompt_tokens: prompt_tokens as f64,
+            prompt_tokens: prompt_tokens(t)? as f64,
             max_prompt_tokens: t.max_prompt_tokens.map(|cap| cap as f64),
             mean_response_tokens: mean,
             mean_response_tokens_end: end,
@@ -595,5 +579,23 @@ impl CostArgs {
             .as_deref()
             .map(|p| (p, ConfigFormat::Verl))
             .or_else(|| self.from_trl.as_deref().map(|p| (p, ConfigFormat::Trl)))
+    }
+}
+
+/// The mean prompt in tokens: as given, or the default bounded by a shorter prompt cap (the
+/// default is a placeholder, and an imported `data.max_prompt_length` bounds it). A mean given
+/// above the cap is a contradiction.
+fn prompt_tokens(t: &TaskFlags) -> Result<u64> {
+    let default_prompt = Task::default().prompt_tokens as u64;
+    match (t.prompt_tokens, t.max_prompt_tokens) {
+        (Some(mean), Some(cap)) if cap < mean => Err(Error::in_flag(
+            "--max-prompt-tokens",
+            format!(
+                "the prompt cap {cap} is below the mean prompt (--prompt-tokens {mean}); give a cap at least as long as the mean"
+            ),
+        )),
+        (Some(mean), _) => Ok(mean),
+        (None, Some(cap)) => Ok(default_prompt.min(cap)),
+        (None, None) => Ok(default_prompt),
     }
 }
