@@ -63,33 +63,8 @@ pub fn run(args: &FrontArgs, out: &mut dyn Write) -> Result<()> {
         })?,
         None => 0,
     };
-    let mut values: Vec<Vec<f64>> = vec![Vec::new(); columns.len()];
-    // Data-row index and id of every row kept; rows with an empty objective (an infeasible
-    // cell of cells.csv has no score) are skipped and counted.
-    let (mut rows, mut ids, mut skipped) = (Vec::new(), Vec::new(), 0usize);
-    for (k, record) in reader.records().enumerate() {
-        let record =
-            record.map_err(|e| Error::in_file(&args.points, Some(k + 2), "", e.to_string()))?;
-        if index
-            .iter()
-            .any(|&i| record.get(i).is_none_or(|x| x.trim().is_empty()))
-        {
-            skipped += 1;
-            continue;
-        }
-        for (j, &i) in index.iter().enumerate() {
-            let v: f64 = record
-                .get(i)
-                .and_then(|x| x.trim().parse().ok())
-                .filter(|x: &f64| x.is_finite())
-                .ok_or_else(|| {
-                    Error::in_file(&args.points, Some(k + 2), columns[j], "not a finite number")
-                })?;
-            values[j].push(v);
-        }
-        rows.push(k);
-        ids.push(record.get(id_index).unwrap_or("").to_string());
-    }
+    let table = read_points(&mut reader, &args.points, &columns, &index, id_index)?;
+    let (values, rows, ids, skipped) = (table.values, table.rows, table.ids, table.skipped);
     let started = Instant::now();
     let front: Vec<usize> = if columns.len() == 2 {
         front_2d(&values[0], &values[1], [senses[0], senses[1]])
@@ -118,4 +93,55 @@ pub fn run(args: &FrontArgs, out: &mut dyn Write) -> Result<()> {
     let mut text = serde_json::to_string(&v).expect("json");
     text.push('\n');
     emit(out, &text)
+}
+
+/// The objectives of a points table, column by column, with each kept row's data-row index and
+/// id; rows with an empty objective (an infeasible cell of cells.csv has no score) are skipped
+/// and counted.
+struct Points {
+    values: Vec<Vec<f64>>,
+    rows: Vec<usize>,
+    ids: Vec<String>,
+    skipped: usize,
+}
+
+/// Reads the objective `columns` (at `index`) and the id column of every row of `reader`.
+fn read_points(
+    reader: &mut csv::Reader<impl std::io::Read>,
+    path: &std::path::Path,
+    columns: &[&str],
+    index: &[usize],
+    id_index: usize,
+) -> Result<Points> {
+    let mut points = Points {
+        values: vec![Vec::new(); columns.len()],
+        rows: Vec::new(),
+        ids: Vec::new(),
+        skipped: 0,
+    };
+    for (k, record) in reader.records().enumerate() {
+        let record = record.map_err(|e| Error::in_file(path, Some(k + 2), "", e.to_string()))?;
+        if index
+            .iter()
+            .any(|&i| record.get(i).is_none_or(|x| x.trim().is_empty()))
+        {
+            points.skipped += 1;
+            continue;
+        }
+        for (j, &i) in index.iter().enumerate() {
+            let v: f64 = record
+                .get(i)
+                .and_then(|x| x.trim().parse().ok())
+                .filter(|x: &f64| x.is_finite())
+                .ok_or_else(|| {
+                    Error::in_file(path, Some(k + 2), columns[j], "not a finite number")
+                })?;
+            points.values[j].push(v);
+        }
+        points.rows.push(k);
+        points
+            .ids
+            .push(record.get(id_index).unwrap_or("").to_string());
+    }
+    Ok(points)
 }

@@ -40,20 +40,11 @@ pub fn model_from_config(path: &Path, id: &str, name: &str) -> Result<ModelSpec>
     let kv_heads = number("num_key_value_heads").unwrap_or(heads);
     let head_dim = number("head_dim").unwrap_or(hidden / heads.max(1));
     let vocab = required("vocab_size")?;
-    let experts = number("num_experts")
-        .or_else(|| number("n_routed_experts"))
-        .or_else(|| number("num_local_experts"))
-        .unwrap_or(0);
-    let (intermediate, active_experts, expert_intermediate) = if experts > 0 {
-        (
-            0,
-            number("num_experts_per_tok").unwrap_or(1),
-            number("moe_intermediate_size")
-                .or_else(|| number("intermediate_size"))
-                .unwrap_or(0),
-        )
+    let (experts, active_experts, expert_intermediate) = experts_of(&number);
+    let intermediate = if experts > 0 {
+        0
     } else {
-        (required("intermediate_size")?, 0, 0)
+        required("intermediate_size")?
     };
     let qkv_bias = c
         .get("attention_bias")
@@ -92,6 +83,26 @@ pub fn model_from_config(path: &Path, id: &str, name: &str) -> Result<ModelSpec>
     model.published_params = model.total_params();
     model.validate(path)?;
     Ok(model)
+}
+
+/// A config's mixture of experts: the routed experts (0 for a dense model; transformers names
+/// them `num_experts`, `n_routed_experts` or `num_local_experts`), those active per token and
+/// each expert's intermediate size.
+fn experts_of(number: &dyn Fn(&str) -> Option<u64>) -> (u64, u64, u64) {
+    let experts = number("num_experts")
+        .or_else(|| number("n_routed_experts"))
+        .or_else(|| number("num_local_experts"))
+        .unwrap_or(0);
+    if experts == 0 {
+        return (0, 0, 0);
+    }
+    (
+        experts,
+        number("num_experts_per_tok").unwrap_or(1),
+        number("moe_intermediate_size")
+            .or_else(|| number("intermediate_size"))
+            .unwrap_or(0),
+    )
 }
 
 /// The entry as a catalog file's `[[model]]` table.

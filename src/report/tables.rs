@@ -535,18 +535,26 @@ pub fn shortlist_markdown(grid: &Grid, decisions: &[Decision]) -> String {
             ));
         }
         md.push('\n');
-        for e in entries {
-            let notes: Vec<String> = e
-                .flags
-                .iter()
-                .filter(|f| **f != Flag::Uncalibrated)
-                .map(Flag::to_string)
-                .collect();
-            if !notes.is_empty() {
-                md.push_str(&format!("- rank {}: {}\n", e.rank, notes.join("; ")));
-            }
-        }
+        md.push_str(&flag_notes(entries));
         md.push('\n');
+    }
+    md
+}
+
+/// One markdown line per shortlisted regime with flags (the calibration flag aside): its rank
+/// and what was flagged.
+fn flag_notes(entries: &[Entry]) -> String {
+    let mut md = String::new();
+    for e in entries {
+        let notes: Vec<String> = e
+            .flags
+            .iter()
+            .filter(|f| **f != Flag::Uncalibrated)
+            .map(Flag::to_string)
+            .collect();
+        if !notes.is_empty() {
+            md.push_str(&format!("- rank {}: {}\n", e.rank, notes.join("; ")));
+        }
     }
     md
 }
