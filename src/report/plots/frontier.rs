@@ -38,13 +38,7 @@ pub fn frontier(grid: &Grid, aggregate: &Aggregate) -> String {
         let all: Vec<&Point> = aggregate.sample.iter().chain(front.iter()).collect();
         let (x0, x1) = log_range(all.iter().map(|p| lane(p)));
         // The axis fits the points; the whiskers are clipped to it.
-        let (y0, y1) = padded(
-            all.iter().map(|p| p.score).fold(f64::INFINITY, f64::min),
-            all.iter()
-                .map(|p| p.score)
-                .fold(f64::NEG_INFINITY, f64::max),
-            0.08,
-        );
+        let (y0, y1) = score_range(&all);
         let root = root.titled(&title, ("sans-serif", TITLE))?;
         let (legend, plot) = root.split_vertically(LEGEND_HEIGHT);
         draw_legend(&legend, grid)?;
@@ -98,6 +92,18 @@ pub fn frontier(grid: &Grid, aggregate: &Aggregate) -> String {
         Ok(())
     });
     with_tooltips(svg, &tips)
+}
+
+/// The score axis: the points' lowest to highest score, padded by 8% of the span.
+fn score_range(points: &[&Point]) -> (f64, f64) {
+    padded(
+        points.iter().map(|p| p.score).fold(f64::INFINITY, f64::min),
+        points
+            .iter()
+            .map(|p| p.score)
+            .fold(f64::NEG_INFINITY, f64::max),
+        0.08,
+    )
 }
 
 /// The frontier chart's coordinates: cost on a log axis, score on a linear one.

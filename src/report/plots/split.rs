@@ -87,24 +87,31 @@ pub fn split(grid: &Grid, aggregate: &Aggregate) -> String {
                 }
             }
         }
-        // Axis ticks under both panels: 0, 50%, 100%.
         let axis_y = top + ROW * shown.len() as i32 + 4;
         for k in 0..2 {
-            let x0 = panel_x(k);
-            root.draw(&PathElement::new(
-                vec![(x0, axis_y), (x0 + PANEL_WIDTH, axis_y)],
-                BLACK.stroke_width(1),
-            ))?;
-            // Each label centred under its tick; the panels' gap keeps "100%" and "0%" apart.
-            for (t, text) in [(0, "0%"), (PANEL_WIDTH / 2, "50%"), (PANEL_WIDTH, "100%")] {
-                root.draw(&PathElement::new(
-                    vec![(x0 + t, axis_y), (x0 + t, axis_y + 5)],
-                    BLACK.stroke_width(1),
-                ))?;
-                let font = black(TEXT).pos(Pos::new(HPos::Center, VPos::Top));
-                root.draw(&Text::new(text, (x0 + t, axis_y + 8), font))?;
-            }
+            draw_share_axis(root, panel_x(k), axis_y)?;
         }
         Ok(())
     })
+}
+
+/// A share panel's axis from `x0` at height `y`: ticks at 0, 50% and 100%, each label centred
+/// under its tick (the panels' gap keeps one panel's "100%" from the next one's "0%").
+fn draw_share_axis(root: &DrawingArea<SVGBackend, Shift>, x0: i32, y: i32) -> PlotResult {
+    root.draw(&PathElement::new(
+        vec![(x0, y), (x0 + PANEL_WIDTH, y)],
+        BLACK.stroke_width(1),
+    ))?;
+    let font = ("sans-serif", TEXT)
+        .into_font()
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Center, VPos::Top));
+    for (t, text) in [(0, "0%"), (PANEL_WIDTH / 2, "50%"), (PANEL_WIDTH, "100%")] {
+        root.draw(&PathElement::new(
+            vec![(x0 + t, y), (x0 + t, y + 5)],
+            BLACK.stroke_width(1),
+        ))?;
+        root.draw(&Text::new(text, (x0 + t, y + 8), font.clone()))?;
+    }
+    Ok(())
 }
