@@ -71,23 +71,13 @@ pub fn fit_plot(plot: &FitPlot) -> String {
             .light_line_style(WHITE.mix(0.0))
             .draw()?;
         let band = RGBColor(31, 119, 180);
-        let band_polygon = |c: &[(f64, f64, f64, f64)]| -> Vec<(f64, f64)> {
-            c.iter()
-                .map(|p| (p.0, p.3))
-                .chain(c.iter().rev().map(|p| (p.0, p.2)))
-                .collect()
-        };
-        if plot.curve.len() > 1 {
-            chart.draw_series(std::iter::once(Polygon::new(
-                band_polygon(plot.curve),
-                band.mix(0.18).filled(),
-            )))?;
-        }
-        if plot.extrapolation.len() > 1 {
-            chart.draw_series(std::iter::once(Polygon::new(
-                band_polygon(plot.extrapolation),
-                band.mix(0.08).filled(),
-            )))?;
+        for (curve, opacity) in [(plot.curve, 0.18), (plot.extrapolation, 0.08)] {
+            if curve.len() > 1 {
+                chart.draw_series(std::iter::once(Polygon::new(
+                    band_polygon(curve),
+                    band.mix(opacity).filled(),
+                )))?;
+            }
         }
         chart
             .draw_series(LineSeries::new(
@@ -133,6 +123,16 @@ pub fn fit_plot(plot: &FitPlot) -> String {
             .draw()?;
         Ok(())
     })
+}
+
+/// A curve's band as one polygon: along its upper ends (the fourth value of each point), back
+/// along its lower ends (the third).
+fn band_polygon(curve: &[(f64, f64, f64, f64)]) -> Vec<(f64, f64)> {
+    curve
+        .iter()
+        .map(|p| (p.0, p.3))
+        .chain(curve.iter().rev().map(|p| (p.0, p.2)))
+        .collect()
 }
 
 /// `plots/calibration.svg`: predicted against measured checkpoints, before and after calibration,

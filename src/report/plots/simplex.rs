@@ -43,16 +43,7 @@ pub fn simplex(grid: &Grid, aggregate: &Aggregate) -> String {
             return empty_message(root, &title);
         }
         let sample = &aggregate.sample;
-        let range = |f: &dyn Fn(&crate::analysis::frontier::Point) -> f64| {
-            let (lo, hi) = sample
-                .iter()
-                .map(f)
-                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
-                    (a.min(v), b.max(v))
-                });
-            let (lo, hi) = padded(lo, hi.max(lo + 0.01), 0.06);
-            (lo.max(0.0), hi.min(1.0))
-        };
+        let range = |f: &dyn Fn(&crate::analysis::frontier::Point) -> f64| share_range(sample, f);
         // Without feedback FLOPs the split is one number (learning against search): it is then
         // drawn against the predicted score, coloured by model.
         let no_feedback = sample.iter().all(|p| p.flops_shares[2] < 1e-3);
@@ -117,6 +108,22 @@ pub fn simplex(grid: &Grid, aggregate: &Aggregate) -> String {
             draw_colour_bar(&bar, lo, span)
         }
     })
+}
+
+/// An axis of shares (or scores) over the sample: their lowest to highest value (at least 0.01
+/// apart), padded by 6% and kept within [0, 1].
+fn share_range(
+    sample: &[crate::analysis::frontier::Point],
+    f: &dyn Fn(&crate::analysis::frontier::Point) -> f64,
+) -> (f64, f64) {
+    let (lo, hi) = sample
+        .iter()
+        .map(f)
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+            (a.min(v), b.max(v))
+        });
+    let (lo, hi) = padded(lo, hi.max(lo + 0.01), 0.06);
+    (lo.max(0.0), hi.min(1.0))
 }
 
 /// A percentage tick with as many decimals as an axis spanning `span` (a share) needs to tell
