@@ -147,28 +147,7 @@ fn parse_outcome_in(
                     high: get("high", value.max(param.high))?,
                 };
             }
-            other => {
-                let x = v.float(other, section, key)?;
-                let (low_ratio, high_ratio) = if param.value != 0.0 {
-                    (param.low / param.value, param.high / param.value)
-                } else {
-                    (1.0, 1.0)
-                };
-                *param = if param.value != 0.0 && x != 0.0 {
-                    let (a, b) = (x * low_ratio, x * high_ratio);
-                    Param {
-                        value: x,
-                        low: a.min(b),
-                        high: a.max(b),
-                    }
-                } else {
-                    Param {
-                        value: x,
-                        low: x.min(param.low),
-                        high: x.max(param.high),
-                    }
-                };
-            }
+            other => *param = rescaled(*param, v.float(other, section, key)?),
         }
     }
     params.validate().map_err(|m| {
@@ -180,6 +159,28 @@ fn parse_outcome_in(
         )
     })?;
     Ok((metric, params))
+}
+
+/// A parameter given as a bare number `x`: its range scaled with it (the same ratios to the
+/// value as the default's), or, when the default or `x` is 0, widened to include `x`.
+fn rescaled(param: Param, x: f64) -> Param {
+    if param.value != 0.0 && x != 0.0 {
+        let (a, b) = (
+            x * (param.low / param.value),
+            x * (param.high / param.value),
+        );
+        Param {
+            value: x,
+            low: a.min(b),
+            high: a.max(b),
+        }
+    } else {
+        Param {
+            value: x,
+            low: x.min(param.low),
+            high: x.max(param.high),
+        }
+    }
 }
 
 /// Outcome parameters from a TOML file whose top-level keys are parameter names (the format of a
