@@ -134,20 +134,19 @@ fn read_word(
     line: usize,
     variables: &Variables,
 ) -> Result<(String, bool, usize, usize), ShellError> {
-    let mut text = String::new();
-    let mut unresolved = false;
-    let mut lines = 0;
-    let error = |message: &str, lines: usize| ShellError {
-        line: line + lines,
-        message: message.to_string(),
+    let mut word = PartialWord {
+        text: String::new(),
+        unresolved: false,
+        lines: 0,
+        line,
     };
     while i < chars.len() {
         match chars[i] {
             ' ' | '\t' | '\r' | '\n' | ';' | '|' | '&' => break,
             '\\' => {
                 match chars.get(i + 1) {
-                    Some('\n') => lines += 1,
-                    Some(&c) => text.push(c),
+                    Some('\n') => word.lines += 1,
+                    Some(&c) => word.text.push(c),
                     None => {}
                 }
                 i += 2;
@@ -156,66 +155,89 @@ fn read_word(
                 let close = chars[i + 1..]
                     .iter()
                     .position(|&c| c == '\'')
-                    .ok_or_else(|| error("a single quote is never closed", lines))?;
+                    .ok_or_else(|| word.error("a single quote is never closed"))?;
                 let quoted: String = chars[i + 1..i + 1 + close].iter().collect();
-                lines += quoted.matches('\n').count();
-                text.push_str(&quoted);
+                word.lines += quoted.matches('\n').count();
+                word.text.push_str(&quoted);
                 i += close + 2;
             }
-            '"' => {
-                i += 1;
-                loop {
-                    match chars.get(i) {
-                        None => return Err(error("a double quote is never closed", lines)),
-                        Some('"') => {
-                            i += 1;
-                            break;
-                        }
-                        Some('\\') if matches!(chars.get(i + 1), Some('"' | '\\' | '$' | '`')) => {
-                            text.push(chars[i + 1]);
-                            i += 2;
-                        }
-                        Some('\\') if chars.get(i + 1) == Some(&'\n') => {
-                            lines += 1;
-                            i += 2;
-                        }
-                        Some('$') => {
-                            let (value, ok, next) =
-                                expand(chars, i, variables).map_err(|m| error(&m, lines))?;
-                            unresolved |= !ok;
-                            text.push_str(&value);
-                            i = next;
-                            if text.len() > MAX_WORD_BYTES {
-                                return Err(error(TOO_LONG, lines));
-                            }
-                        }
-                        Some(&c) => {
-                            if c == '\n' {
-                                lines += 1;
-                            }
-                            text.push(c);
-                            i += 1;
-                        }
-                    }
-                }
-            }
-            '$' => {
-                let (value, ok, next) =
-                    expand(chars, i, variables).map_err(|m| error(&m, lines))?;
-                unresolved |= !ok;
-                text.push_str(&value);
-                i = next;
-                if text.len() > MAX_WORD_BYTES {
-                    return Err(error(TOO_LONG, lines));
-                }
-            }
+            '"' => i = word.double_quoted(chars, i + 1, variables)?,
+            '$' => i = word.expand(chars, i, variables)?,
             c => {
-                text.push(c);
+                word.text.push(c);
                 i += 1;
             }
         }
     }
-    Ok((text, unresolved, i, lines))
+    Ok((word.text, word.unresolved, i, word.lines))
+}
+
+/// A shell word being read: its text so far, whether a variable in it was unresolved, and the
+/// lines it has spanned past `line`, where it started.
+struct PartialWord {
+    text: String,
+    unresolved: bool,
+    lines: usize,
+    line: usize,
+}
+
+impl PartialWord {
+    /// An error at the line the word has reached.
+    fn error(&self, message: &str) -> ShellError {
+        ShellError {
+            line: self.line + self.lines,
+            message: message.to_string(),
+        }
+    }
+
+    /// Appends the expansion of the `$…` at `i`; the index after it.
+    fn expand(
+        &mut self,
+        chars: &[char],
+        i: usize,
+        variables: &Variables,
+    ) -> Result<usize, ShellError> {
+        let (value, ok, next) = expand(chars, i, variables).map_err(|m| self.error(&m))?;
+        self.unresolved |= !ok;
+        self.text.push_str(&value);
+        if self.text.len() > MAX_WORD_BYTES {
+            return Err(self.error(TOO_LONG));
+        }
+        Ok(next)
+    }
+
+    /// Appends a double-quoted string whose text starts at `i` (after the opening quote):
+    /// backslash escapes of `"`, `\`, `$` and `` ` ``, line continuations, expansions; the index
+    /// after the closing quote.
+    fn double_quoted(
+        &mut self,
+        chars: &[char],
+        mut i: usize,
+        variables: &Variables,
+    ) -> Result<usize, ShellError> {
+        loop {
+            match chars.get(i) {
+                None => return Err(self.error("a double quote is never closed")),
+                Some('"') => return Ok(i + 1),
+                Some('\\') if matches!(chars.get(i + 1), Some('"' | '\\' | '$' | '`')) => {
+                    self.text.push(chars[i + 1]);
+                    i += 2;
+                }
+                Some('\\') if chars.get(i + 1) == Some(&'\n') => {
+                    self.lines += 1;
+                    i += 2;
+                }
+                Some('$') => i = self.expand(chars, i, variables)?,
+                Some(&c) => {
+                    if c == '\n' {
+                        self.lines += 1;
+                    }
+                    self.text.push(c);
+                    i += 1;
+                }
+            }
+        }
+    }
 }
 
 /// Expands the `$…` at `i`: (text, resolved, index after).
