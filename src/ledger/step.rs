@@ -528,12 +528,18 @@ impl PassTokens {
             lengths: r.distribution,
             moments: (r.lengths.mean_tokens, r.lengths.second_moment_tokens),
         };
-        let padding = passes::Padding::of(
-            mb.remove_padding,
-            run.framework.profile().padding,
-            cfg.task.max_prompt_tokens.unwrap_or(cfg.task.prompt_tokens),
-            cfg.max_response_len as f64,
-        );
+        // The framework's padding width only matters (and is only looked up) when padding is
+        // kept.
+        let padding = if mb.remove_padding {
+            passes::Padding::Removed
+        } else {
+            passes::Padding::of(
+                false,
+                run.framework.profile().padding,
+                cfg.task.max_prompt_tokens.unwrap_or(cfg.task.prompt_tokens),
+                cfg.max_response_len as f64,
+            )
+        };
         let log_prob_sums = kept.computed_sums(mb.log_prob_sequences, padding);
         let log_prob_budget = mb
             .log_prob_max_tokens_per_gpu

@@ -126,12 +126,7 @@ impl StaticParts {
             (StartKind::Base, Some(_), Some(implied)) => implied.clamp(0.0, 1.0),
             _ => 0.0,
         };
-        let (signal, ceiling) = match s.reward {
-            RewardKind::Rule => (1.0, 1.0),
-            RewardKind::Prm => (v(PrmSignal), v(PrmCeiling)),
-            RewardKind::Orm => (v(OrmSignal), v(OrmCeiling)),
-            RewardKind::Judge => (v(JudgeSignal), v(JudgeCeiling)),
-        };
+        let (signal, ceiling) = reward_signal_and_ceiling(params, s.reward);
         let rollouts_ln = (s.useful_rollouts_per_step / REFERENCE_ROLLOUTS)
             .max(0.0)
             .ln();
@@ -153,15 +148,7 @@ impl StaticParts {
         let ln_k_signal = (signal * lora).ln();
         let start = StartTerms::of(params, s.start);
         let ln_k_mid = ln_k_mid_of(params, s, size_ln, cap_ln, start.time_factor);
-        // Competition sets: a steeper score-ability curve, and a near-zero base read at the floor.
-        let (benchmark_gain, floor) = match s.benchmark {
-            Benchmark::Standard => (1.0, LOGIT_FLOOR),
-            Benchmark::General => (v(GeneralGainFactor), LOGIT_FLOOR),
-            Benchmark::Competition => (
-                v(CompetitionGainFactor),
-                v(CompetitionBaseFloor).max(LOGIT_FLOOR),
-            ),
-        };
+        let (benchmark_gain, floor) = benchmark_gain_and_floor(params, s.benchmark);
         let multiplier = multiplier * start.gain_factor * benchmark_gain;
         let base_score_sd = match s.measured_base_score {
             Some(_) => 0.0,
@@ -213,6 +200,34 @@ impl StaticParts {
             format_gap_closed,
             ..self.parts
         }
+    }
+}
+
+/// A reward's signal (its share of a rule reward's learning per step) and its ceiling (the
+/// share of the reachable gain it can reach): 1 and 1 for a rule.
+fn reward_signal_and_ceiling(params: &OutcomeParams, reward: RewardKind) -> (f64, f64) {
+    use ParamId::*;
+    let v = |id: ParamId| params[id].value;
+    match reward {
+        RewardKind::Rule => (1.0, 1.0),
+        RewardKind::Prm => (v(PrmSignal), v(PrmCeiling)),
+        RewardKind::Orm => (v(OrmSignal), v(OrmCeiling)),
+        RewardKind::Judge => (v(JudgeSignal), v(JudgeCeiling)),
+    }
+}
+
+/// A benchmark kind's factor on the gain and the logit a base score is read at no lower than.
+/// Competition sets: a steeper score-ability curve, and a near-zero base read at the floor.
+fn benchmark_gain_and_floor(params: &OutcomeParams, benchmark: Benchmark) -> (f64, f64) {
+    use ParamId::*;
+    let v = |id: ParamId| params[id].value;
+    match benchmark {
+        Benchmark::Standard => (1.0, LOGIT_FLOOR),
+        Benchmark::General => (v(GeneralGainFactor), LOGIT_FLOOR),
+        Benchmark::Competition => (
+            v(CompetitionGainFactor),
+            v(CompetitionBaseFloor).max(LOGIT_FLOOR),
+        ),
     }
 }
 
@@ -356,28 +371,7 @@ impl PreparedPrediction {
             };
             push(score_of(start_score(&faster), ceiling, progress));
         }
-        // Seed noise moves the run's ability in logit units ([`super::seed_logit_sd`]), scaled by
-        // how far the run has moved from its (known) start.
-        let score_logit = logit_unclamped(score);
-        let seed = Z90 * self.seed_logit_sd * progress;
-        let (mut up, mut down) = if seed > 0.0 {
-            (
-                (logistic(score_logit + seed) - score).powi(2),
-                (score - logistic(score_logit - seed)).powi(2),
-            )
-        } else {
-            (0.0, 0.0)
-        };
-        // The floor: outcomes spread around the prediction by the kind's own sd however little
-        // progress is predicted; the downside: ground the run may lose, on the low side only.
-        if p.floor_logit_sd > 0.0 {
-            let floor = Z90 * p.floor_logit_sd;
-            up += (logistic(score_logit + floor) - score).powi(2);
-            down += (score - logistic(score_logit - floor)).powi(2);
-        }
-        if p.downside_logit_sd > 0.0 {
-            down += (score - logistic(score_logit - Z90 * p.downside_logit_sd)).powi(2);
-        }
+        let (mut up, mut down) = self.logit_spreads(&p, score, progress);
         for &shifted in &shifted_scores[..n] {
             let d = shifted - score;
             if d > 0.0 {
@@ -395,5 +389,32 @@ impl PreparedPrediction {
             score_low: (score - down.sqrt()).clamp(0.0, 1.0),
             score_high: (score + up.sqrt()).clamp(0.0, 1.0),
         }
+    }
+
+    /// The squared 90% spreads above and below `score` of the terms that act in logit units, in
+    /// this order: seed noise, which moves the run's ability ([`super::seed_logit_sd`]) scaled
+    /// by how far the run has moved from its (known) start; the floor, the kind's own spread of
+    /// outcomes however little progress is predicted; and the downside, ground the run may
+    /// lose, on the low side only.
+    fn logit_spreads(&self, p: &Parts, score: f64, progress: f64) -> (f64, f64) {
+        let score_logit = logit_unclamped(score);
+        let seed = Z90 * self.seed_logit_sd * progress;
+        let (mut up, mut down) = if seed > 0.0 {
+            (
+                (logistic(score_logit + seed) - score).powi(2),
+                (score - logistic(score_logit - seed)).powi(2),
+            )
+        } else {
+            (0.0, 0.0)
+        };
+        if p.floor_logit_sd > 0.0 {
+            let floor = Z90 * p.floor_logit_sd;
+            up += (logistic(score_logit + floor) - score).powi(2);
+            down += (score - logistic(score_logit - floor)).powi(2);
+        }
+        if p.downside_logit_sd > 0.0 {
+            down += (score - logistic(score_logit - Z90 * p.downside_logit_sd)).powi(2);
+        }
+        (up, down)
     }
 }
