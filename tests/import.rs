@@ -360,6 +360,29 @@ fn assert_all_offload_flags_imported(v: &serde_json::Value) {
     }
 }
 
+/// `cost --json` of the veRL overrides file [`overrides_with`] writes, at a 6,000-token logged
+/// mean; the run must be priced (exit 0).
+fn cost_json_of_overrides(dir: &std::path::Path, name: &str, extra: &[&str]) -> serde_json::Value {
+    let file = overrides_with(dir, name, extra);
+    let out = bin()
+        .args([
+            "cost",
+            "--from-verl",
+            &file,
+            "--mean-response-tokens",
+            "6000",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{name}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// A veRL overrides file: a 7B GRPO run at a 16k cap, plus `extra` lines.
 fn overrides_with(dir: &std::path::Path, name: &str, extra: &[&str]) -> String {
     let mut text = String::from(
@@ -486,26 +509,7 @@ fn the_prompt_cap_is_priced_when_verl_keeps_its_padding() {
     // padding removed (veRL's packed default) the cap changes nothing. Either way it is read
     // into --max-prompt-tokens, not listed as "read, not priced".
     let dir = tempfile::tempdir().unwrap();
-    let run = |name: &str, extra: &[&str]| -> serde_json::Value {
-        let file = overrides_with(dir.path(), name, extra);
-        let out = bin()
-            .args([
-                "cost",
-                "--from-verl",
-                &file,
-                "--mean-response-tokens",
-                "6000",
-                "--json",
-            ])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{name}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
-    };
+    let run = |name: &str, extra: &[&str]| cost_json_of_overrides(dir.path(), name, extra);
     let usd = |v: &serde_json::Value| v["usd"]["total"].as_f64().unwrap();
     let micro = "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1";
     let kept = "actor_rollout_ref.model.use_remove_padding=False";
@@ -541,26 +545,7 @@ fn the_prompt_cap_is_priced_when_verl_keeps_its_padding() {
 fn every_offload_key_costs_copies_and_frees_memory() {
     // Issue 22: veRL's FSDP offload keys are priced (ledger::offload), not "not modelled".
     let dir = tempfile::tempdir().unwrap();
-    let json = |name: &str, extra: &[&str]| -> serde_json::Value {
-        let file = overrides_with(dir.path(), name, extra);
-        let out = bin()
-            .args([
-                "cost",
-                "--from-verl",
-                &file,
-                "--mean-response-tokens",
-                "6000",
-                "--json",
-            ])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{name}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
-    };
+    let json = |name: &str, extra: &[&str]| cost_json_of_overrides(dir.path(), name, extra);
     let usd = |v: &serde_json::Value| v["usd"]["total"].as_f64().unwrap();
     // The reference pass runs with a KL loss (veRL's GRPO default has none).
     let kl = "actor_rollout_ref.actor.use_kl_loss=True";

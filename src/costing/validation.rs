@@ -578,16 +578,22 @@ mod tests {
         assert_eq!(c.log2_ratio(), 1.0);
     }
 
-    #[test]
-    fn the_bundled_validation_set_prices_its_included_rows() {
+    /// The bundled set's rows and the comparisons of those the ledger prices.
+    fn bundled_comparisons() -> (Vec<ValidationRow>, Vec<Comparison>) {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("validation/phase_timings.csv");
         let rows = read_validation(&path).unwrap();
         let catalog = Catalog::embedded();
-        let priced: Vec<Comparison> = rows
+        let priced = rows
             .iter()
             .filter_map(|r| price_row(r, &catalog).ok())
             .flatten()
             .collect();
+        (rows, priced)
+    }
+
+    #[test]
+    fn the_bundled_validation_set_prices_its_included_rows() {
+        let (_, priced) = bundled_comparisons();
         assert!(priced.iter().filter(|c| c.quantity == "step").count() >= 8);
         assert!(priced.iter().all(|c| c.predicted > 0.0 && c.measured > 0.0));
     }
@@ -597,14 +603,7 @@ mod tests {
         // A ledger change that pushes a row past a factor of 2 fails here until the row's
         // `rl_miss_cause` says why (or the ledger is fixed); a cause left on a row the ledger
         // now prices within a factor of 2 is stale and fails too.
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("validation/phase_timings.csv");
-        let rows = read_validation(&path).unwrap();
-        let catalog = Catalog::embedded();
-        let priced: Vec<Comparison> = rows
-            .iter()
-            .filter_map(|r| price_row(r, &catalog).ok())
-            .flatten()
-            .collect();
+        let (rows, priced) = bundled_comparisons();
         // A row's cause names the quantities it explains (`gen: ...`), so a second quantity
         // of the row crossing 2x is not taken as explained by the first one's cause.
         let unexplained: Vec<String> = priced
