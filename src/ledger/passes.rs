@@ -49,22 +49,20 @@ pub enum Padding {
 }
 
 impl Padding {
-    /// The padding a run's training passes compute: none when padding is removed, else the
+    /// The padding a run's training passes compute when it is kept (not removed): the
     /// framework's width, with the prompt cap (the mean prompt when none is given) and the
     /// response cap for fixed widths.
-    pub fn of(
-        remove_padding: bool,
+    pub fn kept(
         width: crate::config::PaddingWidth,
         prompt_cap_tokens: f64,
         response_cap_tokens: f64,
     ) -> Self {
         use crate::config::PaddingWidth;
-        match (remove_padding, width) {
-            (true, _) => Padding::Removed,
-            (false, PaddingWidth::FixedWidths) => {
+        match width {
+            PaddingWidth::FixedWidths => {
                 Padding::FixedWidth(prompt_cap_tokens + response_cap_tokens)
             }
-            (false, PaddingWidth::LongestInMicroBatch) => Padding::LongestInMicroBatch,
+            PaddingWidth::LongestInMicroBatch => Padding::LongestInMicroBatch,
         }
     }
 }
@@ -285,22 +283,17 @@ mod tests {
             lengths,
             moments: (lengths.mean_tokens(), lengths.second_moment_tokens()),
         };
-        let padding = Padding::of(
-            false,
-            crate::config::PaddingWidth::FixedWidths,
-            512.0,
-            256.0,
-        );
+        let padding = Padding::kept(crate::config::PaddingWidth::FixedWidths, 512.0, 256.0);
         assert_eq!(padding, Padding::FixedWidth(768.0));
         for micro in [None, Some(1), Some(4)] {
             let sums = batch.computed_sums(micro, padding);
             assert_eq!(sums.tokens, 49_152.0);
             assert_eq!(sums.squared_tokens, 37_748_736.0);
         }
-        // Removed padding ignores the width; dynamic padding without a sequence count packs.
-        let removed = Padding::of(true, crate::config::PaddingWidth::FixedWidths, 512.0, 256.0);
+        // Removed padding packs at any micro-batch; dynamic padding without a sequence count
+        // packs too.
         let packed = batch.computed_sums(None, Padding::Removed);
-        assert_eq!(batch.computed_sums(Some(4), removed), packed);
+        assert_eq!(batch.computed_sums(Some(4), Padding::Removed), packed);
         assert_eq!(
             batch.computed_sums(None, Padding::LongestInMicroBatch),
             packed

@@ -533,8 +533,7 @@ impl PassTokens {
         let padding = if mb.remove_padding {
             passes::Padding::Removed
         } else {
-            passes::Padding::of(
-                false,
+            passes::Padding::kept(
                 run.framework.profile().padding,
                 cfg.task.max_prompt_tokens.unwrap_or(cfg.task.prompt_tokens),
                 cfg.max_response_len as f64,
