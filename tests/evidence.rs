@@ -65,11 +65,13 @@ const ALLOWED: &[&str] = &[
     "2508.00410",
     "2507.15778",
     "2502.14768",
-    // Round 5 (research/outcome/candidates_round5_{a,b}.csv): Magistral, RLPR, SPIRAL, SvS.
+    // Round 5 (research/outcome/candidates_round5_{a,b,c}.csv): Magistral, RLPR, SPIRAL, SvS,
+    // QeRL.
     "2506.10910",
     "2506.18254",
     "2506.24119",
     "2508.14029",
+    "2510.11696",
 ];
 
 /// Whether `name` occurs in `text` as a word of its own (not inside a longer word: "tina" in
