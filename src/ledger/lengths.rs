@@ -11,12 +11,11 @@ pub fn normal_cdf(x: f64) -> f64 {
     0.5 * libm::erfc(-x / std::f64::consts::SQRT_2)
 }
 
-/// Inverse standard normal CDF Φ⁻¹(p) for p in (0, 1): Wichura's algorithm AS 241 (PPND16),
-/// accurate to about 1e-16 (Applied Statistics 37(3), 1988, 477-484). The coefficients are the
-/// published ones, digit for digit.
+/// The coefficients of Wichura's AS 241 (PPND16), digit for digit as published.
 #[allow(clippy::excessive_precision, clippy::unreadable_literal)]
-pub fn normal_quantile(p: f64) -> f64 {
-    const A: [f64; 8] = [
+mod as241 {
+    /// AS 241's central numerator coefficients (A in Wichura's paper).
+    pub const A: [f64; 8] = [
         3.3871328727963666080e0,
         1.3314166789178437745e2,
         1.9715909503065514427e3,
@@ -26,7 +25,9 @@ pub fn normal_quantile(p: f64) -> f64 {
         3.3430575583588128105e4,
         2.5090809287301226727e3,
     ];
-    const B: [f64; 8] = [
+
+    /// AS 241's central denominator coefficients (B in Wichura's paper).
+    pub const B: [f64; 8] = [
         1.0,
         4.2313330701600911252e1,
         6.8718700749205790830e2,
@@ -36,7 +37,9 @@ pub fn normal_quantile(p: f64) -> f64 {
         2.8729085735721942674e4,
         5.2264952788528545610e3,
     ];
-    const C: [f64; 8] = [
+
+    /// AS 241's intermediate-tail numerator coefficients (C in Wichura's paper).
+    pub const C: [f64; 8] = [
         1.42343711074968357734e0,
         4.63033784615654529590e0,
         5.76949722146069140550e0,
@@ -46,7 +49,9 @@ pub fn normal_quantile(p: f64) -> f64 {
         2.27238449892691845833e-2,
         7.74545014278341407640e-4,
     ];
-    const D: [f64; 8] = [
+
+    /// AS 241's intermediate-tail denominator coefficients (D in Wichura's paper).
+    pub const D: [f64; 8] = [
         1.0,
         2.05319162663775882187e0,
         1.67638483018380384940e0,
@@ -56,7 +61,9 @@ pub fn normal_quantile(p: f64) -> f64 {
         5.47593808499534494600e-4,
         1.05075007164441684324e-9,
     ];
-    const E: [f64; 8] = [
+
+    /// AS 241's far-tail numerator coefficients (E in Wichura's paper).
+    pub const E: [f64; 8] = [
         6.65790464350110377720e0,
         5.46378491116411436990e0,
         1.78482653991729133580e0,
@@ -66,7 +73,9 @@ pub fn normal_quantile(p: f64) -> f64 {
         2.71155556874348757815e-5,
         2.01033439929228813265e-7,
     ];
-    const F: [f64; 8] = [
+
+    /// AS 241's far-tail denominator coefficients (F in Wichura's paper).
+    pub const F: [f64; 8] = [
         1.0,
         5.99832206555887937690e-1,
         1.36929880922735805310e-1,
@@ -76,6 +85,12 @@ pub fn normal_quantile(p: f64) -> f64 {
         1.42151175831644588870e-7,
         2.04426310338993978564e-15,
     ];
+}
+
+/// Inverse standard normal CDF Φ⁻¹(p) for p in (0, 1): Wichura's algorithm AS 241 (PPND16),
+/// accurate to about 1e-16 (Applied Statistics 37(3), 1988, 477-484). The coefficients are the
+/// published ones, digit for digit ([`as241`]).
+pub fn normal_quantile(p: f64) -> f64 {
     fn poly(coefficients: &[f64; 8], x: f64) -> f64 {
         coefficients.iter().rev().fold(0.0, |acc, &c| acc * x + c)
     }
@@ -88,16 +103,16 @@ pub fn normal_quantile(p: f64) -> f64 {
     let q = p - 0.5;
     if q.abs() <= 0.425 {
         let r = 0.180625 - q * q;
-        return q * poly(&A, r) / poly(&B, r);
+        return q * poly(&as241::A, r) / poly(&as241::B, r);
     }
     let tail = if q < 0.0 { p } else { 1.0 - p };
     let r = (-tail.ln()).sqrt();
     let value = if r <= 5.0 {
         let r = r - 1.6;
-        poly(&C, r) / poly(&D, r)
+        poly(&as241::C, r) / poly(&as241::D, r)
     } else {
         let r = r - 5.0;
-        poly(&E, r) / poly(&F, r)
+        poly(&as241::E, r) / poly(&as241::F, r)
     };
     if q < 0.0 { -value } else { value }
 }
