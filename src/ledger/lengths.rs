@@ -89,7 +89,7 @@ mod as241 {
 
 /// Inverse standard normal CDF Φ⁻¹(p) for p in (0, 1): Wichura's algorithm AS 241 (PPND16),
 /// accurate to about 1e-16 (Applied Statistics 37(3), 1988, 477-484). The coefficients are the
-/// published ones, digit for digit ([`as241`]).
+/// published ones, digit for digit (the module `as241` beside it).
 pub fn normal_quantile(p: f64) -> f64 {
     fn poly(coefficients: &[f64; 8], x: f64) -> f64 {
         coefficients.iter().rev().fold(0.0, |acc, &c| acc * x + c)
