@@ -558,6 +558,11 @@ fn the_targets_grid_reads_aime_bases_against_math500() {
     }
     // The 3B base's 0 on AIME24 is far below what its MATH-500 of 0.296 implies.
     assert!(bounded >= 1, "{:?}", aime.ability_scores);
+    assert!(
+        aime.ability_scores[1].is_some(),
+        "{:?}",
+        aime.ability_scores
+    );
 }
 
 #[test]
