@@ -21,7 +21,7 @@ use crate::report::cells::{
 };
 use crate::report::columns::{ColumnCollector, ColumnValue};
 use crate::report::parquet::{ColumnType, ParquetTable, TypedRows, cells_column_type};
-use crate::report::row_group::{ColumnChunkEncoder, RowGroupEncoder};
+use crate::report::row_group::{ClosedRowGroup, ColumnBuffer, ColumnChunkEncoder, RowGroupEncoder};
 use crate::report::{AtomicFile, prepare_output_dir};
 use crate::spec::Grid;
 
@@ -455,34 +455,50 @@ impl Passes<'_> {
     }
 
     /// Pass 2 into `cells.parquet`: row groups of a fixed number of chunks (so the file's bytes
-    /// do not depend on the thread count), each encoded outside the file and appended in order
-    /// ([`Self::encode_row_group`]).
+    /// do not depend on the thread count), each encoded outside the file
+    /// ([`Self::encode_row_group`]) and appended in order while the next one is encoded (the
+    /// copy into the file, about a fifth of the writer's time, no longer waits for the pool).
     fn write_cells_parquet<W: std::io::Write + Send>(
         &self,
         table: &mut ParquetTable<W>,
         frontier_ids: &BTreeSet<u64>,
         mode: CellsMode,
         types: &[ColumnType],
-        parquet_error: &dyn Fn(String) -> Error,
+        parquet_error: &(dyn Fn(String) -> Error + Sync),
     ) -> Result<()> {
         let encoder = table.encoder();
+        // The previous group, encoded and not yet appended (none when it had no rows).
+        let mut pending: Option<(Vec<ColumnBuffer>, ClosedRowGroup)> = None;
         for group in self.chunks.chunks(PARQUET_ROW_GROUP_CHUNKS) {
             let mut buffers = encoder.buffers();
             let mut encoding = encoder.start(&mut buffers);
-            let rows = self.encode_row_group(
-                &mut encoding,
-                group,
-                frontier_ids,
-                mode,
-                types,
-                parquet_error,
-            )?;
+            let previous = pending.take();
+            let (appended, rows) = self.pool.install(|| {
+                rayon::join(
+                    || previous.map(|(b, closed)| table.append_row_group(b, closed)),
+                    || {
+                        self.encode_row_group(
+                            &mut encoding,
+                            group,
+                            frontier_ids,
+                            mode,
+                            types,
+                            parquet_error,
+                        )
+                    },
+                )
+            });
+            appended.transpose().map_err(parquet_error)?;
+            let rows = rows?;
             let closed = encoding.close().map_err(parquet_error)?;
             if rows > 0 {
-                table
-                    .append_row_group(buffers, closed)
-                    .map_err(parquet_error)?;
+                pending = Some((buffers, closed));
             }
+        }
+        if let Some((buffers, closed)) = pending {
+            table
+                .append_row_group(buffers, closed)
+                .map_err(parquet_error)?;
         }
         Ok(())
     }
@@ -498,7 +514,7 @@ impl Passes<'_> {
         frontier_ids: &BTreeSet<u64>,
         mode: CellsMode,
         types: &[ColumnType],
-        parquet_error: &dyn Fn(String) -> Error,
+        parquet_error: &(dyn Fn(String) -> Error + Sync),
     ) -> Result<usize> {
         let cells_of = |w: &[std::ops::Range<u64>]| w.iter().map(|r| r.end - r.start).sum();
         let encode = |columns: &mut [ColumnChunkEncoder<'_>], parts: &[TypedRows]| {
