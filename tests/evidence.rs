@@ -72,6 +72,10 @@ const ALLOWED: &[&str] = &[
     "2506.24119",
     "2508.14029",
     "2510.11696",
+    // Round 6 (research/outcome/candidates_round6.csv): YouronMath, the Tinker Cookbook's
+    // code_rl recipe.
+    "2506.08935",
+    "tinker-cookbook",
 ];
 
 /// Whether `name` occurs in `text` as a word of its own (not inside a longer word: "tina" in
