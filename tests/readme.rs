@@ -838,6 +838,10 @@ fn the_validation_chapter_s_readings_hold_in_validate_s_output() {
             .join(" ")
             .contains("three 27k-cap rows from one source")
     );
+    // The long-context row added after the defaults were chosen, priced slow.
+    says("frontier-teacher's Qwen3-4B in thinking mode at a 32k cap");
+    says("It is priced slow (its line in the table above)");
+    assert!(error("frontierteacher_qwen3_4b_think_32k_step1_8xh100", "step") > 0.0);
     // The mixture-of-experts steps priced fast.
     says("NeMo-RL's Qwen3-235B-A22B on GB200 and Relax's Qwen3-30B-A3B on H800");
     says("are priced fast");
