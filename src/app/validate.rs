@@ -34,6 +34,10 @@ pub struct ValidateArgs {
     /// a row does not publish (where the ledger puts the time of a row known only by its step).
     #[arg(long)]
     pub phases: bool,
+    /// Print only the summary: the medians, the table per regime and the comparisons beyond a
+    /// factor of 2 (what the README shows); the rows not priced are counted, not listed.
+    #[arg(long, conflicts_with_all = ["phases", "transfer"])]
+    pub summary: bool,
     /// The catalog.
     #[command(flatten)]
     pub catalog: CatalogFlag,
@@ -127,6 +131,34 @@ fn comparisons_csv(all: &[Comparison]) -> Vec<u8> {
     w.into_inner().expect("memory")
 }
 
+/// The comparisons beyond a factor of 2, each with the cause its row records (empty when none).
+fn beyond_a_factor_of_two(all: &[Comparison]) -> String {
+    let beyond: Vec<String> = all
+        .iter()
+        .filter(|c| c.beyond_a_factor_of_two())
+        .map(|c| {
+            let cause = if c.miss_cause.is_empty() {
+                "no cause recorded in the row's rl_miss_cause"
+            } else {
+                c.miss_cause.as_str()
+            };
+            format!(
+                "- {} {} ({:+.2}): {cause}",
+                c.id,
+                c.quantity,
+                c.log2_ratio()
+            )
+        })
+        .collect();
+    if beyond.is_empty() {
+        return String::new();
+    }
+    format!(
+        "beyond a factor of 2, with the cause each row records:\n{}\n",
+        beyond.join("\n")
+    )
+}
+
 /// Prices every included row and prints the comparisons and the summary.
 pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
     let catalog = args.catalog.load()?;
@@ -146,7 +178,9 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
         rows.len() - skipped.len(),
         timings.display()
     );
-    text.push_str(&comparisons_table(&all));
+    if !args.summary {
+        text.push_str(&comparisons_table(&all));
+    }
     text.push_str(&format!(
         "median |log2(predicted/measured)|: whole steps {:.2} over {} (factor {:.2}), phases {:.2} over {} (factor {:.2}), engine benchmarks {:.2} over {}\n",
         s.median_step_error,
@@ -160,29 +194,13 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
     ));
     text.push_str("by regime:\n");
     text.push_str(&regimes_table(&all));
-    let beyond: Vec<String> = all
-        .iter()
-        .filter(|c| c.beyond_a_factor_of_two())
-        .map(|c| {
-            let cause = if c.miss_cause.is_empty() {
-                "no cause recorded in the row's rl_miss_cause"
-            } else {
-                c.miss_cause.as_str()
-            };
-            format!(
-                "- {} {} ({:+.2}): {cause}",
-                c.id,
-                c.quantity,
-                c.log2_ratio()
-            )
-        })
-        .collect();
-    if !beyond.is_empty() {
-        text.push_str("beyond a factor of 2, with the cause each row records:\n");
-        text.push_str(&beyond.join("\n"));
-        text.push('\n');
-    }
-    if !skipped.is_empty() {
+    text.push_str(&beyond_a_factor_of_two(&all));
+    if args.summary && !skipped.is_empty() {
+        text.push_str(&format!(
+            "not priced: {} rows (`validate` without --summary lists them with the reason)\n",
+            skipped.len()
+        ));
+    } else if !skipped.is_empty() {
         text.push_str(&format!("not priced: {}\n", skipped.join("; ")));
     }
     if args.phases {
