@@ -456,8 +456,8 @@ impl Passes<'_> {
 
     /// Pass 2 into `cells.parquet`: row groups of a fixed number of chunks (so the file's bytes
     /// do not depend on the thread count), each encoded outside the file
-    /// ([`Self::encode_row_group`]) and appended in order while the next one is encoded (the
-    /// copy into the file, about a fifth of the writer's time, no longer waits for the pool).
+    /// ([`Self::encode_row_group`]) and appended in order while the next one is encoded (so the
+    /// copy into the file and the pool's encoding overlap instead of taking turns).
     fn write_cells_parquet<W: std::io::Write + Send>(
         &self,
         table: &mut ParquetTable<W>,
