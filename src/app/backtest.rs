@@ -11,11 +11,12 @@ use rlfrontier::engine::backtest::{Ordering, orderings};
 use rlfrontier::error::Result;
 use rlfrontier::fit::evidence::read_evidence;
 use rlfrontier::fit::prior::{fit_prior, fitted_source};
-use rlfrontier::fit::study_backtest::{StudyBacktest, StudyRow, study_backtest};
+use rlfrontier::fit::study_backtest::{StudyBacktest, StudyRow, study_backtest_with};
 use rlfrontier::format::{Table, number};
 use rlfrontier::outcome::OutcomeParams;
 use rlfrontier::outcome::params::{Basis, PARAMS};
 
+use super::progress::TaskBar;
 use super::{CatalogFlag, emit};
 
 /// Arguments of `backtest`.
@@ -36,6 +37,9 @@ pub struct BacktestArgs {
     /// The catalog.
     #[command(flatten)]
     pub catalog: CatalogFlag,
+    /// No progress bar.
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 fn write_csv(path: &std::path::Path, header: &[&str], rows: Vec<Vec<String>>) -> Result<()> {
@@ -141,13 +145,18 @@ pub fn run(args: &BacktestArgs, out: &mut dyn Write) -> Result<()> {
         None if default.exists() => read_evidence(&default)?,
         None => rlfrontier::fit::evidence::embedded_evidence(),
     };
+    // One task per held-out study, one for the whole fit below and one for the orderings.
+    let studies: std::collections::BTreeSet<&str> =
+        evidence.pairs.iter().map(|p| p.study.as_str()).collect();
+    let bar = TaskBar::new("backtest", studies.len() as u64 + 2, "fits", args.quiet);
     // The evidence must hold what the fit needs, as `fit-prior` checks (a header-only or partial
     // file is refused here, not scored as NaN).
     let scalerl_r0 = fit_prior(&evidence)
         .map_err(|m| rlfrontier::error::Error::in_file(&evidence_path, None, "", m))?
         .scalerl_base_score;
+    bar.inc();
     let params = OutcomeParams::default();
-    let b = study_backtest(&params, &evidence);
+    let b = study_backtest_with(&params, &evidence, &|| bar.inc());
     if let Some(path) = &args.csv {
         write_csv(path, &PAIR_HEADER, b.rows.iter().map(pair_row).collect())?;
     }
@@ -155,6 +164,7 @@ pub fn run(args: &BacktestArgs, out: &mut dyn Write) -> Result<()> {
     let catalog = args.catalog.load()?;
     let race = rlfrontier::spec::load(&args.race_grid, &catalog)?;
     let found: Vec<Ordering> = orderings(&evidence, &params, scalerl_r0, &catalog, &race);
+    bar.finish();
     text.push_str("orderings (published finding against the prior):\n");
     let mut table = Table::new(["finding", "published", "prior", "reproduced"]);
     for o in &found {
@@ -197,11 +207,16 @@ pub struct FitPriorArgs {
     /// Write the fitted defaults as Rust source here (the project's `src/outcome/fitted.rs`).
     #[arg(long)]
     pub write: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 /// Fits the prior's defaults to the evidence and prints them beside the built-in ones.
 pub fn run_fit_prior(args: &FitPriorArgs, out: &mut dyn Write) -> Result<()> {
+    let bar = TaskBar::new("fit-prior", 1, "fit", args.quiet);
     let fit = rlfrontier::fit::prior::fit_prior_file(&args.evidence)?;
+    bar.finish();
     let builtin = OutcomeParams::default();
     let mut text = format!(
         "outcome prior fitted to {} (ScaleRL's unpublished R0 fitted as {:.3})\n",

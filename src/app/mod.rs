@@ -15,6 +15,7 @@ mod front;
 mod init;
 mod merge;
 mod plan;
+mod progress;
 mod simulate;
 mod sweep;
 mod training_flags;

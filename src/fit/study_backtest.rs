@@ -167,41 +167,33 @@ fn held_out_params(
 /// Runs the backtest on `evidence` (its SimpleRL-Zoo outcomes and its pairs) from `params` (the
 /// fitted prior).
 pub fn study_backtest(params: &OutcomeParams, evidence: &Evidence) -> StudyBacktest {
+    study_backtest_with(params, evidence, &|| {})
+}
+
+/// [`study_backtest`], calling `study_done` as each held-out study's refit and predictions
+/// finish. The studies' refits run in parallel on rayon's pool (each is independent and
+/// single-threaded), and their rows are collected in study order, so the result is the same for
+/// any thread count.
+pub fn study_backtest_with(
+    params: &OutcomeParams,
+    evidence: &Evidence,
+    study_done: &(dyn Fn() + Sync),
+) -> StudyBacktest {
+    use rayon::prelude::*;
     let studies: Vec<String> = {
         let set: std::collections::BTreeSet<&str> =
             evidence.pairs.iter().map(|p| p.study.as_str()).collect();
         set.into_iter().map(str::to_string).collect()
     };
-    let mut rows = Vec::new();
-    for study in &studies {
-        // The benchmarks' levels from the other studies' scores after RL: a held-out study's
-        // outcomes never set the levels its format gaps are read against.
-        let others: Vec<&PairedOutcome> = evidence
-            .pairs
-            .iter()
-            .filter(|p| &p.study != study)
-            .collect();
-        let pairs = with_ability_scores(&evidence.pairs, &benchmark_levels(&others));
-        let held = held_out_params(params, evidence, &pairs, study);
-        let train: Vec<&PairedOutcome> = pairs.iter().filter(|p| &p.study != study).collect();
-        for pair in pairs.iter().filter(|p| &p.study == study) {
-            // SimpleRL-Zoo's pairs name their model as the start checkpoint.
-            let key = if study == SIMPLERL_STUDY {
-                simplerl_model(&evidence.outcomes, pair)
-            } else {
-                String::new()
-            };
-            let Some(p) = held.get(&key) else { continue };
-            let q = predict(p, &pair.signal(unstated_steps(&train, pair.start)));
-            rows.push(StudyRow {
-                pair: pair.clone(),
-                predicted: q.score,
-                low: q.score_low,
-                high: q.score_high,
-                baseline: baseline(pair, &evidence.pairs),
-            });
-        }
-    }
+    let per_study: Vec<Vec<StudyRow>> = studies
+        .par_iter()
+        .map(|study| {
+            let rows = held_out_rows(params, evidence, study);
+            study_done();
+            rows
+        })
+        .collect();
+    let rows: Vec<StudyRow> = per_study.into_iter().flatten().collect();
     let groups = groups(&rows);
     let signs = signs(&rows);
     StudyBacktest {
@@ -210,6 +202,35 @@ pub fn study_backtest(params: &OutcomeParams, evidence: &Evidence) -> StudyBackt
         signs,
         studies,
     }
+}
+
+/// `study`'s pairs predicted by the prior refitted without it.
+fn held_out_rows(params: &OutcomeParams, evidence: &Evidence, study: &str) -> Vec<StudyRow> {
+    // The benchmarks' levels from the other studies' scores after RL: a held-out study's
+    // outcomes never set the levels its format gaps are read against.
+    let others: Vec<&PairedOutcome> = evidence.pairs.iter().filter(|p| p.study != study).collect();
+    let pairs = with_ability_scores(&evidence.pairs, &benchmark_levels(&others));
+    let held = held_out_params(params, evidence, &pairs, study);
+    let train: Vec<&PairedOutcome> = pairs.iter().filter(|p| p.study != study).collect();
+    let mut rows = Vec::new();
+    for pair in pairs.iter().filter(|p| p.study == study) {
+        // SimpleRL-Zoo's pairs name their model as the start checkpoint.
+        let key = if study == SIMPLERL_STUDY {
+            simplerl_model(&evidence.outcomes, pair)
+        } else {
+            String::new()
+        };
+        let Some(p) = held.get(&key) else { continue };
+        let q = predict(p, &pair.signal(unstated_steps(&train, pair.start)));
+        rows.push(StudyRow {
+            pair: pair.clone(),
+            predicted: q.score,
+            low: q.score_low,
+            high: q.score_high,
+            baseline: baseline(pair, &evidence.pairs),
+        });
+    }
+    rows
 }
 
 /// The SimpleRL-Zoo model a pair belongs to (the evidence's model name its start checkpoint
