@@ -214,7 +214,7 @@ pub struct FitPriorArgs {
 
 /// Fits the prior's defaults to the evidence and prints them beside the built-in ones.
 pub fn run_fit_prior(args: &FitPriorArgs, out: &mut dyn Write) -> Result<()> {
-    let bar = TaskBar::new("fit-prior", 1, "fit", args.quiet);
+    let bar = TaskBar::spinner("fitting the prior to the evidence", args.quiet);
     let fit = rlfrontier::fit::prior::fit_prior_file(&args.evidence)?;
     bar.finish();
     let builtin = OutcomeParams::default();

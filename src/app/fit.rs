@@ -14,6 +14,7 @@ use serde_json::json;
 
 use rlfrontier::pilot::collect::{collect, results_csv};
 
+use super::progress::TaskBar;
 use super::{CatalogFlag, emit, json_text};
 
 /// Most bootstrap replicates a fit may ask for: 90% intervals settle long before (each replicate
@@ -86,6 +87,9 @@ pub struct FitArgs {
     /// Replace another grid's calibration in the output folder.
     #[arg(long)]
     pub force: bool,
+    /// No progress spinner.
+    #[arg(short, long)]
+    pub quiet: bool,
     /// The catalog.
     #[command(flatten)]
     pub catalog: CatalogFlag,
@@ -145,7 +149,9 @@ pub fn run(args: &FitArgs, out: &mut dyn Write) -> Result<()> {
         grid: args.grid.clone(),
         force: args.force,
     };
+    let spinner = TaskBar::spinner("fitting the pilots", args.quiet);
     let report = fit_pilots(&settings, &catalog)?;
+    spinner.finish();
     emit(out, &collected_note)?;
     emit(out, &report.to_text())
 }

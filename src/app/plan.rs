@@ -13,6 +13,7 @@ use rlfrontier::pilot::launch::Framework;
 use rlfrontier::pilot::plan::PlanRequest;
 use rlfrontier::spec;
 
+use super::progress::TaskBar;
 use super::{CatalogFlag, emit};
 
 /// Arguments of `plan`.
@@ -53,6 +54,9 @@ pub struct PlanArgs {
     /// Print JSON: plan.json's fields, every run as plan.csv has it, and the files written.
     #[arg(long)]
     pub json: bool,
+    /// No progress spinner.
+    #[arg(short, long)]
+    pub quiet: bool,
     /// The catalog.
     #[command(flatten)]
     pub catalog: CatalogFlag,
@@ -104,6 +108,14 @@ pub fn run(args: &PlanArgs, out: &mut dyn Write) -> Result<()> {
             format!("{seeds} seeds: give 1 to 1000"),
         ));
     }
+    let spinner = TaskBar::spinner(
+        if decide.is_some() {
+            "choosing the pilots that decide"
+        } else {
+            "planning pilots"
+        },
+        args.quiet,
+    );
     let plan = plan_pilots(
         &grid,
         &PilotPlanSettings {
@@ -131,6 +143,7 @@ pub fn run(args: &PlanArgs, out: &mut dyn Write) -> Result<()> {
         )?),
         _ => None,
     };
+    spinner.finish();
     if args.json {
         let value = serde_json::json!({
             "decide": plan.decided.as_ref().map(|d| serde_json::json!({

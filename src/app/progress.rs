@@ -1,5 +1,5 @@
 //! A progress bar for commands that work through a known number of tasks (studies held out,
-//! stages fitted): on stderr, only when stderr is a terminal and `--quiet` is not given, cleared
+//! stages fitted), or a spinner for those that do not know their size: on stderr, only when stderr is a terminal and `--quiet` is not given, cleared
 //! when the work ends so the command's output starts on a clean line.
 
 use std::io::IsTerminal;
@@ -17,6 +17,19 @@ impl TaskBar {
         let bar = indicatif::ProgressBar::new(total);
         let template =
             format!("{{spinner}} {label} {{bar:40}} {{pos}}/{{len}} {unit}  {{elapsed}}");
+        bar.set_style(indicatif::ProgressStyle::with_template(&template).expect("valid template"));
+        bar.enable_steady_tick(std::time::Duration::from_millis(200));
+        TaskBar(bar)
+    }
+
+    /// A spinner with the time elapsed, for work whose size is not known ahead (a pilot fit, a
+    /// decision's search); hidden like [`TaskBar::new`].
+    pub fn spinner(label: &str, quiet: bool) -> Self {
+        if quiet || !std::io::stderr().is_terminal() {
+            return TaskBar(indicatif::ProgressBar::hidden());
+        }
+        let bar = indicatif::ProgressBar::new_spinner();
+        let template = format!("{{spinner}} {label}  {{elapsed}}");
         bar.set_style(indicatif::ProgressStyle::with_template(&template).expect("valid template"));
         bar.enable_steady_tick(std::time::Duration::from_millis(200));
         TaskBar(bar)
