@@ -1204,7 +1204,8 @@ fn validate_phases_shows_where_the_ledger_puts_a_step_known_only_by_its_total() 
 #[test]
 fn the_binary_works_from_an_empty_folder_with_its_bundled_data() {
     // An installed binary, run where there is no clone: the bundled grids (by name or by their
-    // repository path), the validation set and the evidence are in the binary.
+    // repository path), the validation set and the evidence (for backtest and fit-prior) are in
+    // the binary.
     let dir = tempfile::tempdir().unwrap();
     let run = |args: &[&str]| bin().current_dir(dir.path()).args(args).assert().success();
     run(&["validate"]).stdout(predicate::str::contains("published timings"));
@@ -1212,6 +1213,9 @@ fn the_binary_works_from_an_empty_folder_with_its_bundled_data() {
         predicate::str::contains("leave one study out")
             .or(predicate::str::contains("each study held out")),
     );
+    run(&["fit-prior", "-q"]).stdout(predicate::str::contains(
+        "outcome prior fitted to the evidence bundled into the binary",
+    ));
     run(&["sweep", "race-pilot", "-q", "--cells", "none", "--out", "a"]);
     run(&[
         "sweep",

@@ -201,9 +201,9 @@ pub fn run(args: &BacktestArgs, out: &mut dyn Write) -> Result<()> {
 /// Arguments of `fit-prior`.
 #[derive(Debug, Args)]
 pub struct FitPriorArgs {
-    /// The evidence CSV, with before_after.csv beside it.
-    #[arg(default_value = "evidence/published_results.csv")]
-    pub evidence: PathBuf,
+    /// The evidence CSV, with before_after.csv beside it [default:
+    /// evidence/published_results.csv, or the copy bundled into the binary outside the clone].
+    pub evidence: Option<PathBuf>,
     /// Write the fitted defaults as Rust source here (the project's `src/outcome/fitted.rs`).
     #[arg(long)]
     pub write: Option<PathBuf>,
@@ -214,13 +214,24 @@ pub struct FitPriorArgs {
 
 /// Fits the prior's defaults to the evidence and prints them beside the built-in ones.
 pub fn run_fit_prior(args: &FitPriorArgs, out: &mut dyn Write) -> Result<()> {
+    let default = PathBuf::from("evidence/published_results.csv");
+    let (evidence, source) = match &args.evidence {
+        Some(path) => (read_evidence(path)?, path.display().to_string()),
+        None if default.exists() => (read_evidence(&default)?, default.display().to_string()),
+        None => (
+            rlfrontier::fit::evidence::embedded_evidence(),
+            "the evidence bundled into the binary".to_string(),
+        ),
+    };
     let bar = TaskBar::spinner("fitting the prior to the evidence", args.quiet);
-    let fit = rlfrontier::fit::prior::fit_prior_file(&args.evidence)?;
+    let fit = fit_prior(&evidence).map_err(|m| {
+        let path = args.evidence.clone().unwrap_or(default);
+        rlfrontier::error::Error::in_file(&path, None, "", m)
+    })?;
     bar.finish();
     let builtin = OutcomeParams::default();
     let mut text = format!(
-        "outcome prior fitted to {} (ScaleRL's unpublished R0 fitted as {:.3})\n",
-        args.evidence.display(),
+        "outcome prior fitted to {source} (ScaleRL's unpublished R0 fitted as {:.3})\n",
         fit.scalerl_base_score
     );
     let mut table = Table::new(["parameter", "fitted", "90% range", "built in", "how"]);
