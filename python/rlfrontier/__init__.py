@@ -489,7 +489,8 @@ def fit(
                     "results must be a pandas or polars DataFrame or a path to results.csv"
                 )
         folder = Path(out) if out is not None else scratch_path / "fit"
-        words = ["fit", results_file, "--plan", os.fspath(plan), "--out", str(folder)]
+        # --quiet: no spinner drawn on the host's stderr (a notebook or a REPL).
+        words = ["fit", results_file, "--plan", os.fspath(plan), "--out", str(folder), "--quiet"]
         words += _flag_words(
             {
                 "metric": metric,

@@ -152,11 +152,14 @@ pub fn run(args: &BacktestArgs, out: &mut dyn Write) -> Result<()> {
     // The evidence must hold what the fit needs, as `fit-prior` checks (a header-only or partial
     // file is refused here, not scored as NaN).
     let scalerl_r0 = fit_prior(&evidence)
-        .map_err(|m| rlfrontier::error::Error::in_file(&evidence_path, None, "", m))?
+        .map_err(|m| evidence_error(args.evidence.as_deref(), &evidence_path, m))?
         .scalerl_base_score;
+    rlfrontier::interrupt::check()?;
     bar.inc();
     let params = OutcomeParams::default();
     let b = study_backtest_with(&params, &evidence, &|| bar.inc());
+    // Ctrl-C skips the studies not yet started: a partial backtest is never printed.
+    rlfrontier::interrupt::check()?;
     if let Some(path) = &args.csv {
         write_csv(path, &PAIR_HEADER, b.rows.iter().map(pair_row).collect())?;
     }
@@ -164,6 +167,7 @@ pub fn run(args: &BacktestArgs, out: &mut dyn Write) -> Result<()> {
     let catalog = args.catalog.load()?;
     let race = rlfrontier::spec::load(&args.race_grid, &catalog)?;
     let found: Vec<Ordering> = orderings(&evidence, &params, scalerl_r0, &catalog, &race);
+    bar.inc();
     bar.finish();
     text.push_str("orderings (published finding against the prior):\n");
     let mut table = Table::new(["finding", "published", "prior", "reproduced"]);
@@ -198,6 +202,25 @@ pub fn run(args: &BacktestArgs, out: &mut dyn Write) -> Result<()> {
     emit(out, &text)
 }
 
+/// A fit the evidence cannot support, named by its file: the one given, the default file when it
+/// exists, or the copy bundled into the binary.
+fn evidence_error(
+    given: Option<&std::path::Path>,
+    default: &std::path::Path,
+    message: String,
+) -> rlfrontier::error::Error {
+    match given {
+        Some(path) => rlfrontier::error::Error::in_file(path, None, "", message),
+        None if default.exists() => rlfrontier::error::Error::in_file(default, None, "", message),
+        None => rlfrontier::error::Error::in_setting(
+            "the evidence bundled into the binary",
+            format!(
+                "{message} (a build from a broken evidence/ folder: rebuild from a clean clone)"
+            ),
+        ),
+    }
+}
+
 /// Arguments of `fit-prior`.
 #[derive(Debug, Args)]
 pub struct FitPriorArgs {
@@ -224,10 +247,9 @@ pub fn run_fit_prior(args: &FitPriorArgs, out: &mut dyn Write) -> Result<()> {
         ),
     };
     let bar = TaskBar::spinner("fitting the prior to the evidence", args.quiet);
-    let fit = fit_prior(&evidence).map_err(|m| {
-        let path = args.evidence.clone().unwrap_or(default);
-        rlfrontier::error::Error::in_file(&path, None, "", m)
-    })?;
+    let fit =
+        fit_prior(&evidence).map_err(|m| evidence_error(args.evidence.as_deref(), &default, m))?;
+    rlfrontier::interrupt::check()?;
     bar.finish();
     let builtin = OutcomeParams::default();
     let mut text = format!(

@@ -1,6 +1,7 @@
-//! A progress bar for commands that work through a known number of tasks (studies held out,
-//! stages fitted), or a spinner for those that do not know their size: on stderr, only when stderr is a terminal and `--quiet` is not given, cleared
-//! when the work ends so the command's output starts on a clean line.
+//! A progress bar for commands that work through a known number of tasks (the backtest's
+//! held-out studies), or a spinner for those that do not know their size (a fit, a plan): on
+//! stderr, only when stderr is a terminal and `--quiet` is not given, cleared when the work ends
+//! so the command's output starts on a clean line.
 
 use std::io::IsTerminal;
 

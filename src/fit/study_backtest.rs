@@ -173,7 +173,8 @@ pub fn study_backtest(params: &OutcomeParams, evidence: &Evidence) -> StudyBackt
 /// [`study_backtest`], calling `study_done` as each held-out study's refit and predictions
 /// finish. The studies' refits run in parallel on rayon's pool (each is independent and
 /// single-threaded), and their rows are collected in study order, so the result is the same for
-/// any thread count.
+/// any thread count. A stop request ([`crate::interrupt`]) skips the studies not yet started: the
+/// result is then partial, and the caller's `interrupt::check` must refuse it.
 pub fn study_backtest_with(
     params: &OutcomeParams,
     evidence: &Evidence,
@@ -188,6 +189,9 @@ pub fn study_backtest_with(
     let per_study: Vec<Vec<StudyRow>> = studies
         .par_iter()
         .map(|study| {
+            if crate::interrupt::requested().is_some() {
+                return Vec::new();
+            }
             let rows = held_out_rows(params, evidence, study);
             study_done();
             rows
