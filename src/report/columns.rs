@@ -22,6 +22,10 @@ pub struct ColumnCollector {
     rows: usize,
     /// The column the next field goes to.
     next: usize,
+    /// Per column, the last number filed through [`ColumnCollector::number`] (its bits) and its
+    /// CSV value: about half of a sweep's doubles repeat the row before (a step's values at each
+    /// of its budgets), and rounding is the dearest part of filing them.
+    last_number: Vec<Option<(u64, Option<f64>)>>,
 }
 
 /// A text column's newest value, so a repeat (a model, an engine, a budget unit: most text
@@ -66,6 +70,7 @@ impl ColumnCollector {
             data,
             rows: 0,
             next: 0,
+            last_number: vec![None; types.len()],
         }
     }
 
@@ -146,6 +151,28 @@ impl ColumnCollector {
         self.levels[c].push(1);
         self.next += 1;
         Ok(())
+    }
+
+    /// Files a number as its CSV text parses to ([`crate::format::number_value`]; a null when it
+    /// is not finite), reusing the column's last rounding when the same number repeats (the
+    /// rounding is a pure function of the bits, so the value is the same either way).
+    #[inline]
+    pub(crate) fn number(&mut self, x: f64) -> Result<(), ColumnError> {
+        let bits = x.to_bits();
+        let value = match self.last_number.get(self.next) {
+            Some(&Some((last, value))) if last == bits => value,
+            _ => {
+                let value = crate::format::number_value(x);
+                if let Some(slot) = self.last_number.get_mut(self.next) {
+                    *slot = Some((bits, value));
+                }
+                value
+            }
+        };
+        match value {
+            Some(v) => self.typed(Field::Float(v)),
+            None => self.field(Field::Text("")),
+        }
     }
 
     /// Files one field, given as what the CSV would hold.
@@ -263,10 +290,7 @@ impl ColumnValue for crate::report::cells::Num {
     /// its serialisation for a serializer that is not human-readable gives.
     #[inline]
     fn file(&self, columns: &mut ColumnCollector) -> Result<(), ColumnError> {
-        match crate::format::number_value(self.0) {
-            Some(value) => columns.typed(Field::Float(value)),
-            None => columns.field(Field::Text("")),
-        }
+        columns.number(self.0)
     }
 }
 
@@ -353,6 +377,28 @@ mod tests {
                 missing: Some(Num(f64::NAN)),
                 flag: false,
                 extra: vec![None, Some(Num(-1e-7))],
+            },
+            // Repeats of the row before (a column's last rounding is reused), a repeated NaN
+            // (null again), then values that change back.
+            Row {
+                id: 9,
+                label: "",
+                owned: "qwen2.5-7b".to_string(),
+                budget: NumberText::integer(250),
+                value: Num(1.0 / 3.0),
+                missing: Some(Num(f64::NAN)),
+                flag: false,
+                extra: vec![None, Some(Num(-1e-7))],
+            },
+            Row {
+                id: 10,
+                label: "full",
+                owned: "qwen2.5-7b".to_string(),
+                budget: NumberText::integer(250),
+                value: Num(0.723_456_149_9),
+                missing: Some(Num(1.0 / 3.0)),
+                flag: true,
+                extra: vec![Some(Num(2.5e16)), Some(Num(2.5e16))],
             },
         ];
         let mut csv = csv::WriterBuilder::new()
