@@ -11,7 +11,9 @@ use rlfrontier::engine::backtest::{Ordering, orderings};
 use rlfrontier::error::Result;
 use rlfrontier::fit::evidence::read_evidence;
 use rlfrontier::fit::prior::{fit_prior, fitted_source};
-use rlfrontier::fit::study_backtest::{StudyBacktest, StudyRow, study_backtest_with};
+use rlfrontier::fit::study_backtest::{
+    StudyBacktest, StudyRow, held_out_studies, study_backtest_with,
+};
 use rlfrontier::format::{Table, number};
 use rlfrontier::outcome::OutcomeParams;
 use rlfrontier::outcome::params::{Basis, PARAMS};
@@ -183,9 +185,8 @@ pub fn run(args: &BacktestArgs, out: &mut dyn Write) -> Result<()> {
         None => rlfrontier::fit::evidence::embedded_evidence(),
     };
     // One task per held-out study, one for the whole fit below and one for the orderings.
-    let studies: std::collections::BTreeSet<&str> =
-        evidence.pairs.iter().map(|p| p.study.as_str()).collect();
-    let bar = TaskBar::new("backtest", studies.len() as u64 + 2, "fits", args.quiet);
+    let studies = held_out_studies(&evidence).len() as u64;
+    let bar = TaskBar::new("backtest", studies + 2, "fits", args.quiet);
     // The evidence must hold what the fit needs, as `fit-prior` checks (a header-only or partial
     // file is refused here, not scored as NaN).
     let scalerl_r0 = fit_prior(&evidence)

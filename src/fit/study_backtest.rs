@@ -181,11 +181,7 @@ pub fn study_backtest_with(
     study_done: &(dyn Fn() + Sync),
 ) -> StudyBacktest {
     use rayon::prelude::*;
-    let studies: Vec<String> = {
-        let set: std::collections::BTreeSet<&str> =
-            evidence.pairs.iter().map(|p| p.study.as_str()).collect();
-        set.into_iter().map(str::to_string).collect()
-    };
+    let studies = held_out_studies(evidence);
     let per_study: Vec<Vec<StudyRow>> = studies
         .par_iter()
         .map(|study| {
@@ -206,6 +202,14 @@ pub fn study_backtest_with(
         signs,
         studies,
     }
+}
+
+/// The studies the backtest holds out in turn: every study with before/after pairs, in name
+/// order.
+pub fn held_out_studies(evidence: &Evidence) -> Vec<String> {
+    let set: std::collections::BTreeSet<&str> =
+        evidence.pairs.iter().map(|p| p.study.as_str()).collect();
+    set.into_iter().map(str::to_string).collect()
 }
 
 /// `study`'s pairs predicted by the prior refitted without it.
