@@ -12,26 +12,31 @@ impl TaskBar {
     /// A bar labelled `label` over `total` tasks named `unit` ("studies"); hidden when `quiet`
     /// or when stderr is not a terminal.
     pub fn new(label: &str, total: u64, unit: &str, quiet: bool) -> Self {
-        if quiet || !std::io::stderr().is_terminal() {
-            return TaskBar(indicatif::ProgressBar::hidden());
-        }
-        let bar = indicatif::ProgressBar::new(total);
-        let template =
-            format!("{{spinner}} {label} {{bar:40}} {{pos}}/{{len}} {unit}  {{elapsed}}");
-        bar.set_style(indicatif::ProgressStyle::with_template(&template).expect("valid template"));
-        bar.enable_steady_tick(std::time::Duration::from_millis(200));
-        TaskBar(bar)
+        Self::drawn(
+            quiet,
+            || indicatif::ProgressBar::new(total),
+            &format!("{{spinner}} {label} {{bar:40}} {{pos}}/{{len}} {unit}  {{elapsed}}"),
+        )
     }
 
     /// A spinner with the time elapsed, for work whose size is not known ahead (a pilot fit, a
     /// decision's search); hidden like [`TaskBar::new`].
     pub fn spinner(label: &str, quiet: bool) -> Self {
+        Self::drawn(
+            quiet,
+            indicatif::ProgressBar::new_spinner,
+            &format!("{{spinner}} {label}  {{elapsed}}"),
+        )
+    }
+
+    /// `bar` in `template`, ticking on its own, or a hidden bar when `quiet` or when stderr is
+    /// not a terminal.
+    fn drawn(quiet: bool, bar: impl FnOnce() -> indicatif::ProgressBar, template: &str) -> Self {
         if quiet || !std::io::stderr().is_terminal() {
             return TaskBar(indicatif::ProgressBar::hidden());
         }
-        let bar = indicatif::ProgressBar::new_spinner();
-        let template = format!("{{spinner}} {label}  {{elapsed}}");
-        bar.set_style(indicatif::ProgressStyle::with_template(&template).expect("valid template"));
+        let bar = bar();
+        bar.set_style(indicatif::ProgressStyle::with_template(template).expect("valid template"));
         bar.enable_steady_tick(std::time::Duration::from_millis(200));
         TaskBar(bar)
     }
