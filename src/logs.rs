@@ -81,7 +81,9 @@ impl LogFormat {
             || (first.trim() == "{" && text.contains("\"log_history\""));
         if is_state {
             LogFormat::TrlState
-        } else if first.trim_start().starts_with('{') {
+        } else if first.trim_start().starts_with('{') && !first.trim_start().starts_with("{'") {
+            // (`{'loss': 0.1, …}` is a Python dict printed by transformers' console logging,
+            // not JSON: read below as a console with no `step:` lines.)
             let file_logger = text
                 .lines()
                 .find(|l| !l.trim().is_empty())
@@ -143,6 +145,60 @@ pub struct MetricLog {
     pub format: LogFormat,
     /// Its steps, in file order.
     pub steps: Vec<LoggedStep>,
+    /// The optimizer steps the run had taken when it wrote the file (TRL's `global_step`; None
+    /// for the other formats): of two checkpoints of one run, the later has the larger.
+    pub global_step: Option<u64>,
+}
+
+/// Largest step number read from a log: no training run logs a billion steps, and every integer
+/// up to it is exact in a double (a JSON or CSV number is read as one).
+pub const MAX_STEP: u64 = 1_000_000_000;
+
+/// A logged step number, read exactly: a non-negative whole number up to [`MAX_STEP`], written
+/// as an integer or as a number that is exactly one (`7`, `7.0`, `1e3`). `7.5`, `-1`, `1e30`,
+/// `nan` and anything not a number are refused with the reason (the caller names the file and
+/// line): a step rounded, clamped or dropped silently would move a pilot's curve.
+pub fn parse_step(text: &str) -> std::result::Result<u64, String> {
+    let t = text.trim();
+    let is_number = !t.is_empty()
+        && t
+            .chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-'))
+        && t.starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '+');
+    let value = t.parse::<f64>().ok().filter(|_| is_number);
+    let Some(x) = value else {
+        return Err(format!(
+            "the step `{}` is not a number; a step is a whole number such as 7",
+            crate::error::one_line(t)
+        ));
+    };
+    step_of_number(x, t)
+}
+
+/// A step from a JSON value: a number as [`parse_step`] reads its text; a string, a boolean,
+/// null or a container is refused (a JSON `"7"` is not the step 7 of any framework's log).
+pub fn json_step(value: &serde_json::Value) -> std::result::Result<u64, String> {
+    match value {
+        serde_json::Value::Number(n) => match n.as_u64() {
+            Some(k) => step_of_number(k as f64, &k.to_string()).map(|_| k),
+            None => step_of_number(n.as_f64().unwrap_or(f64::NAN), &n.to_string()),
+        },
+        other => Err(format!(
+            "the step {} is not a number; a step is a whole number such as 7",
+            crate::error::one_line(&other.to_string())
+        )),
+    }
+}
+
+fn step_of_number(x: f64, text: &str) -> std::result::Result<u64, String> {
+    if !(x.is_finite() && x >= 0.0 && x.fract() == 0.0 && x <= MAX_STEP as f64) {
+        return Err(format!(
+            "the step {} is not a whole number from 0 to {}",
+            crate::error::one_line(text),
+            crate::format::number(MAX_STEP as f64)
+        ));
+    }
+    Ok(x as u64)
 }
 
 /// Reads a log, detecting its format unless one is given.
@@ -159,13 +215,17 @@ pub fn read_log(path: &Path, format: Option<LogFormat>) -> Result<MetricLog> {
 /// [`read_log`] does after reading the file; the fuzz target drives this directly.
 pub fn parse_log(path: &Path, text: &str, format: Option<LogFormat>) -> Result<MetricLog> {
     let format = format.unwrap_or_else(|| LogFormat::detect(path, text));
-    let steps = match format {
-        LogFormat::VerlConsole => console_steps(text),
-        LogFormat::VerlJsonl | LogFormat::Jsonl => json_line_steps(path, text)?,
-        LogFormat::WandbCsv => csv_steps(path, text)?,
+    let (steps, global_step) = match format {
+        LogFormat::VerlConsole => (console_steps(path, text)?, None),
+        LogFormat::VerlJsonl | LogFormat::Jsonl => (json_line_steps(path, text)?, None),
+        LogFormat::WandbCsv => (csv_steps(path, text)?, None),
         LogFormat::TrlState => trainer_state_steps(path, text)?,
     };
-    Ok(MetricLog { format, steps })
+    Ok(MetricLog {
+        format,
+        steps,
+        global_step,
+    })
 }
 
 /// The `key:value` pairs of one console line joined by ` - ` (a JSON object line is read as
@@ -229,19 +289,24 @@ pub fn parse_metrics_line(line: &str) -> BTreeMap<String, f64> {
     out
 }
 
-fn console_steps(text: &str) -> Vec<LoggedStep> {
-    text.lines()
-        .filter(|l| l.contains(" - "))
-        .map(parse_metrics_line)
-        .filter(|m| m.contains_key("step"))
-        .map(|mut metrics| {
-            let step = metrics
-                .remove("step")
-                .filter(|s| *s >= 0.0)
-                .map(|s| s as u64);
-            LoggedStep { step, metrics }
-        })
-        .collect()
+fn console_steps(path: &Path, text: &str) -> Result<Vec<LoggedStep>> {
+    let mut steps = Vec::new();
+    for (k, line) in text.lines().enumerate() {
+        if !line.contains(" - ") {
+            continue;
+        }
+        let mut metrics = parse_metrics_line(line);
+        let Some(step) = metrics.remove("step") else {
+            continue;
+        };
+        let step = step_of_number(step, &crate::format::number(step))
+            .map_err(|m| Error::in_file(path, Some(k + 1), "step", m))?;
+        steps.push(LoggedStep {
+            step: Some(step),
+            metrics,
+        });
+    }
+    Ok(steps)
 }
 
 /// Numeric entries of a JSON object (of its `data` member when it has one).
@@ -266,7 +331,11 @@ fn json_line_steps(path: &Path, text: &str) -> Result<Vec<LoggedStep>> {
         }
         let v: serde_json::Value = serde_json::from_str(line)
             .map_err(|e| Error::in_file(path, Some(k + 1), "", format!("not a JSON line: {e}")))?;
-        let step = v.get("step").and_then(|s| s.as_u64());
+        let step = v
+            .get("step")
+            .map(json_step)
+            .transpose()
+            .map_err(|m| Error::in_file(path, Some(k + 1), "step", m))?;
         let mut metrics = json_metrics(&v);
         metrics.remove("step");
         steps.push(LoggedStep { step, metrics });
@@ -294,9 +363,10 @@ fn csv_steps(path: &Path, text: &str) -> Result<Vec<LoggedStep>> {
         let record = record.map_err(|e| Error::in_file(path, Some(k + 2), "", e.to_string()))?;
         let step = step_column
             .and_then(|c| record.get(c))
-            .and_then(|s| s.trim().parse::<f64>().ok())
-            .filter(|s| *s >= 0.0)
-            .map(|s| s as u64);
+            .filter(|s| !s.trim().is_empty())
+            .map(parse_step)
+            .transpose()
+            .map_err(|m| Error::in_file(path, Some(k + 2), "step", m))?;
         let metrics = headers
             .iter()
             .zip(record.iter())
@@ -315,7 +385,8 @@ fn csv_steps(path: &Path, text: &str) -> Result<Vec<LoggedStep>> {
     Ok(steps)
 }
 
-fn trainer_state_steps(path: &Path, text: &str) -> Result<Vec<LoggedStep>> {
+/// The steps of TRL's `trainer_state.json` and its `global_step`.
+fn trainer_state_steps(path: &Path, text: &str) -> Result<(Vec<LoggedStep>, Option<u64>)> {
     let state: serde_json::Value = serde_json::from_str(text)
         .map_err(|e| Error::in_file(path, Some(e.line()), "", e.to_string()))?;
     let history = state
@@ -329,17 +400,26 @@ fn trainer_state_steps(path: &Path, text: &str) -> Result<Vec<LoggedStep>> {
                 "missing: is this TRL's trainer_state.json?",
             )
         })?;
-    Ok(history
+    let global_step = state
+        .get("global_step")
+        .map(json_step)
+        .transpose()
+        .map_err(|m| Error::in_file(path, None, "global_step", m))?;
+    let steps = history
         .iter()
-        .map(|entry| {
+        .enumerate()
+        .map(|(k, entry)| {
             let mut metrics = json_metrics(entry);
             metrics.remove("step");
-            LoggedStep {
-                step: entry.get("step").and_then(|s| s.as_u64()),
-                metrics,
-            }
+            let step = entry
+                .get("step")
+                .map(json_step)
+                .transpose()
+                .map_err(|m| Error::in_file(path, None, &format!("log_history[{k}].step"), m))?;
+            Ok(LoggedStep { step, metrics })
         })
-        .collect())
+        .collect::<Result<Vec<_>>>()?;
+    Ok((steps, global_step))
 }
 
 #[cfg(test)]
@@ -357,7 +437,7 @@ mod tests {
             LogFormat::detect(Path::new("console.log"), log),
             LogFormat::VerlConsole
         );
-        let steps = console_steps(log);
+        let steps = console_steps(Path::new("console.log"), log).unwrap();
         assert_eq!(steps.len(), 2);
         assert_eq!(steps[1].step, Some(2));
         assert_eq!(steps[1].metrics["timing_s/step"], 34.5);
@@ -414,6 +494,45 @@ mod tests {
             assert_eq!(log.steps[0].metrics["val-core/acc"], 0.5, "{format}");
             // Forcing the detected format reads the same.
             assert_eq!(read(name, text, Some(format)), log);
+        }
+    }
+
+    #[test]
+    fn steps_are_read_exactly_or_refused_with_their_line() {
+        // Issue 51: 7.9 was written as 7 and 1e30 as u64::MAX; `"7"`, `true`, -1 dropped.
+        for ok in ["7", "7.0", "1e3", " 12 ", "0"] {
+            assert!(parse_step(ok).is_ok(), "{ok}");
+        }
+        assert_eq!(parse_step("1e3"), Ok(1000));
+        for bad in ["7.5", "-1", "1e30", "nan", "inf", "seven", "", "0x10", "7.9"] {
+            assert!(parse_step(bad).is_err(), "{bad}");
+        }
+        for (json, ok) in [
+            ("7", Some(7)),
+            ("7.0", Some(7)),
+            ("1e3", Some(1000)),
+            ("7.5", None),
+            ("-1", None),
+            ("\"7\"", None),
+            ("true", None),
+            ("null", None),
+            ("1e30", None),
+            ("18446744073709551615", None),
+        ] {
+            let v: serde_json::Value = serde_json::from_str(json).unwrap();
+            assert_eq!(json_step(&v).ok(), ok, "{json}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text, line) in [
+            ("a.jsonl", "{\"step\":1,\"data\":{}}\n{\"step\":7.9,\"data\":{}}\n", "a.jsonl:2"),
+            ("b.csv", "Step,val/acc\n0,0.1\n-1,0.2\n", "b.csv:3"),
+            ("c.log", "step:1 - val/acc:0.1\nstep:2.5 - val/acc:0.2\n", "c.log:2"),
+            ("trainer_state.json", "{\"log_history\":[{\"step\":true,\"x\":1}]}", "log_history[0].step"),
+        ] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            let m = read_log(&path, None).unwrap_err().to_string();
+            assert!(m.contains(line) && m.contains("step"), "{name}: {m}");
         }
     }
 

@@ -9,6 +9,7 @@ use clap::Args;
 use rlfrontier::error::{Error, Result};
 use rlfrontier::format::Table;
 use rlfrontier::pilot::collect::{collect, results_csv};
+use rlfrontier::pilot::{plan_csv_path, read_plan};
 
 use super::emit;
 
@@ -25,6 +26,11 @@ pub struct CollectArgs {
     /// Where to write the tidy CSV (run_id, step, metric, value).
     #[arg(long)]
     pub out: PathBuf,
+    /// The plan the runs came from (its folder or its plan.csv): every run must be one of its
+    /// runs, and TRL's optimizer steps become iterations by its update epochs when a run's
+    /// folder has no run record (required then for TRL logs).
+    #[arg(long, value_name = "PLAN")]
+    pub plan: Option<PathBuf>,
     /// The log's format (`verl-console`, `verl-jsonl`, `jsonl`, `wandb-csv`, `trl-state`)
     /// [default: detected from the file].
     #[arg(long, value_name = "FORMAT")]
@@ -34,14 +40,20 @@ pub struct CollectArgs {
 /// Collects and writes.
 pub fn run(args: &CollectArgs, out: &mut dyn Write) -> Result<()> {
     let paths: Vec<&std::path::Path> = args.files.iter().map(PathBuf::as_path).collect();
-    let c = collect(&paths, args.metric.as_deref(), args.format)?;
+    let plan = args
+        .plan
+        .as_deref()
+        .map(|p| read_plan(&plan_csv_path(p)))
+        .transpose()?;
+    let c = collect(&paths, args.metric.as_deref(), args.format, plan.as_ref())?;
     if c.rows.is_empty() {
         return Err(Error::in_flag("--metric", "no file has a value of it"));
     }
     rlfrontier::report::write_atomic(&args.out, &results_csv(&c.rows))?;
-    let mut table = Table::new(["run", "format", "points"]);
-    for (run, format, n) in &c.files {
-        table.row([run.clone(), format.to_string(), n.to_string()]);
+    let mut table = Table::new(["run", "format", "points", "steps"]);
+    for (run, format, n, how) in &c.files {
+        let how = if how.is_empty() { "iterations" } else { how };
+        table.row([run.clone(), format.to_string(), n.to_string(), how.to_string()]);
     }
     let mut text = table.render();
     text.push_str(&format!(

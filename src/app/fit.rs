@@ -6,13 +6,11 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
-use rlfrontier::engine::pilot_fit::{PilotFitSettings, fit_pilots};
+use rlfrontier::engine::pilot_fit::{PilotFitSettings, PilotResults, fit_pilots};
 use rlfrontier::error::{Error, Result};
 use rlfrontier::fit::sigmoid::{bootstrap, fit};
 use rlfrontier::pilot::ingest::ValueScale;
 use serde_json::json;
-
-use rlfrontier::pilot::collect::{collect, results_csv};
 
 use super::progress::TaskBar;
 use super::{CatalogFlag, emit, json_text};
@@ -43,15 +41,16 @@ pub struct FitArgs {
     pub results: Option<PathBuf>,
     /// The pilots' logs instead of a results CSV: veRL file-logger JSON lines
     /// (`metrics/p001.jsonl`), wandb CSV exports or TRL `trainer_state.json`, one per run (run
-    /// ids from the file names, as `collect` reads them); needs --metric. The collected rows
-    /// are kept as OUT/results.csv.
-    #[arg(long, num_args = 1.., value_name = "FILES", requires = "metric")]
+    /// ids from the file names, as `collect` reads them; steps as iterations, by the plan). The
+    /// metric is --metric or the grid's. The collected rows are written as OUT/results.csv
+    /// with the other outputs.
+    #[arg(long, num_args = 1.., value_name = "FILES")]
     pub logs: Vec<PathBuf>,
     /// The format of --logs (`verl-console`, `verl-jsonl`, `jsonl`, `wandb-csv`, `trl-state`)
     /// [default: detected from each file].
     #[arg(long, value_name = "FORMAT", requires = "logs")]
     pub format: Option<rlfrontier::logs::LogFormat>,
-    /// The plan the runs came from (plan.csv; plan.json beside it).
+    /// The plan the runs came from (its folder or its plan.csv; plan.json beside it).
     #[arg(long)]
     pub plan: PathBuf,
     /// Output folder.
@@ -98,27 +97,12 @@ pub struct FitArgs {
 /// Fits everything, writes the outputs and prints the summary.
 pub fn run(args: &FitArgs, out: &mut dyn Write) -> Result<()> {
     let catalog = args.catalog.load()?;
-    let mut collected_note = String::new();
     let results = match &args.results {
-        Some(path) => path.clone(),
-        None => {
-            let paths: Vec<&std::path::Path> = args.logs.iter().map(PathBuf::as_path).collect();
-            let collected = collect(&paths, args.metric.as_deref(), args.format)?;
-            if collected.rows.is_empty() {
-                return Err(Error::in_flag("--metric", "no log has a value of it"));
-            }
-            std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, e))?;
-            let path = args.out.join("results.csv");
-            rlfrontier::report::write_atomic(&path, &results_csv(&collected.rows))?;
-            collected_note = format!(
-                "collected {} rows of `{}` from {} logs into {}\n",
-                collected.rows.len(),
-                args.metric.as_deref().unwrap_or_default(),
-                collected.files.len(),
-                path.display()
-            );
-            path
-        }
+        Some(path) => PilotResults::Csv(path.clone()),
+        None => PilotResults::Logs {
+            paths: args.logs.clone(),
+            format: args.format,
+        },
     };
     if let Some(names) = &args.free
         && names.iter().all(|n| n.trim().is_empty())
@@ -130,7 +114,7 @@ pub fn run(args: &FitArgs, out: &mut dyn Write) -> Result<()> {
     }
     let settings = PilotFitSettings {
         results,
-        plan: args.plan.clone(),
+        plan: rlfrontier::pilot::plan_csv_path(&args.plan),
         out: args.out.clone(),
         metric: args.metric.clone(),
         skip_bad_rows: args.skip_bad_rows,
@@ -152,7 +136,6 @@ pub fn run(args: &FitArgs, out: &mut dyn Write) -> Result<()> {
     let spinner = TaskBar::spinner("fitting the pilots", args.quiet);
     let report = fit_pilots(&settings, &catalog)?;
     spinner.finish();
-    emit(out, &collected_note)?;
     emit(out, &report.to_text())
 }
 

@@ -78,6 +78,9 @@ pub struct Ingested {
     pub missing_runs: Vec<String>,
     /// Rows of other metrics (ignored).
     pub other_metric_rows: usize,
+    /// Runs measured past their planned iterations, described (a step counted in another
+    /// unit, or a run continued past its plan: fitted all the same, with a warning).
+    pub past_plan: Vec<String>,
 }
 
 /// Most checkpoints per run that the fits use; longer series are averaged into this many bins.
@@ -138,6 +141,19 @@ pub fn looks_like_training_metric(name: &str) -> bool {
 
 /// Reads the results CSV against a plan.
 pub fn read_results(path: &Path, plan: &Plan, options: &IngestOptions) -> Result<Ingested> {
+    check_target(options)?;
+    let file = std::fs::File::open(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            Error::in_file(path, None, "", "file not found")
+        } else {
+            Error::io(path, e)
+        }
+    })?;
+    read_results_from(std::io::BufReader::new(file), path, plan, options)
+}
+
+/// Refuses a training signal as the target unless allowed.
+fn check_target(options: &IngestOptions) -> Result<()> {
     if looks_like_training_metric(&options.metric) && !options.allow_train_metric {
         return Err(Error::in_setting(
             "metric",
@@ -147,14 +163,7 @@ pub fn read_results(path: &Path, plan: &Plan, options: &IngestOptions) -> Result
             ),
         ));
     }
-    let file = std::fs::File::open(path).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            Error::in_file(path, None, "", "file not found")
-        } else {
-            Error::io(path, e)
-        }
-    })?;
-    read_results_from(std::io::BufReader::new(file), path, plan, options)
+    Ok(())
 }
 
 /// Positions of the four required columns.
@@ -233,13 +242,9 @@ impl RowReader<'_> {
             ));
         }
         let step_text = get(self.columns.step);
-        let step: u64 = match step_text.parse::<f64>() {
-            Ok(s) if s.is_finite() && s >= 0.0 && s.fract() == 0.0 && s < 9.0e15 => s as u64,
-            _ => {
-                return Some(format!(
-                    "step `{step_text}` is not a whole number of iterations"
-                ));
-            }
+        let step = match crate::logs::parse_step(step_text) {
+            Ok(s) => s,
+            Err(m) => return Some(format!("{m} of iterations")),
         };
         let value_text = get(self.columns.value);
         let value: f64 = match value_text.parse::<f64>() {
@@ -330,6 +335,16 @@ impl RowReader<'_> {
         for points in out.runs.values_mut() {
             points.sort_by_key(|c| c.step);
         }
+        for r in &plan.runs {
+            if let Some(last) = out.runs.get(&r.run_id).and_then(|p| p.last())
+                && last.step > r.steps
+            {
+                out.past_plan.push(format!(
+                    "{} has step {} beyond its {} planned iterations",
+                    r.run_id, last.step, r.steps
+                ));
+            }
+        }
         Ok(self.out)
     }
 }
@@ -378,6 +393,7 @@ pub fn read_results_from<R: std::io::Read>(
     plan: &Plan,
     options: &IngestOptions,
 ) -> Result<Ingested> {
+    check_target(options)?;
     let mut bytes = Vec::new();
     source
         .read_to_end(&mut bytes)

@@ -11,6 +11,7 @@ pub mod decide;
 pub mod ingest;
 pub mod launch;
 pub mod plan;
+pub mod run_record;
 pub mod simulate;
 pub mod verl_checks;
 
@@ -328,6 +329,15 @@ pub fn plan_csv(plan: &Plan) -> Vec<u8> {
         .expect("memory");
     }
     w.into_inner().expect("memory")
+}
+
+/// The `plan.csv` a plan argument names: the file itself, or `plan.csv` in a plan folder.
+pub fn plan_csv_path(plan: &Path) -> PathBuf {
+    if plan.is_dir() {
+        plan.join("plan.csv")
+    } else {
+        plan.to_path_buf()
+    }
 }
 
 /// Reads a plan: `plan.csv` and the `plan.json` beside it.

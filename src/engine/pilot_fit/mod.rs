@@ -24,11 +24,26 @@ use crate::pilot::{Plan, plan_grid, read_plan, run_indices};
 use crate::report::Staged;
 use crate::spec::Grid;
 
+/// Where the pilots' results come from.
+#[derive(Debug, Clone)]
+pub enum PilotResults {
+    /// A tidy results CSV (`run_id, step, metric, value`).
+    Csv(PathBuf),
+    /// The runs' framework logs, collected against the plan (steps as iterations) once the
+    /// output folder is locked, and written as `results.csv` with the other outputs.
+    Logs {
+        /// One log per run (the checkpoints of one TRL run are one run).
+        paths: Vec<PathBuf>,
+        /// Their format (None: detected per file).
+        format: Option<crate::logs::LogFormat>,
+    },
+}
+
 /// What `fit` is asked to do.
 #[derive(Debug, Clone)]
 pub struct PilotFitSettings {
-    /// The tidy results CSV (`run_id, step, metric, value`).
-    pub results: PathBuf,
+    /// The results.
+    pub results: PilotResults,
     /// The plan's `plan.csv` (`plan.json` beside it).
     pub plan: PathBuf,
     /// Output folder.
@@ -69,6 +84,8 @@ pub struct PilotFitReport {
     written: usize,
     out: PathBuf,
     thinned_runs: usize,
+    /// (rows, logs) collected by `--logs` into `results.csv`.
+    collected: Option<(usize, usize)>,
 }
 
 /// Refuses to overwrite another grid's calibration unless forced (by the grid's hash; an
@@ -154,19 +171,16 @@ pub fn fit_pilots(settings: &PilotFitSettings, catalog: &Catalog) -> Result<Pilo
         .clone()
         .or_else(|| grid.metric.clone())
         .unwrap_or_else(|| "score".to_string());
-    let ingested = read_results(
-        &settings.results,
-        &plan,
-        &IngestOptions {
-            metric: metric.clone(),
-            skip_bad_rows: settings.skip_bad_rows,
-            allow_train_metric: settings.allow_train_metric,
-            scale: settings.scale,
-        },
-    )?;
     if let Some(names) = &settings.free {
         check_free(names)?;
     }
+    let options = IngestOptions {
+        metric: metric.clone(),
+        skip_bad_rows: settings.skip_bad_rows,
+        allow_train_metric: settings.allow_train_metric,
+        scale: settings.scale,
+    };
+    let (results_path, ingested, collected) = ingest(settings, &plan, &options)?;
     let seed = settings.seed.unwrap_or(grid.seed);
     let run_settings = RunFitSettings {
         warmup_steps: settings.warmup_steps,
@@ -181,10 +195,11 @@ pub fn fit_pilots(settings: &PilotFitSettings, catalog: &Catalog) -> Result<Pilo
     };
     crate::interrupt::check()?;
     let calibration = calibrate(&grid.outcome, &observations, &free, settings.bootstrap.min(200), seed)
-        .ok_or_else(|| Error::in_file(&settings.results, None, "", "the calibration did not converge; check the results, or fit fewer parameters with --free"))?;
+        .ok_or_else(|| Error::in_file(&results_path, None, "", "the calibration did not converge; check the results, or fit fewer parameters with --free"))?;
     let calibration_file = calibration_file_of(&grid, &metric, &calibration, seed);
     let (written, surface_lines) = write_outputs(
         settings,
+        collected.as_ref().map(|c| c.0.as_slice()),
         &grid,
         &plan,
         &fits,
@@ -205,7 +220,33 @@ pub fn fit_pilots(settings: &PilotFitSettings, catalog: &Catalog) -> Result<Pilo
         calibration,
         written,
         out: settings.out.clone(),
+        collected: collected.map(|(bytes, logs)| (bytes.iter().filter(|&&b| b == b'\n').count().saturating_sub(1), logs)),
     })
+}
+
+/// The results as ingested against the plan, the file they are named by in messages, and, for
+/// logs, the collected `results.csv` bytes and how many runs' logs were read.
+fn ingest(
+    settings: &PilotFitSettings,
+    plan: &Plan,
+    options: &IngestOptions,
+) -> Result<(PathBuf, Ingested, Option<(Vec<u8>, usize)>)> {
+    match &settings.results {
+        PilotResults::Csv(path) => Ok((path.clone(), read_results(path, plan, options)?, None)),
+        PilotResults::Logs { paths, format } => {
+            let paths: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+            let c = crate::pilot::collect::collect(&paths, Some(&options.metric), *format, Some(plan))?;
+            let bytes = crate::pilot::collect::results_csv(&c.rows);
+            let label = settings.out.join("results.csv");
+            let ingested = crate::pilot::ingest::read_results_from(
+                std::io::Cursor::new(bytes.as_slice()),
+                &label,
+                plan,
+                options,
+            )?;
+            Ok((label, ingested, Some((bytes, c.files.len()))))
+        }
+    }
 }
 
 /// Each planned run's fit to its ingested checkpoints (runs without results are skipped), the
@@ -279,6 +320,7 @@ fn calibration_file_of(
 /// surface summary lines.
 fn write_outputs(
     settings: &PilotFitSettings,
+    results_csv: Option<&[u8]>,
     grid: &Grid,
     plan: &Plan,
     fits: &[RunFit],
@@ -289,6 +331,9 @@ fn write_outputs(
     let plots_dir = settings.out.join("plots");
     std::fs::create_dir_all(&plots_dir).map_err(|e| Error::io(&plots_dir, e))?;
     let mut staged = Staged::default();
+    if let Some(bytes) = results_csv {
+        staged.add(&settings.out.join("results.csv"), bytes)?;
+    }
     let (fits_csv, extrapolations_csv) = outputs::fits_tables(plan, fits);
     staged.add(&settings.out.join("fits.csv"), &fits_csv)?;
     staged.add(
@@ -332,8 +377,18 @@ impl PilotFitReport {
                 String::new()
             }
         );
+        if let Some((rows, logs)) = self.collected {
+            report.push_str(&format!(
+                "  collected {rows} rows of `{}` from {logs} logs into {}\n",
+                self.metric,
+                self.out.join("results.csv").display()
+            ));
+        }
         for e in &ingested.skipped_examples {
             report.push_str(&format!("  skipped {e}\n"));
+        }
+        for w in &ingested.past_plan {
+            report.push_str(&format!("  warning: {w} (is its step counted in another unit than iterations?)\n"));
         }
         if !ingested.missing_runs.is_empty() {
             report.push_str(&format!(
