@@ -161,14 +161,13 @@ pub const MAX_STEP: u64 = 1_000_000_000;
 pub fn parse_step(text: &str) -> std::result::Result<u64, String> {
     let t = text.trim();
     let is_number = !t.is_empty()
-        && t
-            .chars()
+        && t.chars()
             .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-'))
         && t.starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '+');
     let value = t.parse::<f64>().ok().filter(|_| is_number);
     let Some(x) = value else {
         return Err(format!(
-            "the step `{}` is not a number; a step is a whole number such as 7",
+            "the step `{}` is not a whole number (such as 7)",
             crate::error::one_line(t)
         ));
     };
@@ -184,7 +183,7 @@ pub fn json_step(value: &serde_json::Value) -> std::result::Result<u64, String> 
             None => step_of_number(n.as_f64().unwrap_or(f64::NAN), &n.to_string()),
         },
         other => Err(format!(
-            "the step {} is not a number; a step is a whole number such as 7",
+            "the step {} is not a whole number (such as 7)",
             crate::error::one_line(&other.to_string())
         )),
     }
@@ -411,11 +410,10 @@ fn trainer_state_steps(path: &Path, text: &str) -> Result<(Vec<LoggedStep>, Opti
         .map(|(k, entry)| {
             let mut metrics = json_metrics(entry);
             metrics.remove("step");
-            let step = entry
-                .get("step")
-                .map(json_step)
-                .transpose()
-                .map_err(|m| Error::in_file(path, None, &format!("log_history[{k}].step"), m))?;
+            let step =
+                entry.get("step").map(json_step).transpose().map_err(|m| {
+                    Error::in_file(path, None, &format!("log_history[{k}].step"), m)
+                })?;
             Ok(LoggedStep { step, metrics })
         })
         .collect::<Result<Vec<_>>>()?;
@@ -504,7 +502,9 @@ mod tests {
             assert!(parse_step(ok).is_ok(), "{ok}");
         }
         assert_eq!(parse_step("1e3"), Ok(1000));
-        for bad in ["7.5", "-1", "1e30", "nan", "inf", "seven", "", "0x10", "7.9"] {
+        for bad in [
+            "7.5", "-1", "1e30", "nan", "inf", "seven", "", "0x10", "7.9",
+        ] {
             assert!(parse_step(bad).is_err(), "{bad}");
         }
         for (json, ok) in [
@@ -524,10 +524,22 @@ mod tests {
         }
         let dir = tempfile::tempdir().unwrap();
         for (name, text, line) in [
-            ("a.jsonl", "{\"step\":1,\"data\":{}}\n{\"step\":7.9,\"data\":{}}\n", "a.jsonl:2"),
+            (
+                "a.jsonl",
+                "{\"step\":1,\"data\":{}}\n{\"step\":7.9,\"data\":{}}\n",
+                "a.jsonl:2",
+            ),
             ("b.csv", "Step,val/acc\n0,0.1\n-1,0.2\n", "b.csv:3"),
-            ("c.log", "step:1 - val/acc:0.1\nstep:2.5 - val/acc:0.2\n", "c.log:2"),
-            ("trainer_state.json", "{\"log_history\":[{\"step\":true,\"x\":1}]}", "log_history[0].step"),
+            (
+                "c.log",
+                "step:1 - val/acc:0.1\nstep:2.5 - val/acc:0.2\n",
+                "c.log:2",
+            ),
+            (
+                "trainer_state.json",
+                "{\"log_history\":[{\"step\":true,\"x\":1}]}",
+                "log_history[0].step",
+            ),
         ] {
             let path = dir.path().join(name);
             std::fs::write(&path, text).unwrap();

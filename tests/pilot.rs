@@ -100,10 +100,49 @@ fn plan_writes_runs_launch_scripts_and_a_slurm_array() {
         !prm_scripts.is_empty()
             && prm_scripts
                 .iter()
-                .all(|s| s.contains("reward_model.model.path='Qwen/Qwen2.5-Math-PRM-7B'"))
+                .all(|s| s.contains("reward.reward_model.enable=True")
+                    && s.contains("reward.reward_model.model_path='Qwen/Qwen2.5-Math-PRM-7B'"))
     );
     let slurm = std::fs::read_to_string(out.join("slurm_array.sh")).unwrap();
     assert!(slurm.contains("#SBATCH --array=0-23") && slurm.contains("launch/$RUN.sh"));
+    // Issue 50 item 11: the documented submission, `sbatch --chdir=PLAN PLAN/slurm_array.sh`,
+    // runs a copy of the script in PLAN (Slurm's spool holds the copy, so `$0` is no guide),
+    // and writes its output there (no folder that must exist first). Run as Slurm would, with a
+    // stub bash for the task's launch script.
+    assert!(
+        slurm.contains("#SBATCH --output=slurm-%A_%a.out"),
+        "{slurm}"
+    );
+    let spool = dir.path().join("spool");
+    std::fs::create_dir_all(&spool).unwrap();
+    std::fs::copy(out.join("slurm_array.sh"), spool.join("job.sh")).unwrap();
+    let task = std::process::Command::new("bash")
+        .arg(spool.join("job.sh"))
+        .current_dir(&out)
+        .env("SLURM_ARRAY_TASK_ID", "1")
+        .env("SLURM_SUBMIT_DIR", dir.path())
+        .env_remove("TRAIN_FILES")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&task.stdout);
+    assert!(stdout.contains("pilot p002"), "{stdout}");
+    // launch/p002.sh was found and started: it stops at its first check, the training files.
+    let stderr = String::from_utf8_lossy(&task.stderr);
+    assert!(stderr.contains("set TRAIN_FILES"), "{stderr}");
+    // From anywhere else it stops with the invocation that works.
+    let task = std::process::Command::new("bash")
+        .arg(spool.join("job.sh"))
+        .current_dir(dir.path())
+        .env("SLURM_ARRAY_TASK_ID", "1")
+        .output()
+        .unwrap();
+    assert_eq!(task.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&task.stderr).contains("sbatch --chdir=PLAN"));
+    // Issue 50 item 10: the grid's kl_coef reaches veRL's KL loss.
+    assert!(
+        script.contains("actor_rollout_ref.actor.kl_loss_coef=0.001"),
+        "{script}"
+    );
 
     let trl = plan(dir.path(), "trl");
     let script = std::fs::read_to_string(trl.join("launch/p001.sh")).unwrap();
@@ -123,6 +162,15 @@ fn plan_writes_runs_launch_scripts_and_a_slurm_array() {
         "distributed_type: DEEPSPEED",
         "  zero_stage: 3",
         "  offload_param_device: none",
+        // Issue 50 items 6, 7, 10: evaluated at step 0 with the plan's samples per prompt, a
+        // checkpoint (and its trainer_state.json) at every evaluation, the grid's kl_coef.
+        "--eval_on_start True",
+        "--num_generations_eval 1",
+        "--save_steps ",
+        "--beta 0.001",
+        // The run record collect reads to count iterations.
+        "rlfrontier_run.json",
+        "# Prerequisites: pip install 'trl==1.16.*' deepspeed math-verify",
     ] {
         assert!(script.contains(key), "missing {key}");
     }
@@ -653,7 +701,51 @@ fn hostile_catalog_names_reach_launch_scripts_as_data_never_as_code() {
         std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
         std::fs::set_permissions(&stub, perms).unwrap();
     }
-    for framework in ["verl", "trl"] {
+    // veRL reads names through Hydra and OmegaConf, where shell quoting does not reach: a
+    // `${oc.env:…}` would be resolved (a secret sent to the Hub as a repo id), a comma start a
+    // sweep, brackets a list. Such names are refused before any file is written (issue 51).
+    for name in [
+        "Qwen/x$(touch PWNED_POLICY); echo `touch PWNED_TICK` 'q' ${HOME}\\n touch PWNED_LINE",
+        "Qwen/${oc.env:AWS_SECRET_ACCESS_KEY}",
+        "Qwen/prm,x",
+        "[a,b]",
+    ] {
+        let text = std::fs::read_to_string(&catalog).unwrap();
+        let one = dir.path().join("one.toml");
+        let start = text.find("name = \"Qwen/x$(").unwrap();
+        let end = start + text[start..].find('\n').unwrap();
+        std::fs::write(
+            &one,
+            format!("{}name = \"{name}\"{}", &text[..start], &text[end..]),
+        )
+        .unwrap();
+        let out = dir.path().join("plan-verl");
+        let a = bin()
+            .args([
+                "plan",
+                grid("race-pilot").to_str().unwrap(),
+                "--pilot-budget",
+                "3e17 flops",
+            ])
+            .args(["--max-pilots", "24"])
+            .args(["--framework", "verl", "--catalog"])
+            .arg(&one)
+            .arg("--out")
+            .arg(&out)
+            .assert()
+            .code(2);
+        let stderr = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
+        assert!(
+            stderr.contains("Hydra overrides would interpret"),
+            "{name}: {stderr}"
+        );
+        assert!(
+            !out.exists(),
+            "{name}: a refused plan wrote {}",
+            out.display()
+        );
+    }
+    for framework in ["trl"] {
         let out = dir.path().join(format!("plan-{framework}"));
         bin()
             .args([
@@ -701,8 +793,6 @@ fn hostile_catalog_names_reach_launch_scripts_as_data_never_as_code() {
                 .current_dir(&work)
                 .env("PATH", format!("{}:/usr/bin:/bin", stubs.display()))
                 .env("STUB_ARGS", &args)
-                .env("TRAIN_FILES", "train.parquet")
-                .env("VAL_FILES", "val.parquet")
                 .env("DATASET", "data")
                 .output()
                 .unwrap();

@@ -53,7 +53,12 @@ pub fn run(args: &CollectArgs, out: &mut dyn Write) -> Result<()> {
     let mut table = Table::new(["run", "format", "points", "steps"]);
     for (run, format, n, how) in &c.files {
         let how = if how.is_empty() { "iterations" } else { how };
-        table.row([run.clone(), format.to_string(), n.to_string(), how.to_string()]);
+        table.row([
+            run.clone(),
+            format.to_string(),
+            n.to_string(),
+            how.to_string(),
+        ]);
     }
     let mut text = table.render();
     text.push_str(&format!(

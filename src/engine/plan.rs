@@ -118,6 +118,31 @@ fn check_out_dir(dir: &Path, grid: &Grid, grid_file: &Path, force: bool) -> Resu
     Ok(())
 }
 
+/// Every model name a veRL pilot script could carry is a plain Hydra string
+/// ([`crate::pilot::launch::is_hydra_plain`]); checked before the output folder is touched.
+fn check_hydra_names(grid: &Grid) -> Result<()> {
+    let policies = grid.axes.model.iter().map(|m| &m.name);
+    let rewards = grid
+        .axes
+        .reward
+        .iter()
+        .filter_map(|r| r.model.as_ref())
+        .map(|m| &m.name);
+    if let Some(bad) = policies
+        .chain(rewards)
+        .find(|n| !crate::pilot::launch::is_hydra_plain(n))
+    {
+        return Err(Error::in_setting(
+            "framework",
+            format!(
+                "the model name `{}` holds characters veRL's Hydra overrides would interpret (a `${{…}}` is resolved, a comma starts a sweep, brackets a list); veRL pilots take Hugging Face ids and paths of letters, digits and . _ - / ~ only: rename it in the catalog, or plan with --framework trl",
+                crate::error::one_line(bad)
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// `--max-pilots` at least 1, `--pilot-usd`, when given, a positive number of dollars, and a grid
 /// whose offload the pilot scripts can run as priced (not once per step).
 fn check_settings(grid: &Grid, settings: &PilotPlanSettings) -> Result<()> {
@@ -142,6 +167,21 @@ fn check_settings(grid: &Grid, settings: &PilotPlanSettings) -> Result<()> {
             format!(
                 "the grid prices offload once per step (slime, OpenRLHF's sleep mode), which the {} pilot scripts cannot run as priced; plan pilots of a copy with offload_per_step = false",
                 settings.framework.as_str()
+            ),
+        ));
+    }
+    if settings.framework == Framework::Verl {
+        check_hydra_names(grid)?;
+    }
+    let engine = &grid.engine_hardware[0].engine;
+    if settings.framework == Framework::Verl && engine.static_batching {
+        // veRL 0.9 registers vLLM and SGLang rollouts only; its transformers `hf` rollout is
+        // gone, and a script naming it stops at start-up.
+        return Err(Error::in_setting(
+            "framework",
+            format!(
+                "the grid's first engine `{}` is transformers' generate(), which veRL 0.9 cannot run (it has vLLM and SGLang rollouts only); plan with --framework trl, or price the pilots with a vLLM or SGLang engine",
+                engine.id
             ),
         ));
     }

@@ -222,17 +222,20 @@ pub fn collect(
 
 /// The plan's run of `run_id`, or an error naming the plan's runs.
 fn plan_run<'p>(plan: &'p Plan, run_id: &str, path: &Path) -> Result<&'p PilotRun> {
-    plan.runs.iter().find(|r| r.run_id == run_id).ok_or_else(|| {
-        Error::in_file(
-            path,
-            None,
-            "",
-            format!(
-                "stands for run `{run_id}`, which is not in the plan; {}",
-                suggestion(run_id, plan.runs.iter().map(|r| r.run_id.as_str()))
-            ),
-        )
-    })
+    plan.runs
+        .iter()
+        .find(|r| r.run_id == run_id)
+        .ok_or_else(|| {
+            Error::in_file(
+                path,
+                None,
+                "",
+                format!(
+                    "stands for run `{run_id}`, which is not in the plan; {}",
+                    suggestion(run_id, plan.runs.iter().map(|r| r.run_id.as_str()))
+                ),
+            )
+        })
 }
 
 /// Orders the files of one run, latest first, or refuses files that are not one run's: only
@@ -400,7 +403,9 @@ mod tests {
     fn trl_state(path: &Path, global_step: u64, evals: &[(u64, f64)]) {
         let history: Vec<String> = evals
             .iter()
-            .map(|(s, v)| format!("{{\"step\":{s},\"eval_acc\":{v}}},{{\"step\":{s},\"loss\":0.5}}"))
+            .map(|(s, v)| {
+                format!("{{\"step\":{s},\"eval_acc\":{v}}},{{\"step\":{s},\"loss\":0.5}}")
+            })
             .collect();
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(
@@ -419,7 +424,15 @@ mod tests {
         // one run folder are one run, not duplicate rows.
         let dir = tempfile::tempdir().unwrap();
         let run = dir.path().join("runs").join("p001");
-        record(&run, &["--num_iterations", "2", "--gradient_accumulation_steps", "1"]);
+        record(
+            &run,
+            &[
+                "--num_iterations",
+                "2",
+                "--gradient_accumulation_steps",
+                "1",
+            ],
+        );
         let early = run.join("checkpoint-4").join("trainer_state.json");
         let late = run.join("checkpoint-8").join("trainer_state.json");
         trl_state(&early, 4, &[(0, 0.1), (4, 0.2)]);
@@ -428,19 +441,29 @@ mod tests {
         let got: Vec<(u64, f64)> = c.rows.iter().map(|r| (r.step, r.value)).collect();
         assert_eq!(got, vec![(0, 0.1), (2, 0.2), (4, 0.3)]);
         assert_eq!(c.files.len(), 1);
-        assert!(c.files[0].3.contains("2 optimizer steps per iteration"), "{:?}", c.files);
+        assert!(
+            c.files[0].3.contains("2 optimizer steps per iteration"),
+            "{:?}",
+            c.files
+        );
         // Two checkpoints that disagree are refused with both named.
         trl_state(&early, 4, &[(0, 0.1), (4, 0.25)]);
         let e = collect(&[&early, &late], Some("eval_acc"), None, None)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("checkpoint-4") && e.contains("checkpoint-8") && e.contains("0.25"), "{e}");
+        assert!(
+            e.contains("checkpoint-4") && e.contains("checkpoint-8") && e.contains("0.25"),
+            "{e}"
+        );
         // A step that is not a whole iteration is refused with the file and step named.
         trl_state(&late, 9, &[(0, 0.1), (9, 0.3)]);
         let e = collect(&[&late], Some("eval_acc"), None, None)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("checkpoint-8") && e.contains("step 9 is not a whole RL iteration"), "{e}");
+        assert!(
+            e.contains("checkpoint-8") && e.contains("step 9 is not a whole RL iteration"),
+            "{e}"
+        );
         // Two different runs' files under one run id are refused.
         let other = dir.path().join("p001.jsonl");
         std::fs::write(&other, "{\"step\":0,\"data\":{\"eval_acc\":0.1}}\n").unwrap();
@@ -475,7 +498,10 @@ mod tests {
         let e = collect(&[&path], Some("eval_acc"), None, None)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("no metric with a step found") && e.contains("trainer_state.json"), "{e}");
+        assert!(
+            e.contains("no metric with a step found") && e.contains("trainer_state.json"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -501,7 +527,10 @@ mod tests {
         let e = collect(&[&trl], Some("val/acc"), None, None)
             .unwrap_err()
             .to_string();
-        assert!(e.starts_with("plan:") && e.contains("optimizer steps"), "{e}");
+        assert!(
+            e.starts_with("plan:") && e.contains("optimizer steps"),
+            "{e}"
+        );
         record(&dir.path().join("p003"), &["--num_iterations", "1"]);
         let c = collect(&[&jsonl, &wandb, &trl], Some("val/acc"), None, None).unwrap();
         let got: Vec<(String, u64, f64)> = c
@@ -531,7 +560,9 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(m.contains("did you mean `val/acc`"), "{m}");
-        let m = collect(&[&jsonl], None, None, None).unwrap_err().to_string();
+        let m = collect(&[&jsonl], None, None, None)
+            .unwrap_err()
+            .to_string();
         assert!(m.contains("the files have: val/acc"), "{m}");
     }
 

@@ -244,7 +244,7 @@ impl RowReader<'_> {
         let step_text = get(self.columns.step);
         let step = match crate::logs::parse_step(step_text) {
             Ok(s) => s,
-            Err(m) => return Some(format!("{m} of iterations")),
+            Err(m) => return Some(format!("{m}; a step counts RL iterations")),
         };
         let value_text = get(self.columns.value);
         let value: f64 = match value_text.parse::<f64>() {

@@ -95,6 +95,21 @@ pub fn comment_text(text: &str) -> String {
         .collect()
 }
 
+/// Whether `name` (a model id or path) reaches veRL's Hydra overrides as a plain string: only
+/// letters, digits and `. _ - / ~`. Shell quoting is not enough there: Hydra's override grammar
+/// reads `,` as a sweep and brackets as a list, and OmegaConf resolves `${…}` (even
+/// `${oc.env:SECRET}`) inside any string value.
+pub fn is_hydra_plain(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/' | '~'))
+}
+
+/// A shell check that `$MODEL_PATH` is a plain Hydra string ([`is_hydra_plain`]) before veRL
+/// reads it.
+const VERL_MODEL_PATH_CHECK: &str = "case \"$MODEL_PATH\" in\n  ''|*[!A-Za-z0-9._/~-]*) echo \"MODEL_PATH must be a Hugging Face id or a path of letters, digits and . _ - / ~ (veRL's overrides would interpret other characters)\" >&2; exit 2 ;;\nesac\n";
+
 /// Smallest power of two at least `2 × tokens` (a prompt-length cap with headroom).
 fn prompt_cap(tokens: f64) -> u64 {
     let want = (2.0 * tokens).ceil().max(64.0) as u64;
@@ -150,6 +165,7 @@ pub fn verl_script(c: &LaunchContext) -> String {
     s.push_str(": \"${TRAIN_FILES:?set TRAIN_FILES to your training parquet}\"\n");
     s.push_str(": \"${VAL_FILES:?set VAL_FILES to your held-out parquet}\"\n");
     s.push_str(&model_path_lines(c.policy));
+    s.push_str(VERL_MODEL_PATH_CHECK);
     let mut args = verl_data_args(c);
     args.extend(verl_training_state_args(c));
     args.extend(verl_actor_rollout_args(c));
@@ -220,11 +236,8 @@ fn verl_training_state_args(c: &LaunchContext) -> Vec<String> {
             o.optimizer,
             "actor_rollout_ref.actor.fsdp_config.optimizer_offload",
         ),
-        (o.params && ppo, "critic.model.fsdp_config.param_offload"),
-        (
-            o.optimizer && ppo,
-            "critic.model.fsdp_config.optimizer_offload",
-        ),
+        (o.params && ppo, "critic.fsdp.param_offload"),
+        (o.optimizer && ppo, "critic.fsdp.optimizer_offload"),
         (
             o.reference,
             "actor_rollout_ref.ref.fsdp_config.param_offload",
@@ -267,7 +280,10 @@ fn verl_actor_rollout_args(c: &LaunchContext) -> Vec<String> {
             "actor_rollout_ref.actor.use_kl_loss={}",
             if run.kl_reference { "True" } else { "False" }
         ),
-        "actor_rollout_ref.actor.kl_loss_coef=0.001".to_string(),
+        format!(
+            "actor_rollout_ref.actor.kl_loss_coef={}",
+            crate::format::number(run.kl_coef)
+        ),
         // veRL's ActorConfig accepts a token budget per GPU only with dynamic batching on.
         "actor_rollout_ref.actor.use_dynamic_bsz=True".to_string(),
         format!(
@@ -301,10 +317,15 @@ fn verl_actor_rollout_args(c: &LaunchContext) -> Vec<String> {
 fn verl_reward_args(c: &LaunchContext, args: &mut Vec<String>) -> String {
     let mut note = String::new();
     if let Some(rm) = &c.reward.model {
-        args.push("reward_model.enable=True".to_string());
-        args.push(format!("reward_model.model.path={}", shell_word(&rm.name)));
+        // veRL 0.9 reads the reward model from `reward.reward_model.*` (main_ppo); the legacy
+        // `reward_model.*` block still composes but is never read.
+        args.push("reward.reward_model.enable=True".to_string());
+        args.push(format!(
+            "reward.reward_model.model_path={}",
+            shell_word(&rm.name)
+        ));
         note = format!(
-            "# Reward: {} ({}). Newer veRL spells these reward.reward_model.enable / reward.reward_model.model_path.\n",
+            "# Reward: {} ({}).\n",
             comment_text(&c.reward.to_string()),
             match c.reward.kind {
                 RewardKind::Prm =>
@@ -340,13 +361,11 @@ fn verl_trainer_args(c: &LaunchContext) -> Vec<String> {
     ]
 }
 
-/// veRL's `rollout.name` for the pilots' engine: `hf` (veRL's HFRollout, transformers'
-/// generate()) for an engine that batches statically, `sglang`, or `vllm`.
+/// veRL's `rollout.name` for the pilots' engine: `sglang` or `vllm` (veRL 0.9 has no other;
+/// `plan` refuses a statically batching engine for veRL before any script is written).
 fn verl_rollout_name(c: &LaunchContext) -> &'static str {
     let engine = &c.grid.engine_hardware[0].engine;
-    if engine.static_batching {
-        "hf"
-    } else if engine.id.starts_with("sglang") {
+    if engine.id.starts_with("sglang") {
         "sglang"
     } else {
         "vllm"
@@ -366,15 +385,22 @@ pub fn trl_batching(completions: u64, devices: u64) -> (u64, u64, bool) {
     (device_batch, per / device_batch, true)
 }
 
+/// Completions per device per evaluation batch: a multiple of the evaluation's samples per
+/// prompt (TRL requires the global evaluation batch to be divisible by `num_generations_eval`),
+/// at least transformers' default of 8.
+fn eval_device_batch(samples_per_prompt: u64) -> u64 {
+    samples_per_prompt * 8u64.div_ceil(samples_per_prompt).max(1)
+}
+
 /// The TRL launch script of a run.
 pub fn trl_script(c: &LaunchContext) -> String {
     let r = c.run;
     let h = &c.grid.hardware;
-    let run = &c.grid.run;
     let (device_batch, accumulation, exact) =
         trl_batching(r.prompts_per_step * r.group_size, h.gpus);
     let mut s = header(c, Framework::Trl);
-    s.push_str(": \"${DATASET:?set DATASET to a dataset name or path with a prompt column}\"\n");
+    s.push_str(TRL_PREREQUISITES);
+    s.push_str(": \"${DATASET:?set DATASET to a dataset name or path with train and test splits, a conversational prompt column and a solution column}\"\n");
     s.push_str(&model_path_lines(c.policy));
     if !exact {
         s.push_str(&format!(
@@ -384,24 +410,45 @@ pub fn trl_script(c: &LaunchContext) -> String {
             device_batch * accumulation * h.gpus
         ));
     }
+    // One generation batch per optimizer pass (TRL's default steps_per_generation = the
+    // accumulation), reused update_epochs times: update_epochs optimizer steps per iteration.
+    let mu = r.update_epochs;
+    let samples = c.grid.run.validation_samples_per_prompt.max(1);
     let mut args: Vec<String> = vec![
         "--model_name_or_path \"$MODEL_PATH\"".to_string(),
         "--dataset_name \"$DATASET\"".to_string(),
         format!("--num_generations {}", r.group_size),
         format!("--max_completion_length {}", r.max_response_len),
-        format!("--num_iterations {}", r.update_epochs),
-        format!("--beta {}", if run.kl_reference { "0.001" } else { "0.0" }),
+        format!("--num_iterations {mu}"),
+        format!("--beta {}", trl_beta(&c.grid.run)),
         format!("--per_device_train_batch_size {device_batch}"),
         format!("--gradient_accumulation_steps {accumulation}"),
-        format!("--max_steps {}", r.steps * r.update_epochs),
+        format!("--max_steps {}", r.steps * mu),
+        // Evaluated before training (the base score of the curve) and every eval_every_steps
+        // iterations, with the samples per prompt the plan prices; a checkpoint (with the
+        // trainer state collect reads) at every evaluation, the latest kept.
         "--eval_strategy steps".to_string(),
-        format!("--eval_steps {}", r.eval_every_steps * r.update_epochs),
+        format!("--eval_steps {}", r.eval_every_steps * mu),
+        "--eval_on_start True".to_string(),
+        format!("--num_generations_eval {samples}"),
+        format!(
+            "--per_device_eval_batch_size {}",
+            eval_device_batch(samples)
+        ),
+        "--save_strategy steps".to_string(),
+        format!("--save_steps {}", r.eval_every_steps * mu),
+        "--save_only_model True".to_string(),
+        "--save_total_limit 1".to_string(),
     ];
     args.extend(trl_setting_args(c, &mut s));
     args.extend([
-        format!("--output_dir {}", shell_word(&format!("runs/{}", r.run_id))),
+        "--output_dir \"$RUN_DIR\"".to_string(),
         "--report_to none".to_string(),
     ]);
+    s.push_str(&format!(
+        "RUN_DIR={}\nmkdir -p \"$RUN_DIR\"\n",
+        shell_word(&format!("runs/{}", r.run_id))
+    ));
     s.push_str(&zero3_config_lines(c));
     let nodes = h.gpus.div_ceil(8);
     // Several nodes: one launch per node, each told its rank and the first node's address.
@@ -413,15 +460,46 @@ pub fn trl_script(c: &LaunchContext) -> String {
     } else {
         ""
     };
+    s.push_str("ARGS=(\n");
+    for a in &args {
+        s.push_str(&format!("  {a}\n"));
+    }
+    s.push_str("  \"$@\"\n)\n");
+    s.push_str(&run_record_lines(&r.run_id, h.gpus));
     s.push_str(&format!(
-        "accelerate launch --config_file \"$ACCELERATE_CONFIG\" --num_processes {} --num_machines {nodes}{ranks} -m trl.scripts.grpo \\\n",
+        "accelerate launch --config_file \"$ACCELERATE_CONFIG\" --num_processes {} --num_machines {nodes}{ranks} -m trl.scripts.grpo \"${{ARGS[@]}}\"\n",
         h.gpus,
     ));
-    for a in &args {
-        s.push_str(&format!("  {a} \\\n"));
-    }
-    s.push_str("  \"$@\"\n");
     s
+}
+
+/// What a TRL pilot needs besides the script, for its header.
+const TRL_PREREQUISITES: &str = "\
+# Prerequisites: pip install 'trl==1.16.*' deepspeed math-verify (math-verify scores accuracy_reward).
+# DATASET: a Hugging Face dataset name or a local folder with `train` and `test` splits, a
+#   conversational `prompt` column ([{\"role\": \"user\", \"content\": ...}]; plain text fails inside TRL)
+#   and a `solution` column with each answer in \\boxed{} (accuracy_reward scores `7` or `$7$` as 0).
+# Pass-through arguments (\"$@\") are appended to TRL's and recorded with them; keep --output_dir.
+";
+
+/// TRL's `beta` (the KL coefficient): the grid's `kl_coef`, 0 without a reference pass.
+fn trl_beta(run: &crate::config::RunSettings) -> String {
+    if run.kl_reference {
+        crate::format::number(run.kl_coef)
+    } else {
+        "0.0".to_string()
+    }
+}
+
+/// Lines that write the run record (`super::run_record`) before TRL starts: the run id, the
+/// processes and every argument as passed, pass-through ones included, as JSON (Python's own
+/// encoder: no argument is ever parsed by the shell or spliced into code).
+fn run_record_lines(run_id: &str, processes: u64) -> String {
+    format!(
+        "python3 -c 'import json, sys; json.dump({{\"run_id\": sys.argv[2], \"framework\": \"trl\", \"num_processes\": int(sys.argv[3]), \"argv\": sys.argv[4:]}}, open(sys.argv[1], \"w\"), indent=1)' \"$RUN_DIR/{file}\" {id} {processes} \"${{ARGS[@]}}\"\n",
+        file = super::run_record::RUN_RECORD_FILE,
+        id = shell_word(run_id),
+    )
 }
 
 /// TRL's arguments for what the grid sets beyond the batch: the vLLM rollout (unless priced
@@ -496,7 +574,6 @@ fn zero3_config_lines(c: &LaunchContext) -> String {
     }
     s.push_str(&format!(
         "ACCELERATE_CONFIG={}\n\
-         mkdir -p \"$(dirname \"$ACCELERATE_CONFIG\")\"\n\
          cat > \"$ACCELERATE_CONFIG\" <<'YAML'\n\
          compute_environment: LOCAL_MACHINE\n\
          distributed_type: DEEPSPEED\n\
@@ -511,7 +588,7 @@ fn zero3_config_lines(c: &LaunchContext) -> String {
          num_machines: {}\n\
          num_processes: {}\n\
          YAML\n",
-        shell_word(&format!("runs/{}/accelerate_zero3.yaml", c.run.run_id)),
+        "\"$RUN_DIR/accelerate_zero3.yaml\"",
         device(o.params),
         device(o.optimizer),
         h.gpus.div_ceil(8),
@@ -551,17 +628,21 @@ pub fn slurm_array(grid: &Grid, runs: &[PilotRun], framework: Framework) -> Stri
     let ids: Vec<String> = runs.iter().map(|r| shell_word(&r.run_id)).collect();
     format!(
         "#!/usr/bin/env bash\n\
-         # Runs the {n} pilots of grid `{grid_comment}` as a Slurm array: sbatch slurm_array.sh\n\
-         # Time limit: 1.5 x the longest expected run + 30 minutes.\n\
+         # Runs the {n} pilots of grid `{grid_comment}` as a Slurm array, from this plan folder:\n\
+         #   sbatch --chdir=PLAN PLAN/slurm_array.sh   (or: cd PLAN && sbatch slurm_array.sh)\n\
+         # Each task's output goes to slurm-<job>_<task>.out here. Time limit: 1.5 x the longest expected run + 30 minutes.\n\
          #SBATCH --job-name=rlfrontier-{grid_job}\n\
          #SBATCH --array=0-{last}\n\
          #SBATCH --nodes={nodes}\n\
          #SBATCH --gres=gpu:{per_node}\n\
          #SBATCH --time={hh:02}:{mm:02}:00\n\
-         #SBATCH --output=logs/%x-%A_%a.out\n\
+         #SBATCH --output=slurm-%A_%a.out\n\
          set -euo pipefail\n\
-         cd \"${{SLURM_SUBMIT_DIR:-$(dirname \"$0\")}}\"\n\
-         mkdir -p logs\n\
+         # Slurm runs a copy of this script in the submission's working directory (--chdir).\n\
+         if [ ! -d launch ]; then\n\
+         \x20 echo \"run from the plan folder: sbatch --chdir=PLAN PLAN/slurm_array.sh (launch/ not found in $PWD)\" >&2\n\
+         \x20 exit 2\n\
+         fi\n\
          RUNS=({ids})\n\
          RUN=\"${{RUNS[$SLURM_ARRAY_TASK_ID]}}\"\n\
          echo \"pilot $RUN\"\n\

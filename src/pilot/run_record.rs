@@ -142,9 +142,13 @@ impl RunRecord {
     /// pass: accumulation 1, `num_iterations` 1, per-device batch 8, `steps_per_generation` the
     /// accumulation).
     pub fn steps_per_iteration(&self, path: &Path) -> Result<StepsPerIteration> {
-        let accumulation = self.count(path, "gradient_accumulation_steps")?.unwrap_or(1);
+        let accumulation = self
+            .count(path, "gradient_accumulation_steps")?
+            .unwrap_or(1);
         let iterations = self.count(path, "num_iterations")?.unwrap_or(1);
-        let per_device = self.count(path, "per_device_train_batch_size")?.unwrap_or(8);
+        let per_device = self
+            .count(path, "per_device_train_batch_size")?
+            .unwrap_or(8);
         let per_generation = match (
             self.count(path, "steps_per_generation")?,
             self.count(path, "generation_batch_size")?,
@@ -204,7 +208,15 @@ mod tests {
         let p = Path::new("r.json");
         // µ = 2, accumulation 1: two optimizer steps per generation batch (issue 50: 8 steps are
         // 4 iterations).
-        let r = record(&["--num_iterations", "2", "--gradient_accumulation_steps", "1"], 1);
+        let r = record(
+            &[
+                "--num_iterations",
+                "2",
+                "--gradient_accumulation_steps",
+                "1",
+            ],
+            1,
+        );
         let s = r.steps_per_iteration(p).unwrap();
         assert_eq!(s.iteration(8), Some(4));
         assert_eq!(s.iteration(7), None);
@@ -217,13 +229,23 @@ mod tests {
         assert_eq!(r.steps_per_iteration(p).unwrap().iteration(9), Some(3));
         // steps_per_generation 4 with accumulation 2: two optimizer steps per batch.
         let r = record(
-            &["--steps_per_generation", "4", "--gradient_accumulation_steps", "2"],
+            &[
+                "--steps_per_generation",
+                "4",
+                "--gradient_accumulation_steps",
+                "2",
+            ],
             1,
         );
         assert_eq!(r.steps_per_iteration(p).unwrap().iteration(6), Some(3));
         // generation_batch_size = per-device 4 × 2 processes × 3 steps per generation.
         let r = record(
-            &["--generation_batch_size", "24", "--per_device_train_batch_size", "4"],
+            &[
+                "--generation_batch_size",
+                "24",
+                "--per_device_train_batch_size",
+                "4",
+            ],
             2,
         );
         assert_eq!(r.steps_per_iteration(p).unwrap().iteration(6), Some(2));

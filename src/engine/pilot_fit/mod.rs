@@ -220,7 +220,16 @@ pub fn fit_pilots(settings: &PilotFitSettings, catalog: &Catalog) -> Result<Pilo
         calibration,
         written,
         out: settings.out.clone(),
-        collected: collected.map(|(bytes, logs)| (bytes.iter().filter(|&&b| b == b'\n').count().saturating_sub(1), logs)),
+        collected: collected.map(|(bytes, logs)| {
+            (
+                bytes
+                    .iter()
+                    .filter(|&&b| b == b'\n')
+                    .count()
+                    .saturating_sub(1),
+                logs,
+            )
+        }),
     })
 }
 
@@ -235,7 +244,8 @@ fn ingest(
         PilotResults::Csv(path) => Ok((path.clone(), read_results(path, plan, options)?, None)),
         PilotResults::Logs { paths, format } => {
             let paths: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
-            let c = crate::pilot::collect::collect(&paths, Some(&options.metric), *format, Some(plan))?;
+            let c =
+                crate::pilot::collect::collect(&paths, Some(&options.metric), *format, Some(plan))?;
             let bytes = crate::pilot::collect::results_csv(&c.rows);
             let label = settings.out.join("results.csv");
             let ingested = crate::pilot::ingest::read_results_from(
@@ -388,7 +398,9 @@ impl PilotFitReport {
             report.push_str(&format!("  skipped {e}\n"));
         }
         for w in &ingested.past_plan {
-            report.push_str(&format!("  warning: {w} (is its step counted in another unit than iterations?)\n"));
+            report.push_str(&format!(
+                "  warning: {w} (is its step counted in another unit than iterations?)\n"
+            ));
         }
         if !ingested.missing_runs.is_empty() {
             report.push_str(&format!(
