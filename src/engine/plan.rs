@@ -326,6 +326,7 @@ fn plan_info(grid: &Grid, settings: &PilotPlanSettings, runs: usize, design: Str
         pilot_budget: settings.budget.amount,
         budget_unit: settings.budget.unit.as_str().to_string(),
         framework: settings.framework.as_str().to_string(),
+        framework_version: crate::pilot::frameworks::describe(settings.framework),
         runs,
         design,
     }

@@ -121,7 +121,7 @@ fn header(c: &LaunchContext, framework: Framework) -> String {
     let h = &c.grid.hardware;
     format!(
         "#!/usr/bin/env bash\n\
-         # rlfrontier pilot {id} of grid `{grid}` ({framework}).\n\
+         # rlfrontier pilot {id} of grid `{grid}` for {framework}.\n\
          # {model} {finetune}, reward {reward}, G = {g}, cap {cap} tokens, {mu} update epoch(s), {b} prompts per step.\n\
          # Pilot budget {budget} {unit}: {steps} iterations, evaluated every {every}; expected ${usd:.2} ({gpuh:.2} GPU-hours, {wall:.2} h) on {gpus} x {gpu}.\n\
          # Set TRAIN_FILES/VAL_FILES (veRL) or DATASET (TRL), and MODEL_PATH to override the model.\n\
@@ -129,7 +129,7 @@ fn header(c: &LaunchContext, framework: Framework) -> String {
          set -euo pipefail\n",
         id = comment_text(&r.run_id),
         grid = comment_text(&c.grid.name),
-        framework = framework.as_str(),
+        framework = super::frameworks::describe(framework),
         model = comment_text(&r.model),
         finetune = comment_text(&r.finetune),
         reward = comment_text(&r.reward),

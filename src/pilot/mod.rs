@@ -8,6 +8,7 @@
 
 pub mod collect;
 pub mod decide;
+pub mod frameworks;
 pub mod ingest;
 pub mod launch;
 pub mod plan;
@@ -97,6 +98,10 @@ pub struct PlanInfo {
     pub budget_unit: String,
     /// `verl` or `trl`.
     pub framework: String,
+    /// The framework release the scripts target and the version CI tests them with
+    /// ([`frameworks::describe`]; empty in plans of older versions).
+    #[serde(default)]
+    pub framework_version: String,
     /// Number of runs.
     pub runs: usize,
     /// How the pilots were chosen: `space-filling`, or `decide BUDGET` for `plan --decide`
