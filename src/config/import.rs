@@ -403,16 +403,34 @@ impl Builder {
 
     /// Sorts the remaining keys into not modelled, not priced and unknown.
     fn finish(mut self, pairs: &Pairs, schema: &str, not_modelled: &[(&str, &str)]) -> ImportedRun {
-        let known: std::collections::BTreeSet<&str> = schema
+        let lines = schema
             .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            .collect();
+            .filter(|l| !l.trim().is_empty() && !l.starts_with('#'));
+        // `key<TAB>why`: a key the targeted version removed or never reads (frameworks/keys.py).
+        let marked: BTreeMap<&str, &str> =
+            lines.clone().filter_map(|l| l.split_once('\t')).collect();
+        let known: std::collections::BTreeSet<&str> =
+            lines.filter(|l| !l.contains('\t')).map(str::trim).collect();
         for key in &pairs.order {
-            if self.used.iter().any(|u| u == key) {
+            let line = pairs.get(key).map_or(0, |v| v.line);
+            let used = self.used.iter().any(|u| u == key);
+            if let Some(why) = marked.get(key.as_str()) {
+                if used {
+                    self.run.notes.push(format!(
+                        "{key} (line {line}) {why}; priced as older versions run it"
+                    ));
+                } else {
+                    self.run.unknown.push(KeyNote {
+                        key: key.clone(),
+                        line,
+                        why: why.to_string(),
+                    });
+                }
                 continue;
             }
-            let line = pairs.get(key).map_or(0, |v| v.line);
+            if used {
+                continue;
+            }
             if let Some((_, why)) = not_modelled
                 .iter()
                 .find(|(pattern, _)| key_matches(key, pattern))

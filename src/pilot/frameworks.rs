@@ -52,7 +52,11 @@ pub fn describe(framework: Framework) -> String {
         Framework::Trl => ("TRL", "trl"),
         Framework::Verl => ("veRL", "verl"),
     };
-    format!("{name} {} (tested with {package}=={})", t.target, t.tested(package))
+    format!(
+        "{name} {} (tested with {package}=={})",
+        t.target,
+        t.tested(package)
+    )
 }
 
 #[cfg(test)]
@@ -61,11 +65,21 @@ mod tests {
 
     #[test]
     fn every_framework_has_a_target_and_a_pinned_package() {
-        assert_eq!(describe(Framework::Trl), "TRL 1.16 (tested with trl==1.16.0)");
-        assert_eq!(describe(Framework::Verl), "veRL 0.9 (tested with verl==0.9.1)");
+        assert_eq!(
+            describe(Framework::Trl),
+            "TRL 1.16 (tested with trl==1.16.0)"
+        );
+        assert_eq!(
+            describe(Framework::Verl),
+            "veRL 0.9 (tested with verl==0.9.1)"
+        );
         for f in [Framework::Trl, Framework::Verl] {
             let t = target(f);
-            assert!(t.packages.iter().all(|p| p.contains("==")), "{:?}", t.packages);
+            assert!(
+                t.packages.iter().all(|p| p.contains("==")),
+                "{:?}",
+                t.packages
+            );
         }
     }
 }

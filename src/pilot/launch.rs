@@ -162,6 +162,7 @@ fn model_path_lines(policy: &ModelSpec) -> String {
 pub fn verl_script(c: &LaunchContext) -> String {
     let r = c.run;
     let mut s = header(c, Framework::Verl);
+    s.push_str(VERL_PREREQUISITES);
     s.push_str(": \"${TRAIN_FILES:?set TRAIN_FILES to your training parquet}\"\n");
     s.push_str(": \"${VAL_FILES:?set VAL_FILES to your held-out parquet}\"\n");
     s.push_str(&model_path_lines(c.policy));
@@ -238,8 +239,10 @@ fn verl_training_state_args(c: &LaunchContext) -> Vec<String> {
         ),
         (o.params && ppo, "critic.fsdp.param_offload"),
         (o.optimizer && ppo, "critic.fsdp.optimizer_offload"),
+        // Under LoRA veRL builds no reference engine (the base weights are the reference):
+        // its keys are never read.
         (
-            o.reference,
+            o.reference && !matches!(c.finetune, Finetune::Lora(_)),
             "actor_rollout_ref.ref.fsdp_config.param_offload",
         ),
     ] {
@@ -249,14 +252,16 @@ fn verl_training_state_args(c: &LaunchContext) -> Vec<String> {
     }
     if run.sequence_parallel > 1 {
         let sp = run.sequence_parallel;
+        // veRL 0.9's spellings: the top-level `ulysses_sequence_parallel_size` of the actor and
+        // reference are deprecated, the critic's is never copied into its engine.
         args.push(format!(
-            "actor_rollout_ref.actor.ulysses_sequence_parallel_size={sp}"
+            "actor_rollout_ref.actor.fsdp_config.ulysses_sequence_parallel_size={sp}"
         ));
         args.push(format!(
-            "actor_rollout_ref.ref.ulysses_sequence_parallel_size={sp}"
+            "actor_rollout_ref.ref.fsdp_config.ulysses_sequence_parallel_size={sp}"
         ));
         if ppo {
-            args.push(format!("critic.ulysses_sequence_parallel_size={sp}"));
+            args.push(format!("critic.fsdp.ulysses_sequence_parallel_size={sp}"));
         }
     }
     if let Finetune::Lora(rank) = c.finetune {
@@ -323,6 +328,11 @@ fn verl_reward_args(c: &LaunchContext, args: &mut Vec<String>) -> String {
         args.push(format!(
             "reward.reward_model.model_path={}",
             shell_word(&rm.name)
+        ));
+        // The reward model is served by a rollout engine of its own, which has no default.
+        args.push(format!(
+            "reward.reward_model.rollout.name={}",
+            verl_rollout_name(c)
         ));
         note = format!(
             "# Reward: {} ({}).\n",
@@ -473,6 +483,14 @@ pub fn trl_script(c: &LaunchContext) -> String {
     s
 }
 
+/// What a veRL pilot needs besides the script, for its header.
+const VERL_PREREQUISITES: &str = "\
+# Prerequisites: pip install 'verl[verl-core]==0.9.*' with vLLM or SGLang (main_ppo needs the verl-core extra),
+#   and a Ray cluster across the nodes. TRAIN_FILES / VAL_FILES: parquet files in veRL's RL dataset
+#   format (several files as a Hydra list: [a.parquet,b.parquet]).
+# Pass-through arguments (\"$@\") are Hydra overrides appended after the script's own.
+";
+
 /// What a TRL pilot needs besides the script, for its header.
 const TRL_PREREQUISITES: &str = "\
 # Prerequisites: pip install 'trl==1.16.*' deepspeed math-verify (math-verify scores accuracy_reward).
@@ -539,9 +557,16 @@ fn trl_setting_args(c: &LaunchContext, s: &mut String) -> Vec<String> {
             "--lora_target_modules all-linear".to_string(),
         ]);
     }
-    if run.gradient_checkpointing {
-        args.push("--gradient_checkpointing".to_string());
-    }
+    // transformers 5's name (`--gradient_checkpointing` is a deprecated alias), set either way:
+    // TRL's configs turn it on by default.
+    args.push(format!(
+        "--activation_checkpointing {}",
+        if run.gradient_checkpointing {
+            "True"
+        } else {
+            "False"
+        }
+    ));
     args
 }
 

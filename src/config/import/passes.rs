@@ -11,8 +11,10 @@
 //! and the reference's `param_offload` (the ledger's `offload` module), and the actor's
 //! `ulysses_sequence_parallel_size`.
 //!
-//! TRL (`GRPOTrainer`): every pass runs `per_device_train_batch_size` completions at a time,
-//! padded unless `padding_free`; `gradient_checkpointing` from transformers' `TrainingArguments`.
+//! TRL 1.16 (`GRPOTrainer`): every pass runs `per_device_train_batch_size` completions at a
+//! time, padded (its GRPOConfig has no `padding_free`); `activation_checkpointing` (transformers
+//! 5's name; `gradient_checkpointing` is its deprecated alias), on by default in TRL's configs
+//! (`trl/trainer/base_config.py`).
 
 use super::{Builder, ImportError, Pairs, Setting};
 
@@ -179,20 +181,29 @@ pub(super) fn trl(pairs: &Pairs, b: &mut Builder) -> Result<(), ImportError> {
         "per_device_train_batch_size",
         line,
     );
-    let padding_free = pairs.boolean("padding_free")?;
+    // TRL 1.16's GRPOConfig has no padding_free: every batch is padded to its longest sequence.
     b.set(
-        Setting::RemovePadding(padding_free.is_some_and(|(on, _)| on)),
-        "padding_free",
-        padding_free.map(|p| p.1),
+        Setting::RemovePadding(false),
+        "(TRL 1.16 pads every batch: GRPOConfig has no padding_free)",
+        None,
     );
-    if let Some((on, line)) = pairs.boolean("gradient_checkpointing")? {
-        b.set(
-            Setting::GradientCheckpointing(on),
-            "gradient_checkpointing",
-            Some(line),
-        );
+    // transformers 5 renamed gradient_checkpointing to activation_checkpointing (the old name
+    // is a deprecated alias used when the new one is unset); TRL's configs default it to True.
+    let checkpointing = match pairs.boolean("activation_checkpointing")? {
+        Some(v) => Some((v, "activation_checkpointing")),
+        None => pairs
+            .boolean("gradient_checkpointing")?
+            .map(|v| (v, "gradient_checkpointing")),
+    };
+    match checkpointing {
+        Some(((on, line), key)) => b.set(Setting::GradientCheckpointing(on), key, Some(line)),
+        None => b.set(
+            Setting::GradientCheckpointing(true),
+            "activation_checkpointing (TRL's default: true)",
+            None,
+        ),
     }
-    b.use_keys(&["padding_free", "gradient_checkpointing"]);
+    b.use_keys(&["activation_checkpointing", "gradient_checkpointing"]);
     deepspeed_offload(pairs, b)
 }
 
