@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use predicates::prelude::*;
 
 mod common;
-use common::{bin, grid};
+use common::{bin, grid, repo};
 
 fn plan(dir: &Path, framework: &str) -> PathBuf {
     let out = dir.join(format!("plan-{framework}"));
@@ -1070,5 +1070,100 @@ fn a_grid_priced_with_offload_once_per_step_is_swept_but_not_planned() {
         .stderr(
             predicates::str::contains("offload_per_step")
                 .and(predicates::str::contains("the schedule is async")),
+        );
+}
+
+#[test]
+fn collect_counts_real_trl_optimizer_steps_as_iterations() {
+    // Issue 50 items 1 and 7 on real TRL 1.16 output (tests/fixtures/trl-1.16/README.md): a
+    // pilot with update_epochs 2 that ran 8 optimizer steps is 4 iterations, evaluated at 0.
+    let dir = tempfile::tempdir().unwrap();
+    let state = repo("tests/fixtures/trl-1.16/lora-mu2/p001/checkpoint-8/trainer_state.json");
+    let out = dir.path().join("results.csv");
+    let metric = "eval_rewards/accuracy_reward/mean";
+    bin()
+        .arg("collect")
+        .arg(&state)
+        .args(["--metric", metric, "--out"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "2 optimizer steps per iteration → iterations",
+        ));
+    let (_, rows) = common::read_csv(&out);
+    let steps: Vec<&str> = rows.iter().map(|r| r[1].as_str()).collect();
+    assert_eq!(steps, ["0", "2", "4"]);
+    // The same state given twice (a glob over checkpoints and the run folder) is one history.
+    bin()
+        .arg("collect")
+        .arg(&state)
+        .arg(&state)
+        .args(["--metric", metric, "--out"])
+        .arg(dir.path().join("twice.csv"))
+        .assert()
+        .success();
+    assert_eq!(common::read_csv(&dir.path().join("twice.csv")).1.len(), 3);
+    // Without its run record and without a plan, TRL's steps cannot be counted: refused.
+    let bare = dir.path().join("p001").join("checkpoint-8");
+    std::fs::create_dir_all(&bare).unwrap();
+    std::fs::copy(&state, bare.join("trainer_state.json")).unwrap();
+    bin()
+        .arg("collect")
+        .arg(bare.join("trainer_state.json"))
+        .args(["--metric", metric, "--out"])
+        .arg(dir.path().join("bare.csv"))
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("--plan").and(predicate::str::contains("optimizer steps")),
+        );
+    assert!(!dir.path().join("bare.csv").exists());
+}
+
+#[test]
+fn calibrate_hw_fits_one_factor_to_real_trl_step_times() {
+    // Issue 50 item 13: TRL 1.16 logs one `step_time` per optimizer step and no phases; the fit
+    // is one factor on every efficiency, and says so.
+    let dir = tempfile::tempdir().unwrap();
+    let state = repo("tests/fixtures/trl-1.16/full-logged/p001/checkpoint-6/trainer_state.json");
+    bin()
+        .arg("calibrate-hw")
+        .arg("--log")
+        .arg(&state)
+        .args([
+            "--model",
+            "qwen2.5-0.5b",
+            "--gpus",
+            "1",
+            "--gpu",
+            "h100-sxm",
+        ])
+        .args([
+            "--group-size",
+            "4",
+            "--prompts-per-step",
+            "2",
+            "--max-response-len",
+            "16",
+        ])
+        .args([
+            "--framework",
+            "trl",
+            "--engine",
+            "transformers-generate",
+            "--out",
+        ])
+        .arg(dir.path().join("cal.toml"))
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("iteration_seconds=")
+                .and(predicate::str::contains(
+                    "one factor fitted to all three efficiencies",
+                ))
+                .and(predicate::str::contains(
+                    "TRL step_time × optimizer steps per iteration",
+                )),
         );
 }

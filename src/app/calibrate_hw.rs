@@ -75,6 +75,35 @@ fn logged_metrics(args: &CalibrateHwArgs) -> Result<(BTreeMap<String, f64>, Opti
     Ok((metrics, source))
 }
 
+/// Seconds of one RL iteration from TRL's `step_time` (seconds per optimizer step) times the
+/// optimizer steps per iteration: from the run record the launch script wrote beside the log,
+/// else `--update-epochs` (TRL's `num_iterations`, at the default `steps_per_generation`).
+fn trl_iteration_seconds(
+    args: &CalibrateHwArgs,
+    metrics: &BTreeMap<String, f64>,
+) -> Result<Option<f64>> {
+    use rlfrontier::pilot::run_record::{RunRecord, StepsPerIteration};
+    let Some(&step_time) = metrics.get(rlfrontier::costing::logs::TRL_STEP_TIME) else {
+        return Ok(None);
+    };
+    let per = match args
+        .log
+        .as_deref()
+        .map(RunRecord::beside)
+        .transpose()?
+        .flatten()
+    {
+        Some((path, record)) => record.steps_per_iteration(&path)?,
+        None => StepsPerIteration {
+            micro_steps: args.run.levers.update_epochs,
+            accumulation: 1,
+        },
+    };
+    Ok(Some(
+        step_time * per.micro_steps as f64 / per.accumulation as f64,
+    ))
+}
+
 /// The measured step: flags first, then the logged metrics; every value positive.
 fn measured_step(args: &CalibrateHwArgs) -> Result<(MeasuredStep, Option<f64>, Option<String>)> {
     let (metrics, source) = logged_metrics(args)?;
@@ -93,6 +122,7 @@ fn measured_step(args: &CalibrateHwArgs) -> Result<(MeasuredStep, Option<f64>, O
             "response_length/clip_ratio",
         )
         .or_else(|| metrics.get("completions/clipped_ratio").copied()),
+        step_seconds: trl_iteration_seconds(args, &metrics)?,
     };
     for (flag, v) in [
         ("--gen-seconds", step.generation_seconds),
@@ -110,7 +140,8 @@ fn measured_step(args: &CalibrateHwArgs) -> Result<(MeasuredStep, Option<f64>, O
             ));
         }
     }
-    Ok((step, metrics.get("timing_s/step").copied(), source))
+    let logged = metrics.get("timing_s/step").copied().or(step.step_seconds);
+    Ok((step, logged, source))
 }
 
 /// Refuses the `cost` flags that mean nothing for one measured step (they would be silently
@@ -148,7 +179,10 @@ pub fn run(args: &CalibrateHwArgs, out: &mut dyn Write) -> Result<()> {
     } else {
         "--log-line"
     };
-    if measured.generation_seconds.is_none() && measured.update_seconds.is_none() {
+    if measured.generation_seconds.is_none()
+        && measured.update_seconds.is_none()
+        && measured.step_seconds.is_none()
+    {
         return Err(Error::in_flag(blame, E::NoTimings.to_string()));
     }
     let mut run = args.run.clone();
@@ -184,7 +218,12 @@ pub fn run(args: &CalibrateHwArgs, out: &mut dyn Write) -> Result<()> {
         calibrated.task.mean_response_tokens = mean;
     }
     let modelled = calibrated.ledger().step_seconds;
-    text.push_str(&whole_step_line(modelled, logged_step_seconds));
+    let label = if measured.step_seconds.is_some() {
+        "TRL step_time × optimizer steps per iteration"
+    } else {
+        "timing_s/step"
+    };
+    text.push_str(&whole_step_line(modelled, logged_step_seconds, label));
     for n in &fit.notes {
         text.push_str(&format!("note: {n}\n"));
     }
@@ -219,10 +258,10 @@ pub fn run(args: &CalibrateHwArgs, out: &mut dyn Write) -> Result<()> {
 }
 
 /// The whole step with the fitted profile, against the log's own step time when it has one.
-fn whole_step_line(modelled: f64, logged_step_seconds: Option<f64>) -> String {
+fn whole_step_line(modelled: f64, logged_step_seconds: Option<f64>, label: &str) -> String {
     if let Some(logged) = logged_step_seconds {
         format!(
-            "whole step: {modelled:.1} s with the fitted profile against the log's timing_s/step {logged:.1} s ({:+.0}%; what the fitted phases do not cover: reward, advantages, weight sync, bookkeeping)\n",
+            "whole step: {modelled:.1} s with the fitted profile against the log's {label} {logged:.1} s ({:+.0}%; what the fitted phases do not cover: reward, advantages, weight sync, bookkeeping)\n",
             100.0 * (modelled / logged - 1.0)
         )
     } else {

@@ -34,11 +34,14 @@ pub struct MeasuredStep {
     pub response_length_mean: Option<f64>,
     /// `response_length/clip_ratio`: the share of responses cut at the cap.
     pub response_length_clip_ratio: Option<f64>,
+    /// Seconds of one whole RL iteration, when no phase is measured (TRL logs only its
+    /// `step_time`): fitted as one factor on every efficiency.
+    pub step_seconds: Option<f64>,
 }
 
 impl MeasuredStep {
     /// The measured values under veRL's metric names, in a fixed order.
-    pub fn named(&self) -> [(&'static str, Option<f64>); 6] {
+    pub fn named(&self) -> [(&'static str, Option<f64>); 7] {
         [
             ("timing_s/gen", self.generation_seconds),
             ("timing_s/update_actor", self.update_seconds),
@@ -49,6 +52,7 @@ impl MeasuredStep {
                 "response_length/clip_ratio",
                 self.response_length_clip_ratio,
             ),
+            ("iteration_seconds", self.step_seconds),
         ]
     }
 
@@ -294,7 +298,10 @@ pub fn fit_hardware(
     request: &RunRequest,
     measured: &MeasuredStep,
 ) -> Result<HardwareFit, HardwareFitError> {
-    if measured.generation_seconds.is_none() && measured.update_seconds.is_none() {
+    if measured.generation_seconds.is_none()
+        && measured.update_seconds.is_none()
+        && measured.step_seconds.is_none()
+    {
         return Err(HardwareFitError::NoTimings);
     }
     if !request.stage.is_rl() {
@@ -331,7 +338,8 @@ pub fn fit_hardware(
         update: measured.update_seconds,
         reference: measured.ref_seconds,
         old_logprob: measured.old_logprob_seconds,
-        step: None,
+        // Only a whole iteration measured (TRL): one factor on every efficiency.
+        step: measured.step_seconds,
     };
     let model = |gpu: &GpuSpec| {
         let mut r = request.clone();
@@ -339,6 +347,9 @@ pub fn fit_hardware(
         phase_seconds(&r)
     };
     let gpu = fit_efficiencies(&defaults, &targets, &model, &mut notes);
+    if !targets.has_phase() && targets.step.is_some() {
+        notes.push("only the whole iteration was measured (no phase timings): one factor fitted to all three efficiencies, so generation and training are not told apart".to_string());
+    }
     Ok(HardwareFit {
         defaults,
         gpu,

@@ -12,6 +12,11 @@ use crate::stats::median;
 /// The metric that marks a step's line or row.
 pub const STEP_MARKER: &str = "timing_s/gen";
 
+/// The one timing TRL logs (`GRPOTrainer.training_step`): seconds of one optimizer step's
+/// `training_step` calls (generation included), the mean over the steps since the last log.
+/// It has no phases; the optimizer update itself and evaluations fall outside it.
+pub const TRL_STEP_TIME: &str = "step_time";
+
 /// What a log says about its steps.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepLog {
@@ -28,21 +33,26 @@ pub struct StepLog {
 /// Reads a log file (its format detected unless given) and summarises its steps.
 pub fn read_step_log(path: &Path, format: Option<LogFormat>) -> Result<StepLog> {
     let log = read_log(path, format)?;
+    let trl = log.format == LogFormat::TrlState;
+    let marker = if trl { TRL_STEP_TIME } else { STEP_MARKER };
     let format = log.format.describe();
     let steps: Vec<&BTreeMap<String, f64>> = log
         .steps
         .iter()
         .map(|s| &s.metrics)
-        .filter(|m| m.contains_key(STEP_MARKER))
+        .filter(|m| m.contains_key(marker))
         .collect();
     if steps.is_empty() {
+        let fix = if trl {
+            "TRL logs step_time every logging_steps optimizer steps (10 by default): run longer, or with --logging_steps 1"
+        } else {
+            "log veRL's timing metrics (they are on by default), or pass the timings as flags (--gen-seconds, --update-seconds, ...)"
+        };
         return Err(Error::in_file(
             path,
             None,
-            STEP_MARKER,
-            format!(
-                "no step of this log ({format}) has {STEP_MARKER}; log veRL's timing metrics (they are on by default), or pass the timings as flags (--gen-seconds, --update-seconds, ...)"
-            ),
+            marker,
+            format!("no step of this log ({format}) has {marker}; {fix}"),
         ));
     }
     let used: Vec<&BTreeMap<String, f64>> = if steps.len() >= 3 {
