@@ -354,21 +354,38 @@ fn verl_trainer_args(c: &LaunchContext) -> Vec<String> {
     let (r, h) = (c.run, &c.grid.hardware);
     let nodes = h.gpus.div_ceil(8);
     let per_node = h.gpus.min(8);
-    vec![
-        format!("trainer.total_training_steps={}", r.steps),
-        format!("trainer.test_freq={}", r.eval_every_steps),
-        "trainer.val_before_train=True".to_string(),
-        format!("trainer.n_gpus_per_node={per_node}"),
-        format!("trainer.nnodes={nodes}"),
-        // The file logger writes one JSON line per step to $VERL_FILE_LOGGER_PATH (set above):
-        // what `rlfrontier calibrate-hw --log` and the results collection read.
-        "trainer.logger='[\"console\",\"file\"]'".to_string(),
-        format!(
-            "trainer.project_name={}",
-            shell_word(&format!("rlfrontier-{}", c.grid.name))
-        ),
-        format!("trainer.experiment_name={}", shell_word(&r.run_id)),
-    ]
+    let sampled = if c.grid.run.validation_samples_per_prompt > 1 {
+        vec![
+            "actor_rollout_ref.rollout.val_kwargs.do_sample=True".to_string(),
+            "actor_rollout_ref.rollout.val_kwargs.temperature=1.0".to_string(),
+        ]
+    } else {
+        Vec::new()
+    };
+    sampled
+        .into_iter()
+        .chain(vec![
+            format!("trainer.total_training_steps={}", r.steps),
+            format!("trainer.test_freq={}", r.eval_every_steps),
+            "trainer.val_before_train=True".to_string(),
+            // The responses per validation prompt the plan prices; several are sampled (veRL's
+            // validation decodes greedily by default, which would repeat one response n times).
+            format!(
+                "actor_rollout_ref.rollout.val_kwargs.n={}",
+                c.grid.run.validation_samples_per_prompt.max(1)
+            ),
+            format!("trainer.n_gpus_per_node={per_node}"),
+            format!("trainer.nnodes={nodes}"),
+            // The file logger writes one JSON line per step to $VERL_FILE_LOGGER_PATH (set above):
+            // what `rlfrontier calibrate-hw --log` and the results collection read.
+            "trainer.logger='[\"console\",\"file\"]'".to_string(),
+            format!(
+                "trainer.project_name={}",
+                shell_word(&format!("rlfrontier-{}", c.grid.name))
+            ),
+            format!("trainer.experiment_name={}", shell_word(&r.run_id)),
+        ])
+        .collect()
 }
 
 /// veRL's `rollout.name` for the pilots' engine: `sglang` or `vllm` (veRL 0.9 has no other;

@@ -199,13 +199,15 @@ pub fn fit_pilots(settings: &PilotFitSettings, catalog: &Catalog) -> Result<Pilo
     let calibration_file = calibration_file_of(&grid, &metric, &calibration, seed);
     let (written, surface_lines) = write_outputs(
         settings,
-        collected.as_ref().map(|c| c.0.as_slice()),
+        collected.as_ref().map(|c| c.bytes.as_slice()),
         &grid,
         &plan,
-        &fits,
-        &observations,
-        &calibration,
-        &calibration_file,
+        &Fitted {
+            fits: &fits,
+            observations: &observations,
+            calibration: &calibration,
+            calibration_file: &calibration_file,
+        },
     )?;
     Ok(PilotFitReport {
         grid_name: grid.name.clone(),
@@ -220,26 +222,32 @@ pub fn fit_pilots(settings: &PilotFitSettings, catalog: &Catalog) -> Result<Pilo
         calibration,
         written,
         out: settings.out.clone(),
-        collected: collected.map(|(bytes, logs)| {
-            (
-                bytes
-                    .iter()
-                    .filter(|&&b| b == b'\n')
-                    .count()
-                    .saturating_sub(1),
-                logs,
-            )
-        }),
+        collected: collected.map(|c| (c.rows, c.logs)),
     })
 }
 
+/// What `fit --logs` collected: `results.csv`'s bytes, its rows and the runs' logs read.
+struct CollectedLogs {
+    bytes: Vec<u8>,
+    rows: usize,
+    logs: usize,
+}
+
+/// The fits and calibration `fit` writes.
+struct Fitted<'a> {
+    fits: &'a [RunFit],
+    observations: &'a [Observation],
+    calibration: &'a Calibration,
+    calibration_file: &'a CalibrationFile,
+}
+
 /// The results as ingested against the plan, the file they are named by in messages, and, for
-/// logs, the collected `results.csv` bytes and how many runs' logs were read.
+/// logs, what was collected.
 fn ingest(
     settings: &PilotFitSettings,
     plan: &Plan,
     options: &IngestOptions,
-) -> Result<(PathBuf, Ingested, Option<(Vec<u8>, usize)>)> {
+) -> Result<(PathBuf, Ingested, Option<CollectedLogs>)> {
     match &settings.results {
         PilotResults::Csv(path) => Ok((path.clone(), read_results(path, plan, options)?, None)),
         PilotResults::Logs { paths, format } => {
@@ -254,7 +262,12 @@ fn ingest(
                 plan,
                 options,
             )?;
-            Ok((label, ingested, Some((bytes, c.files.len()))))
+            let collected = CollectedLogs {
+                bytes,
+                rows: c.rows.len(),
+                logs: c.files.len(),
+            };
+            Ok((label, ingested, Some(collected)))
         }
     }
 }
@@ -333,11 +346,14 @@ fn write_outputs(
     results_csv: Option<&[u8]>,
     grid: &Grid,
     plan: &Plan,
-    fits: &[RunFit],
-    observations: &[Observation],
-    calibration: &Calibration,
-    calibration_file: &CalibrationFile,
+    fitted: &Fitted,
 ) -> Result<(usize, Vec<String>)> {
+    let Fitted {
+        fits,
+        observations,
+        calibration,
+        calibration_file,
+    } = *fitted;
     let plots_dir = settings.out.join("plots");
     std::fs::create_dir_all(&plots_dir).map_err(|e| Error::io(&plots_dir, e))?;
     let mut staged = Staged::default();

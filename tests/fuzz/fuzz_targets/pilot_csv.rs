@@ -45,6 +45,7 @@ fuzz_target!(|data: &[u8]| {
             pilot_budget: 1e17,
             budget_unit: "flops".into(),
             framework: "verl".into(),
+            framework_version: String::new(),
             runs: 2,
             design: String::new(),
         },
