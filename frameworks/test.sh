@@ -44,6 +44,14 @@ pins() { # FRAMEWORK [KEY]: the pinned requirements of versions.toml
 }
 started=$(date +%s)
 echo "frameworks: disk before: $(df -h --output=avail "$work" | tail -1 | tr -d ' ') free"
+# PyPI's torch wheel is a CUDA build that loads its CUDA libraries even on the CPU: the TRL
+# environment takes about 6 GB (measured 5.9 GB; plain `pip install`, 81 s on this network).
+free_kib=$(df --output=avail "$work" | tail -1)
+if [ ! -d "$work/venv-trl" ] && [ "$free_kib" -lt $((10 * 1024 * 1024)) ]; then
+  echo "frameworks: FAIL: under 10 GiB free in $work for the TRL environment (about 6 GB)"
+  echo "frameworks: 0 passed, 1 failed"
+  exit 1
+fi
 
 # --- veRL: configs only (hydra-core and omegaconf read veRL's YAML; veRL itself is not imported).
 verl_venv=$work/venv-verl
@@ -91,7 +99,7 @@ check "TRL key list (src/config/trl_keys.txt) = installed $(pins trl target)" \
 trl_work=$work/trl
 rm -rf "$trl_work"
 mkdir -p "$trl_work"
-export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false OMP_NUM_THREADS=2
+export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false OMP_NUM_THREADS=1
 check "tiny model and dataset" "$trl_venv/bin/python" frameworks/trl_fixture.py "$trl_work/fixture"
 metric="eval_rewards/accuracy_reward/mean"
 for grid in frameworks/grids/trl-*.toml; do

@@ -621,6 +621,31 @@ fn collect_turns_verl_metric_logs_into_what_fit_reads() {
         std::fs::read(dir.path().join("fit/calibration.json")).unwrap(),
         std::fs::read(dir.path().join("fit-logs/calibration.json")).unwrap()
     );
+    // Issue 50 item 12: a refused `fit --logs` (here a metric no log has) writes nothing, no
+    // results.csv either; without --metric it fits the grid's metric.
+    let refused = dir.path().join("fit-refused");
+    bin()
+        .arg("fit")
+        .arg("--plan")
+        .arg(&plan_dir)
+        .args(["--metric", "val-core/nothing", "--out"])
+        .arg(&refused)
+        .arg("--logs")
+        .args(&paths)
+        .assert()
+        .code(2);
+    assert!(!refused.join("results.csv").exists());
+    bin()
+        .arg("fit")
+        .arg("--plan")
+        .arg(&plan_dir)
+        .arg("--out")
+        .arg(dir.path().join("fit-grid-metric"))
+        .arg("--logs")
+        .args(&paths)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no file has `math500_pass1`"));
     // Without --metric, the metrics the files have are listed.
     bin()
         .arg("collect")
