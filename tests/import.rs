@@ -785,3 +785,58 @@ fn a_run_without_vllm_is_priced_with_generate_and_its_trl_and_verl_pilots_say_so
     );
     assert!(!out.exists());
 }
+
+#[test]
+fn trl_keys_are_those_of_the_installed_release_with_removed_keys_named() {
+    // Issue 50 item 9: the key list is generated from TRL 1.16 (frameworks/keys.py, checked in
+    // CI against the installed package): keys TRL 1.16 accepts are known, keys it removed are
+    // reported with what replaced them, and --strict refuses those but not the valid ones.
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = dir.path().join("grpo.yaml");
+    std::fs::write(
+        &yaml,
+        "model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct\nnum_generations: 8\nmax_completion_length: 1024\n\
+         per_device_train_batch_size: 16\nmax_steps: 100\neval_on_start: true\nuse_cpu: false\n\
+         activation_checkpointing: true\nnum_generations_eval: 4\n",
+    )
+    .unwrap();
+    let file = yaml.to_str().unwrap();
+    let v = cost_json(&["--from-trl", file]);
+    assert!(
+        v["imported"]["unknown"].as_array().unwrap().is_empty(),
+        "{v}"
+    );
+    bin()
+        .args(["cost", "--from-trl", file, "--strict"])
+        .assert()
+        .success();
+    let old = dir.path().join("old.yaml");
+    std::fs::write(
+        &old,
+        "model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct\nmax_steps: 100\nmax_prompt_length: 512\nwarmup_ratio: 0.1\n",
+    )
+    .unwrap();
+    let v = cost_json(&["--from-trl", old.to_str().unwrap()]);
+    let unknown = v["imported"]["unknown"].as_array().unwrap();
+    assert!(
+        unknown.iter().any(|k| k["key"] == "warmup_ratio"
+            && k["why"].as_str().unwrap().contains("use warmup_steps")),
+        "{unknown:?}"
+    );
+    bin()
+        .args(["cost", "--from-trl", old.to_str().unwrap(), "--strict"])
+        .assert()
+        .code(2);
+    // TRL 1.16 has no padding_free: its batches are priced padded, from TRL's behaviour, and
+    // activation checkpointing is read under transformers 5's name.
+    let padded = v["imported"]["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["flag"] == "--remove-padding")
+        .cloned();
+    assert!(
+        padded.as_ref().is_none_or(|s| s["value"] != "true"),
+        "{padded:?}"
+    );
+}

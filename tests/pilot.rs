@@ -168,6 +168,8 @@ fn plan_writes_runs_launch_scripts_and_a_slurm_array() {
         "--num_generations_eval 1",
         "--save_steps ",
         "--beta 0.001",
+        // Item 14: transformers 5's name for activation recomputation, set either way.
+        "--activation_checkpointing True",
         // The run record collect reads to count iterations.
         "rlfrontier_run.json",
         "# Prerequisites: pip install 'trl==1.16.*' deepspeed math-verify",
