@@ -33,16 +33,50 @@ fn temp_suffix(kind: &str, pid: u32) -> String {
 }
 
 /// Whether a file name is one of this tool's temporaries, backups or commit journals
-/// (`.NAME.rlfrontier-tmp-PID`, `.NAME.rlfrontier-bak-PID`, `.rlfrontier-commit-PID`).
+/// (`.NAME.rlfrontier-tmp-PID-RANDOM`, `.NAME.rlfrontier-bak-PID`, `.rlfrontier-commit-PID`).
 pub fn is_own_temporary(name: &str) -> bool {
     name.starts_with('.')
-        && ["tmp", "bak", "commit"].iter().any(|kind| {
-            let marker = format!(".{TOKEN}-{kind}-");
-            name.rfind(&marker).is_some_and(|at| {
-                let pid = &name[at + marker.len()..];
-                !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())
-            })
-        })
+        && ["tmp", "bak", "commit"]
+            .iter()
+            .any(|kind| owner_pid(name, kind).is_some())
+}
+
+/// The process id in one of this tool's names of `kind` (`….rlfrontier-KIND-PID`, a temporary
+/// also `-RANDOM` after it), or None when `name` is not one.
+fn owner_pid(name: &str, kind: &str) -> Option<u32> {
+    let marker = format!(".{TOKEN}-{kind}-");
+    let at = name.rfind(&marker)?;
+    let rest = &name[at + marker.len()..];
+    let pid = match (kind, rest.split_once('-')) {
+        ("tmp", Some((pid, random))) if random.bytes().all(|b| b.is_ascii_hexdigit()) => pid,
+        _ => rest,
+    };
+    (!pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| pid.parse().ok())
+        .flatten()
+}
+
+/// 64 unpredictable bits (the standard library's randomly seeded hasher, fresh per call): a
+/// temporary's name cannot be guessed ahead to plant a link there.
+fn random_hex() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    format!("{:016x}", h.finish())
+}
+
+/// Creates `path` as a new file: never opens what is already there, a symlink planted at the
+/// name included (`O_CREAT | O_EXCL` does not follow links).
+fn create_new(path: &Path) -> Result<File> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| Error::io(path, e))
 }
 
 /// The subfolders of an output folder this tool writes (`targets` holds one folder per metric,
@@ -51,11 +85,6 @@ const OWN_SUBFOLDERS: [&str; 3] = ["plots", "launch", "targets"];
 
 /// How deep below the output folder the cleanup looks (`targets/METRIC/plots`).
 const OWN_DEPTH: usize = 3;
-
-/// `.NAME.rlfrontier-KIND-PID` beside `path`, for this process.
-fn sibling(path: &Path, kind: &str) -> PathBuf {
-    sibling_of(path, kind, std::process::id())
-}
 
 /// `.NAME.rlfrontier-KIND-PID` beside `path`, for process `pid`.
 fn sibling_of(path: &Path, kind: &str, pid: u32) -> PathBuf {
@@ -87,8 +116,15 @@ impl AtomicFile {
                 ),
             ));
         }
-        let temp_path = sibling(path, "tmp");
-        let file = File::create(&temp_path).map_err(|e| Error::io(&temp_path, e))?;
+        let name = path
+            .file_name()
+            .map_or_else(|| "out".to_string(), |n| n.to_string_lossy().into_owned());
+        let temp_path = path.with_file_name(format!(
+            ".{name}{}-{}",
+            temp_suffix("tmp", std::process::id()),
+            random_hex()
+        ));
+        let file = create_new(&temp_path)?;
         Ok(AtomicFile {
             final_path: path.to_path_buf(),
             temp_path,
@@ -398,8 +434,8 @@ fn replace_synced(path: &Path, text: &str, pid: u32) -> Result<()> {
     let name = path
         .file_name()
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-    let temp = path.with_file_name(format!("{name}.{TOKEN}-tmp-{pid}"));
-    let mut file = File::create(&temp).map_err(|e| Error::io(&temp, e))?;
+    let temp = path.with_file_name(format!("{name}.{TOKEN}-tmp-{pid}-{}", random_hex()));
+    let mut file = create_new(&temp)?;
     file.write_all(text.as_bytes())
         .and_then(|()| file.sync_all())
         .map_err(|e| Error::io(&temp, e))?;
@@ -433,6 +469,11 @@ fn roll_back(journal: &Path, pid: u32) -> Vec<PathBuf> {
         {
             continue;
         }
+        // Every folder on the way is a real folder (a planted symlink would lead outside), and
+        // only files of the kinds this tool writes are touched.
+        if !within_without_links(top, relative) || !is_output_name(relative) {
+            continue;
+        }
         let destination = top.join(relative);
         let regular_file = |path: &Path| std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file());
         if kind == "r" {
@@ -460,6 +501,34 @@ fn roll_back(journal: &Path, pid: u32) -> Vec<PathBuf> {
     }
     let _ = std::fs::remove_file(journal);
     touched
+}
+
+/// Whether every folder of `relative` below `top` is a real folder, not a symlink: a path of a
+/// journal never leads outside the output folder.
+fn within_without_links(top: &Path, relative: &Path) -> bool {
+    let mut at = top.to_path_buf();
+    let parts: Vec<_> = relative.components().collect();
+    for part in &parts[..parts.len().saturating_sub(1)] {
+        let std::path::Component::Normal(name) = part else {
+            return false;
+        };
+        at.push(name);
+        if !std::fs::symlink_metadata(&at).is_ok_and(|m| m.is_dir()) {
+            return false;
+        }
+    }
+    !parts.is_empty()
+}
+
+/// Whether a path names a file of a kind this tool writes (its outputs' extensions): a journal
+/// never makes the tool delete anything else.
+fn is_output_name(path: &Path) -> bool {
+    const OUTPUTS: [&str; 11] = [
+        "csv", "json", "svg", "png", "html", "md", "parquet", "sh", "txt", "toml", "jsonl",
+    ];
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| OUTPUTS.contains(&e))
 }
 
 /// Whether process `pid` is running (Linux: `/proc/PID` exists; elsewhere assumed running, so
@@ -536,7 +605,7 @@ fn clean_folder(dir: &Path, depth: usize, touched: &mut Vec<PathBuf>) {
             let Some(at) = rest.rfind(&marker) else {
                 continue;
             };
-            let Ok(pid) = rest[at + marker.len()..].parse::<u32>() else {
+            let Some(pid) = owner_pid(rest, kind) else {
                 continue;
             };
             if process_alive(pid) {
@@ -764,5 +833,68 @@ mod tests {
         assert!(m.contains("another rlfrontier run"), "{m}");
         drop(first);
         OutputLock::acquire(dir.path()).unwrap();
+    }
+
+    #[test]
+    fn temporaries_are_new_files_under_names_no_one_can_guess() {
+        // Issue 51: a symlink planted at the temporary's name was followed. Names now carry 64
+        // random bits, and the file is created exclusively (a planted link makes it fail, never
+        // write through).
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("victim.txt");
+        std::fs::write(&outside, "mine").unwrap();
+        let target = dir.path().join("out.csv");
+        let a = AtomicFile::create(&target).unwrap();
+        let b = AtomicFile::create(&target).unwrap();
+        assert_ne!(a.temp_path(), b.temp_path());
+        let name = a
+            .temp_path()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        assert!(is_own_temporary(&name), "{name}");
+        assert_eq!(owner_pid(&name, "tmp"), Some(std::process::id()));
+        drop((a, b));
+        let planted = dir.path().join("planted");
+        std::os::unix::fs::symlink(&outside, &planted).unwrap();
+        assert!(create_new(&planted).is_err());
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "mine");
+    }
+
+    #[test]
+    fn a_planted_journal_never_reaches_outside_the_folder_or_foreign_files() {
+        // Issue 51: a journal naming `plots/x` with `plots` a symlink to another folder made the
+        // rollback delete files there; a journal naming a user's file deleted it.
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::create_dir_all(&out).unwrap();
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        std::fs::write(elsewhere.join("precious.csv"), "keep").unwrap();
+        std::fs::write(out.join("notes.docx"), "keep").unwrap();
+        std::os::unix::fs::symlink(&elsewhere, out.join("plots")).unwrap();
+        // A dead process's journals, committed (remove lines) and not (new files to remove).
+        let dead = 999_999_999u32;
+        std::fs::write(
+            out.join(format!(".{TOKEN}-commit-{dead}")),
+            "committed\nr\tplots/precious.csv\nr\tnotes.docx\n",
+        )
+        .unwrap();
+        remove_stale_temporaries(&out);
+        std::fs::write(
+            out.join(format!(".{TOKEN}-commit-{dead}")),
+            "0\tplots/precious.csv\n0\tnotes.docx\n",
+        )
+        .unwrap();
+        remove_stale_temporaries(&out);
+        assert_eq!(
+            std::fs::read_to_string(elsewhere.join("precious.csv")).unwrap(),
+            "keep"
+        );
+        assert_eq!(
+            std::fs::read_to_string(out.join("notes.docx")).unwrap(),
+            "keep"
+        );
     }
 }
