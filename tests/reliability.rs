@@ -192,6 +192,79 @@ fn two_sweeps_into_one_folder_one_is_refused() {
 }
 
 #[test]
+fn a_run_held_between_lock_and_check_cannot_be_overtaken() {
+    // Issue 51: the ownership check came before the lock, so a second sweep of another grid,
+    // delayed between its check and its lock, replaced the first grid's results without
+    // --force. The lock now comes first: the run held just after it (a test-only pause of the
+    // debug build) keeps the folder, the other is refused at once, and afterwards the folder
+    // is the first grid's, which the other grid may not overwrite without --force.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let held = Process::cargo_bin("rlfrontier")
+        .unwrap()
+        .args([
+            "sweep",
+            repo("grids/race-pilot.toml").to_str().unwrap(),
+            "-q",
+            "--cells",
+            "none",
+            "--out",
+        ])
+        .arg(&out)
+        .env("RLFRONTIER_TEST_PAUSE", "after_lock:3000")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while !out.exists() && started.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let other = repo("grids/isocompute.toml");
+    let racing = bin()
+        .args([
+            "sweep",
+            other.to_str().unwrap(),
+            "-q",
+            "--cells",
+            "none",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(racing.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&racing.stderr).contains("another rlfrontier run is writing"),
+        "{}",
+        String::from_utf8_lossy(&racing.stderr)
+    );
+    let held = held.wait_with_output().unwrap();
+    assert!(
+        held.status.success(),
+        "{}",
+        String::from_utf8_lossy(&held.stderr)
+    );
+    let after = bin()
+        .args([
+            "sweep",
+            other.to_str().unwrap(),
+            "-q",
+            "--cells",
+            "none",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(after.status.code(), Some(2));
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["grid"]["name"], "race-pilot", "{manifest}");
+}
+
+#[test]
 fn temporaries_of_a_killed_run_are_cleaned_by_the_next() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");

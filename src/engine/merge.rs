@@ -43,9 +43,9 @@ pub fn merge(
             ));
         }
     }
+    // Locked before its owner is checked, so no other run slips in between.
+    let _folder = crate::report::LockedFolder::take(out_dir)?;
     prepare_output_dir(out_dir, &grid, force)?;
-    crate::report::create_output_dir(out_dir)?;
-    let _lock = crate::report::OutputLock::acquire(out_dir)?;
     crate::report::remove_stale_temporaries(out_dir);
     let cells_file = match mode {
         CellsMode::None => None,

@@ -77,7 +77,6 @@ fn earlier_run_ids(plan_csv: &Path) -> Vec<String> {
 
 /// Refuses to overwrite another grid's plan unless forced.
 fn check_out_dir(dir: &Path, grid: &Grid, grid_file: &Path, force: bool) -> Result<()> {
-    crate::report::create_output_dir(dir)?;
     let existing = dir.join("plan.json");
     if !existing.exists() {
         return crate::report::refuse_foreign_files(dir, "plan.json", force);
@@ -241,9 +240,9 @@ fn launch_script(
 pub fn plan_pilots(grid: &Grid, settings: &PilotPlanSettings) -> Result<PilotPlan> {
     check_settings(grid, settings)?;
     let (budget, framework) = (settings.budget, settings.framework);
-    // The folder is checked and locked for the whole plan, choosing included.
+    // The folder is locked, then checked, for the whole plan, choosing included.
+    let _folder = crate::report::LockedFolder::take(&settings.out)?;
     check_out_dir(&settings.out, grid, &settings.grid_file, settings.force)?;
-    let _lock = crate::report::OutputLock::acquire(&settings.out)?;
     crate::report::remove_stale_temporaries(&settings.out);
     let request = PlanRequest {
         budget,

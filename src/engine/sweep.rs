@@ -211,13 +211,11 @@ pub fn run_sweep_into(
         Some((index, count)) => shard_range(total, index, count),
         None => 0..total,
     };
+    // The folder is this run's from the start: locked before its owner is checked (a second run
+    // is refused now, not after minutes of work, and cannot slip in between check and lock),
+    // what killed runs left cleaned first, and removed again if created here and left empty.
+    let folder = crate::report::LockedFolder::take(&options.out_dir)?;
     prepare_output_dir(&options.out_dir, grid, options.force)?;
-    // The folder is this run's from the start: one writer at a time (a second run is refused
-    // now, not after minutes of work), and what killed runs left is cleaned first. A folder
-    // created here and still empty when the run fails is removed again.
-    let created = !options.out_dir.exists();
-    crate::report::create_output_dir(&options.out_dir)?;
-    let lock = crate::report::OutputLock::acquire(&options.out_dir)?;
     crate::report::remove_stale_temporaries(&options.out_dir);
     let outcome = sweep_locked(
         grid,
@@ -228,18 +226,8 @@ pub fn run_sweep_into(
         (total, mode, range, started),
         sink,
     );
-    drop(lock);
-    if outcome.is_err() && created && names_in(&options.out_dir).is_empty() {
-        let _ = std::fs::remove_dir(&options.out_dir);
-    }
+    drop(folder);
     outcome
-}
-
-/// Whether `dir` holds any entry (`true` also when it cannot be read).
-fn names_in(dir: &std::path::Path) -> Vec<std::ffi::OsString> {
-    std::fs::read_dir(dir)
-        .map(|entries| entries.flatten().map(|e| e.file_name()).collect())
-        .unwrap_or_else(|_| vec![std::ffi::OsString::from("?")])
 }
 
 /// The sweep proper, with the output folder locked.

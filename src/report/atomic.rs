@@ -650,6 +650,69 @@ impl OutputLock {
     }
 }
 
+/// An output folder held by one run: created when missing, locked before anything in it is read
+/// (so the ownership check that follows cannot be raced by another run: it waits for nothing,
+/// it is refused), and removed again if this run created it and leaves it empty (a refused or
+/// failed run leaves no folder behind).
+pub struct LockedFolder {
+    _lock: OutputLock,
+    dir: PathBuf,
+    created: bool,
+}
+
+impl LockedFolder {
+    /// Creates `dir` if missing and locks it.
+    pub fn take(dir: &Path) -> Result<Self> {
+        if dir.exists() && !dir.is_dir() {
+            return Err(Error::in_setting(
+                "out",
+                format!(
+                    "{} is a file, not a folder; choose another --out",
+                    dir.display()
+                ),
+            ));
+        }
+        let created = !dir.exists();
+        super::create_output_dir(dir)?;
+        let lock = OutputLock::acquire(dir).inspect_err(|_| {
+            if created {
+                let _ = std::fs::remove_dir(dir);
+            }
+        })?;
+        pause_for_tests("after_lock");
+        Ok(LockedFolder {
+            _lock: lock,
+            dir: dir.to_path_buf(),
+            created,
+        })
+    }
+}
+
+impl Drop for LockedFolder {
+    fn drop(&mut self) {
+        if self.created
+            && std::fs::read_dir(&self.dir).is_ok_and(|mut entries| entries.next().is_none())
+        {
+            let _ = std::fs::remove_dir(&self.dir);
+        }
+    }
+}
+
+/// A pause at a named point of a debug build, for the concurrency tests: the environment
+/// variable `RLFRONTIER_TEST_PAUSE` = `POINT:MILLISECONDS` (release builds never read it).
+pub fn pause_for_tests(point: &str) {
+    if !cfg!(debug_assertions) {
+        return;
+    }
+    if let Ok(spec) = std::env::var("RLFRONTIER_TEST_PAUSE")
+        && let Some((at, ms)) = spec.split_once(':')
+        && at == point
+        && let Ok(ms) = ms.parse::<u64>()
+    {
+        std::thread::sleep(std::time::Duration::from_millis(ms.min(60_000)));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

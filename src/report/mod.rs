@@ -24,7 +24,9 @@ pub mod row_group;
 pub mod tables;
 pub mod targets;
 
-pub use atomic::{AtomicFile, OutputLock, Staged, remove_stale_temporaries, write_atomic};
+pub use atomic::{
+    AtomicFile, LockedFolder, OutputLock, Staged, remove_stale_temporaries, write_atomic,
+};
 
 /// Which copies of the tables and plots a sweep writes besides the CSVs and SVGs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

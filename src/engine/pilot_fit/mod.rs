@@ -90,16 +90,10 @@ pub struct PilotFitReport {
 
 /// Refuses to overwrite another grid's calibration unless forced (by the grid's hash; an
 /// unreadable calibration.json counts as another's, never as absent).
-fn check_out_dir(dir: &Path, grid: &crate::spec::Grid, force: bool) -> Result<()> {
-    crate::report::create_output_dir(dir)?;
+fn check_out_dir(dir: &Path, grid: &crate::spec::Grid, force: bool, own: &[&str]) -> Result<()> {
     let existing = dir.join("calibration.json");
     if !existing.exists() {
-        return crate::report::refuse_foreign_files_but(
-            dir,
-            "calibration.json",
-            force,
-            &["results.csv"],
-        );
+        return crate::report::refuse_foreign_files_but(dir, "calibration.json", force, own);
     }
     if force {
         return Ok(());
@@ -161,10 +155,15 @@ pub fn fit_pilots(settings: &PilotFitSettings, catalog: &Catalog) -> Result<Pilo
         ));
     }
     let grid = plan_grid(&plan, &settings.plan, settings.grid.as_deref(), catalog)?;
-    // The folder is checked and locked for the whole fit: a second fit into it is refused at
-    // once, not after both have computed.
-    check_out_dir(&settings.out, &grid, settings.force)?;
-    let _lock = crate::report::OutputLock::acquire(&settings.out)?;
+    // The folder is locked, then checked, for the whole fit: a second fit into it is refused at
+    // once, not after both have computed. A results CSV the user keeps in the folder does not
+    // make it foreign, unless `--logs` would write results.csv over it.
+    let _folder = crate::report::LockedFolder::take(&settings.out)?;
+    let own: &[&str] = match settings.results {
+        PilotResults::Csv(_) => &["results.csv"],
+        PilotResults::Logs { .. } => &[],
+    };
+    check_out_dir(&settings.out, &grid, settings.force, own)?;
     crate::report::remove_stale_temporaries(&settings.out);
     let metric = settings
         .metric
