@@ -1219,3 +1219,149 @@ fn merge_refuses_an_aggregate_whose_pools_are_filed_under_another_budget() {
     assert!(stderr.contains("aggregate.json"), "{stderr}");
     assert!(!merged.exists() || names_in(&merged).is_empty());
 }
+
+#[test]
+fn no_single_file_writer_replaces_its_input_or_an_existing_file_without_force() {
+    // Issue 51: `collect a/p001.jsonl --out a/p001.jsonl`, `import-model m/config.json --out
+    // m/config.json`, `simulate --plan P/plan.csv --out P/plan.csv`, `validate v.csv --csv v.csv`
+    // replaced the file they read; calibrate-hw --out and backtest --csv overwrote any file.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let log = d.join("p001.jsonl");
+    std::fs::write(&log, "{\"step\":0,\"data\":{\"val/acc\":0.4}}\n").unwrap();
+    let config = d.join("config.json");
+    std::fs::write(
+        &config,
+        r#"{"architectures":["Qwen2ForCausalLM"],"hidden_size":896,"intermediate_size":4864,"num_hidden_layers":24,"num_attention_heads":14,"num_key_value_heads":2,"vocab_size":151936,"max_position_embeddings":32768,"tie_word_embeddings":true}"#,
+    )
+    .unwrap();
+    let timings = d.join("v.csv");
+    std::fs::copy(repo("validation/phase_timings.csv"), &timings).unwrap();
+    let mine = d.join("mine.txt");
+    std::fs::write(&mine, "keep").unwrap();
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let cases: Vec<(Vec<String>, &Path)> = vec![
+        (
+            vec![
+                "collect".into(),
+                s(&log),
+                "--metric".into(),
+                "val/acc".into(),
+                "--out".into(),
+                s(&log),
+            ],
+            &log,
+        ),
+        (
+            vec![
+                "import-model".into(),
+                s(&config),
+                "--id".into(),
+                "m".into(),
+                "--out".into(),
+                s(&config),
+            ],
+            &config,
+        ),
+        (
+            vec!["validate".into(), s(&timings), "--csv".into(), s(&timings)],
+            &timings,
+        ),
+        (
+            vec![
+                "collect".into(),
+                s(&log),
+                "--metric".into(),
+                "val/acc".into(),
+                "--out".into(),
+                s(&mine),
+            ],
+            &mine,
+        ),
+        (
+            vec![
+                "import-model".into(),
+                s(&config),
+                "--id".into(),
+                "m".into(),
+                "--out".into(),
+                s(&mine),
+            ],
+            &mine,
+        ),
+        (
+            [
+                "calibrate-hw",
+                "--model",
+                "qwen2.5-7b",
+                "--gpus",
+                "8",
+                "--gen-seconds",
+                "100",
+                "--update-seconds",
+                "50",
+                "--out",
+            ]
+            .iter()
+            .map(|a| a.to_string())
+            .chain([s(&mine)])
+            .collect(),
+            &mine,
+        ),
+        (
+            vec!["validate".into(), s(&timings), "--csv".into(), s(&mine)],
+            &mine,
+        ),
+        (
+            vec![
+                "backtest".into(),
+                "--summary".into(),
+                "--quiet".into(),
+                "--csv".into(),
+                s(&mine),
+            ],
+            &mine,
+        ),
+    ];
+    for (args, kept) in &cases {
+        let before = std::fs::read(kept).unwrap();
+        let out = bin().args(args).current_dir(repo(".")).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("is also an input") || stderr.contains("exists; pass --force"),
+            "{args:?}: {stderr}"
+        );
+        assert_eq!(
+            std::fs::read(kept).unwrap(),
+            before,
+            "{args:?} changed {}",
+            kept.display()
+        );
+    }
+    // With --force an existing output is replaced; an input never is.
+    bin()
+        .args([
+            "collect",
+            &s(&log),
+            "--metric",
+            "val/acc",
+            "--force",
+            "--out",
+            &s(&mine),
+        ])
+        .assert()
+        .success();
+    bin()
+        .args([
+            "collect",
+            &s(&log),
+            "--metric",
+            "val/acc",
+            "--force",
+            "--out",
+            &s(&log),
+        ])
+        .assert()
+        .code(2);
+}

@@ -33,6 +33,9 @@ pub struct BacktestArgs {
     /// Also write the orderings table (finding, published, prior, reproduced) to this CSV.
     #[arg(long)]
     pub orderings_csv: Option<PathBuf>,
+    /// Replace the --csv and --orderings-csv files if they exist (never an input).
+    #[arg(long)]
+    pub force: bool,
     /// The grid that asks RACE's question (best update fraction, rule against PRM).
     #[arg(long, default_value = "grids/race-pilot.toml")]
     pub race_grid: PathBuf,
@@ -179,6 +182,18 @@ fn outside_band(b: &StudyBacktest) -> String {
 pub fn run(args: &BacktestArgs, out: &mut dyn Write) -> Result<()> {
     let default = PathBuf::from("evidence/published_results.csv");
     let evidence_path = args.evidence.clone().unwrap_or_else(|| default.clone());
+    let before_after = evidence_path.with_file_name("before_after.csv");
+    let mut inputs = vec![
+        evidence_path.as_path(),
+        before_after.as_path(),
+        args.race_grid.as_path(),
+    ];
+    inputs.extend(args.catalog.paths.iter().map(PathBuf::as_path));
+    for (setting, path) in [("csv", &args.csv), ("orderings_csv", &args.orderings_csv)] {
+        if let Some(path) = path {
+            rlfrontier::report::check_file_out(setting, path, &inputs, args.force)?;
+        }
+    }
     let evidence = match &args.evidence {
         Some(path) => read_evidence(path)?,
         None if default.exists() => read_evidence(&default)?,

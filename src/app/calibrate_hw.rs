@@ -51,6 +51,9 @@ pub struct CalibrateHwArgs {
     /// Where to write the catalog override.
     #[arg(long)]
     pub out: PathBuf,
+    /// Replace the override file if it exists (never when it is one of the inputs).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// The medians of the log file's steps (`--log`: veRL console, veRL file-logger JSON lines,
@@ -172,6 +175,11 @@ fn refuse_unused_flags(args: &CalibrateHwArgs) -> Result<()> {
 /// Fits, writes the override and prints what changed (as text, or JSON with `--json`).
 pub fn run(args: &CalibrateHwArgs, out: &mut dyn Write) -> Result<()> {
     refuse_unused_flags(args)?;
+    let mut inputs: Vec<&std::path::Path> = args.log.iter().map(PathBuf::as_path).collect();
+    inputs.extend(args.run.catalog.paths.iter().map(PathBuf::as_path));
+    inputs.extend(args.run.from_verl.as_deref());
+    inputs.extend(args.run.from_trl.as_deref());
+    rlfrontier::report::check_file_out("out", &args.out, &inputs, args.force)?;
     use rlfrontier::costing::hardware_fit::HardwareFitError as E;
     let (measured, logged_step_seconds, source) = measured_step(args)?;
     let blame = if args.log.is_some() {

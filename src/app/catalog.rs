@@ -95,6 +95,9 @@ pub struct ImportModelArgs {
     /// The catalog file to write (use it with --catalog).
     #[arg(long)]
     pub out: std::path::PathBuf,
+    /// Replace the catalog file if it exists (its other entries are lost: one model per file).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Builds a catalog entry from config.json and writes it.
@@ -107,6 +110,7 @@ pub fn run_import(args: &ImportModelArgs, out: &mut dyn Write) -> Result<()> {
             rlfrontier::catalog::invalid_id_message(&args.id),
         ));
     }
+    rlfrontier::report::check_file_out("out", &args.out, &[&args.config], args.force)?;
     let model = model_from_config(&args.config, &args.id, &name)?;
     let text = model_toml(&model);
     // Read the entry back as `--catalog` will, and write nothing `--catalog` would refuse.

@@ -35,11 +35,20 @@ pub struct CollectArgs {
     /// [default: detected from the file].
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<rlfrontier::logs::LogFormat>,
+    /// Replace the output file if it exists (never when it is one of the inputs).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Collects and writes.
 pub fn run(args: &CollectArgs, out: &mut dyn Write) -> Result<()> {
     let paths: Vec<&std::path::Path> = args.files.iter().map(PathBuf::as_path).collect();
+    let plan_csv = args.plan.as_deref().map(plan_csv_path);
+    let mut inputs = paths.clone();
+    inputs.extend(plan_csv.as_deref());
+    let plan_json = plan_csv.as_ref().map(|p| p.with_file_name("plan.json"));
+    inputs.extend(plan_json.as_deref());
+    rlfrontier::report::check_file_out("out", &args.out, &inputs, args.force)?;
     let plan = args
         .plan
         .as_deref()

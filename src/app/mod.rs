@@ -93,7 +93,7 @@ struct CatalogFlag {
     /// A catalog file merged over the embedded one; give it again to merge several, in order (a
     /// later file's entry overrides the fields it sets).
     #[arg(long = "catalog", value_name = "FILE", action = clap::ArgAction::Append)]
-    paths: Vec<PathBuf>,
+    pub paths: Vec<PathBuf>,
 }
 
 impl CatalogFlag {

@@ -34,6 +34,9 @@ pub struct SimulateArgs {
     /// The grid file, when it moved since the plan was made.
     #[arg(long)]
     pub grid: Option<PathBuf>,
+    /// Replace the output file if it exists (never when it is one of the inputs).
+    #[arg(long)]
+    pub force: bool,
     /// The catalog.
     #[command(flatten)]
     pub catalog: CatalogFlag,
@@ -47,6 +50,15 @@ pub fn run(args: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
             format!("{} must be a standard deviation of 0 or more", args.noise),
         ));
     }
+    let plan_json = args.plan.with_file_name("plan.json");
+    let mut inputs = vec![
+        args.plan.as_path(),
+        plan_json.as_path(),
+        args.truth.as_path(),
+    ];
+    inputs.extend(args.grid.as_deref());
+    inputs.extend(args.catalog.paths.iter().map(PathBuf::as_path));
+    rlfrontier::report::check_file_out("out", &args.out, &inputs, args.force)?;
     let catalog = args.catalog.load()?;
     let plan = read_plan(&args.plan)?;
     let grid = plan_grid(&plan, &args.plan, args.grid.as_deref(), &catalog)?;

@@ -38,6 +38,9 @@ pub struct ValidateArgs {
     /// factor of 2 (what the README shows); the rows not priced are counted, not listed.
     #[arg(long, conflicts_with_all = ["phases", "transfer"])]
     pub summary: bool,
+    /// Replace the --csv file if it exists (never when it is the validation set).
+    #[arg(long, requires = "csv")]
+    pub force: bool,
     /// The catalog.
     #[command(flatten)]
     pub catalog: CatalogFlag,
@@ -162,6 +165,11 @@ fn beyond_a_factor_of_two(all: &[Comparison]) -> String {
 /// Prices every included row and prints the comparisons and the summary.
 pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
     let catalog = args.catalog.load()?;
+    if let Some(path) = &args.csv {
+        let mut inputs: Vec<&std::path::Path> = args.timings.iter().map(PathBuf::as_path).collect();
+        inputs.extend(args.catalog.paths.iter().map(PathBuf::as_path));
+        rlfrontier::report::check_file_out("csv", path, &inputs, args.force)?;
+    }
     let (timings, rows) = load_rows(args)?;
     let mut all: Vec<Comparison> = Vec::new();
     let mut skipped = Vec::new();

@@ -157,6 +157,46 @@ fn write_target_outputs(
     Ok(staged)
 }
 
+/// Checks a single-file output before anything is read or computed: it is never one of the
+/// run's inputs (the same file, by device and inode, whatever the spelling), never a folder, and
+/// an existing file is replaced only with `force` (the tool cannot tell its own file from the
+/// user's there). `inputs` that do not exist are ignored.
+pub fn check_file_out(setting: &str, out: &Path, inputs: &[&Path], force: bool) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::metadata(out) else {
+        return Ok(());
+    };
+    if meta.is_dir() {
+        return Err(Error::in_setting(
+            setting,
+            format!("{} is a folder; name the file to write", out.display()),
+        ));
+    }
+    let same = |input: &Path| {
+        std::fs::metadata(input).is_ok_and(|m| m.dev() == meta.dev() && m.ino() == meta.ino())
+    };
+    if let Some(input) = inputs.iter().find(|i| same(i)) {
+        return Err(Error::in_setting(
+            setting,
+            format!(
+                "{} is also an input of this run ({}); write the output to another file",
+                out.display(),
+                input.display()
+            ),
+        ));
+    }
+    if !force {
+        return Err(Error::in_setting(
+            setting,
+            format!(
+                "{} exists; pass --force to replace it, or choose another file",
+                out.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Refuses a folder that holds files but not `marker` (this tool's manifest or plan), unless
 /// `force`: those files are someone else's. With `force` the tool writes its own files beside
 /// them and removes none of theirs (see [`previous_outputs`]).
