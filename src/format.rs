@@ -357,10 +357,20 @@ impl std::fmt::Write for NumberText {
     }
 }
 
-/// An integer-valued quantity with thousands separators: `1,234,567`.
+/// Where [`thousands`] switches to scientific notation: 1e15, below 2^53, so every integer it
+/// writes digit by digit is exact.
+pub const THOUSANDS_LIMIT: f64 = 1e15;
+
+/// `x` rounded to an integer with thousands separators (`1,234,567`); scientific notation from
+/// [`THOUSANDS_LIMIT`] on; empty for NaN or infinity.
 pub fn thousands(x: f64) -> String {
     if !x.is_finite() {
         return String::new();
+    }
+    if x.abs() >= THOUSANDS_LIMIT {
+        // Past the range where every integer is exact, digits would be invented (and a cast to
+        // an integer would saturate): scientific notation, as large as the number is.
+        return format!("{x:.3e}");
     }
     let rounded = x.round();
     let digits = format!("{}", rounded.abs() as u128);

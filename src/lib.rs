@@ -30,6 +30,7 @@
 #![warn(missing_docs)]
 
 pub mod analysis;
+pub mod bounds;
 pub mod catalog;
 pub mod config;
 pub mod costing;

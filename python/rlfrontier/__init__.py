@@ -17,6 +17,7 @@ Bad input raises :class:`RlfrontierError` with the command line's one-line messa
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import tempfile
@@ -63,11 +64,20 @@ def run(*words: str) -> str:
     The escape hatch for commands without a dedicated function:
     ``rlfrontier.run("flops", "--model", "qwen2.5-7b", "--tokens", "1e9")``.
     """
-    code, payload = _native.run([str(w) for w in words])
+    code, payload = _native.run([_word(w) for w in words])
     text = bytes(payload).decode("utf-8")
     if code != 0:
         raise RlfrontierError(text, code)
     return text
+
+
+def _word(value: Any) -> str:
+    """One command-line word: a path (``str``, ``bytes`` or ``os.PathLike``) through
+    ``os.fsdecode`` (a bytes path is the file it names, never ``"b'g.toml'"``), anything else
+    through ``str``."""
+    if isinstance(value, (bytes, os.PathLike)):
+        return os.fsdecode(value)
+    return str(value)
 
 
 def _keyword_error(function: str, options: Mapping[str, Any], error: RlfrontierError) -> RlfrontierError:
@@ -106,13 +116,22 @@ def _polars():
     return pl
 
 
-def _flag_words(options: Mapping[str, Any]) -> List[str]:
-    """Keyword arguments as command-line words: ``gpu_hours=3`` becomes ``--gpu-hours 3``;
-    ``True`` becomes the bare flag and ``False`` its negation (``kl_reference=False`` is
-    ``--no-kl-reference``; a flag without a negation is then refused by the command line, never
-    ignored); ``None`` is left out; lists give their values after one flag (``--logs a b``)."""
+# Keywords that would make a command print something other than its result.
+_NOT_KEYWORDS = ("help", "version", "json", "h", "V")
+
+
+def _flag_words(options: Mapping[str, Any], function: str = "cost") -> List[str]:
+    """Keyword arguments as command-line words: ``gpu_hours=3`` becomes ``--gpu-hours=3`` (one
+    word, so a negative value is never read as a flag); ``True`` becomes the bare flag and
+    ``False`` its negation (``kl_reference=False`` is ``--no-kl-reference``; a flag without a
+    negation is then refused by the command line, never ignored); ``None`` is left out; lists
+    give their values after one flag (``--logs a b``); paths go through ``os.fsdecode``. A
+    value that is not a number, string, path, bool or list of them, a NaN or infinity, and the
+    keywords ``help``/``version``/``json`` raise :class:`RlfrontierError` naming the keyword."""
     words: List[str] = []
     for key, value in options.items():
+        if key in _NOT_KEYWORDS:
+            raise RlfrontierError(f"{function}(): keyword {key}= is not accepted; see help(rlfrontier.{function})", 2)
         if value is None:
             continue
         flag = "--" + key.replace("_", "-")
@@ -122,10 +141,22 @@ def _flag_words(options: Mapping[str, Any]) -> List[str]:
             words.append("--no-" + key.replace("_", "-"))
         elif isinstance(value, (list, tuple)):
             words.append(flag)
-            words.extend(str(v) for v in value)
+            words.extend(_keyword_value(function, key, v) for v in value)
         else:
-            words.extend([flag, str(value)])
+            words.append(f"{flag}={_keyword_value(function, key, value)}")
     return words
+
+
+def _keyword_value(function: str, key: str, value: Any) -> str:
+    """A keyword's value as one word, or :class:`RlfrontierError` naming the keyword."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise RlfrontierError(f"{function}(): keyword {key}={value!r} is not a finite number", 2)
+    if isinstance(value, (bool, int, float, str, bytes, os.PathLike)):
+        return _word(value)
+    raise RlfrontierError(
+        f"{function}(): keyword {key}={value!r} is a {type(value).__name__}; give a number, a string or a path",
+        2,
+    )
 
 
 def cost(**run_settings: Any) -> Dict[str, Any]:
@@ -155,10 +186,40 @@ def catalog(part: Optional[str] = None) -> Dict[str, Any]:
 def _grid_file(grid: Union[PathLike, Mapping[str, Any]], folder: Path) -> str:
     """A grid argument as a file path: a path is used as it is; a dict is written as TOML."""
     if isinstance(grid, Mapping):
+        bad = _bad_grid_value(grid, "")
+        if bad is not None:
+            raise RlfrontierError(
+                f"grid: {bad[0]} = {bad[1]!r} cannot be written to a grid file; give a number, string, bool, list or table (leave a key out for its default)",
+                2,
+            )
         path = folder / "grid.toml"
-        path.write_text(_native.toml_from_json(json.dumps(grid)), encoding="utf-8")
+        path.write_text(_native.toml_from_json(json.dumps(grid, allow_nan=False)), encoding="utf-8")
         return str(path)
-    return os.fspath(grid)
+    if not isinstance(grid, (str, bytes, os.PathLike)):
+        raise RlfrontierError(f"grid: {grid!r} is a {type(grid).__name__}; give a path or a dict", 2)
+    return os.fsdecode(grid)
+
+
+def _bad_grid_value(value: Any, key: str) -> Optional[tuple]:
+    """The first (dotted key, value) of a grid dict TOML cannot hold: None, NaN, infinity or an
+    object that is not a number, string, bool, list or table."""
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            bad = _bad_grid_value(v, f"{key}.{k}" if key else str(k))
+            if bad is not None:
+                return bad
+        return None
+    if isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            bad = _bad_grid_value(v, f"{key}[{i}]")
+            if bad is not None:
+                return bad
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return key, value
+    if value is None or not isinstance(value, (bool, int, float, str)):
+        return key, value
+    return None
 
 
 def check(grid: Union[PathLike, Mapping[str, Any]]) -> str:

@@ -350,3 +350,26 @@ def test_ctrl_c_stops_a_sweep_into_a_dataframe_and_the_next_sweep_runs():
     frontier = rlfrontier.sweep("grids/race-pilot.toml", cells="frontier", backend="arrow")
     assert 0 < frontier.cells.num_rows < again.cells.num_rows
     assert all(column.num_chunks == 1 for column in frontier.cells.columns)
+
+
+def test_bad_keyword_values_raise_rlfrontier_error_naming_the_keyword(tmp_path):
+    # Issue 51: cost(help=True) raised JSONDecodeError; a None or NaN in a grid dict ValueError;
+    # a bytes path became "b'g.toml'"; cost(kl_coef=-0.1) was read as the flag '-0'.
+    with pytest.raises(rlfrontier.RlfrontierError) as e:
+        rlfrontier.cost(help=True)
+    assert "help=" in e.value.message
+    with pytest.raises(rlfrontier.RlfrontierError) as e:
+        rlfrontier.cost(model="qwen2.5-7b", gpus=8, steps=10, kl_coef=-0.1)
+    assert "kl-coef" in e.value.message and "0 or more" in e.value.message
+    with pytest.raises(rlfrontier.RlfrontierError) as e:
+        rlfrontier.cost(model="qwen2.5-7b", gpus=8, steps=float("nan"))
+    assert "steps=nan" in e.value.message
+    with pytest.raises(rlfrontier.RlfrontierError) as e:
+        rlfrontier.cost(model="qwen2.5-7b", gpus={"a": 1}, steps=10)
+    assert "gpus=" in e.value.message
+    for bad in (None, float("nan")):
+        with pytest.raises(rlfrontier.RlfrontierError) as e:
+            rlfrontier.check({"name": "g", "axes": {"group_size": [4, bad]}})
+        assert "axes.group_size[1]" in e.value.message
+    grid = os.path.join(REPO, "grids", "race-pilot.toml")
+    assert "race-pilot" in rlfrontier.check(os.fsencode(grid))

@@ -175,11 +175,6 @@ fn refuse_unused_flags(args: &CalibrateHwArgs) -> Result<()> {
 /// Fits, writes the override and prints what changed (as text, or JSON with `--json`).
 pub fn run(args: &CalibrateHwArgs, out: &mut dyn Write) -> Result<()> {
     refuse_unused_flags(args)?;
-    let mut inputs: Vec<&std::path::Path> = args.log.iter().map(PathBuf::as_path).collect();
-    inputs.extend(args.run.catalog.paths.iter().map(PathBuf::as_path));
-    inputs.extend(args.run.from_verl.as_deref());
-    inputs.extend(args.run.from_trl.as_deref());
-    rlfrontier::report::check_file_out("out", &args.out, &inputs, args.force)?;
     use rlfrontier::costing::hardware_fit::HardwareFitError as E;
     let (measured, logged_step_seconds, source) = measured_step(args)?;
     let blame = if args.log.is_some() {
@@ -193,6 +188,12 @@ pub fn run(args: &CalibrateHwArgs, out: &mut dyn Write) -> Result<()> {
     {
         return Err(Error::in_flag(blame, E::NoTimings.to_string()));
     }
+    // The inputs are read; the output is checked before any work is done.
+    let mut inputs: Vec<&std::path::Path> = args.log.iter().map(PathBuf::as_path).collect();
+    inputs.extend(args.run.catalog.paths.iter().map(PathBuf::as_path));
+    inputs.extend(args.run.from_verl.as_deref());
+    inputs.extend(args.run.from_trl.as_deref());
+    rlfrontier::report::check_file_out("out", &args.out, &inputs, args.force)?;
     let mut run = args.run.clone();
     run.levers.steps = Some(1);
     run.levers.budget = None;

@@ -74,13 +74,12 @@ fn achieved(
 ) -> Result<(Option<f64>, Option<f64>)> {
     let rate = match args.seconds {
         None => None,
-        Some(s) if s.is_finite() && s > 0.0 => Some(flops / s),
-        Some(s) => {
-            return Err(Error::in_flag(
-                "--seconds",
-                format!("{s} must be a positive, finite number of seconds"),
-            ));
-        }
+        Some(s) => Some(
+            flops
+                / rlfrontier::bounds::MEASURED_SECONDS
+                    .check(s)
+                    .map_err(|m| Error::in_flag("--seconds", m))?,
+        ),
     };
     let mfu = match (&args.gpu, rate) {
         (Some(id), Some(rate)) => {

@@ -111,85 +111,42 @@ impl GpuSpec {
         )
     }
 
-    /// Checks every number is finite, positive and below a physical bound, and every
-    /// efficiency is at most 1.
+    /// Checks every number lies in its physical range ([`crate::bounds`]): peaks, memory,
+    /// price and links of a real GPU, efficiencies fractions of peak of at least 0.1%.
     pub fn validate(&self, origin: &Path) -> Result<()> {
-        let positive: [(&str, f64); 12] = [
+        use crate::bounds::{
+            BANDWIDTH_TBPS, BF16_TFLOPS, EFFICIENCY, GPUS, MEMORY_GB, NVLINK_GBPS, USD_PER_GPU_HOUR,
+        };
+        let checks = [
+            ("bf16_dense_tflops", self.bf16_dense_tflops, BF16_TFLOPS),
+            ("memory_gb", self.memory_gb, MEMORY_GB),
+            ("bandwidth_tbps", self.bandwidth_tbps, BANDWIDTH_TBPS),
+            ("usd_per_gpu_hour", self.usd_per_gpu_hour, USD_PER_GPU_HOUR),
+            ("nvlink_domain_gpus", self.nvlink_domain_gpus as f64, GPUS),
+            ("nvlink_gbps", self.nvlink_gbps, NVLINK_GBPS),
+            ("train_mfu", self.train_mfu, EFFICIENCY),
+            ("prefill_efficiency", self.prefill_efficiency, EFFICIENCY),
+            ("forward_efficiency", self.forward_efficiency, EFFICIENCY),
+            (
+                "decode_bandwidth_efficiency",
+                self.decode_bandwidth_efficiency,
+                EFFICIENCY,
+            ),
             (
                 "attention_forward_efficiency",
                 self.attention_forward_efficiency,
+                EFFICIENCY,
             ),
             (
                 "attention_backward_efficiency",
                 self.attention_backward_efficiency,
+                EFFICIENCY,
             ),
-            ("bf16_dense_tflops", self.bf16_dense_tflops),
-            ("memory_gb", self.memory_gb),
-            ("bandwidth_tbps", self.bandwidth_tbps),
-            ("usd_per_gpu_hour", self.usd_per_gpu_hour),
-            ("train_mfu", self.train_mfu),
-            ("prefill_efficiency", self.prefill_efficiency),
-            ("forward_efficiency", self.forward_efficiency),
-            (
-                "decode_bandwidth_efficiency",
-                self.decode_bandwidth_efficiency,
-            ),
-            ("nvlink_domain_gpus", self.nvlink_domain_gpus as f64),
-            ("nvlink_gbps", self.nvlink_gbps),
         ];
-        for (field, value) in positive {
-            if !(value.is_finite() && value > 0.0) {
-                return Err(Error::in_file(
-                    origin,
-                    None,
-                    &format!("gpu `{}`.{field}", self.id),
-                    format!("{value} is not valid; use a finite number > 0"),
-                ));
-            }
-        }
-        // Beyond these, a number is a typo (and 1e308 would overflow the ledger's products).
-        for (field, value, max) in [
-            ("bf16_dense_tflops", self.bf16_dense_tflops, 1e6),
-            ("memory_gb", self.memory_gb, 1e5),
-            ("bandwidth_tbps", self.bandwidth_tbps, 1e3),
-            ("usd_per_gpu_hour", self.usd_per_gpu_hour, 1e4),
-            ("nvlink_domain_gpus", self.nvlink_domain_gpus as f64, 1e5),
-            ("nvlink_gbps", self.nvlink_gbps, 1e5),
-        ] {
-            if value > max {
-                return Err(Error::in_file(
-                    origin,
-                    None,
-                    &format!("gpu `{}`.{field}", self.id),
-                    format!("{value} is beyond any real GPU (at most {max}); check the value"),
-                ));
-            }
-        }
-        for (field, value) in [
-            ("train_mfu", self.train_mfu),
-            ("prefill_efficiency", self.prefill_efficiency),
-            ("forward_efficiency", self.forward_efficiency),
-            (
-                "decode_bandwidth_efficiency",
-                self.decode_bandwidth_efficiency,
-            ),
-            (
-                "attention_forward_efficiency",
-                self.attention_forward_efficiency,
-            ),
-            (
-                "attention_backward_efficiency",
-                self.attention_backward_efficiency,
-            ),
-        ] {
-            if value > 1.0 {
-                return Err(Error::in_file(
-                    origin,
-                    None,
-                    &format!("gpu `{}`.{field}", self.id),
-                    format!("{value} is above 1; efficiencies are fractions of peak in (0, 1]"),
-                ));
-            }
+        for (field, value, bound) in checks {
+            bound.check(value).map_err(|m| {
+                Error::in_file(origin, None, &format!("gpu `{}`.{field}", self.id), m)
+            })?;
         }
         Ok(())
     }

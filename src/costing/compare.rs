@@ -152,46 +152,73 @@ fn stage_of(name: &str, l: &Ledger, flat: Option<f64>) -> StageCost {
     }
 }
 
-fn check_positive(path: &Path, field: &str, x: f64) -> Result<f64> {
-    if x.is_finite() && x > 0.0 {
-        Ok(x)
-    } else {
-        Err(Error::in_file(
-            path,
-            None,
-            field,
-            format!("{x} must be a positive, finite number"),
-        ))
-    }
+/// `x` within `bound`, or an error naming the project file and field.
+fn check_bound(path: &Path, field: &str, x: f64, bound: crate::bounds::Bound) -> Result<f64> {
+    bound
+        .check(x)
+        .map_err(|m| Error::in_file(path, None, field, m))
 }
 
-/// Every count and size of the project is positive; GRPO has a group.
+/// Every count and size of the project within its physical range ([`crate::bounds`]); GRPO has
+/// a group.
 fn validate(p: &Project, path: &Path) -> Result<()> {
+    use crate::bounds::{
+        DATASET_ITEMS, GPUS, MULTIPLIER, SEQUENCE_TOKENS, USD_PER_1K_TOKENS, USD_PER_GPU_HOUR,
+    };
+    check_bound(path, "gpus", p.gpus as f64, GPUS)?;
+    if let Some(usd) = p.usd_per_gpu_hour {
+        check_bound(path, "usd_per_gpu_hour", usd, USD_PER_GPU_HOUR)?;
+    }
+    if let Some(flat) = &p.flat_pricing {
+        check_bound(
+            path,
+            "flat_pricing.usd_per_1k_tokens",
+            flat.usd_per_1k_tokens,
+            USD_PER_1K_TOKENS,
+        )?;
+        check_bound(
+            path,
+            "flat_pricing.rl_multiplier",
+            flat.rl_multiplier,
+            MULTIPLIER,
+        )?;
+    }
     for (field, x) in [
         ("sft.examples", p.sft.examples),
-        ("sft.tokens_per_example", p.sft.tokens_per_example),
         ("reward_model.pairs", p.reward_model.pairs),
+        ("dpo.pairs", p.dpo.pairs),
+        ("ppo.prompts", p.ppo.prompts),
+        ("grpo.prompts", p.grpo.prompts),
+    ] {
+        check_bound(path, field, x, DATASET_ITEMS)?;
+    }
+    for (field, x) in [
+        ("sft.tokens_per_example", p.sft.tokens_per_example),
         (
             "reward_model.tokens_per_pair",
             p.reward_model.tokens_per_pair,
         ),
-        ("dpo.pairs", p.dpo.pairs),
         ("dpo.tokens_per_pair", p.dpo.tokens_per_pair),
-        ("ppo.prompts", p.ppo.prompts),
         ("ppo.prompt_tokens", p.ppo.prompt_tokens),
         ("ppo.response_tokens", p.ppo.response_tokens),
-        ("grpo.prompts", p.grpo.prompts),
         ("grpo.prompt_tokens", p.grpo.prompt_tokens),
         ("grpo.response_tokens", p.grpo.response_tokens),
     ] {
-        check_positive(path, field, x)?;
+        check_bound(path, field, x, SEQUENCE_TOKENS)?;
     }
     for (field, x) in [
         ("ppo.response_length_cv", p.ppo.response_length_cv),
         ("grpo.response_length_cv", p.grpo.response_length_cv),
     ] {
-        if let Some(x) = x {
-            check_positive(path, field, x)?;
+        if let Some(x) = x
+            && !(x.is_finite() && x > 0.0 && x <= 10.0)
+        {
+            return Err(Error::in_file(
+                path,
+                None,
+                field,
+                format!("{x} is not a coefficient of variation; use a number in (0, 10]"),
+            ));
         }
     }
     for (field, x) in [
@@ -209,16 +236,21 @@ fn validate(p: &Project, path: &Path) -> Result<()> {
             p.grpo.max_response_len.unwrap_or(1),
         ),
     ] {
-        if x == 0 {
-            return Err(Error::in_file(path, None, field, "must be at least 1"));
+        if x == 0 || x > crate::config::MAX_LEVER as u64 {
+            return Err(Error::in_file(
+                path,
+                None,
+                field,
+                format!("{x} must be a whole number from 1 to 100,000,000"),
+            ));
         }
     }
-    if p.grpo.group_size < 2 {
+    if !(2..=crate::config::MAX_LEVER as u64).contains(&p.grpo.group_size) {
         return Err(Error::in_file(
             path,
             None,
             "grpo.group_size",
-            "GRPO needs at least 2 responses per prompt",
+            "GRPO needs 2 to 100,000,000 responses per prompt",
         ));
     }
     Ok(())
@@ -385,9 +417,6 @@ pub fn price(text: &str, path: &Path, catalog: &Catalog) -> Result<ProjectCost> 
         .gpu(&p.gpu)
         .map_err(|m| Error::in_file(path, None, "gpu", m))?
         .clone();
-    if p.gpus == 0 {
-        return Err(Error::in_file(path, None, "gpus", "must be at least 1"));
-    }
     validate(&p, path)?;
     let mut hardware = Hardware::new(
         gpu,
@@ -396,7 +425,7 @@ pub fn price(text: &str, path: &Path, catalog: &Catalog) -> Result<ProjectCost> 
         crate::config::DEFAULT_FRAMEWORK,
     );
     if let Some(x) = p.usd_per_gpu_hour {
-        hardware.usd_per_gpu_hour = check_positive(path, "usd_per_gpu_hour", x)?;
+        hardware.usd_per_gpu_hour = x;
     }
     let rm_model = reward_model_like(&policy);
     let [sft, rm, dpo] = supervised_ledgers(&p, &policy, &rm_model, finetune, &hardware);

@@ -173,7 +173,7 @@ fn starts(base: f64, x: &[f64], y: &[f64]) -> Vec<SigmoidParams> {
 }
 
 /// Why a curve could not be fitted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
 pub enum NoFit {
     /// Compute and score columns of different lengths.
     #[error("the compute and score columns have different lengths")]
@@ -191,6 +191,17 @@ pub enum NoFit {
     TooFewPoints {
         /// Points with compute > 0.
         points: usize,
+    },
+    /// The scores do not rise with compute: no rising sigmoid describes them (a fit would
+    /// collapse its ceiling onto the base and report a steepness of hundreds of digits).
+    #[error(
+        "the scores do not rise with compute (mean change from the base {change:+.4}, correlation with log compute {correlation:+.2}): no rising curve to fit; check that the metric is a score (a loss falls) and that the run learns"
+    )]
+    NotRising {
+        /// Mean score of the checkpoints with compute > 0, minus the base.
+        change: f64,
+        /// Pearson correlation of the score with log compute.
+        correlation: f64,
     },
     /// No starting point gave a finite cost, or the optimiser failed from every start.
     #[error("the optimiser found no finite least-squares solution from any starting point")]
@@ -213,6 +224,13 @@ pub fn fit(base: f64, x: &[f64], y: &[f64]) -> Result<SigmoidFit, NoFit> {
     let positive = x.iter().filter(|v| **v > 0.0).count();
     if positive < 3 {
         return Err(NoFit::TooFewPoints { points: positive });
+    }
+    let (change, correlation) = rise(base, x, y);
+    if !(change > 0.0 && correlation > 0.0) {
+        return Err(NoFit::NotRising {
+            change,
+            correlation,
+        });
     }
     let problem = Curve { base, x, y };
     // Rank the starting points by their initial cost and refine the best; only when that run does
@@ -250,6 +268,34 @@ pub fn fit(base: f64, x: &[f64], y: &[f64]) -> Result<SigmoidFit, NoFit> {
         converged: best.converged,
         identified: x_max >= params.midpoint,
     })
+}
+
+/// How the points with compute > 0 rise: their mean score minus the base, and the Pearson
+/// correlation of score with log compute (0 when either does not vary).
+fn rise(base: f64, x: &[f64], y: &[f64]) -> (f64, f64) {
+    let points: Vec<(f64, f64)> = x
+        .iter()
+        .zip(y)
+        .filter(|(x, _)| **x > 0.0)
+        .map(|(x, y)| (x.ln(), *y))
+        .collect();
+    let n = points.len() as f64;
+    let (mx, my) = (
+        points.iter().map(|p| p.0).sum::<f64>() / n,
+        points.iter().map(|p| p.1).sum::<f64>() / n,
+    );
+    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+    for (a, b) in &points {
+        sxy += (a - mx) * (b - my);
+        sxx += (a - mx) * (a - mx);
+        syy += (b - my) * (b - my);
+    }
+    let correlation = if sxx > 0.0 && syy > 0.0 {
+        sxy / (sxx * syy).sqrt()
+    } else {
+        0.0
+    };
+    (my - base, correlation)
 }
 
 /// s²·(JᵀJ)⁻¹ in the natural parameters (A, β, C_mid).
@@ -409,16 +455,41 @@ mod tests {
 
     #[test]
     fn bounds_hold_even_when_data_fall() {
-        // Scores below the base: the asymptote cannot go under R0.
+        // Scores below the base: refused as not rising (no asymptote under R0 is ever fitted).
         let x = [100.0, 200.0, 400.0, 800.0, 1600.0];
         let y = [0.29, 0.28, 0.27, 0.28, 0.27];
-        let f = fit(0.3, &x, &y).unwrap();
+        assert!(matches!(fit(0.3, &x, &y), Err(NoFit::NotRising { .. })));
+        // Barely rising scores still fit, with the asymptote above R0.
+        let f = fit(0.3, &x, &[0.30, 0.31, 0.30, 0.32, 0.31]).unwrap();
         assert!(f.params.ceiling >= 0.3 && f.params.steepness > 0.0 && f.params.midpoint > 0.0);
         assert_eq!(fit(0.3, &[1.0], &[f64::NAN]), Err(NoFit::NonFinite));
         assert_eq!(
             fit(0.3, &[0.0, 1.0, 2.0], &[0.3, 0.4, 0.5]),
             Err(NoFit::TooFewPoints { points: 2 })
         );
+    }
+
+    #[test]
+    fn falling_or_flat_scores_are_not_fitted() {
+        // Issue 51: falling scores were reported "converged, identified" with zero-width
+        // intervals and a 118-digit steepness.
+        let x = [1e16, 2e16, 4e16, 8e16, 1.6e17];
+        let falling = [0.38, 0.35, 0.31, 0.28, 0.25];
+        match fit(0.40, &x, &falling) {
+            Err(NoFit::NotRising {
+                change,
+                correlation,
+            }) => {
+                assert!(change < 0.0 && correlation < 0.0, "{change} {correlation}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            fit(0.40, &x, &[0.40; 5]),
+            Err(NoFit::NotRising { .. })
+        ));
+        let rising = [0.42, 0.45, 0.49, 0.52, 0.54];
+        assert!(fit(0.40, &x, &rising).is_ok());
     }
 
     #[test]

@@ -439,8 +439,16 @@ pub fn choose_to_decide(
     request: &PlanRequest,
     decide: &DecideRequest,
 ) -> Result<DecidedPlan> {
-    if !(decide.noise_sd.is_finite() && decide.noise_sd > 0.0) {
-        return Err(Error::in_setting("noise_sd", "must be a positive score sd"));
+    // A score's measurement noise: below 1e-4 (a hundredth of a point) no evaluation set is that
+    // precise, and a tiny sd made every pilot's information infinite (a plan of 0 pilots).
+    if !(decide.noise_sd.is_finite() && (1e-4..=0.5).contains(&decide.noise_sd)) {
+        return Err(Error::in_setting(
+            "noise_sd",
+            format!(
+                "{} is not a score's measurement sd; use a number from 0.0001 to 0.5 (a 500-problem set at 50%: 0.022)",
+                crate::format::number(decide.noise_sd)
+            ),
+        ));
     }
     let space_filling = choose(grid, request)?;
     let options = options(grid, request)?;

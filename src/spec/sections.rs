@@ -63,7 +63,10 @@ pub(super) fn hardware(
             value,
             Some(hw),
             "usd_per_gpu_hour",
-            (1000.0, "no GPU rents for more than $1,000 an hour"),
+            (
+                crate::bounds::USD_PER_GPU_HOUR.max,
+                "no GPU rents for more than $1,000 an hour",
+            ),
         )?,
         None => d.usd_per_gpu_hour,
     };

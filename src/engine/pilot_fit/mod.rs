@@ -505,7 +505,7 @@ impl PilotFitReport {
                         // No bootstrap (`--bootstrap 0`): no interval, never NaN.
                         format!("{:.3} [-]", s.params.ceiling)
                     },
-                    format!("{:.2}", s.params.steepness),
+                    crate::format::number(s.params.steepness),
                     number(s.params.midpoint),
                     format!("{:.4}", s.rmse),
                     if s.identified {
