@@ -357,6 +357,24 @@ impl std::fmt::Write for NumberText {
     }
 }
 
+/// A text cell of a CSV file as a spreadsheet reads it literally: a cell starting with `=`,
+/// `+`, `-`, `@`, a tab or a carriage return would be a formula (OWASP's CSV injection), so it
+/// is written after a `'`. For text from the user's files (study, row and run names), never for
+/// numbers.
+pub fn spreadsheet_text(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        std::borrow::Cow::Owned(format!("'{text}"))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
+/// Whether a CSV cell's text is a number (`-0.5`, `1e3`), which [`spreadsheet_text`] leaves
+/// alone.
+pub fn number_value_text(text: &str) -> bool {
+    text.trim().parse::<f64>().is_ok()
+}
+
 /// Where [`thousands`] switches to scientific notation: 1e15, below 2^53, so every integer it
 /// writes digit by digit is exact.
 pub const THOUSANDS_LIMIT: f64 = 1e15;

@@ -39,6 +39,7 @@ pub mod error;
 pub mod evaluate;
 pub mod fit;
 pub mod format;
+pub mod identity;
 pub mod input;
 pub mod interrupt;
 pub mod ledger;

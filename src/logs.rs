@@ -20,10 +20,13 @@
 //! short function from text to steps, and the enum gives `--format` its parser, its names and
 //! its error messages in one place.
 
+mod json_entry;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use json_entry::{Entry, TrainerState};
 
 /// A log format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -269,8 +272,14 @@ fn is_csv(text: &str) -> bool {
 pub fn parse_metrics_line(line: &str) -> BTreeMap<String, f64> {
     let line = line.trim();
     if line.starts_with('{') {
-        return serde_json::from_str::<serde_json::Value>(line)
-            .map(|v| json_metrics(&v))
+        return serde_json::from_str::<Entry>(line)
+            .map(|e| {
+                let mut metrics = e.metrics;
+                if let Some(step) = e.step.and_then(|s| s.step().ok()) {
+                    metrics.insert("step".to_string(), step as f64);
+                }
+                metrics
+            })
             .unwrap_or_default();
     }
     let mut out = BTreeMap::new();
@@ -308,36 +317,23 @@ fn console_steps(path: &Path, text: &str) -> Result<Vec<LoggedStep>> {
     Ok(steps)
 }
 
-/// Numeric entries of a JSON object (of its `data` member when it has one).
-fn json_metrics(value: &serde_json::Value) -> BTreeMap<String, f64> {
-    let object = value.get("data").unwrap_or(value);
-    let mut out = BTreeMap::new();
-    if let serde_json::Value::Object(map) = object {
-        for (k, v) in map {
-            if let Some(x) = v.as_f64().filter(|x| x.is_finite()) {
-                out.insert(k.clone(), x);
-            }
-        }
-    }
-    out
-}
-
 fn json_line_steps(path: &Path, text: &str) -> Result<Vec<LoggedStep>> {
     let mut steps = Vec::new();
     for (k, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let v: serde_json::Value = serde_json::from_str(line)
+        let entry: Entry = serde_json::from_str(line)
             .map_err(|e| Error::in_file(path, Some(k + 1), "", format!("not a JSON line: {e}")))?;
-        let step = v
-            .get("step")
-            .map(json_step)
+        let step = entry
+            .step
+            .map(|s| s.step())
             .transpose()
             .map_err(|m| Error::in_file(path, Some(k + 1), "step", m))?;
-        let mut metrics = json_metrics(&v);
-        metrics.remove("step");
-        steps.push(LoggedStep { step, metrics });
+        steps.push(LoggedStep {
+            step,
+            metrics: entry.metrics,
+        });
     }
     Ok(steps)
 }
@@ -386,35 +382,33 @@ fn csv_steps(path: &Path, text: &str) -> Result<Vec<LoggedStep>> {
 
 /// The steps of TRL's `trainer_state.json` and its `global_step`.
 fn trainer_state_steps(path: &Path, text: &str) -> Result<(Vec<LoggedStep>, Option<u64>)> {
-    let state: serde_json::Value = serde_json::from_str(text)
+    let state: TrainerState = serde_json::from_str(text)
         .map_err(|e| Error::in_file(path, Some(e.line()), "", e.to_string()))?;
-    let history = state
-        .get("log_history")
-        .and_then(|h| h.as_array())
-        .ok_or_else(|| {
-            Error::in_file(
-                path,
-                None,
-                "log_history",
-                "missing: is this TRL's trainer_state.json?",
-            )
-        })?;
+    let history = state.log_history.ok_or_else(|| {
+        Error::in_file(
+            path,
+            None,
+            "log_history",
+            "missing: is this TRL's trainer_state.json?",
+        )
+    })?;
     let global_step = state
-        .get("global_step")
-        .map(json_step)
+        .global_step
+        .map(|s| s.step())
         .transpose()
         .map_err(|m| Error::in_file(path, None, "global_step", m))?;
     let steps = history
-        .iter()
+        .into_iter()
         .enumerate()
         .map(|(k, entry)| {
-            let mut metrics = json_metrics(entry);
-            metrics.remove("step");
             let step =
-                entry.get("step").map(json_step).transpose().map_err(|m| {
+                entry.step.map(|s| s.step()).transpose().map_err(|m| {
                     Error::in_file(path, None, &format!("log_history[{k}].step"), m)
                 })?;
-            Ok(LoggedStep { step, metrics })
+            Ok(LoggedStep {
+                step,
+                metrics: entry.metrics,
+            })
         })
         .collect::<Result<Vec<_>>>()?;
     Ok((steps, global_step))

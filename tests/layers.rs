@@ -21,6 +21,8 @@ const LAYERS: &[&[&str]] = &[
         "toml_text",
         "logs",
         "interrupt",
+        "bounds",
+        "identity",
     ],
     &["catalog"],
     &["config"],

@@ -674,11 +674,20 @@ fn hostile_numbers_are_refused_at_the_boundary() {
     for (entry, wanted) in [
         (
             "[[gpu]]\nid = \"h100-sxm\"\nusd_per_gpu_hour = 0.0\n",
-            "usd_per_gpu_hour: 0 is not valid",
+            "usd_per_gpu_hour: 0 is outside 0.01",
         ),
         (
             "[[gpu]]\nid = \"h100-sxm\"\nusd_per_gpu_hour = 1e308\n",
-            "beyond any real GPU",
+            "no GPU rents for",
+        ),
+        (
+            // Issue 51: a GPU of 1e-300 TFLOP/s priced a run at 3.4e38 seconds, exit 0.
+            "[[gpu]]\nid = \"h100-sxm\"\nbf16_dense_tflops = 1e-300\n",
+            "bf16_dense_tflops: 1e-300 is outside 1 TFLOP/s to 100000 TFLOP/s",
+        ),
+        (
+            "[[gpu]]\nid = \"h100-sxm\"\nbandwidth_tbps = 500\n",
+            "is outside 0.1 TB/s to 100 TB/s",
         ),
         (
             "[[model]]\nid = \"odd\"\nname = \"x/odd\"\nlayers = 2\nhidden = 64\nheads = 4\nkv_heads = 8\nhead_dim = 16\nintermediate = 128\nvocab = 1000\ntied_embeddings = true\npublished_params = 0\nsource = \"t\"\ndate = \"2026\"\n",

@@ -1,4 +1,5 @@
-//! What the evaluated cells say: non-dominated sets ([`pareto`]), the cost-score and allocation
+//! What the evaluated cells say: non-dominated sets ([`pareto`], with `front_bits` for large
+//! fronts in four or more objectives), the cost-score and allocation
 //! frontiers with their streaming aggregate ([`frontier`], which skips cells a front cannot take
 //! with `front_guard`), the joint draws of the outcome model
 //! ([`draws`]), the shortlist of regimes worth a validation run ([`shortlist`]), the
@@ -7,6 +8,7 @@
 
 pub mod decision;
 pub mod draws;
+mod front_bits;
 mod front_guard;
 pub mod frontier;
 pub mod pareto;

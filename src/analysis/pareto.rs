@@ -403,16 +403,58 @@ pub fn first_front(
     let mut kept: Vec<usize> = if m == 3 {
         front_3d_scan(&order, &row)
     } else {
-        let mut kept: Vec<usize> = Vec::new();
-        for &i in &order {
-            if !kept.iter().any(|&k| dominates(row(k), row(i))) {
-                kept.push(i);
-            }
-        }
-        kept
+        wide_front(&order, &row, m)
     };
     kept.sort_unstable();
     Ok(kept)
+}
+
+/// Kept points past which the scan of [`wide_front`] hands over to dominance bitsets.
+const SCAN_FRONT_LIMIT: usize = 1024;
+
+/// The front of points in lexicographic `order` with `m` objectives other than three: the scan
+/// against the kept points while the front stays small (O(n·k)), else dominance bitsets over
+/// the distinct vectors ([`super::front_bits`], m·n²/64 word operations whatever the front's
+/// size), every duplicate of a kept vector kept with it. Objectives that repeat another column
+/// exactly are compared once.
+fn wide_front<'r>(order: &[usize], row: &impl Fn(usize) -> &'r [f64], m: usize) -> Vec<usize> {
+    let mut kept: Vec<usize> = Vec::new();
+    for &i in order {
+        if !kept.iter().any(|&k| dominates(row(k), row(i))) {
+            kept.push(i);
+            if kept.len() > SCAN_FRONT_LIMIT && m >= 4 {
+                return bitset_front(order, row, m);
+            }
+        }
+    }
+    kept
+}
+
+/// [`wide_front`] by dominance bitsets: distinct vectors (adjacent in `order`) with duplicate
+/// columns dropped, their front, and every point whose vector is on it.
+fn bitset_front<'r>(order: &[usize], row: &impl Fn(usize) -> &'r [f64], m: usize) -> Vec<usize> {
+    let columns: Vec<usize> = (0..m)
+        .filter(|&j| !(0..j).any(|c| order.iter().all(|&i| row(i)[c] == row(i)[j])))
+        .collect();
+    let mut groups: Vec<&[usize]> = Vec::new();
+    let mut start = 0;
+    while start < order.len() {
+        let end = start
+            + order[start..]
+                .iter()
+                .take_while(|&&i| row(i) == row(order[start]))
+                .count();
+        groups.push(&order[start..end]);
+        start = end;
+    }
+    let vectors: Vec<f64> = groups
+        .iter()
+        .flat_map(|g| columns.iter().map(|&j| row(g[0])[j]))
+        .collect();
+    super::front_bits::distinct_front(&vectors, columns.len())
+        .into_iter()
+        .flat_map(|g| groups[g].iter().copied())
+        .collect()
 }
 
 /// The 3-objective scan of [`first_front`] in O(n log n): the points come in lexicographic
@@ -496,6 +538,43 @@ mod tests {
         let mut brute = front_brute_force(&cost, &score, COST_SCORE);
         brute.sort_unstable();
         assert_eq!(brute, vec![0, 2, 4, 5]);
+    }
+
+    #[test]
+    fn a_large_front_in_many_objectives_is_exact_with_duplicates_and_repeated_columns() {
+        // Past SCAN_FRONT_LIMIT kept points the scan hands over to dominance bitsets (issue 51:
+        // 1e5 mutually non-dominated rows in 4-8 objectives took 48 s); the answer must stay
+        // the brute force's, duplicate rows kept together, a repeated column changing nothing.
+        let mut state = 99u64;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((state >> 33) % 1000) as f64
+        };
+        let n = 3000;
+        let mut data = Vec::with_capacity(n * 6);
+        for i in 0..n {
+            let row: Vec<f64> = if i % 10 == 9 {
+                data[(i - 1) * 6..i * 6].to_vec()
+            } else {
+                let a = next();
+                let b = next();
+                let c = next();
+                // On a plane (a + b + c + d = 3000): mostly mutually non-dominated.
+                vec![a, b, c, 3000.0 - a - b - c, a, next()]
+            };
+            data.extend(row);
+        }
+        let matrix = ndarray::Array2::from_shape_vec((n, 6), data.clone()).unwrap();
+        let senses = [Sense::Minimize; 6];
+        let got = first_front(matrix.view(), &senses).unwrap();
+        let row = |i: usize| &data[i * 6..(i + 1) * 6];
+        let brute: Vec<usize> = (0..n)
+            .filter(|&i| !(0..n).any(|j| dominates(row(j), row(i))))
+            .collect();
+        assert!(got.len() > SCAN_FRONT_LIMIT, "{}", got.len());
+        assert_eq!(got, brute);
     }
 
     #[test]

@@ -55,6 +55,15 @@ fn write_csv(path: &std::path::Path, header: &[&str], rows: Vec<Vec<String>>) ->
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(header).expect("memory");
     for row in rows {
+        // Text cells from the evidence (study, model, benchmark names) are written so that no
+        // spreadsheet runs them; numbers pass unchanged.
+        let row = row.iter().map(|cell| {
+            if rlfrontier::format::number_value_text(cell) {
+                cell.clone()
+            } else {
+                rlfrontier::format::spreadsheet_text(cell).into_owned()
+            }
+        });
         w.write_record(row).expect("memory");
     }
     rlfrontier::report::write_atomic(path, &w.into_inner().expect("memory"))

@@ -106,8 +106,29 @@ impl CatalogFlag {
 
 /// Writes text to standard output, mapping a failure to an I/O error on `<stdout>`.
 fn emit(out: &mut dyn Write, text: &str) -> Result<()> {
-    out.write_all(text.as_bytes())
+    out.write_all(terminal_safe(text).as_bytes())
         .map_err(|e| Error::io(Path::new("<stdout>"), e))
+}
+
+/// `text` with every control character but newline and tab shown escaped (`\u{1b}`): text from
+/// a user's files (a grid's description, a catalog name) never reaches the terminal as an escape
+/// sequence, whichever command prints it.
+fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(
+        text.chars()
+            .map(|c| match c {
+                '\n' | '\t' => c.to_string(),
+                c if c.is_control() => c.escape_default().to_string(),
+                c => c.to_string(),
+            })
+            .collect(),
+    )
 }
 
 /// Pretty JSON with a final newline.

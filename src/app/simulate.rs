@@ -73,6 +73,18 @@ pub fn run(args: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
         .clone()
         .or_else(|| grid.metric.clone())
         .unwrap_or_else(|| "score".to_string());
+    if !metric.starts_with(|c: char| c.is_ascii_alphanumeric())
+        || metric.chars().any(char::is_control)
+    {
+        // The name is a cell of results.csv: a leading = + - @ would be a spreadsheet formula.
+        return Err(Error::in_flag(
+            "--metric",
+            format!(
+                "`{}` must start with a letter or digit and hold no control characters; name the metric as the logs do",
+                rlfrontier::error::one_line(&metric)
+            ),
+        ));
+    }
     let rows = simulate(&grid, &plan, &truth, args.noise, args.seed, &args.plan)?;
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(["run_id", "step", "metric", "value"])

@@ -74,7 +74,7 @@ fn comparisons_table(all: &[Comparison]) -> String {
     ]);
     for c in all {
         table.row([
-            c.id.clone(),
+            rlfrontier::format::spreadsheet_text(&c.id).into_owned(),
             c.quantity.to_string(),
             number(c.measured),
             format!("{:.4}", c.predicted),

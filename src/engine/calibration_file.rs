@@ -59,6 +59,10 @@ pub struct CalibrationFile {
     /// For each fitted parameter: "data" when the pilots decided it, "prior" when the prior did.
     #[serde(default)]
     pub decided_by: BTreeMap<String, String>,
+    /// The model that fitted it ([`crate::identity::model_identity`]; empty in files of older
+    /// versions).
+    #[serde(default)]
+    pub model_identity: String,
 }
 
 impl CalibrationFile {

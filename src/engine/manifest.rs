@@ -43,6 +43,10 @@ pub struct ManifestShard {
     /// SHA-256 of the shard's `cells.csv`, which `merge` checks before using a row of it.
     #[serde(default)]
     pub cells_sha256: Option<String>,
+    /// SHA-256 of the shard's `aggregate.json`, which `merge` checks before using any number of
+    /// it (absent in shards of older versions, which `merge` refuses).
+    #[serde(default)]
+    pub aggregate_sha256: Option<String>,
 }
 
 /// Cell counts.
@@ -96,6 +100,9 @@ pub struct Manifest {
     /// SHA-256 of the catalog's entries (`Catalog::sha256`): an override changes it.
     #[serde(default)]
     pub catalog_sha256: String,
+    /// The model that computed the numbers ([`crate::identity::model_identity`]).
+    #[serde(default)]
+    pub model_identity: String,
     /// Which rows `cells.csv` holds.
     pub cells_mode: CellsMode,
     /// GPU id.
@@ -142,6 +149,7 @@ impl Manifest {
             },
             catalog_version: catalog.version.clone(),
             catalog_sha256: catalog.sha256(),
+            model_identity: crate::identity::model_identity().to_string(),
             cells_mode: mode,
             gpu: grid.hardware.gpu.id.clone(),
             usd_per_gpu_hour: grid.hardware.usd_per_gpu_hour,
@@ -150,6 +158,7 @@ impl Manifest {
                 count,
                 cells_rows: summary.cells_digest.as_ref().map(|d| d.0),
                 cells_sha256: summary.cells_digest.as_ref().map(|d| d.1.clone()),
+                aggregate_sha256: summary.aggregate_sha256.clone(),
             }),
             cells: ManifestCells {
                 total: summary.cells_total,

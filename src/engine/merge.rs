@@ -145,6 +145,20 @@ fn merged_aggregate(
     for s in shards {
         let path = s.dir.join("aggregate.json");
         let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+        // Every number merge uses is the shard's own: the file must be the one its sweep wrote.
+        use sha2::Digest;
+        let digest = crate::format::hex(&sha2::Sha256::digest(text.as_bytes()));
+        if s.aggregate_sha256.as_deref() != Some(digest.as_str()) {
+            return Err(Error::in_file(
+                &path,
+                None,
+                "",
+                format!(
+                    "is not the aggregate shard {}/{}'s sweep wrote (its SHA-256 differs from the manifest's, or the manifest records none): sweep the shard again",
+                    s.index, s.count
+                ),
+            ));
+        }
         let part: Aggregate = serde_json::from_str(&text)
             .map_err(|e| Error::in_file(&path, Some(e.line()), "", e.to_string()))?;
         // Each shard's aggregate must describe its own slice: its cell count, and every cell it
@@ -206,6 +220,8 @@ struct Shard {
     cells_digest: Option<(u64, String)>,
     /// Cells in its slice.
     range: std::ops::Range<u64>,
+    /// The SHA-256 of its `aggregate.json` as its sweep wrote it.
+    aggregate_sha256: Option<String>,
 }
 
 /// Reads every shard's manifest and checks they are shards 0..N of one grid file with one
@@ -266,7 +282,24 @@ fn read_shard(dir: &Path) -> Result<Shard> {
     };
     let cells_digest = shard.cells_rows.zip(shard.cells_sha256.clone());
     let range = super::shard_range(manifest.cells.total, shard.index, shard.count);
+    if manifest.model_identity != crate::identity::model_identity() {
+        return Err(Error::in_file(
+            &path,
+            None,
+            "model_identity",
+            format!(
+                "the shard was computed by another build of the model ({} against this build's {}); sweep every shard with the same rlfrontier as the merge",
+                if manifest.model_identity.is_empty() {
+                    "none recorded"
+                } else {
+                    manifest.model_identity.as_str()
+                },
+                crate::identity::model_identity()
+            ),
+        ));
+    }
     Ok(Shard {
+        aggregate_sha256: shard.aggregate_sha256.clone(),
         cells_digest,
         range,
         dir: dir.to_path_buf(),

@@ -206,6 +206,8 @@ pub struct SweepSummary {
     pub decisions: Vec<crate::analysis::decision::Decision>,
     /// For a shard: the rows of its cells file and the file's SHA-256, which `merge` checks.
     pub cells_digest: Option<(u64, String)>,
+    /// For a shard: the SHA-256 of its `aggregate.json`, which `merge` checks.
+    pub aggregate_sha256: Option<String>,
 }
 
 /// The slice of cell ids shard `index` of `count` evaluates: contiguous, covering every id once.

@@ -326,6 +326,7 @@ fn plan_info(grid: &Grid, settings: &PilotPlanSettings, runs: usize, design: Str
         budget_unit: settings.budget.unit.as_str().to_string(),
         framework: settings.framework.as_str().to_string(),
         framework_version: crate::pilot::frameworks::describe(settings.framework),
+        model_identity: crate::identity::model_identity().to_string(),
         runs,
         design,
     }

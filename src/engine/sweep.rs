@@ -712,10 +712,13 @@ pub(super) fn finish(
             png: options.png,
         },
     )?;
+    let mut aggregate_sha256 = None;
     if options.shard.is_some() {
         let mut text = serde_json::to_string(&aggregate).expect("json");
         text.push('\n');
         staged.add(&options.out_dir.join("aggregate.json"), text.as_bytes())?;
+        use sha2::Digest;
+        aggregate_sha256 = Some(crate::format::hex(&sha2::Sha256::digest(text.as_bytes())));
     }
     remove_stale_outputs(&mut staged, options, cells_file.is_some());
     let mut files = Vec::new();
@@ -753,6 +756,7 @@ pub(super) fn finish(
         files,
         decisions,
         cells_digest,
+        aggregate_sha256,
     };
     // The manifest joins the same commit: the folder never holds new tables beside an old
     // manifest (or the reverse).

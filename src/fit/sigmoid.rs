@@ -203,9 +203,42 @@ pub enum NoFit {
         /// Pearson correlation of the score with log compute.
         correlation: f64,
     },
+    /// The least-squares curve is no rising curve: its ceiling sits on the base, or it steps up
+    /// at one point (its intervals would be of zero width).
+    #[error(
+        "the best fit is no rising curve (ceiling {gain:+.4} over the base, steepness {steepness:.3e}): the checkpoints do not show the curve's rise; fit more checkpoints or a longer run"
+    )]
+    Degenerate {
+        /// The fitted ceiling minus the base.
+        gain: f64,
+        /// The fitted steepness.
+        steepness: f64,
+    },
     /// No starting point gave a finite cost, or the optimiser failed from every start.
     #[error("the optimiser found no finite least-squares solution from any starting point")]
     NoSolution,
+}
+
+/// Smallest ceiling above the base a fit may report: a hundredth of a point.
+pub const MIN_FITTED_RISE: f64 = 1e-4;
+
+/// Largest steepness a fit may report: a sigmoid of steepness 50 rises from 10% to 90% of its
+/// gain within a factor of 1.09 of compute, a step no RL curve takes.
+pub const MAX_FITTED_STEEPNESS: f64 = 50.0;
+
+impl NoFit {
+    /// A few words for a table cell (the whole reason goes to `fits.csv`).
+    pub fn short(&self) -> &'static str {
+        match self {
+            NoFit::MismatchedLengths | NoFit::NonFinite | NoFit::BaseOutOfRange => {
+                "bad input (see fits.csv)"
+            }
+            NoFit::TooFewPoints { .. } => "too few checkpoints",
+            NoFit::NotRising { .. } => "scores do not rise",
+            NoFit::Degenerate { .. } => "no rising curve in the data",
+            NoFit::NoSolution => "no solution",
+        }
+    }
 }
 
 /// Fits the sigmoid to (x, y) points with base score `base`. Needs at least three points with
@@ -225,8 +258,10 @@ pub fn fit(base: f64, x: &[f64], y: &[f64]) -> Result<SigmoidFit, NoFit> {
     if positive < 3 {
         return Err(NoFit::TooFewPoints { points: positive });
     }
+    // Scores that fall (below the base on average and against compute) or do not move have
+    // no rising curve; a weak or noisy rise is fitted, and judged by its fit below.
     let (change, correlation) = rise(base, x, y);
-    if !(change > 0.0 && correlation > 0.0) {
+    if (change <= 0.0 && correlation <= 0.0) || y.iter().all(|v| *v == base) {
         return Err(NoFit::NotRising {
             change,
             correlation,
@@ -258,6 +293,24 @@ pub fn fit(base: f64, x: &[f64], y: &[f64]) -> Result<SigmoidFit, NoFit> {
     }
     let best = best.ok_or(NoFit::NoSolution)?;
     let params = SigmoidParams::from_unconstrained(base, &best.theta);
+    // A fit whose ceiling collapsed onto the base, or whose steepness ran away (a step at one
+    // point), describes no rise: its intervals would be of zero width.
+    // ... or one whose whole rise lies a thousandfold before the first checkpoint: the data
+    // then show a level, not the curve (its steepness and midpoint mean nothing).
+    let first_x = x
+        .iter()
+        .copied()
+        .filter(|v| *v > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    if params.ceiling - base < MIN_FITTED_RISE
+        || params.steepness > MAX_FITTED_STEEPNESS
+        || params.midpoint < first_x * 1e-3
+    {
+        return Err(NoFit::Degenerate {
+            gain: params.ceiling - base,
+            steepness: params.steepness,
+        });
+    }
     let m = x.len();
     let x_max = x.iter().copied().fold(0.0, f64::max);
     Ok(SigmoidFit {

@@ -102,6 +102,10 @@ pub struct PlanInfo {
     /// ([`frameworks::describe`]; empty in plans of older versions).
     #[serde(default)]
     pub framework_version: String,
+    /// The model that priced the plan ([`crate::identity::model_identity`]; empty in plans of
+    /// older versions: not compared).
+    #[serde(default)]
+    pub model_identity: String,
     /// Number of runs.
     pub runs: usize,
     /// How the pilots were chosen: `space-filling`, or `decide BUDGET` for `plan --decide`

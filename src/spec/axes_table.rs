@@ -50,6 +50,20 @@ pub(super) fn axes(
         agent_judge_keys,
     )?;
     v.no_duplicates(ax, "model", &model_ids)?;
+    // Two spellings of one model (a case, an alias, its Hugging Face name) would sweep every
+    // cell twice.
+    for (i, m) in model.iter().enumerate() {
+        if let Some(j) = model[..i].iter().position(|n| n.id == m.id) {
+            return Err(v.err(
+                ax,
+                "model",
+                format!(
+                    "`{}` and `{}` are the same model ({}); list it once",
+                    model_ids[j], model_ids[i], m.id
+                ),
+            ));
+        }
+    }
     v.no_duplicates(
         ax,
         "finetune",

@@ -86,6 +86,8 @@ pub struct PilotFitReport {
     thinned_runs: usize,
     /// (rows, logs) collected by `--logs` into `results.csv`.
     collected: Option<(usize, usize)>,
+    /// The plan was priced by another build of the model (its identity, this build's).
+    other_model: Option<(String, String)>,
 }
 
 /// Refuses to overwrite another grid's calibration unless forced (by the grid's hash; an
@@ -208,6 +210,7 @@ pub fn fit_pilots(settings: &PilotFitSettings, catalog: &Catalog) -> Result<Pilo
             calibration_file: &calibration_file,
         },
     )?;
+    let other_model = other_model(&plan.info.model_identity);
     Ok(PilotFitReport {
         grid_name: grid.name.clone(),
         grid_path: grid.path.clone(),
@@ -222,6 +225,7 @@ pub fn fit_pilots(settings: &PilotFitSettings, catalog: &Catalog) -> Result<Pilo
         written,
         out: settings.out.clone(),
         collected: collected.map(|c| (c.rows, c.logs)),
+        other_model,
     })
 }
 
@@ -269,6 +273,13 @@ fn ingest(
             Ok((label, ingested, Some(collected)))
         }
     }
+}
+
+/// The plan's model identity and this build's, when the plan records another (a plan made
+/// before an upgrade stays usable: `fit` warns, never refuses).
+fn other_model(recorded: &str) -> Option<(String, String)> {
+    let now = crate::identity::model_identity();
+    (!recorded.is_empty() && recorded != now).then(|| (recorded.to_string(), now.to_string()))
 }
 
 /// Each planned run's fit to its ingested checkpoints (runs without results are skipped), the
@@ -335,6 +346,7 @@ fn calibration_file_of(
             .iter()
             .map(|(name, by)| (name.clone(), by.to_string()))
             .collect(),
+        model_identity: crate::identity::model_identity().to_string(),
     }
 }
 
@@ -411,6 +423,11 @@ impl PilotFitReport {
         }
         for e in &ingested.skipped_examples {
             report.push_str(&format!("  skipped {e}\n"));
+        }
+        if let Some((then, now)) = &self.other_model {
+            report.push_str(&format!(
+                "  warning: the plan was priced by another build of the model ({then}; this is {now}): its steps and budgets stand as planned, the fit uses this build\n"
+            ));
         }
         for w in &ingested.past_plan {
             report.push_str(&format!(
@@ -505,7 +522,7 @@ impl PilotFitReport {
                         // No bootstrap (`--bootstrap 0`): no interval, never NaN.
                         format!("{:.3} [-]", s.params.ceiling)
                     },
-                    crate::format::number(s.params.steepness),
+                    format!("{:.2}", s.params.steepness),
                     number(s.params.midpoint),
                     format!("{:.4}", s.rmse),
                     if s.identified {
@@ -523,7 +540,7 @@ impl PilotFitReport {
                     String::new(),
                     String::new(),
                     String::new(),
-                    f.no_fit.map(|r| r.to_string()).unwrap_or_default(),
+                    f.no_fit.map(|r| r.short().to_string()).unwrap_or_default(),
                 ]),
             }
         }
