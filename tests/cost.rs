@@ -4,7 +4,7 @@
 use predicates::prelude::*;
 
 mod common;
-use common::bin;
+use common::{bin, repo};
 
 fn json(args: &[&str]) -> serde_json::Value {
     let a = bin().args(args).arg("--json").assert().success();
@@ -976,4 +976,37 @@ fn a_prompt_cap_bounds_the_default_prompt_and_refuses_a_longer_mean() {
         "{stderr}"
     );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
+
+#[test]
+fn calibrate_hw_calibrates_the_run_of_its_from_verl_file() {
+    // Issue 52: `calibrate-hw --from-verl FILE` was accepted and ignored, calibrating the
+    // defaults (8 GPUs, cap 4096) into a profile 2-3x too optimistic. The file's run (here
+    // Qwen2.5-7B-Instruct on 2 x 8 GPUs) is the one calibrated now.
+    let dir = tempfile::tempdir().unwrap();
+    let script = repo("tests/fixtures/import/verl_grpo_qwen2.5-7b.sh");
+    let out = dir.path().join("cal.toml");
+    bin()
+        .args(["calibrate-hw", "--from-verl"])
+        .arg(&script)
+        .args(["--gen-seconds", "120", "--update-seconds", "60", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.contains("qwen2.5-7b-instruct on 16 x"), "{text}");
+    let defaults = dir.path().join("defaults.toml");
+    bin()
+        .args([
+            "calibrate-hw",
+            "--model",
+            "qwen2.5-7b-instruct",
+            "--gen-seconds",
+            "120",
+        ])
+        .args(["--update-seconds", "60", "--out"])
+        .arg(&defaults)
+        .assert()
+        .success();
+    assert_ne!(std::fs::read_to_string(&defaults).unwrap(), text);
 }

@@ -1374,3 +1374,84 @@ fn no_single_file_writer_replaces_its_input_or_an_existing_file_without_force() 
         .assert()
         .code(2);
 }
+
+#[test]
+fn merge_uses_no_number_the_shards_sweep_did_not_write() {
+    // Issue 51: merge trusted aggregate.json's numbers (only ids and counts were checked): an
+    // edited score or cost gave a frontier.csv contradicting cells.csv, and a cost of 1e-305
+    // looped forever in the plotting library. The manifest records the aggregate's SHA-256 and
+    // the model's identity; both must match.
+    let dir = tempfile::tempdir().unwrap();
+    let grid_file = repo("grids/race-pilot.toml");
+    let shard = |i: u32| {
+        let out = dir.path().join(format!("s{i}"));
+        bin()
+            .args([
+                "sweep",
+                grid_file.to_str().unwrap(),
+                "-q",
+                "--cells",
+                "none",
+            ])
+            .args(["--shard", &format!("{i}/2"), "--out"])
+            .arg(&out)
+            .assert()
+            .success();
+        out
+    };
+    let (s0, s1) = (shard(0), shard(1));
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(s0.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(
+        manifest["model_identity"].as_str().unwrap().len(),
+        32,
+        "{manifest}"
+    );
+    let aggregate = s1.join("aggregate.json");
+    let text = std::fs::read_to_string(&aggregate).unwrap();
+    // One number edited, ids and counts intact.
+    let at = text.find("\"usd\":").expect("a cost in the aggregate") + "\"usd\":".len();
+    let edited = format!(
+        "{}1e-305{}",
+        &text[..at],
+        &text[at..].trim_start_matches(|c: char| c.is_ascii_digit()
+            || c == '.'
+            || c == 'e'
+            || c == '-'
+            || c == '+')
+    );
+    std::fs::write(&aggregate, edited).unwrap();
+    let out = dir.path().join("merged");
+    bin()
+        .arg("merge")
+        .arg(&s0)
+        .arg(&s1)
+        .arg("--out")
+        .arg(&out)
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("SHA-256 differs"));
+    assert!(!out.exists(), "a refused merge left {}", out.display());
+    // A shard of another build of the model is refused by its identity.
+    std::fs::write(&aggregate, text).unwrap();
+    let m1 = s1.join("manifest.json");
+    let manifest = std::fs::read_to_string(&m1).unwrap();
+    let id = manifest_field(&manifest, "model_identity");
+    std::fs::write(&m1, manifest.replace(&id, &"0".repeat(32))).unwrap();
+    bin()
+        .arg("merge")
+        .arg(&s0)
+        .arg(&s1)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("another build of the model"));
+}
+
+/// The string value of a top-level field of a JSON text.
+fn manifest_field(text: &str, field: &str) -> String {
+    let v: serde_json::Value = serde_json::from_str(text).unwrap();
+    v[field].as_str().unwrap().to_string()
+}

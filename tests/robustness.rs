@@ -202,7 +202,7 @@ proptest! {
         let plan = rlfrontier::pilot::Plan {
             info: rlfrontier::pilot::PlanInfo {
                 tool: "rlfrontier".into(), tool_version: "0".into(), grid_name: "g".into(), grid_file: "g.toml".into(), grid_file_from_plan: String::new(), catalog_sha256: String::new(), plan_csv_sha256: String::new(),
-                grid_sha256: "0".repeat(64), pilot_budget: 1e17, budget_unit: "flops".into(), framework: "verl".into(), framework_version: String::new(), runs: 2, design: String::new(),
+                grid_sha256: "0".repeat(64), pilot_budget: 1e17, budget_unit: "flops".into(), framework: "verl".into(), framework_version: String::new(), model_identity: String::new(), runs: 2, design: String::new(),
             },
             runs: vec![pilot_run("p001"), pilot_run("p002")],
         };

@@ -154,7 +154,7 @@ fn merged_aggregate(
                 None,
                 "",
                 format!(
-                    "is not the aggregate shard {}/{}'s sweep wrote (its SHA-256 differs from the manifest's, or the manifest records none): sweep the shard again",
+                    "is not the aggregate shard {}/{}'s sweep wrote: the aggregate.json was copied or edited (its SHA-256 differs from the manifest's, or the manifest records none): sweep the shard again",
                     s.index, s.count
                 ),
             ));

@@ -8,6 +8,10 @@ use crate::catalog::Catalog;
 use crate::config::{Agent, ApiJudge, Framework, Hardware, MAX_LEVER, RunSettings, Schedule, Task};
 use crate::error::Result;
 
+/// Longest grid name: it names a folder (`results/NAME`) and, with a suffix, files in it, which
+/// file systems cap at 255 bytes.
+pub const MAX_GRID_NAME: usize = 100;
+
 /// The top-level keys: `name`, `description`, `seed`.
 pub(super) fn header(raw: &RawGrid, v: &Validator) -> Result<(String, String, u64)> {
     let name = match &raw.name {
@@ -22,12 +26,13 @@ pub(super) fn header(raw: &RawGrid, v: &Validator) -> Result<(String, String, u6
     };
     // It names the output folder (results/NAME): no path, no hidden or parent folder.
     if name.is_empty()
+        || name.len() > MAX_GRID_NAME
         || name.starts_with('.')
         || !name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
     {
-        return Err(v.err(None, "name", format!("`{name}` must be non-empty, start with a letter or digit and use only letters, digits, `-`, `_` or `.` (it names the output folder)")));
+        return Err(v.err(None, "name", format!("`{name}` must be 1 to {MAX_GRID_NAME} characters, start with a letter or digit and use only letters, digits, `-`, `_` or `.` (it names the output folder)")));
     }
     let description = match &raw.description {
         Some(value) => v.string(value, None, "description")?,

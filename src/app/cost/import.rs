@@ -94,7 +94,9 @@ pub fn with_imported_flags(args: Vec<OsString>) -> Result<Vec<OsString>> {
     else {
         return Ok(args);
     };
-    if text[at] != "cost" {
+    // `calibrate-hw` takes the run's configuration as `cost` does, the imported file included
+    // (it was accepted and ignored: the defaults were calibrated instead).
+    if text[at] != "cost" && text[at] != "calibrate-hw" {
         return Ok(args);
     }
     let value_of = |flag: &str| -> Option<String> {
@@ -124,9 +126,13 @@ pub fn with_imported_flags(args: Vec<OsString>) -> Result<Vec<OsString>> {
         .map(|a| a.split('=').next().unwrap_or(a).to_string())
         .collect();
     let mut spliced: Vec<OsString> = args[..=at].to_vec();
+    // calibrate-hw prices one measured step: the run's length is not its to read.
+    let calibrating = text[at] == "calibrate-hw";
     for imported in &run.settings {
         let (flag, value) = imported.setting.cost_flag();
-        if overridden(flag, &typed) {
+        if overridden(flag, &typed)
+            || (calibrating && matches!(flag, "--steps" | "--data-epochs" | "--budget"))
+        {
             continue;
         }
         spliced.push(flag.into());

@@ -46,6 +46,7 @@ fuzz_target!(|data: &[u8]| {
             budget_unit: "flops".into(),
             framework: "verl".into(),
             framework_version: String::new(),
+            model_identity: String::new(),
             runs: 2,
             design: String::new(),
         },
