@@ -75,8 +75,12 @@ def test_boolean_keywords_are_flags_and_their_negations():
     assert off != rlfrontier.cost(model="qwen2.5-7b", gpus=8, steps=50)
     # A False for a flag without a negation is refused, not ignored.
     with pytest.raises(rlfrontier.RlfrontierError) as raised:
+        rlfrontier.cost(model="qwen2.5-7b", gpus=8, steps=50, strict=False)
+    assert raised.value.exit_code == 2 and "strict=False" in raised.value.message
+    # json= is the function's own business (it parses cost --json), never a keyword.
+    with pytest.raises(rlfrontier.RlfrontierError) as raised:
         rlfrontier.cost(model="qwen2.5-7b", gpus=8, steps=50, json=False)
-    assert raised.value.exit_code == 2 and "--no-json" in raised.value.message
+    assert raised.value.exit_code == 2 and "json=" in raised.value.message
 
 
 def test_bad_input_raises_with_the_cli_message_and_exit_code():
