@@ -663,15 +663,7 @@ pub struct LockedFolder {
 impl LockedFolder {
     /// Creates `dir` if missing and locks it.
     pub fn take(dir: &Path) -> Result<Self> {
-        if dir.exists() && !dir.is_dir() {
-            return Err(Error::in_setting(
-                "out",
-                format!(
-                    "{} is a file, not a folder; choose another --out",
-                    dir.display()
-                ),
-            ));
-        }
+        super::refuse_a_file(dir)?;
         let created = !dir.exists();
         super::create_output_dir(dir)?;
         let lock = OutputLock::acquire(dir).inspect_err(|_| {

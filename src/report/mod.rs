@@ -260,11 +260,8 @@ pub fn create_output_dir(dir: &Path) -> Result<()> {
     })
 }
 
-/// Creates the output folder, refusing to overwrite the results of a different grid unless
-/// `force` is set. The folder's `manifest.json` names the grid that wrote it: its results are
-/// this grid's when the SHA-256 matches, or when the name and the file match (the same grid file,
-/// edited). A manifest that cannot be read counts as another grid's, never as absent.
-pub fn prepare_output_dir(dir: &Path, grid: &Grid, force: bool) -> Result<()> {
+/// Refuses an output folder path that names a file.
+pub fn refuse_a_file(dir: &Path) -> Result<()> {
     if dir.exists() && !dir.is_dir() {
         return Err(Error::in_setting(
             "out",
@@ -274,6 +271,15 @@ pub fn prepare_output_dir(dir: &Path, grid: &Grid, force: bool) -> Result<()> {
             ),
         ));
     }
+    Ok(())
+}
+
+/// Checks the output folder, refusing to overwrite the results of a different grid unless
+/// `force` is set. The folder's `manifest.json` names the grid that wrote it: its results are
+/// this grid's when the SHA-256 matches, or when the name and the file match (the same grid file,
+/// edited). A manifest that cannot be read counts as another grid's, never as absent.
+pub fn prepare_output_dir(dir: &Path, grid: &Grid, force: bool) -> Result<()> {
+    refuse_a_file(dir)?;
     let manifest = dir.join("manifest.json");
     if !manifest.exists() {
         return refuse_foreign_files(dir, "manifest.json", force);
