@@ -2,6 +2,10 @@
 
 mod app;
 
+#[allow(
+    clippy::disallowed_methods,
+    reason = "main alone reads the process's arguments and hands them to the app"
+)]
 fn main() -> std::process::ExitCode {
-    app::main()
+    app::main(std::env::args_os().collect())
 }

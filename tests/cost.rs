@@ -1,6 +1,11 @@
 //! The cost calculator with the real binary: the README's worked example, every stage, the waste
 //! lines, cost per point, buy versus build, the stage comparison and the hardware calibration.
 
+#![allow(
+    clippy::too_many_lines,
+    reason = "a test reads top to bottom as one scenario; the 80-line rule is for the library"
+)]
+
 use predicates::prelude::*;
 
 mod common;
@@ -1009,4 +1014,42 @@ fn calibrate_hw_calibrates_the_run_of_its_from_verl_file() {
         .assert()
         .success();
     assert_ne!(std::fs::read_to_string(&defaults).unwrap(), text);
+}
+
+#[test]
+fn an_imported_value_meets_its_flag_s_bounds_and_the_error_names_the_file_line_and_key() {
+    // Issue 52: imported settings are written into `cost`'s arguments as typed values (no
+    // command line is rebuilt); each still meets the bound its flag has, and a value out of it
+    // is blamed on the file's line and key, not on a flag the user never typed.
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("run.sh");
+    std::fs::write(
+        &script,
+        "python3 -m verl.trainer.main_ppo \\\n  actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct \\\n  actor_rollout_ref.rollout.max_num_seqs=2000000 \\\n  trainer.total_training_steps=10\n",
+    )
+    .unwrap();
+    let output = bin()
+        .args(["cost", "--from-verl"])
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    for part in [
+        "run.sh:3",
+        "actor_rollout_ref.rollout.max_num_seqs",
+        "2000000",
+        "(imported as --max-num-seqs)",
+    ] {
+        assert!(stderr.contains(part), "{part} not in {stderr}");
+    }
+    // The same value typed as the flag overrides the file's and is priced.
+    bin()
+        .args(["cost", "--from-verl"])
+        .arg(&script)
+        .args(["--max-num-seqs", "256"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("overridden on the command line"));
 }

@@ -1,6 +1,11 @@
 //! The RACE loop end to end with the real binary: plan → simulate (a stand-in for a cluster) →
 //! fit → calibrated sweep → shortlist, and the ways ingest refuses bad results.
 
+#![allow(
+    clippy::too_many_lines,
+    reason = "a test reads top to bottom as one scenario; the 80-line rule is for the library"
+)]
+
 use std::path::{Path, PathBuf};
 
 use predicates::prelude::*;

@@ -2,6 +2,11 @@
 //! `fit`, two writers on one folder, temporaries of killed runs, output ownership by hash,
 //! merge provenance, closed pipes, and hostile numbers.
 
+#![allow(
+    clippy::too_many_lines,
+    reason = "a test reads top to bottom as one scenario; the 80-line rule is for the library"
+)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command as Process, Stdio};
 use std::time::Duration;

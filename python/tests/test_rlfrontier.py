@@ -377,3 +377,24 @@ def test_bad_keyword_values_raise_rlfrontier_error_naming_the_keyword(tmp_path):
         assert "axes.group_size[1]" in e.value.message
     grid = os.path.join(REPO, "grids", "race-pilot.toml")
     assert "race-pilot" in rlfrontier.check(os.fsencode(grid))
+
+
+def test_an_imported_file_is_overridden_by_the_keywords_given_not_by_the_interpreter_s_arguments(tmp_path):
+    # Issue 52: the import used to tell imported values from overrides by reading the process's
+    # arguments, which in Python are the interpreter's (pytest's here). The keywords given win.
+    script = tmp_path / "run.sh"
+    script.write_text(
+        "python3 -m verl.trainer.main_ppo \\\n"
+        "  actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct \\\n"
+        "  actor_rollout_ref.rollout.n=8 \\\n"
+        "  data.train_batch_size=256 \\\n"
+        "  trainer.total_training_steps=10\n",
+        encoding="utf-8",
+    )
+    imported = rlfrontier.cost(from_verl=script)
+    overridden = rlfrontier.cost(from_verl=script, group_size=16)
+    settings = {s["flag"]: s for s in overridden["imported"]["settings"]}
+    assert settings["--group-size"]["overridden"] is True
+    assert settings["--prompts-per-step"]["overridden"] is False
+    assert overridden["usd"]["total"] > imported["usd"]["total"]
+    assert overridden == rlfrontier.cost(from_verl=script, group_size=16)

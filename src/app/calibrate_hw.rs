@@ -13,7 +13,7 @@ use super::cost::CostArgs;
 use super::emit;
 
 /// Arguments of `calibrate-hw`: the run's configuration (as for `cost`) and one step's timings.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct CalibrateHwArgs {
     /// The run's configuration.
     #[command(flatten)]
@@ -173,8 +173,14 @@ fn refuse_unused_flags(args: &CalibrateHwArgs) -> Result<()> {
 }
 
 /// Fits, writes the override and prints what changed (as text, or JSON with `--json`).
-pub fn run(args: &CalibrateHwArgs, out: &mut dyn Write) -> Result<()> {
-    refuse_unused_flags(args)?;
+pub fn run(given: &CalibrateHwArgs, out: &mut dyn Write) -> Result<()> {
+    refuse_unused_flags(given)?;
+    // The run's configuration with the imported file's settings (one measured step: its
+    // length is not read).
+    let args = &CalibrateHwArgs {
+        run: given.run.with_import(true)?.0,
+        ..given.clone()
+    };
     use rlfrontier::costing::hardware_fit::HardwareFitError as E;
     let (measured, logged_step_seconds, source) = measured_step(args)?;
     let blame = if args.log.is_some() {
@@ -248,9 +254,15 @@ pub fn run(args: &CalibrateHwArgs, out: &mut dyn Write) -> Result<()> {
         text.push('\n');
         return emit(out, &text);
     }
-    text.push_str(&format!(
+    text.push_str(&wrote_line(&args.out, &measured));
+    emit(out, &text)
+}
+
+/// The closing line: the profile written, and the flags that price with it and the log's lengths.
+fn wrote_line(path: &std::path::Path, measured: &MeasuredStep) -> String {
+    format!(
         "wrote {} (use it with --catalog{})\n",
-        args.out.display(),
+        path.display(),
         measured
             .response_length_mean
             .map(|m| format!(
@@ -262,8 +274,7 @@ pub fn run(args: &CalibrateHwArgs, out: &mut dyn Write) -> Result<()> {
                     .unwrap_or_default()
             ))
             .unwrap_or_default()
-    ));
-    emit(out, &text)
+    )
 }
 
 /// The whole step with the fitted profile, against the log's own step time when it has one.

@@ -170,6 +170,28 @@ fn is_closed_stdout(error: &Error) -> bool {
     matches!(error, Error::Io { path, source } if path == Path::new("<stdout>") && source.kind() == std::io::ErrorKind::BrokenPipe)
 }
 
+/// Parses a command line (the program's name first). `cost` and `calibrate-hw` also learn which
+/// of their arguments were typed (clap's value sources), so that a framework file they import
+/// never overrides a flag the user gave.
+fn parse_cli(argv: Vec<std::ffi::OsString>) -> std::result::Result<Cli, clap::Error> {
+    use clap::{CommandFactory, FromArgMatches, parser::ValueSource};
+    let matches = Cli::command().try_get_matches_from(argv)?;
+    let mut cli = Cli::from_arg_matches(&matches)?;
+    if let Some((_, sub)) = matches.subcommand() {
+        let typed: Vec<String> = sub
+            .ids()
+            .filter(|id| sub.value_source(id.as_str()) == Some(ValueSource::CommandLine))
+            .map(|id| id.as_str().to_string())
+            .collect();
+        match &mut cli.command {
+            Command::Cost(args) => args.typed = typed,
+            Command::CalibrateHw(args) => args.run.typed = typed,
+            _ => {}
+        }
+    }
+    Ok(cli)
+}
+
 /// Runs a parsed command line, printing to stdout.
 fn run(cli: Cli, interrupted: &AtomicBool) -> Result<()> {
     let stdout = std::io::stdout();
@@ -266,8 +288,7 @@ pub fn run_captured_into(
     let argv: Vec<std::ffi::OsString> = std::iter::once("rlfrontier".into())
         .chain(words.iter().map(Into::into))
         .collect();
-    let argv = cost::with_imported_flags(argv).map_err(fail)?;
-    let cli = match Cli::try_parse_from(argv) {
+    let cli = match parse_cli(argv) {
         Ok(cli) => cli,
         Err(error) if !error.use_stderr() => return Ok(error.render().to_string().into_bytes()),
         Err(error) => {
@@ -297,19 +318,8 @@ pub fn run_captured_into(
 /// priced run is infeasible, 130 on SIGINT and 143 on SIGTERM, 0 when stdout is closed by its
 /// reader after the work is done, 1 otherwise). The only place exit codes
 /// exist.
-pub fn main() -> ExitCode {
-    let args = match cost::with_imported_flags(std::env::args_os().collect()) {
-        Ok(args) => args,
-        Err(error) => {
-            report_error(&error.to_string());
-            return ExitCode::from(if matches!(error, Error::Input(_)) {
-                2
-            } else {
-                1
-            });
-        }
-    };
-    let cli = match Cli::try_parse_from(args) {
+pub fn main(args: Vec<std::ffi::OsString>) -> ExitCode {
+    let cli = match parse_cli(args) {
         Ok(cli) => cli,
         Err(error) => {
             if !error.use_stderr() {

@@ -20,8 +20,8 @@
 //!
 //! Keys that do not change the cost (learning rate, clipping, logging, paths) are listed as read
 //! but not priced; keys outside the framework's schema are listed as unknown, never silently
-//! dropped. The mapping from setting to `cost` flag is [`Setting::cost_flag`], so what was
-//! imported can be printed as the equivalent command line.
+//! dropped. The settings are typed values: the command line writes them into its own arguments
+//! and shows them as the equivalent flags.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -129,68 +129,6 @@ pub enum Setting {
     SequenceParallel(u64),
     /// The prompt cap in tokens, which fixed-width padding computes.
     MaxPromptTokens(u64),
-}
-
-impl Setting {
-    /// The `rlfrontier cost` flag that sets this quantity, and its value (None for a switch).
-    pub fn cost_flag(&self) -> (&'static str, Option<String>) {
-        match self {
-            Setting::Model(m) => ("--model", Some(m.clone())),
-            Setting::Algorithm(a) => ("--algo", Some(a.to_string())),
-            Setting::Finetune(f) => ("--finetune", Some(f.to_string())),
-            Setting::Reward(r) => ("--reward", Some(r.clone())),
-            Setting::PromptsPerStep(n) => ("--prompts-per-step", Some(n.to_string())),
-            Setting::GroupSize(n) => ("--group-size", Some(n.to_string())),
-            Setting::MaxResponseLen(n) => ("--max-response-len", Some(n.to_string())),
-            Setting::UpdateEpochs(n) => ("--update-epochs", Some(n.to_string())),
-            Setting::Steps(n) => ("--steps", Some(n.to_string())),
-            Setting::DataEpochs(n) => ("--data-epochs", Some(n.to_string())),
-            Setting::KlReference(true) => ("--kl-reference", None),
-            Setting::KlReference(false) => ("--no-kl-reference", None),
-            Setting::KlCoef(x) => ("--kl-coef", Some(crate::format::number(*x))),
-            Setting::DynamicSampling(true) => ("--dynamic-sampling", None),
-            Setting::DynamicSampling(false) => ("--no-dynamic-sampling", None),
-            Setting::GenerationBatchPrompts(n) => {
-                ("--generation-batch-prompts", Some(n.to_string()))
-            }
-            Setting::MiniBatchPrompts(n) => ("--mini-batch-prompts", Some(n.to_string())),
-            Setting::ValidationEverySteps(n) => ("--validation-every-steps", Some(n.to_string())),
-            Setting::ValidationSamplesPerPrompt(n) => {
-                ("--validation-samples-per-prompt", Some(n.to_string()))
-            }
-            Setting::CheckpointEverySteps(n) => ("--checkpoint-every-steps", Some(n.to_string())),
-            Setting::Gpus(n) => ("--gpus", Some(n.to_string())),
-            Setting::Engine(e) => ("--engine", Some(e.clone())),
-            Setting::Schedule(s) => ("--schedule", Some(s.to_string())),
-            Setting::RolloutGpuMemoryUtilization(x) => (
-                "--rollout-gpu-memory-utilization",
-                Some(crate::format::number(*x)),
-            ),
-            Setting::MaxNumSeqs(n) => ("--max-num-seqs", Some(n.to_string())),
-            Setting::RolloutTensorParallel(n) => ("--rollout-tensor-parallel", Some(n.to_string())),
-            Setting::Framework(f) => ("--framework", Some(f.to_string())),
-            Setting::MaxTokensPerGpu(n) => ("--max-tokens-per-gpu", Some(n.to_string())),
-            Setting::MicroBatchSequences(n) => ("--micro-batch-sequences", Some(n.to_string())),
-            Setting::LogProbMicroBatchSequences(n) => {
-                ("--log-prob-micro-batch-sequences", Some(n.to_string()))
-            }
-            Setting::LogProbMaxTokensPerGpu(n) => {
-                ("--log-prob-max-tokens-per-gpu", Some(n.to_string()))
-            }
-            Setting::GradientCheckpointing(true) => ("--gradient-checkpointing", None),
-            Setting::GradientCheckpointing(false) => ("--no-gradient-checkpointing", None),
-            Setting::RemovePadding(true) => ("--remove-padding", None),
-            Setting::RemovePadding(false) => ("--no-remove-padding", None),
-            Setting::ParamOffload(true) => ("--param-offload", None),
-            Setting::ParamOffload(false) => ("--no-param-offload", None),
-            Setting::OptimizerOffload(true) => ("--optimizer-offload", None),
-            Setting::OptimizerOffload(false) => ("--no-optimizer-offload", None),
-            Setting::ReferenceOffload(true) => ("--reference-offload", None),
-            Setting::ReferenceOffload(false) => ("--no-reference-offload", None),
-            Setting::SequenceParallel(n) => ("--sequence-parallel", Some(n.to_string())),
-            Setting::MaxPromptTokens(n) => ("--max-prompt-tokens", Some(n.to_string())),
-        }
-    }
 }
 
 /// A setting with where it came from.

@@ -221,6 +221,11 @@ fn validate(p: &Project, path: &Path) -> Result<()> {
             ));
         }
     }
+    validate_counts(p, path)
+}
+
+/// The project's epochs, group sizes, batch sizes and caps: whole numbers in the levers' range.
+fn validate_counts(p: &Project, path: &Path) -> Result<()> {
     for (field, x) in [
         ("sft.epochs", p.sft.epochs),
         ("reward_model.epochs", p.reward_model.epochs),

@@ -201,6 +201,25 @@ pub fn read_pairs(path: &Path) -> Result<Vec<PairedOutcome>> {
     parse_pairs(&bytes, path)
 }
 
+/// The columns of `evidence/pairs.csv`, in the order `parse_pairs` reads them.
+const PAIR_COLUMNS: [&str; 15] = [
+    "study",
+    "run",
+    "start_model",
+    "params_b",
+    "start",
+    "metric",
+    "base_score",
+    "after_score",
+    "steps",
+    "cap_tokens",
+    "group_size",
+    "prompts_per_step",
+    "lora_rank",
+    "benchmark",
+    "dataset_prompts",
+];
+
 /// Parses pairs CSV bytes; `path` names them in messages (with the line and column at fault).
 pub fn parse_pairs(bytes: &[u8], path: &Path) -> Result<Vec<PairedOutcome>> {
     let mut reader = csv::Reader::from_reader(bytes);
@@ -214,23 +233,7 @@ pub fn parse_pairs(bytes: &[u8], path: &Path) -> Result<Vec<PairedOutcome>> {
             .position(|h| h == name)
             .ok_or_else(|| Error::in_file(path, Some(1), name, "missing column"))
     };
-    let names = [
-        "study",
-        "run",
-        "start_model",
-        "params_b",
-        "start",
-        "metric",
-        "base_score",
-        "after_score",
-        "steps",
-        "cap_tokens",
-        "group_size",
-        "prompts_per_step",
-        "lora_rank",
-        "benchmark",
-        "dataset_prompts",
-    ];
+    let names = PAIR_COLUMNS;
     let mut at = [0usize; 15];
     for (k, name) in names.iter().enumerate() {
         at[k] = column(name)?;

@@ -334,6 +334,7 @@ mod tests {
     use crate::fit::evidence::embedded_evidence;
 
     #[test]
+    #[ignore = "slow (refits the prior once per study); CI runs it: cargo test -- --include-ignored"]
     fn every_study_is_held_out_and_every_pair_predicted() {
         let evidence = embedded_evidence();
         let b = study_backtest(&OutcomeParams::default(), &evidence);

@@ -1,6 +1,11 @@
 //! Grid parsing: good grids expand as specified; every bad value gives one line naming the file,
 //! line and field.
 
+#![allow(
+    clippy::too_many_lines,
+    reason = "a test reads top to bottom as one scenario; the 80-line rule is for the library"
+)]
+
 use super::*;
 use crate::config::Stop;
 use crate::toml_text::locate_key;

@@ -26,17 +26,17 @@ mod flags;
 mod import;
 
 pub use flags::{AgentFlags, ClusterFlags, LeverFlags, OwnershipFlags, SupervisedFlags, TaskFlags};
-pub use import::with_imported_flags;
-use import::{imported_json, imported_text, locate_in_import, read_import, user_flags};
-use rlfrontier::config::import::{ConfigFormat, TrlLaunch};
+use import::{imported_json, imported_text, locate_in_import};
+use rlfrontier::config::import::ConfigFormat;
 
 /// Arguments of `cost`: the levers of one run.
 #[derive(Debug, Clone, Args)]
 #[command(group(clap::ArgGroup::new("length").args(["steps", "budget"])))]
 pub struct CostArgs {
-    /// Policy model id (see `rlfrontier catalog models`).
-    #[arg(long)]
-    pub model: String,
+    /// Policy model id (see `rlfrontier catalog models`); with --from-verl or --from-trl, the
+    /// file's model unless given.
+    #[arg(long, required_unless_present_any = ["from_verl", "from_trl"])]
+    pub model: Option<String>,
     /// `full` or `lora:RANK`.
     #[arg(long, default_value = "full")]
     pub finetune: Finetune,
@@ -89,6 +89,10 @@ pub struct CostArgs {
     /// The catalog.
     #[command(flatten)]
     pub catalog: CatalogFlag,
+    /// The ids of the arguments typed on the command line (not defaults), as clap reports
+    /// them: what an imported file may not override. Filled by the app after parsing.
+    #[arg(skip)]
+    pub typed: Vec<String>,
 }
 
 /// `x` when it is finite and 0 or more, else an error naming the flag.
@@ -134,7 +138,9 @@ impl CostArgs {
     /// The policy, checked to be a generator.
     fn policy(&self, catalog: &Catalog) -> Result<rlfrontier::catalog::ModelSpec> {
         let policy = catalog
-            .resolve_model(&self.model)
+            .resolve_model(self.model.as_deref().ok_or_else(|| {
+                Error::in_flag("--model", "the file names no policy model: give --model ID")
+            })?)
             .map_err(|m| Error::in_flag("--model", m))?;
         if let Finetune::Lora(rank) = self.finetune
             && rank > policy.hidden
@@ -502,44 +508,34 @@ impl CostArgs {
 }
 
 /// Prices the run and prints it (table or JSON).
-pub fn run(args: &CostArgs, out: &mut dyn Write) -> Result<()> {
-    let imported = match args.import_source() {
-        Some((path, format)) => {
-            let launch = TrlLaunch {
-                processes: Some(args.cluster.gpus),
-                num_generations: Some(args.levers.group_size),
-            };
-            let run = read_import(path, format, launch)?;
-            if args.strict
-                && let Some(key) = run.unknown.first()
-            {
-                let hint = match key.why.is_empty() {
-                    true => String::new(),
-                    false => format!(" ({})", key.why),
-                };
-                return Err(Error::in_file(
-                    path,
-                    Some(key.line),
-                    &key.key,
-                    format!(
-                        "not a key of the framework's schema{hint}; --strict stops on it (without --strict it is listed and the framework's default is priced)"
-                    ),
-                ));
-            }
-            Some((path, run))
-        }
-        None => None,
-    };
-    let user_flags = user_flags();
+pub fn run(given: &CostArgs, out: &mut dyn Write) -> Result<()> {
+    let (args, imported) = given.with_import(false)?;
+    if let Some(import) = &imported
+        && args.strict
+        && let Some(key) = import.run.unknown.first()
+    {
+        let hint = match key.why.is_empty() {
+            true => String::new(),
+            false => format!(" ({})", key.why),
+        };
+        return Err(Error::in_file(
+            &import.path,
+            Some(key.line),
+            &key.key,
+            format!(
+                "not a key of the framework's schema{hint}; --strict stops on it (without --strict it is listed and the framework's default is priced)"
+            ),
+        ));
+    }
     let request = match args.request() {
         Ok(request) => request,
         Err(e) => {
             // The import summary first (what was read, from which line), then the one error.
-            if let Some((path, run)) = &imported {
+            if let Some(import) = &imported {
                 if !args.json {
-                    emit(out, &imported_text(path, run, &user_flags))?;
+                    emit(out, &imported_text(&args, import))?;
                 }
-                return Err(locate_in_import(e, path, run));
+                return Err(locate_in_import(e, &args, import));
             }
             return Err(e);
         }
@@ -555,13 +551,13 @@ pub fn run(args: &CostArgs, out: &mut dyn Write) -> Result<()> {
     }
     if args.json {
         let mut value = render::json(&report, &request);
-        if let (Some((path, run)), Some(object)) = (&imported, value.as_object_mut()) {
-            object.insert("imported".into(), imported_json(path, run, &user_flags));
+        if let (Some(import), Some(object)) = (&imported, value.as_object_mut()) {
+            object.insert("imported".into(), imported_json(&args, import));
         }
         emit(out, &json_text(&value))?;
     } else {
-        if let Some((path, run)) = &imported {
-            emit(out, &imported_text(path, run, &user_flags))?;
+        if let Some(import) = &imported {
+            emit(out, &imported_text(&args, import))?;
         }
         emit(out, &render::text(&report, &request))?;
     }

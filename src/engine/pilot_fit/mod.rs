@@ -401,7 +401,7 @@ fn write_outputs(
 impl PilotFitReport {
     /// The summary `fit` prints: runs, fitted curves, surfaces, calibration, and what to run next.
     pub fn to_text(&self) -> String {
-        let (ingested, calibration) = (&self.ingested, &self.calibration);
+        let ingested = &self.ingested;
         let mut report = format!(
             "fitted {} runs of grid `{}` on metric `{}` ({} checkpoints{})\n",
             self.fits.len(),
@@ -452,6 +452,15 @@ impl PilotFitReport {
             report.push_str(l);
             report.push('\n');
         }
+        report.push_str(&self.calibration_text());
+        report
+    }
+
+    /// The calibration's lines: its errors in and out of sample, who decided each parameter,
+    /// and what was written with the next command.
+    fn calibration_text(&self) -> String {
+        let calibration = &self.calibration;
+        let mut report = String::new();
         let by_run = match calibration.runs > crate::fit::calibrate::MAX_LEAVE_ONE_RUN_OUT {
             true => format!("{}-fold by run", crate::fit::calibrate::RUN_FOLDS),
             false => "leave-one-run-out".to_string(),
