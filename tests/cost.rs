@@ -1053,3 +1053,82 @@ fn an_imported_value_meets_its_flag_s_bounds_and_the_error_names_the_file_line_a
         .success()
         .stdout(predicate::str::contains("overridden on the command line"));
 }
+
+#[test]
+fn cost_of_a_grid_cell_is_the_row_the_sweep_wrote_for_it() {
+    // Issue 52: `cost --grid G --cell ID` prices one cell with the grid's own settings (task,
+    // hardware, run settings of its agent axes, measured base score), so it equals the sweep's
+    // row of cells.csv: iterations exactly, and every money and time column to the 7 significant
+    // digits cells.csv prints. Over a spread of the feasible cells (every k-th, about a dozen) of
+    // a one-turn grid and a multi-turn one.
+    for grid in ["grids/race-pilot.toml", "grids/agentic.toml"] {
+        let dir = tempfile::tempdir().unwrap();
+        bin()
+            .args(["sweep", grid, "-q", "--out"])
+            .arg(dir.path())
+            .assert()
+            .success();
+        let mut reader = csv::Reader::from_path(dir.path().join("cells.csv")).unwrap();
+        let headers = reader.headers().unwrap().clone();
+        let column = |name: &str| headers.iter().position(|h| h == name).unwrap();
+        let feasible: Vec<csv::StringRecord> = reader
+            .records()
+            .map(Result::unwrap)
+            .filter(|row| &row[column("feasible")] == "true")
+            .collect();
+        let stride = feasible.len().div_ceil(12).max(1);
+        let mut checked = 0;
+        for row in feasible.iter().step_by(stride) {
+            let id = &row[column("cell_id")];
+            let output = bin()
+                .current_dir(repo("."))
+                .args(["cost", "--grid", grid, "--cell", id, "--json"])
+                .output()
+                .unwrap();
+            assert!(output.status.success(), "cell {id} of {grid}");
+            let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+            let number = |name: &str| row[column(name)].parse::<f64>().unwrap();
+            assert_eq!(json["iterations"].as_f64().unwrap(), number("iterations"));
+            for (ours, theirs) in [
+                (json["usd"]["total"].as_f64().unwrap(), number("usd")),
+                (
+                    json["gpu_hours"]["total"].as_f64().unwrap(),
+                    number("gpu_hours"),
+                ),
+                (
+                    json["step_seconds"].as_f64().unwrap(),
+                    number("step_seconds"),
+                ),
+                (json["wall_hours"].as_f64().unwrap(), number("wall_hours")),
+            ] {
+                assert!(
+                    (ours - theirs).abs() <= 1e-6 * theirs.abs().max(1e-12),
+                    "cell {id} of {grid}: cost says {ours}, the sweep {theirs}"
+                );
+            }
+            checked += 1;
+        }
+        assert!(checked >= 8, "{grid}: {checked} feasible cells");
+        eprintln!("{grid}: {checked} cells priced alike");
+    }
+    // A pruned or absent cell, and a run flag beside --grid, are refused with the reason.
+    bin()
+        .args([
+            "cost",
+            "--grid",
+            "grids/race-pilot.toml",
+            "--cell",
+            "99999999",
+        ])
+        .current_dir(repo("."))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("numbered 0 to"));
+    bin()
+        .args(["cost", "--grid", "grids/race-pilot.toml", "--cell", "0"])
+        .args(["--group-size", "16"])
+        .current_dir(repo("."))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--group-size"));
+}

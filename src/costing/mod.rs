@@ -8,6 +8,7 @@
 //! Nothing here knows about command-line flags: the binary (or any other front end) builds the
 //! request and renders the report ([`render`]: text for people, JSON for programs).
 
+pub mod cell;
 pub mod compare;
 pub mod hardware_fit;
 pub mod logs;

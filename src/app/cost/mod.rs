@@ -35,7 +35,7 @@ use rlfrontier::config::import::ConfigFormat;
 pub struct CostArgs {
     /// Policy model id (see `rlfrontier catalog models`); with --from-verl or --from-trl, the
     /// file's model unless given.
-    #[arg(long, required_unless_present_any = ["from_verl", "from_trl"])]
+    #[arg(long, required_unless_present_any = ["from_verl", "from_trl", "grid"])]
     pub model: Option<String>,
     /// `full` or `lora:RANK`.
     #[arg(long, default_value = "full")]
@@ -61,6 +61,13 @@ pub struct CostArgs {
     /// command); flags given on the command line win over the file.
     #[arg(long, value_name = "FILE")]
     pub from_trl: Option<PathBuf>,
+    /// Price one cell of this grid (a path or a bundled grid's name) with the grid's own
+    /// settings: the row `sweep` writes for it in cells.csv. Needs --cell; no other run flag.
+    #[arg(long, value_name = "GRID", requires = "cell", conflicts_with_all = ["from_verl", "from_trl"])]
+    pub grid: Option<PathBuf>,
+    /// With --grid: the cell's id (the `cell` column of cells.csv).
+    #[arg(long, value_name = "ID", requires = "grid")]
+    pub cell: Option<u64>,
     /// With --from-verl or --from-trl: stop on a key outside the framework's schema (a typo)
     /// instead of listing it and pricing the framework's default.
     #[arg(long)]
@@ -509,6 +516,9 @@ impl CostArgs {
 
 /// Prices the run and prints it (table or JSON).
 pub fn run(given: &CostArgs, out: &mut dyn Write) -> Result<()> {
+    if let (Some(grid), Some(cell)) = (&given.grid, given.cell) {
+        return run_cell(given, grid, cell, out);
+    }
     let (args, imported) = given.with_import(false)?;
     if let Some(import) = &imported
         && args.strict
@@ -564,6 +574,39 @@ pub fn run(given: &CostArgs, out: &mut dyn Write) -> Result<()> {
     // The report is printed either way; the exit code and one line on stderr say it cannot run.
     match report.ledger.infeasible {
         Some(reason) => Err(rlfrontier::error::Error::Infeasible(reason.to_string())),
+        None => Ok(()),
+    }
+}
+
+/// `cost --grid G --cell ID`: the cell priced with the grid's own settings.
+fn run_cell(args: &CostArgs, grid: &Path, cell: u64, out: &mut dyn Write) -> Result<()> {
+    const OWN: [&str; 4] = ["grid", "cell", "json", "paths"];
+    if let Some(other) = args.typed.iter().find(|t| !OWN.contains(&t.as_str())) {
+        return Err(Error::in_flag(
+            &format!("--{}", other.replace('_', "-")),
+            "--grid prices the cell with the grid's own settings; drop this flag, or change the grid",
+        ));
+    }
+    let catalog = args.catalog.load()?;
+    let spec = rlfrontier::spec::load(grid, &catalog)?;
+    let request = rlfrontier::costing::cell::request_of_cell(&spec, cell, catalog)
+        .map_err(|e| Error::in_flag("--cell", e.to_string()))?;
+    let report = price(&request);
+    if args.json {
+        emit(out, &json_text(&render::json(&report, &request)))?;
+    } else {
+        emit(
+            out,
+            &format!(
+                "Cell {cell} of grid `{}` ({}):\n\n",
+                spec.name,
+                grid.display()
+            ),
+        )?;
+        emit(out, &render::text(&report, &request))?;
+    }
+    match report.ledger.infeasible {
+        Some(reason) => Err(Error::Infeasible(reason.to_string())),
         None => Ok(()),
     }
 }
