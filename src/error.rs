@@ -5,6 +5,11 @@
 //! exit code 2 at the binary's edge. Failures of the environment (a folder that cannot be
 //! written) are [`Error::Io`] and exit with code 1. The exit codes themselves are decided in one
 //! place, the binary's `app::main`.
+//!
+//! The library speaks in settings, never in one front end's syntax. A setting named inside a
+//! message is written `⟨name⟩` (its snake_case name in angle brackets, [`setting`]); each front
+//! end renders it ([`render_settings`]): `--name` on the command line, `name=` in Python, `name`
+//! anywhere else (the plain [`Display`](fmt::Display)).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -41,6 +46,58 @@ impl fmt::Display for Location {
     }
 }
 
+/// How a front end writes a setting's name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SettingSyntax {
+    /// The bare name: `max_cells`.
+    Plain,
+    /// A command-line flag: `--max-cells`.
+    Flag,
+    /// A Python keyword: `max_cells=`.
+    Keyword,
+}
+
+/// A setting named inside a message, to be rendered by the front end: `⟨max_cells⟩`.
+pub fn setting(name: &str) -> String {
+    format!("⟨{name}⟩")
+}
+
+/// `text` with every `⟨name⟩` (a snake_case setting name in angle brackets) written in a front
+/// end's syntax; other text is left as it is.
+pub fn render_settings(text: &str, syntax: SettingSyntax) -> String {
+    if !text.contains('⟨') {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('⟨') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + '⟨'.len_utf8()..];
+        let name_end = after.find('⟩');
+        match name_end.map(|end| &after[..end]) {
+            Some(name)
+                if !name.is_empty()
+                    && name
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_') =>
+            {
+                out.push_str(&match syntax {
+                    SettingSyntax::Plain => name.to_string(),
+                    SettingSyntax::Flag => format!("--{}", name.replace('_', "-")),
+                    SettingSyntax::Keyword => format!("{name}="),
+                });
+                rest = &after[name.len() + '⟩'.len_utf8()..];
+            }
+            _ => {
+                out.push('⟨');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// One problem with the user's input, formatted as a single line:
 /// `grids/x.toml:12: axes.group_size: 0 is not a group size; use integers of at least 1`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,15 +130,11 @@ pub fn one_line(text: &str) -> String {
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let location = one_line(&self.location.to_string());
+        let message = one_line(&render_settings(&self.message, SettingSyntax::Plain));
         if self.field.is_empty() {
-            write!(f, "{location}: {}", one_line(&self.message))
+            write!(f, "{location}: {message}")
         } else {
-            write!(
-                f,
-                "{location}: {}: {}",
-                one_line(&self.field),
-                one_line(&self.message)
-            )
+            write!(f, "{location}: {}: {message}", one_line(&self.field))
         }
     }
 }
@@ -106,7 +159,7 @@ pub enum Error {
     Interrupted,
     /// The priced run cannot happen as configured (exit code 3); its report was still printed,
     /// priced as if it could run.
-    #[error("the run is infeasible: {0}")]
+    #[error("the run is infeasible: {}", render_settings(.0, SettingSyntax::Plain))]
     Infeasible(String),
 }
 
@@ -147,7 +200,8 @@ impl Error {
     }
 
     /// The error with every setting shown as the command-line flag of the same name
-    /// (`max_cells` becomes `--max-cells`): the CLI's view of a library error.
+    /// (`max_cells` becomes `--max-cells`), where it is located and inside its message: the
+    /// CLI's view of a library error.
     pub fn with_flag_names(self) -> Self {
         match self {
             Error::Input(mut input) => {
@@ -157,7 +211,31 @@ impl Error {
                 {
                     input.location = Location::Flag(format!("--{}", name.replace('_', "-")));
                 }
+                input.message = render_settings(&input.message, SettingSyntax::Flag);
                 Error::Input(input)
+            }
+            Error::Infeasible(reason) => {
+                Error::Infeasible(render_settings(&reason, SettingSyntax::Flag))
+            }
+            other => other,
+        }
+    }
+
+    /// The error in a Python caller's words: a setting inside the message as the keyword
+    /// (`max_cells=`), a flag where the command line located it as the keyword's name.
+    pub fn with_keyword_names(self) -> Self {
+        match self {
+            Error::Input(mut input) => {
+                if let Location::Flag(flag) = &input.location
+                    && let Some(name) = flag.strip_prefix("--")
+                {
+                    input.location = Location::Setting(name.replace('-', "_"));
+                }
+                input.message = render_settings(&input.message, SettingSyntax::Keyword);
+                Error::Input(input)
+            }
+            Error::Infeasible(reason) => {
+                Error::Infeasible(render_settings(&reason, SettingSyntax::Keyword))
             }
             other => other,
         }

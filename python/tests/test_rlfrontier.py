@@ -88,7 +88,11 @@ def test_bad_input_raises_with_the_cli_message_and_exit_code():
         rlfrontier.cost(model="qwen9-700b", gpus=8, steps=10)
     printed = cli("cost", "--model", "qwen9-700b", "--gpus", "8", "--steps", "10")
     assert raised.value.exit_code == printed.returncode == 2
-    assert printed.stderr.strip() == "error: " + raised.value.message
+    # The command line's message in Python's words (issue 52): the setting as its keyword.
+    assert printed.stderr.startswith("error: --model: unknown model `qwen9-700b`")
+    assert raised.value.message.startswith("model: unknown model `qwen9-700b`")
+    assert "(model= path/to/config.json)" in raised.value.message
+    assert "--model" not in raised.value.message
     assert "qwen9-700b" in str(raised.value)
     with pytest.raises(rlfrontier.RlfrontierError) as raised:
         rlfrontier.cost(model="qwen2.5-7b", not_a_flag=3)
@@ -364,7 +368,7 @@ def test_bad_keyword_values_raise_rlfrontier_error_naming_the_keyword(tmp_path):
     assert "help=" in e.value.message
     with pytest.raises(rlfrontier.RlfrontierError) as e:
         rlfrontier.cost(model="qwen2.5-7b", gpus=8, steps=10, kl_coef=-0.1)
-    assert "kl-coef" in e.value.message and "0 or more" in e.value.message
+    assert e.value.message.startswith("kl_coef: ") and "0 or more" in e.value.message
     with pytest.raises(rlfrontier.RlfrontierError) as e:
         rlfrontier.cost(model="qwen2.5-7b", gpus=8, steps=float("nan"))
     assert "steps=nan" in e.value.message
@@ -398,3 +402,17 @@ def test_an_imported_file_is_overridden_by_the_keywords_given_not_by_the_interpr
     assert settings["--prompts-per-step"]["overridden"] is False
     assert overridden["usd"]["total"] > imported["usd"]["total"]
     assert overridden == rlfrontier.cost(from_verl=script, group_size=16)
+
+
+def test_library_errors_name_the_keyword_not_the_flag(tmp_path):
+    # Issue 52: a Python caller of sweep(out=...) was told to "choose another --out".
+    not_a_folder = tmp_path / "taken"
+    not_a_folder.write_text("mine", encoding="utf-8")
+    grid = os.path.join(REPO, "grids", "race-pilot.toml")
+    with pytest.raises(rlfrontier.RlfrontierError) as e:
+        rlfrontier.sweep(grid, out=not_a_folder)
+    assert e.value.exit_code == 2
+    assert "choose another out=" in e.value.message and "--out" not in e.value.message
+    assert not_a_folder.read_text(encoding="utf-8") == "mine"
+    printed = cli("sweep", grid, "-q", "--out", str(not_a_folder))
+    assert "choose another --out" in printed.stderr

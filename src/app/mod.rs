@@ -106,7 +106,9 @@ impl CatalogFlag {
 
 /// Writes text to standard output, mapping a failure to an I/O error on `<stdout>`.
 fn emit(out: &mut dyn Write, text: &str) -> Result<()> {
-    out.write_all(terminal_safe(text).as_bytes())
+    // Settings the library names in its text (`⟨name⟩`) are shown as this command line's flags.
+    let text = rlfrontier::error::render_settings(text, rlfrontier::error::SettingSyntax::Flag);
+    out.write_all(terminal_safe(&text).as_bytes())
         .map_err(|e| Error::io(Path::new("<stdout>"), e))
 }
 
@@ -278,8 +280,10 @@ pub fn run_captured_into(
     interrupted: &AtomicBool,
     sink: Option<&dyn rlfrontier::engine::CellsSink>,
 ) -> std::result::Result<Vec<u8>, Failure> {
+    // The caller is Python: a setting in an error is its keyword (what it prints is the
+    // command line's, flags included, so that its JSON is the binary's).
     let fail = |error: Error| {
-        let error = error.with_flag_names();
+        let error = error.with_keyword_names();
         Failure {
             exit_code: exit_code(&error),
             message: error.to_string(),

@@ -187,7 +187,7 @@ impl Catalog {
             .find(|a| a.id.eq_ignore_ascii_case(id.trim()))
             .ok_or_else(|| {
                 format!(
-                    "unknown API `{id}`; {} (see `rlfrontier catalog apis`; add one with --catalog)",
+                    "unknown API `{id}`; {} (see `rlfrontier catalog apis`; add one with ⟨catalog⟩)",
                     suggestion(id, self.apis.iter().map(|a| a.id.as_str()))
                 )
             })
@@ -220,7 +220,7 @@ impl Catalog {
                 .iter()
                 .flat_map(|m| std::iter::once(m.id.as_str()).chain(m.aliases.iter().map(String::as_str)));
             format!(
-                "unknown model `{id}`; {} (see `rlfrontier catalog models`); a model outside the catalog: give its config.json or checkpoint folder (--model path/to/config.json), or write an entry with `rlfrontier import-model CONFIG.json` and pass it with --catalog",
+                "unknown model `{id}`; {} (see `rlfrontier catalog models`); a model outside the catalog: give its config.json or checkpoint folder (⟨model⟩ path/to/config.json), or write an entry with `rlfrontier import-model CONFIG.json` and pass it with ⟨catalog⟩",
                 suggestion(&bare, names)
             )
         })
@@ -319,7 +319,7 @@ impl Catalog {
             }
             Some((_, GpuAlias::Distinct(what))) => {
                 return Err(format!(
-                    "`{id}` is {what}, which is not in the catalog; add it with --catalog (a [[gpu]] entry: see `rlfrontier catalog gpus` for the fields)"
+                    "`{id}` is {what}, which is not in the catalog; add it with ⟨catalog⟩ (a [[gpu]] entry: see `rlfrontier catalog gpus` for the fields)"
                 ));
             }
             None => {}
@@ -580,7 +580,7 @@ mod tests {
             ("H100 PCIe", "PCIe"),
         ] {
             let e = c.gpu(typed).unwrap_err();
-            assert!(e.contains(says) && e.contains("--catalog"), "{typed}: {e}");
+            assert!(e.contains(says) && e.contains("⟨catalog⟩"), "{typed}: {e}");
         }
     }
 

@@ -457,7 +457,7 @@ fn has_known_parent(key: &str, known: &std::collections::BTreeSet<&str>) -> bool
 }
 
 /// The note added to every import: the most sensitive input is never in a config file.
-pub const RESPONSE_LENGTH_NOTE: &str = "the mean response length is not in a config file and drives the cost most: give --mean-response-tokens (veRL logs response_length/mean, TRL completions/mean_length)";
+pub const RESPONSE_LENGTH_NOTE: &str = "the mean response length is not in a config file and drives the cost most: give ⟨mean_response_tokens⟩ (veRL logs response_length/mean, TRL completions/mean_length)";
 
 mod passes;
 mod trl;

@@ -71,7 +71,7 @@ impl MeasuredStep {
 pub enum HardwareFitError {
     /// Neither generation nor update time was measured.
     #[error(
-        "no timings found: give a veRL metrics line (--log-line / --log) or --gen-seconds and --update-seconds"
+        "no timings found: give a veRL metrics line (⟨log_line⟩ / ⟨log⟩) or ⟨gen_seconds⟩ and ⟨update_seconds⟩"
     )]
     NoTimings,
     /// The stage is not RL.

@@ -46,7 +46,7 @@ pub fn read_step_log(path: &Path, format: Option<LogFormat>) -> Result<StepLog> 
         let fix = if trl {
             "TRL logs step_time every logging_steps optimizer steps (10 by default): run longer, or with --logging_steps 1"
         } else {
-            "log veRL's timing metrics (they are on by default), or pass the timings as flags (--gen-seconds, --update-seconds, ...)"
+            "log veRL's timing metrics (they are on by default), or pass the timings as flags (⟨gen_seconds⟩, ⟨update_seconds⟩, ...)"
         };
         return Err(Error::in_file(
             path,

@@ -244,7 +244,7 @@ pub fn expected_gain(request: &RunRequest, ledger: &Ledger) -> Option<ExpectedGa
     if let Some(points) = request.gain_points {
         return Some(ExpectedGain {
             points,
-            basis: "given by --gain",
+            basis: "given by ⟨gain⟩",
         });
     }
     if !request.stage.is_rl() || !ledger.feasible() {
@@ -257,7 +257,7 @@ pub fn expected_gain(request: &RunRequest, ledger: &Ledger) -> Option<ExpectedGa
         basis: if request.base_score.is_some() {
             "predicted by the outcome prior (uncalibrated) from the measured base score"
         } else {
-            "predicted by the outcome prior (uncalibrated) from its own base-score guess; give --base-score"
+            "predicted by the outcome prior (uncalibrated) from its own base-score guess; give ⟨base_score⟩"
         },
     })
 }

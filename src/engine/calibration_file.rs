@@ -149,7 +149,7 @@ fn read_calibration_file(path: &Path) -> Result<(CalibrationFile, String)> {
                 path,
                 None,
                 "",
-                "file not found; `rlfrontier fit` writes calibration.json into its --out folder",
+                "file not found; `rlfrontier fit` writes calibration.json into its ⟨out⟩ folder",
             )
         } else {
             Error::io(path, e)

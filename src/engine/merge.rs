@@ -106,7 +106,7 @@ fn shards_grid(shards: &[Shard], catalog: &Catalog) -> Result<crate::spec::Grid>
     if !catalog_sha.is_empty() && *catalog_sha != catalog.sha256() {
         return Err(Error::in_setting(
             "catalog",
-            "the shards were priced with another catalog; pass merge the same --catalog FILE the shards were swept with",
+            "the shards were priced with another catalog; pass merge the same ⟨catalog⟩ FILE the shards were swept with",
         ));
     }
     // The merged outputs carry the shards' calibration, checked to be the same file.
@@ -247,7 +247,7 @@ fn read_shards(shard_dirs: &[PathBuf]) -> Result<Vec<Shard>> {
                 None,
                 "shard",
                 format!(
-                    "shards must be 0..{count} of the same grid file with the same --cells; found shard {}/{} of grid {}…",
+                    "shards must be 0..{count} of the same grid file with the same ⟨cells⟩; found shard {}/{} of grid {}…",
                     s.index,
                     s.count,
                     &s.sha[..12.min(s.sha.len())]
@@ -277,7 +277,7 @@ fn read_shard(dir: &Path) -> Result<Shard> {
             &path,
             None,
             "shard",
-            "not the output of `sweep --shard I/N`",
+            "not the output of `sweep ⟨shard⟩ I/N`",
         ));
     };
     let cells_digest = shard.cells_rows.zip(shard.cells_sha256.clone());
@@ -325,7 +325,7 @@ fn same_provenance(shards: &[Shard]) -> Result<()> {
         let differs = if a.0 != b.0 {
             Some(format!("rlfrontier {} against {}", b.0, a.0))
         } else if a.1 != b.1 {
-            Some("another catalog (a different --catalog override)".to_string())
+            Some("another catalog (a different ⟨catalog⟩ override)".to_string())
         } else if a.3 != b.3 {
             Some(format!(
                 "another calibration ({} against {})",
@@ -417,7 +417,7 @@ fn copy_shard_cells<W: std::io::Write>(
             &path.with_extension("parquet"),
             None,
             "",
-            "merge combines CSV shards; sweep the shards without --format parquet (or merge with --cells none)",
+            "merge combines CSV shards; sweep the shards without ⟨format⟩ parquet (or merge with ⟨cells⟩ none)",
         ));
     }
     let file =

@@ -93,7 +93,7 @@ fn check_out_dir(dir: &Path, grid: &Grid, grid_file: &Path, force: bool) -> Resu
             None,
             "",
             format!(
-                "{} holds a plan.json rlfrontier cannot read; choose another --out or pass --force to replace it",
+                "{} holds a plan.json rlfrontier cannot read; choose another ⟨out⟩ or pass ⟨force⟩ to replace it",
                 dir.display()
             ),
         ));
@@ -106,7 +106,7 @@ fn check_out_dir(dir: &Path, grid: &Grid, grid_file: &Path, force: bool) -> Resu
             None,
             "grid_sha256",
             format!(
-                "{} holds a plan for grid `{}` ({}), not `{}`; choose another --out or pass --force",
+                "{} holds a plan for grid `{}` ({}), not `{}`; choose another ⟨out⟩ or pass ⟨force⟩",
                 dir.display(),
                 info.grid_name,
                 info.grid_file,
@@ -134,7 +134,7 @@ fn check_hydra_names(grid: &Grid) -> Result<()> {
         return Err(Error::in_setting(
             "framework",
             format!(
-                "the model name `{}` holds characters veRL's Hydra overrides would interpret (a `${{…}}` is resolved, a comma starts a sweep, brackets a list); veRL pilots take Hugging Face ids and paths of letters, digits and . _ - / ~ only: rename it in the catalog, or plan with --framework trl",
+                "the model name `{}` holds characters veRL's Hydra overrides would interpret (a `${{…}}` is resolved, a comma starts a sweep, brackets a list); veRL pilots take Hugging Face ids and paths of letters, digits and . _ - / ~ only: rename it in the catalog, or plan with ⟨framework⟩ trl",
                 crate::error::one_line(bad)
             ),
         ));
@@ -179,7 +179,7 @@ fn check_settings(grid: &Grid, settings: &PilotPlanSettings) -> Result<()> {
         return Err(Error::in_setting(
             "framework",
             format!(
-                "the grid's first engine `{}` is transformers' generate(), which veRL 0.9 cannot run (it has vLLM and SGLang rollouts only); plan with --framework trl, or price the pilots with a vLLM or SGLang engine",
+                "the grid's first engine `{}` is transformers' generate(), which veRL 0.9 cannot run (it has vLLM and SGLang rollouts only); plan with ⟨framework⟩ trl, or price the pilots with a vLLM or SGLang engine",
                 engine.id
             ),
         ));
@@ -226,7 +226,7 @@ fn launch_script(
             return Err(Error::in_setting(
                 "framework",
                 format!(
-                    "pilot {}'s veRL script would be refused by veRL's config checks: {}; use fewer GPUs, more prompts per step, or --framework trl",
+                    "pilot {}'s veRL script would be refused by veRL's config checks: {}; use fewer GPUs, more prompts per step, or ⟨framework⟩ trl",
                     run.run_id,
                     problems.join("; ")
                 ),

@@ -194,7 +194,7 @@ pub fn run_sweep_into(
             None,
             "axes",
             format!(
-                "the grid has {} cells, above --max-cells {}; shrink an axis, split it with --shard I/N, or raise --max-cells",
+                "the grid has {} cells, above ⟨max_cells⟩ {}; shrink an axis, split it with ⟨shard⟩ I/N, or raise ⟨max_cells⟩",
                 crate::format::thousands(total as f64),
                 crate::format::thousands(options.max_cells as f64)
             ),
@@ -204,7 +204,7 @@ pub fn run_sweep_into(
     if options.shard.is_some() && grid.targets.len() >= 2 {
         return Err(Error::in_setting(
             "shard",
-            "sharded sweeps of grids with several [outcome] metrics are not supported yet; sweep without --shard, or shard one grid per metric",
+            "sharded sweeps of grids with several [outcome] metrics are not supported yet; sweep without ⟨shard⟩, or shard one grid per metric",
         ));
     }
     let range = match options.shard {
@@ -317,7 +317,7 @@ fn cells_mode(grid: &Grid, options: &SweepOptions) -> Result<CellsMode> {
         None => Err(Error::in_setting(
             "cells",
             format!(
-                "the grid has {} cells: cells.csv would hold about {} GB; choose --cells frontier, feasible or none (frontiers, shortlist and report are written either way), or --cells all to write every row",
+                "the grid has {} cells: cells.csv would hold about {} GB; choose ⟨cells⟩ frontier, feasible or none (frontiers, shortlist and report are written either way), or ⟨cells⟩ all to write every row",
                 crate::format::thousands(grid.valid_cell_count() as f64),
                 (grid.valid_cell_count() as f64 * 420.0 / 1e9).ceil()
             ),

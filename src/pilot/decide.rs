@@ -96,7 +96,7 @@ pub fn budget_index(grid: &Grid, budget: crate::config::Budget) -> Result<usize>
         return Err(Error::in_setting(
             "decide",
             format!(
-                "grid `{}` fixes iterations, not budgets: --decide needs a grid with a budget axis",
+                "grid `{}` fixes iterations, not budgets: ⟨decide⟩ needs a grid with a budget axis",
                 grid.name
             ),
         ));
@@ -148,7 +148,7 @@ fn targets(grid: &Grid, budget_index: usize) -> Result<Vec<Target>> {
         return Err(Error::in_setting(
             "decide",
             format!(
-                "the grid has {per_budget} cells per budget; --decide evaluates them all and takes at most {MAX_TARGET_CELLS}: narrow the grid"
+                "the grid has {per_budget} cells per budget; ⟨decide⟩ evaluates them all and takes at most {MAX_TARGET_CELLS}: narrow the grid"
             ),
         ));
     }

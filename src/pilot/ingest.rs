@@ -158,7 +158,7 @@ fn check_target(options: &IngestOptions) -> Result<()> {
         return Err(Error::in_setting(
             "metric",
             format!(
-                "`{}` looks like a training signal; fit a held-out evaluation metric (e.g. val-core/.../acc/mean@1), or pass --allow-train-metric if you mean it",
+                "`{}` looks like a training signal; fit a held-out evaluation metric (e.g. val-core/.../acc/mean@1), or pass ⟨allow_train_metric⟩ if you mean it",
                 options.metric
             ),
         ));
@@ -260,7 +260,7 @@ impl RowReader<'_> {
         if !self.options.allow_train_metric && !(0.0..=1.0).contains(&value) {
             return Some(match self.options.scale {
                 ValueScale::Fraction if (1.0..=100.0).contains(&value) => format!(
-                    "value `{value_text}` looks like a percentage; scores are fractions in [0, 1]: divide by 100 or pass --scale percent"
+                    "value `{value_text}` looks like a percentage; scores are fractions in [0, 1]: divide by 100 or pass ⟨scale⟩ percent"
                 ),
                 _ => format!("value `{value_text}` is outside the score range [0, 1]"),
             });
@@ -285,7 +285,7 @@ impl RowReader<'_> {
                 path,
                 Some(line),
                 "",
-                format!("{message} (or pass --skip-bad-rows to skip such rows)"),
+                format!("{message} (or pass ⟨skip_bad_rows⟩ to skip such rows)"),
             ));
         }
         self.out.skipped_rows += 1;
@@ -326,7 +326,7 @@ impl RowReader<'_> {
                 None,
                 "run_id",
                 format!(
-                    "no `{}` rows for run(s) {} of the plan; add them, or pass --skip-bad-rows to fit without them",
+                    "no `{}` rows for run(s) {} of the plan; add them, or pass ⟨skip_bad_rows⟩ to fit without them",
                     options.metric,
                     out.missing_runs.join(", ")
                 ),

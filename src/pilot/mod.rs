@@ -498,7 +498,7 @@ pub fn plan_grid(
             None,
             "grid_sha256",
             format!(
-                "the plan was made from a different version of {} (hash {}…, now {}…); re-run `rlfrontier plan`, or pass --grid with the original file",
+                "the plan was made from a different version of {} (hash {}…, now {}…); re-run `rlfrontier plan`, or pass ⟨grid⟩ with the original file",
                 path.display(),
                 &plan.info.grid_sha256[..12.min(plan.info.grid_sha256.len())],
                 &grid.sha256[..12]

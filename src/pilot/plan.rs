@@ -317,7 +317,7 @@ pub fn choose(grid: &Grid, request: &PlanRequest) -> Result<Vec<PilotRun>> {
                 return Err(Error::in_setting(
                     "pilot_usd",
                     format!(
-                        "one pilot per model x reward already costs ${:.2}, above ${cap:.2}; raise --pilot-usd or lower --pilot-budget",
+                        "one pilot per model x reward already costs ${:.2}, above ${cap:.2}; raise ⟨pilot_usd⟩ or lower ⟨pilot_budget⟩",
                         total
                     ),
                 ));

@@ -111,7 +111,7 @@ impl AtomicFile {
             return Err(Error::in_setting(
                 "out",
                 format!(
-                    "{} is a folder where a file should be written; remove it or choose another --out",
+                    "{} is a folder where a file should be written; remove it or choose another ⟨out⟩",
                     path.display()
                 ),
             ));
@@ -256,7 +256,7 @@ impl Staged {
                 return Err(Error::in_setting(
                     "out",
                     format!(
-                        "{} is a folder where a file should be written; remove it or choose another --out",
+                        "{} is a folder where a file should be written; remove it or choose another ⟨out⟩",
                         file.final_path.display()
                     ),
                 ));
@@ -641,7 +641,7 @@ impl OutputLock {
             Err(std::fs::TryLockError::WouldBlock) => Err(Error::in_setting(
                 "out",
                 format!(
-                    "another rlfrontier run is writing {}; wait for it to finish or choose another --out",
+                    "another rlfrontier run is writing {}; wait for it to finish or choose another ⟨out⟩",
                     dir.display()
                 ),
             )),

@@ -189,7 +189,7 @@ pub fn check_file_out(setting: &str, out: &Path, inputs: &[&Path], force: bool) 
         return Err(Error::in_setting(
             setting,
             format!(
-                "{} exists; pass --force to replace it, or choose another file",
+                "{} exists; pass ⟨force⟩ to replace it, or choose another file",
                 out.display()
             ),
         ));
@@ -224,7 +224,7 @@ pub fn refuse_foreign_files_but(dir: &Path, marker: &str, force: bool, own: &[&s
     Err(Error::in_setting(
         "out",
         format!(
-            "{} holds files but no {marker} of rlfrontier; choose an empty or new --out, or pass --force to write rlfrontier's files beside them (it replaces only its own and deletes none of the others)",
+            "{} holds files but no {marker} of rlfrontier; choose an empty or new ⟨out⟩, or pass ⟨force⟩ to write rlfrontier's files beside them (it replaces only its own and deletes none of the others)",
             dir.display()
         ),
     ))
@@ -266,7 +266,7 @@ pub fn refuse_a_file(dir: &Path) -> Result<()> {
         return Err(Error::in_setting(
             "out",
             format!(
-                "{} is a file, not a folder; choose another --out",
+                "{} is a file, not a folder; choose another ⟨out⟩",
                 dir.display()
             ),
         ));
@@ -293,7 +293,7 @@ pub fn prepare_output_dir(dir: &Path, grid: &Grid, force: bool) -> Result<()> {
             None,
             "",
             format!(
-                "{} holds a manifest rlfrontier cannot read ({why}); choose another --out or pass --force to replace it",
+                "{} holds a manifest rlfrontier cannot read ({why}); choose another ⟨out⟩ or pass ⟨force⟩ to replace it",
                 dir.display()
             ),
         )
@@ -329,7 +329,7 @@ pub fn prepare_output_dir(dir: &Path, grid: &Grid, force: bool) -> Result<()> {
         None,
         "grid",
         format!(
-            "{} holds results of {what}, not of `{}` ({}); choose another --out or pass --force to replace them",
+            "{} holds results of {what}, not of `{}` ({}); choose another ⟨out⟩ or pass ⟨force⟩ to replace them",
             dir.display(),
             grid.name,
             grid.path.display()
@@ -366,7 +366,9 @@ mod tests {
         // Another grid's results.
         write(r#"{"grid":{"name":"other","sha256":"00","file":"x.toml"}}"#);
         let err = prepare_output_dir(dir.path(), &grid, false).unwrap_err();
-        assert!(err.to_string().contains("--force"), "{err}");
+        assert!(err.to_string().contains("pass force"), "{err}");
+        let shown = err.with_flag_names().to_string();
+        assert!(shown.contains("--force") && !shown.contains("⟨"), "{shown}");
         assert!(prepare_output_dir(dir.path(), &grid, true).is_ok());
         // The same name from another file is not the same grid.
         write(r#"{"grid":{"name":"race-pilot","sha256":"00","file":"elsewhere/race-pilot.toml"}}"#);

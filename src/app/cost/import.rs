@@ -264,7 +264,7 @@ fn origin(imported: &rlfrontier::config::import::Imported, run: &ImportedRun) ->
     match imported.line {
         Some(line) => format!("{} (line {line})", imported.key),
         None if matches!(imported.setting, Setting::Framework(_)) => "the file's framework".into(),
-        None if imported.key.starts_with("--") => imported.key.clone(),
+        None if imported.key.starts_with('⟨') => imported.key.clone(),
         None => format!("{} ({framework} default)", imported.key),
     }
 }

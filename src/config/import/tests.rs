@@ -79,14 +79,14 @@ fn a_verl_quickstart_script_gives_its_levers_with_lines() {
         (Setting::UpdateEpochs(1), None)
     );
     // No total_training_steps: the user is told how to give the length.
-    assert!(run.notes.iter().any(|n| n.contains("--steps")));
+    assert!(run.notes.iter().any(|n| n.contains("⟨steps⟩")));
     assert!(run.find(|s| matches!(s, Setting::Steps(_))).is_none());
     // total_epochs is read: the steps follow once the dataset's size is given.
     assert_eq!(
         value(&run, |s| matches!(s, Setting::DataEpochs(_))).0,
         Setting::DataEpochs(15)
     );
-    assert!(run.notes.iter().any(|n| n.contains("--dataset-prompts")));
+    assert!(run.notes.iter().any(|n| n.contains("⟨dataset_prompts⟩")));
     // The misspelt key is listed as unknown with its line and the key it was meant to be; the
     // learning rate as not priced.
     assert_eq!(
@@ -438,7 +438,7 @@ fn only_the_launch_command_s_own_overrides_are_read() {
 fn a_file_of_the_other_framework_is_named() {
     let err = import_trl(VERL_QUICKSTART, launch(8)).unwrap_err();
     assert_eq!(err.line, Some(3), "{err:?}");
-    assert!(err.message.contains("--from-verl"), "{}", err.message);
+    assert!(err.message.contains("⟨from_verl⟩"), "{}", err.message);
     let err = import_verl(TRL_YAML).unwrap_err();
-    assert!(err.message.contains("--from-trl"), "{}", err.message);
+    assert!(err.message.contains("⟨from_trl⟩"), "{}", err.message);
 }

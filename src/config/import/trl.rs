@@ -7,11 +7,11 @@ use super::*;
 const TRL_NOT_MODELLED: &[(&str, &str)] = &[
     (
         "max_prompt_length",
-        "a cap; the ledger prices the mean prompt (--prompt-tokens)",
+        "a cap; the ledger prices the mean prompt (⟨prompt_tokens⟩)",
     ),
     (
         "max_tool_calling_iterations",
-        "a cap on tool calls, not their mean; give --turns, --observation-tokens and --tool-seconds to price the episodes",
+        "a cap on tool calls, not their mean; give ⟨turns⟩, ⟨observation_tokens⟩ and ⟨tool_seconds⟩ to price the episodes",
     ),
     (
         "use_transformers_paged",
@@ -19,11 +19,11 @@ const TRL_NOT_MODELLED: &[(&str, &str)] = &[
     ),
     (
         "num_generations_eval",
-        "validation is priced only with --validation-prompts",
+        "validation is priced only with ⟨validation_prompts⟩",
     ),
     (
         "num_train_epochs",
-        "steps then depend on the dataset size: give --steps or --budget",
+        "steps then depend on the dataset size: give ⟨steps⟩ or ⟨budget⟩",
     ),
 ];
 
@@ -63,7 +63,7 @@ pub fn import_trl(text: &str, launch: TrlLaunch) -> Result<ImportedRun, ImportEr
         b.set(Setting::Steps(to_iterations(n)), "max_steps", Some(line));
     } else {
         b.run.notes.push(
-            "no max_steps: give --steps N or --budget (TRL otherwise runs num_train_epochs over the dataset)".to_string(),
+            "no max_steps: give ⟨steps⟩ N or ⟨budget⟩ (TRL otherwise runs num_train_epochs over the dataset)".to_string(),
         );
     }
     b.use_keys(&["max_steps"]);
@@ -106,7 +106,7 @@ fn read_config(text: &str) -> Result<Pairs, ImportError> {
         return Err(error(
             Some(line),
             "",
-            "this is a veRL launch script (it runs a verl entry point with Hydra overrides), not a TRL config: read it with --from-verl",
+            "this is a veRL launch script (it runs a verl entry point with Hydra overrides), not a TRL config: read it with ⟨from_verl⟩",
         ));
     }
     let pairs = trl_pairs(text)?;
@@ -160,7 +160,7 @@ fn batch_shape(
     }
     if processes_line.is_none() {
         b.run.notes.push(format!(
-            "TRL's batch sizes are per device: assumed {processes} training processes (--gpus, or num_processes in the file)"
+            "TRL's batch sizes are per device: assumed {processes} training processes (⟨gpus⟩, or num_processes in the file)"
         ));
     }
     let prompts = generation_batch / group;
@@ -184,7 +184,7 @@ fn batch_shape(
     let processes_key = if processes_line.is_some() {
         "num_processes"
     } else {
-        "--gpus (num_processes is not in the file)"
+        "⟨gpus⟩ (num_processes is not in the file)"
     };
     b.set(Setting::Gpus(processes), processes_key, processes_line);
     b.use_keys(&[
@@ -266,7 +266,7 @@ fn kl_and_generation(pairs: &Pairs, b: &mut Builder) -> Result<(), ImportError> 
                 mode.map(|m| m.1),
             );
             b.run.notes.push(
-                "vllm_mode server: generation runs on GPUs of their own (`trl vllm-serve`); --gpus counts both pools".to_string(),
+                "vllm_mode server: generation runs on GPUs of their own (`trl vllm-serve`); ⟨gpus⟩ counts both pools".to_string(),
             );
         }
         (true, Some("colocate") | None) => b.set(

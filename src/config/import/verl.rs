@@ -21,11 +21,11 @@ const VERL_NOT_MODELLED: &[(&str, &str)] = &[
     ),
     (
         "actor_rollout_ref.rollout.multi_turn.*",
-        "multi-turn: the file gives caps, not means; give --turns, --observation-tokens and --tool-seconds to price the episodes",
+        "multi-turn: the file gives caps, not means; give ⟨turns⟩, ⟨observation_tokens⟩ and ⟨tool_seconds⟩ to price the episodes",
     ),
     (
         "reward_model.overlong_buffer.*",
-        "a length penalty: it changes the response lengths you should give with --mean-response-tokens",
+        "a length penalty: it changes the response lengths you should give with ⟨mean_response_tokens⟩",
     ),
     (
         "algorithm.filter_groups.max_num_gen_batches",
@@ -33,11 +33,11 @@ const VERL_NOT_MODELLED: &[(&str, &str)] = &[
     ),
     (
         "trainer.val_before_train",
-        "one validation before training; priced only with --validation-prompts",
+        "one validation before training; priced only with ⟨validation_prompts⟩",
     ),
     (
         "data.val_files",
-        "the validation set's size is not in the script: give --validation-prompts N to price validation",
+        "the validation set's size is not in the script: give ⟨validation_prompts⟩ N to price validation",
     ),
 ];
 
@@ -59,10 +59,10 @@ pub fn import_verl(text: &str) -> Result<ImportedRun, ImportError> {
     if b.run.find(|s| matches!(s, Setting::Steps(_))).is_none() {
         let note = match b.run.find(|s| matches!(s, Setting::DataEpochs(_))) {
             Some(_) => {
-                "no trainer.total_training_steps: the steps are trainer.total_epochs passes over the training set; give --dataset-prompts N (its prompts), or --steps N"
+                "no trainer.total_training_steps: the steps are trainer.total_epochs passes over the training set; give ⟨dataset_prompts⟩ N (its prompts), or ⟨steps⟩ N"
             }
             None => {
-                "no trainer.total_training_steps: give --steps N or --budget (veRL otherwise runs total_epochs over the dataset)"
+                "no trainer.total_training_steps: give ⟨steps⟩ N or ⟨budget⟩ (veRL otherwise runs total_epochs over the dataset)"
             }
         };
         b.run.notes.push(note.to_string());
@@ -92,7 +92,7 @@ fn read_overrides(text: &str) -> Result<(Pairs, Option<String>), ImportError> {
     }
     if pairs.order.is_empty() {
         let hint = if super::trl::looks_like_trl(text) {
-            "it looks like a TRL config or command: read it with --from-trl"
+            "it looks like a TRL config or command: read it with ⟨from_trl⟩"
         } else {
             "is this a veRL launch script?"
         };

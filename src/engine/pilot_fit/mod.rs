@@ -110,7 +110,7 @@ fn check_out_dir(dir: &Path, grid: &crate::spec::Grid, force: bool, own: &[&str]
             None,
             "grid_sha256",
             format!(
-                "{} holds a calibration of grid `{}` ({}…), not of this grid `{}`; choose another --out or pass --force",
+                "{} holds a calibration of grid `{}` ({}…), not of this grid `{}`; choose another ⟨out⟩ or pass ⟨force⟩",
                 dir.display(),
                 file.grid_name,
                 &file.grid_sha256[..12.min(file.grid_sha256.len())],
@@ -122,7 +122,7 @@ fn check_out_dir(dir: &Path, grid: &crate::spec::Grid, force: bool, own: &[&str]
             None,
             "",
             format!(
-                "{} holds a calibration.json rlfrontier cannot read; choose another --out or pass --force",
+                "{} holds a calibration.json rlfrontier cannot read; choose another ⟨out⟩ or pass ⟨force⟩",
                 dir.display()
             ),
         )),
@@ -153,7 +153,7 @@ pub fn fit_pilots(settings: &PilotFitSettings, catalog: &Catalog) -> Result<Pilo
             &settings.plan.with_file_name("plan.json"),
             None,
             "catalog_sha256",
-            "the plan was priced with another catalog (a different --catalog override, or the embedded catalog of another rlfrontier version); pass fit the same --catalog FILE as plan, or plan again",
+            "the plan was priced with another catalog (a different ⟨catalog⟩ override, or the embedded catalog of another rlfrontier version); pass fit the same ⟨catalog⟩ FILE as plan, or plan again",
         ));
     }
     let grid = plan_grid(&plan, &settings.plan, settings.grid.as_deref(), catalog)?;
@@ -196,7 +196,7 @@ pub fn fit_pilots(settings: &PilotFitSettings, catalog: &Catalog) -> Result<Pilo
     };
     crate::interrupt::check()?;
     let calibration = calibrate(&grid.outcome, &observations, &free, settings.bootstrap.min(200), seed)
-        .ok_or_else(|| Error::in_file(&results_path, None, "", "the calibration did not converge; check the results, or fit fewer parameters with --free"))?;
+        .ok_or_else(|| Error::in_file(&results_path, None, "", "the calibration did not converge; check the results, or fit fewer parameters with ⟨free⟩"))?;
     let calibration_file = calibration_file_of(&grid, &metric, &calibration, seed);
     let (written, surface_lines) = write_outputs(
         settings,
