@@ -1025,7 +1025,7 @@ fn an_imported_value_meets_its_flag_s_bounds_and_the_error_names_the_file_line_a
     let script = dir.path().join("run.sh");
     std::fs::write(
         &script,
-        "python3 -m verl.trainer.main_ppo \\\n  actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct \\\n  actor_rollout_ref.rollout.max_num_seqs=2000000 \\\n  trainer.total_training_steps=10\n",
+        "python3 -m verl.trainer.main_ppo \\\n  actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct \\\n  actor_rollout_ref.rollout.tensor_model_parallel_size=2048 \\\n  trainer.total_training_steps=10\n",
     )
     .unwrap();
     let output = bin()
@@ -1038,9 +1038,9 @@ fn an_imported_value_meets_its_flag_s_bounds_and_the_error_names_the_file_line_a
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     for part in [
         "run.sh:3",
-        "actor_rollout_ref.rollout.max_num_seqs",
-        "2000000",
-        "(imported as --max-num-seqs)",
+        "actor_rollout_ref.rollout.tensor_model_parallel_size",
+        "2048 is too large; use at most 1024",
+        "(imported as --rollout-tensor-parallel)",
     ] {
         assert!(stderr.contains(part), "{part} not in {stderr}");
     }
@@ -1048,7 +1048,7 @@ fn an_imported_value_meets_its_flag_s_bounds_and_the_error_names_the_file_line_a
     bin()
         .args(["cost", "--from-verl"])
         .arg(&script)
-        .args(["--max-num-seqs", "256"])
+        .args(["--rollout-tensor-parallel", "2"])
         .assert()
         .success()
         .stdout(predicate::str::contains("overridden on the command line"));

@@ -665,7 +665,7 @@ fn hostile_numbers_are_refused_at_the_boundary() {
         ),
         (
             vec!["--usd-per-gpu-hour".into(), "1e308".into()],
-            "beyond any real price",
+            "1e308 is above 1000 (no GPU rents for more than $1,000 an hour",
         ),
     ];
     for (extra, wanted) in cases {

@@ -416,3 +416,30 @@ def test_library_errors_name_the_keyword_not_the_flag(tmp_path):
     assert not_a_folder.read_text(encoding="utf-8") == "mine"
     printed = cli("sweep", grid, "-q", "--out", str(not_a_folder))
     assert "choose another --out" in printed.stderr
+
+
+def _declared_settings():
+    """(name, is_count) of every setting in the run description (src/config/setting.rs)."""
+    import re
+
+    text = open(os.path.join(REPO, "src", "config", "setting.rs"), encoding="utf-8").read()
+    table = text[text.index("pub const SETTINGS"):text.index("/// A table row")]
+    rows = re.split(r"\bdef\(", table)[1:]
+    return [(re.search(r'"(\w+)"', row).group(1), "count(" in row or "Range::Count" in row) for row in rows]
+
+
+def test_every_declared_setting_refuses_a_bad_value_as_the_command_line_does_naming_the_keyword():
+    # Issue 52: the Python door is the flag door with the setting named as its keyword; the
+    # message after the location is the command line's, for every declared setting.
+    settings = _declared_settings()
+    assert len(settings) >= 20
+    for name, is_count in settings:
+        value = 10**12 if is_count else -1.0
+        with pytest.raises(rlfrontier.RlfrontierError) as raised:
+            rlfrontier.cost(model="qwen2.5-7b", steps=10, **{name: value})
+        flag = "--" + name.replace("_", "-")
+        printed = cli("cost", "--model", "qwen2.5-7b", "--steps", "10", f"{flag}={value}")
+        assert printed.returncode == raised.value.exit_code == 2, (name, printed.stderr)
+        prefix = f"error: {flag}: "
+        assert printed.stderr.startswith(prefix), (name, printed.stderr)
+        assert raised.value.message == f"{name}: " + printed.stderr.strip()[len(prefix):], name

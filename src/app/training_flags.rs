@@ -11,19 +11,19 @@ use rlfrontier::config::RunSettings;
 pub struct TrainingPassFlags {
     /// Token budget per GPU of an update micro-batch (veRL `ppo_max_token_len_per_gpu` with
     /// `use_dynamic_bsz`) [default: 16384].
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    #[arg(long)]
     pub max_tokens_per_gpu: Option<u64>,
     /// Sequences per GPU per update micro-batch instead of a token budget (veRL
     /// `ppo_micro_batch_size_per_gpu` without `use_dynamic_bsz`; TRL
     /// `per_device_train_batch_size`).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    #[arg(long)]
     pub micro_batch_sequences: Option<u64>,
     /// Sequences per GPU per log-prob micro-batch (veRL `log_prob_micro_batch_size_per_gpu`).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    #[arg(long)]
     pub log_prob_micro_batch_sequences: Option<u64>,
     /// Token budget per GPU of a log-prob micro-batch (veRL `log_prob_max_token_len_per_gpu`)
     /// [default: the update's].
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    #[arg(long)]
     pub log_prob_max_tokens_per_gpu: Option<u64>,
     /// Recompute activations in the backward pass (the default; veRL
     /// `enable_gradient_checkpointing`).
@@ -70,7 +70,7 @@ pub struct TrainingPassFlags {
     pub no_offload_per_step: bool,
     /// Ulysses sequence-parallel degree of the training passes (veRL
     /// `ulysses_sequence_parallel_size`) [default: 1].
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64))]
+    #[arg(long)]
     pub sequence_parallel: Option<u64>,
 }
 

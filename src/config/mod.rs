@@ -8,6 +8,7 @@
 //! here so the entry points cannot drift apart.
 
 pub mod import;
+pub mod setting;
 pub mod shell;
 mod values;
 

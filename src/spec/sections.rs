@@ -63,18 +63,12 @@ pub(super) fn hardware(
     let (gpu, gpus, engine) = hardware_cluster(&rh, v, catalog)?;
     // The framework's placement and engine settings, then what the grid sets.
     let d = Hardware::new(gpu, gpus, engine, framework);
-    let usd_per_gpu_hour = match &rh.usd_per_gpu_hour {
-        Some(value) => v.positive_at_most(
-            value,
-            Some(hw),
-            "usd_per_gpu_hour",
-            (
-                crate::bounds::USD_PER_GPU_HOUR.max,
-                "no GPU rents for more than $1,000 an hour",
-            ),
-        )?,
-        None => d.usd_per_gpu_hour,
-    };
+    let usd_per_gpu_hour = v.setting_real_or(
+        &rh.usd_per_gpu_hour,
+        Some(hw),
+        "usd_per_gpu_hour",
+        d.usd_per_gpu_hour,
+    )?;
     let schedule = v.named_or(&rh.schedule, Some(hw), "schedule", d.schedule)?;
     let async_rollout_fraction = v.fraction_or(
         &rh.async_rollout_fraction,
@@ -86,25 +80,18 @@ pub(super) fn hardware(
     if schedule != Schedule::Colocated && gpus < 2 {
         return Err(v.err(Some(hw), "gpus", format!("the {schedule} schedule needs at least 2 GPUs (one pool generates, one trains); use schedule = \"colocated\"")));
     }
-    let rollout_gpu_memory_utilization = v.fraction_or(
+    let rollout_gpu_memory_utilization = v.setting_real_or(
         &rh.rollout_gpu_memory_utilization,
         Some(hw),
         "rollout_gpu_memory_utilization",
         d.rollout_gpu_memory_utilization,
-        true,
     )?;
-    let max_num_seqs = v.count_or(
-        &rh.max_num_seqs,
-        Some(hw),
-        "max_num_seqs",
-        (1, MAX_LEVER),
-        d.max_num_seqs,
-    )?;
-    let rollout_tensor_parallel = v.count_or(
+    let max_num_seqs =
+        v.setting_count_or(&rh.max_num_seqs, Some(hw), "max_num_seqs", d.max_num_seqs)?;
+    let rollout_tensor_parallel = v.setting_count_or(
         &rh.rollout_tensor_parallel,
         Some(hw),
         "rollout_tensor_parallel",
-        (1, 1024),
         d.rollout_tensor_parallel,
     )?;
     let usable_memory_fraction = v.fraction_or(
@@ -149,7 +136,7 @@ fn hardware_cluster(
         .map_err(|m| v.err(Some(hw), "gpu", m))?
         .clone();
     let gpus = match &rh.gpus {
-        Some(value) => v.integer(value, Some(hw), "gpus", 1, MAX_LEVER)? as u64,
+        Some(value) => v.setting_count(value, Some(hw), "gpus")?,
         None => {
             return Err(v.missing(
                 Some(hw),
@@ -179,7 +166,7 @@ pub(super) fn task(rt: &RawTask, v: &Validator, largest_cap: f64) -> Result<Task
     let ts = Some("task");
     let task_defaults = Task::default();
     let prompt_tokens = match &rt.prompt_tokens {
-        Some(value) => v.integer(value, ts, "prompt_tokens", 1, MAX_LEVER)? as f64,
+        Some(value) => v.setting_count(value, ts, "prompt_tokens")? as f64,
         None => task_defaults.prompt_tokens,
     };
     let (mean_response_tokens, response_length_cv, mean_response_tokens_end) =
@@ -187,17 +174,12 @@ pub(super) fn task(rt: &RawTask, v: &Validator, largest_cap: f64) -> Result<Task
     let (pass_rate_mean, pass_rate_concentration) = task_pass_rate(rt, v)?;
     let start = v.named_or(&rt.start, ts, "start", task_defaults.start)?;
     let dataset_prompts = match &rt.dataset_prompts {
-        Some(value) => Some(v.positive_at_most(
-            value,
-            ts,
-            "dataset_prompts",
-            crate::config::MAX_DATASET_PROMPTS,
-        )?),
+        Some(value) => Some(v.setting_real_as(value, ts, "dataset_prompts", "dataset_prompts")?),
         None => None,
     };
     let max_prompt_tokens = match &rt.max_prompt_tokens {
         Some(value) => {
-            let cap = v.integer(value, ts, "max_prompt_tokens", 1, MAX_LEVER)? as f64;
+            let cap = v.setting_count(value, ts, "max_prompt_tokens")? as f64;
             if cap < prompt_tokens {
                 return Err(v.err_at(
                     value,
@@ -229,15 +211,12 @@ pub(super) fn task(rt: &RawTask, v: &Validator, largest_cap: f64) -> Result<Task
 fn task_lengths(rt: &RawTask, v: &Validator, largest_cap: f64) -> Result<(f64, f64, Option<f64>)> {
     let ts = Some("task");
     let task_defaults = Task::default();
-    let cv = match &rt.response_length_cv {
-        Some(value) => v.positive_at_most(
-            value,
-            ts,
-            "response_length_cv",
-            crate::config::MAX_LENGTH_CV,
-        )?,
-        None => task_defaults.response_length_cv,
-    };
+    let cv = v.setting_real_or(
+        &rt.response_length_cv,
+        ts,
+        "response_length_cv",
+        task_defaults.response_length_cv,
+    )?;
     let cap = match &rt.logged_cap_tokens {
         Some(value) => v.integer(value, ts, "logged_cap_tokens", 1, MAX_LEVER)? as f64,
         None => largest_cap,
@@ -325,11 +304,11 @@ fn task_pass_rate(rt: &RawTask, v: &Validator) -> Result<(f64, f64)> {
                 return Err(v.err(ts, "pass_rate.mean", format!("{mean} must lie strictly between 0 and 1 (the base policy's mean per-prompt pass rate)")));
             }
             let concentration = match &p.concentration {
-                Some(value) => v.positive_at_most(
+                Some(value) => v.setting_real_as(
                     value,
                     ts,
                     "pass_rate.concentration",
-                    crate::config::MAX_PASS_RATE_CONCENTRATION,
+                    "pass_rate_concentration",
                 )?,
                 None => task_defaults.pass_rate_concentration,
             };
@@ -410,8 +389,13 @@ pub(super) fn run(rr: &RawRun, v: &Validator, catalog: &Catalog) -> Result<RunSe
     // `[run] key` read into the field of the same name, with the default's value when absent:
     // a whole number in a range, a number ≥ 0, or a boolean.
     macro_rules! count {
-        ($key:ident, $range:expr) => {
-            v.count_or(&rr.$key, rs, stringify!($key), $range, d.$key)?
+        ($key:ident) => {
+            v.setting_count_or(&rr.$key, rs, stringify!($key), d.$key)?
+        };
+    }
+    macro_rules! setting_real {
+        ($key:ident) => {
+            v.setting_real_or(&rr.$key, rs, stringify!($key), d.$key)?
         };
     }
     macro_rules! non_negative {
@@ -440,7 +424,7 @@ pub(super) fn run(rr: &RawRun, v: &Validator, catalog: &Catalog) -> Result<RunSe
         framework,
         algorithm: v.named_or(&rr.algorithm, rs, "algorithm", d.algorithm)?,
         kl_reference: boolean!(kl_reference),
-        kl_coef: non_negative!(kl_coef),
+        kl_coef: setting_real!(kl_coef),
         prefix_cache: boolean!(prefix_cache),
         dynamic_sampling: boolean!(dynamic_sampling),
         old_logprob: v.named_or(
@@ -450,30 +434,29 @@ pub(super) fn run(rr: &RawRun, v: &Validator, catalog: &Catalog) -> Result<RunSe
             framework.profile().old_logprob,
         )?,
         gradient_checkpointing: boolean!(gradient_checkpointing),
-        sequence_parallel: v.count_or(
-            &rr.sequence_parallel,
-            rs,
-            "sequence_parallel",
-            (1, 64),
-            1,
-        )?,
+        sequence_parallel: v.setting_count_or(&rr.sequence_parallel, rs, "sequence_parallel", 1)?,
         offload: run_offload(rr, v)?,
-        step_overhead_seconds: non_negative!(step_overhead_seconds),
-        max_tokens_per_gpu: tokens!(max_tokens_per_gpu, 1),
+        step_overhead_seconds: setting_real!(step_overhead_seconds),
+        max_tokens_per_gpu: v.setting_count_or(
+            &rr.max_tokens_per_gpu,
+            rs,
+            "max_tokens_per_gpu",
+            d.max_tokens_per_gpu as u64,
+        )? as f64,
         critic_max_tokens_per_gpu: tokens!(critic_max_tokens_per_gpu, 1),
         micro_batching: run_micro_batching(rr, v)?,
-        startup_seconds: non_negative!(startup_seconds),
-        checkpoint_every_steps: count!(checkpoint_every_steps, (0, MAX_LEVER)),
-        checkpoint_seconds: non_negative!(checkpoint_seconds),
-        validation_every_steps: count!(validation_every_steps, (0, MAX_LEVER)),
-        validation_prompts: count!(validation_prompts, (0, MAX_LEVER)),
-        validation_samples_per_prompt: count!(validation_samples_per_prompt, (1, MAX_LEVER)),
+        startup_seconds: setting_real!(startup_seconds),
+        checkpoint_every_steps: count!(checkpoint_every_steps),
+        checkpoint_seconds: setting_real!(checkpoint_seconds),
+        validation_every_steps: count!(validation_every_steps),
+        validation_prompts: count!(validation_prompts),
+        validation_samples_per_prompt: count!(validation_samples_per_prompt),
         generation_batch_prompts: optional_count(
             v,
             &rr.generation_batch_prompts,
             "generation_batch_prompts",
         )?,
-        mini_batch_prompts: count!(mini_batch_prompts, (1, MAX_LEVER)),
+        mini_batch_prompts: count!(mini_batch_prompts),
         pass_overhead_seconds: non_negative!(pass_overhead_seconds),
         train_launch_seconds_per_layer: non_negative!(train_launch_seconds_per_layer),
         judge_rubric_tokens: tokens!(judge_rubric_tokens, 0),
@@ -515,9 +498,7 @@ fn run_critic(
 /// An optional `[run]` count of at least 1 (None when absent).
 fn optional_count(v: &Validator, value: &Option<Spanned>, key: &str) -> Result<Option<u64>> {
     match value {
-        Some(_) => v
-            .count_or(value, Some("run"), key, (1, MAX_LEVER), 1)
-            .map(Some),
+        Some(_) => v.setting_count_or(value, Some("run"), key, 1).map(Some),
         None => Ok(None),
     }
 }

@@ -282,6 +282,72 @@ impl Validator<'_> {
         Ok(i)
     }
 
+    /// A run setting's whole number, checked against its declared range
+    /// ([`crate::config::setting`]: the same range and message as its flag).
+    pub(super) fn setting_count(
+        &self,
+        value: &impl Located,
+        section: Option<&str>,
+        key: &str,
+    ) -> Result<u64> {
+        self.setting_count_as(value, section, key, key)
+    }
+
+    /// [`Validator::setting_count`] for a setting written under another key in a grid.
+    pub(super) fn setting_count_as(
+        &self,
+        value: &impl Located,
+        section: Option<&str>,
+        key: &str,
+        setting: &str,
+    ) -> Result<u64> {
+        let n = self.integer(value, section, key, i64::MIN, i64::MAX)?;
+        crate::config::setting::check_count(setting, n)
+            .map_err(|m| self.err_at(value, section, key, m))
+    }
+
+    /// An optional run setting's whole number, or the default.
+    pub(super) fn setting_count_or(
+        &self,
+        value: &Option<impl Located>,
+        section: Option<&str>,
+        key: &str,
+        default: u64,
+    ) -> Result<u64> {
+        match value {
+            Some(value) => self.setting_count(value, section, key),
+            None => Ok(default),
+        }
+    }
+
+    /// A run setting's number, checked against its declared range (`setting`: its name in
+    /// [`crate::config::setting`] when the grid's key differs).
+    pub(super) fn setting_real_as(
+        &self,
+        value: &impl Located,
+        section: Option<&str>,
+        key: &str,
+        setting: &str,
+    ) -> Result<f64> {
+        let x = self.float(value, section, key)?;
+        crate::config::setting::check_real(setting, x)
+            .map_err(|m| self.err_at(value, section, key, m))
+    }
+
+    /// An optional run setting's number, or the default.
+    pub(super) fn setting_real_or(
+        &self,
+        value: &Option<impl Located>,
+        section: Option<&str>,
+        key: &str,
+        default: f64,
+    ) -> Result<f64> {
+        match value {
+            Some(value) => self.setting_real_as(value, section, key, key),
+            None => Ok(default),
+        }
+    }
+
     /// An optional whole number in [min, max], or the default.
     pub(super) fn count_or(
         &self,

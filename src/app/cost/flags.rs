@@ -75,14 +75,14 @@ pub struct LeverFlags {
     #[arg(long, default_value_t = 0)]
     pub validation_prompts: u64,
     /// Responses per validation prompt (veRL `val_kwargs.n`).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 1)]
     pub validation_samples_per_prompt: u64,
     /// Prompts per generation batch under --dynamic-sampling (veRL DAPO recipe
     /// `gen_batch_size`) [default: the train batch].
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long)]
     pub generation_batch_prompts: Option<u64>,
     /// Prompts per optimizer step (veRL `ppo_mini_batch_size`).
-    #[arg(long, default_value_t = RunSettings::default().mini_batch_prompts, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = RunSettings::default().mini_batch_prompts)]
     pub mini_batch_prompts: u64,
 }
 
@@ -94,7 +94,7 @@ pub struct ClusterFlags {
     #[arg(long, default_value = "h100-sxm")]
     pub gpu: String,
     /// GPUs in the cluster.
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    #[arg(long, default_value_t = 8)]
     pub gpus: u64,
     /// Price per GPU-hour [default: the catalog's].
     #[arg(long)]
@@ -116,11 +116,11 @@ pub struct ClusterFlags {
     pub rollout_gpu_memory_utilization: Option<f64>,
     /// The rollout engine's cap on sequences in flight per replica (vLLM `max_num_seqs`)
     /// [default: the framework's, else the engine's].
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    #[arg(long)]
     pub max_num_seqs: Option<u64>,
     /// Tensor-parallel degree of a rollout replica (veRL `rollout.tensor_model_parallel_size`)
     /// [default: the framework's; larger when the model needs it].
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    #[arg(long)]
     pub rollout_tensor_parallel: Option<u64>,
 }
 
@@ -129,12 +129,12 @@ pub struct ClusterFlags {
 #[command(next_help_heading = "Task")]
 pub struct TaskFlags {
     /// Mean prompt tokens [default: 256, or the prompt cap when it is shorter].
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    #[arg(long)]
     pub prompt_tokens: Option<u64>,
     /// The prompt cap (veRL `data.max_prompt_length`), at least the mean prompt: veRL pads every
     /// prompt to it, which the training passes compute when padding is kept
     /// (--no-remove-padding) [default: the mean prompt, no prompt padding].
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    #[arg(long)]
     pub max_prompt_tokens: Option<u64>,
     /// Mean response tokens as the training log reports them: the mean of generated (capped)
     /// lengths at --max-response-len (veRL `response_length/mean`, TRL

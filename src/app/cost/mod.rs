@@ -102,22 +102,7 @@ pub struct CostArgs {
     pub typed: Vec<String>,
 }
 
-/// `x` when it is finite and 0 or more, else an error naming the flag.
-fn non_negative(flag: &str, x: f64) -> Result<f64> {
-    if x.is_finite() && x >= 0.0 {
-        Ok(x)
-    } else {
-        Err(Error::in_flag(
-            flag,
-            format!("{x} must be a finite number, 0 or more"),
-        ))
-    }
-}
-
 /// `x` when it is positive and finite, else an error naming the flag.
-/// The highest price per GPU-hour `cost` accepts (as grids do).
-const MAX_USD_PER_GPU_HOUR: f64 = 1000.0;
-
 fn positive(flag: &str, x: f64) -> Result<f64> {
     if x.is_finite() && x > 0.0 {
         Ok(x)
@@ -199,27 +184,14 @@ impl CostArgs {
             .map_err(|m| Error::in_flag("--engine", m))?
             .clone();
         let mut hardware = Hardware::new(gpu, c.gpus, engine, c.framework);
+        // (Ranges checked once, in `check_settings`.)
         if let Some(x) = c.usd_per_gpu_hour {
-            hardware.usd_per_gpu_hour = positive("--usd-per-gpu-hour", x)?;
-            if x > MAX_USD_PER_GPU_HOUR {
-                return Err(Error::in_flag(
-                    "--usd-per-gpu-hour",
-                    format!(
-                        "{x} dollars per GPU-hour is beyond any real price (at most {MAX_USD_PER_GPU_HOUR}, as in grids; the price is per GPU, not per node)"
-                    ),
-                ));
-            }
+            hardware.usd_per_gpu_hour = x;
         }
         if let Some(schedule) = c.schedule {
             hardware.schedule = schedule;
         }
         if let Some(x) = c.rollout_gpu_memory_utilization {
-            if !(x > 0.0 && x < 1.0) {
-                return Err(Error::in_flag(
-                    "--rollout-gpu-memory-utilization",
-                    format!("{x} must lie strictly between 0 and 1 (a share of GPU memory)"),
-                ));
-            }
             hardware.rollout_gpu_memory_utilization = x;
         }
         if let Some(n) = c.max_num_seqs {
@@ -249,11 +221,7 @@ impl CostArgs {
                 format!("{} must lie strictly between 0 and 1", t.pass_rate_mean),
             ));
         }
-        let cv = positive_at_most(
-            "--response-length-cv",
-            t.response_length_cv,
-            rlfrontier::config::MAX_LENGTH_CV,
-        )?;
+        let cv = t.response_length_cv;
         let cap = self.levers.max_response_len as f64;
         let fit = |flag: &str, mean: f64, clip_ratio: Option<f64>| {
             LoggedLengths {
@@ -297,39 +265,14 @@ impl CostArgs {
             response_length_cv: cv,
             pass_rate_mean: t.pass_rate_mean,
             start: t.start,
-            dataset_prompts: t
-                .dataset_prompts
-                .map(|d| {
-                    positive_at_most(
-                        "--dataset-prompts",
-                        d,
-                        rlfrontier::config::MAX_DATASET_PROMPTS,
-                    )
-                })
-                .transpose()?,
-            pass_rate_concentration: positive_at_most(
-                "--pass-rate-concentration",
-                t.pass_rate_concentration,
-                rlfrontier::config::MAX_PASS_RATE_CONCENTRATION,
-            )?,
+            dataset_prompts: t.dataset_prompts,
+            pass_rate_concentration: t.pass_rate_concentration,
         })
     }
 
     /// The run settings, validated.
     fn run_settings(&self, catalog: &Catalog) -> Result<RunSettings> {
         let l = &self.levers;
-        if !(l.step_overhead_seconds.is_finite() && l.step_overhead_seconds >= 0.0) {
-            return Err(Error::in_flag(
-                "--step-overhead-seconds",
-                "must be a finite number of seconds, 0 or more",
-            ));
-        }
-        if !(l.kl_coef.is_finite() && l.kl_coef >= 0.0) {
-            return Err(Error::in_flag(
-                "--kl-coef",
-                "must be a finite number, 0 or more",
-            ));
-        }
         let mut run = RunSettings {
             algorithm: match self.stage {
                 PricedStage::Rl(algorithm) => algorithm,
@@ -341,9 +284,9 @@ impl CostArgs {
             dynamic_sampling: l.dynamic_sampling && !l.no_dynamic_sampling,
             framework: self.cluster.framework,
             old_logprob: self.cluster.framework.profile().old_logprob,
-            startup_seconds: non_negative("--startup-seconds", l.startup_seconds)?,
+            startup_seconds: l.startup_seconds,
             checkpoint_every_steps: l.checkpoint_every_steps,
-            checkpoint_seconds: non_negative("--checkpoint-seconds", l.checkpoint_seconds)?,
+            checkpoint_seconds: l.checkpoint_seconds,
             validation_every_steps: l.validation_every_steps,
             validation_prompts: l.validation_prompts,
             validation_samples_per_prompt: l.validation_samples_per_prompt,
@@ -454,8 +397,67 @@ impl CostArgs {
         }
     }
 
+    /// Every setting the run description declares (`rlfrontier::config::setting`), checked
+    /// against its range: the same check and message as in a grid, located at the flag.
+    fn check_settings(&self) -> Result<()> {
+        use rlfrontier::config::setting::{check_count, check_real};
+        let (c, t, l, p) = (&self.cluster, &self.task, &self.levers, &self.training);
+        let flag = |name: &str| format!("--{}", name.replace('_', "-"));
+        let counts = [
+            ("gpus", Some(c.gpus)),
+            ("max_num_seqs", c.max_num_seqs),
+            ("rollout_tensor_parallel", c.rollout_tensor_parallel),
+            ("prompt_tokens", t.prompt_tokens),
+            ("max_prompt_tokens", t.max_prompt_tokens),
+            ("checkpoint_every_steps", Some(l.checkpoint_every_steps)),
+            ("validation_every_steps", Some(l.validation_every_steps)),
+            ("validation_prompts", Some(l.validation_prompts)),
+            (
+                "validation_samples_per_prompt",
+                Some(l.validation_samples_per_prompt),
+            ),
+            ("generation_batch_prompts", l.generation_batch_prompts),
+            ("mini_batch_prompts", Some(l.mini_batch_prompts)),
+            ("sequence_parallel", p.sequence_parallel),
+            ("max_tokens_per_gpu", p.max_tokens_per_gpu),
+            ("micro_batch_sequences", p.micro_batch_sequences),
+            (
+                "log_prob_micro_batch_sequences",
+                p.log_prob_micro_batch_sequences,
+            ),
+            ("log_prob_max_tokens_per_gpu", p.log_prob_max_tokens_per_gpu),
+        ];
+        for (name, value) in counts {
+            if let Some(n) = value {
+                check_count(name, i64::try_from(n).unwrap_or(i64::MAX))
+                    .map_err(|m| Error::in_flag(&flag(name), m))?;
+            }
+        }
+        let numbers = [
+            ("usd_per_gpu_hour", c.usd_per_gpu_hour),
+            (
+                "rollout_gpu_memory_utilization",
+                c.rollout_gpu_memory_utilization,
+            ),
+            ("response_length_cv", Some(t.response_length_cv)),
+            ("dataset_prompts", t.dataset_prompts),
+            ("pass_rate_concentration", Some(t.pass_rate_concentration)),
+            ("kl_coef", Some(l.kl_coef)),
+            ("step_overhead_seconds", Some(l.step_overhead_seconds)),
+            ("startup_seconds", Some(l.startup_seconds)),
+            ("checkpoint_seconds", Some(l.checkpoint_seconds)),
+        ];
+        for (name, value) in numbers {
+            if let Some(x) = value {
+                check_real(name, x).map_err(|m| Error::in_flag(&flag(name), m))?;
+            }
+        }
+        Ok(())
+    }
+
     /// Validates the flags into a priced request.
     pub fn request(&self) -> Result<RunRequest> {
+        self.check_settings()?;
         let catalog = self.catalog.load()?;
         let policy = self.policy(&catalog)?;
         let reward = self.reward(&catalog, &policy)?;
