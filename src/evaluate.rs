@@ -3,6 +3,7 @@
 
 use crate::ledger::{Bucket, Ledger, RunConfig, StepLedger, StepSums, step_ledger};
 use crate::outcome::{CellSignal, Median, Prediction, PreparedPrediction, predict};
+use crate::spec::Axis;
 use crate::spec::{AxisIndices, BudgetAxis, Cell, Grid};
 
 /// One evaluated cell: the cell, its ledger and (for feasible cells) its predicted score.
@@ -147,10 +148,7 @@ impl CellEvaluator {
 
 /// The axes of a cell's step: all of its indices but the budget's.
 fn step_key(cell: &Cell) -> AxisIndices {
-    AxisIndices {
-        budget: 0,
-        ..cell.indices
-    }
+    cell.indices.with(Axis::Budget, 0)
 }
 
 /// A cell priced by [`CellEvaluator::price_lazily`]: its ledger (without the waste, for runs
@@ -262,8 +260,8 @@ pub fn secondary_predictions(grid: &Grid, e: &Evaluated) -> Vec<Prediction> {
         .skip(1)
         .map(|target| {
             let signal = CellSignal {
-                measured_base_score: target.measured_base_scores[e.cell.indices.model],
-                ability_score: target.ability_scores[e.cell.indices.model],
+                measured_base_score: target.measured_base_scores[e.cell.indices[Axis::Model]],
+                ability_score: target.ability_scores[e.cell.indices[Axis::Model]],
                 benchmark: crate::outcome::Benchmark::of_metric(&target.name),
                 ..e.signal
             };

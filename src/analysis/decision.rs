@@ -26,6 +26,7 @@ use crate::analysis::draws::{Interval, JointDraws};
 use crate::analysis::frontier::{Aggregate, Point};
 use crate::analysis::shortlist::{self, Entry, Flag};
 use crate::analysis::why::{LeverShare, explain as split_by_lever};
+use crate::spec::Axis;
 use crate::spec::{AxisIndices, Grid};
 
 /// The P(best) at or above which the recommendation has a clear lead whatever the runner-up's
@@ -240,17 +241,17 @@ fn most_different(compared: &[Compared], candidates: &[usize]) -> Option<usize> 
 /// On how many axes two cells differ.
 pub fn axes_apart(a: &AxisIndices, b: &AxisIndices) -> usize {
     [
-        (a.engine, b.engine),
-        (a.model, b.model),
-        (a.finetune, b.finetune),
-        (a.reward, b.reward),
-        (a.judge, b.judge),
-        (a.turns, b.turns),
-        (a.tool_seconds, b.tool_seconds),
-        (a.group_size, b.group_size),
-        (a.max_response_len, b.max_response_len),
-        (a.update_epochs, b.update_epochs),
-        (a.prompts_per_step, b.prompts_per_step),
+        (a[Axis::Engine], b[Axis::Engine]),
+        (a[Axis::Model], b[Axis::Model]),
+        (a[Axis::Finetune], b[Axis::Finetune]),
+        (a[Axis::Reward], b[Axis::Reward]),
+        (a[Axis::Judge], b[Axis::Judge]),
+        (a[Axis::Turns], b[Axis::Turns]),
+        (a[Axis::ToolSeconds], b[Axis::ToolSeconds]),
+        (a[Axis::GroupSize], b[Axis::GroupSize]),
+        (a[Axis::MaxResponseLen], b[Axis::MaxResponseLen]),
+        (a[Axis::UpdateEpochs], b[Axis::UpdateEpochs]),
+        (a[Axis::PromptsPerStep], b[Axis::PromptsPerStep]),
     ]
     .iter()
     .filter(|(x, y)| x != y)

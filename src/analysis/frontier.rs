@@ -2,6 +2,7 @@
 //! shortlist candidates and a plot sample, each reduced per chunk and merged in chunk order, so
 //! memory does not grow with the cell count and the result does not depend on the thread count.
 
+use crate::spec::Axis;
 use std::collections::BTreeMap;
 
 use crate::analysis::front_guard::FrontGuard;
@@ -256,7 +257,7 @@ impl Aggregate {
         // for the share, without a call into libm.
         let bin = ((probe.update_fraction / UPDATE_FRACTION_BIN) as usize)
             .min((1.0 / UPDATE_FRACTION_BIN) as usize - 1);
-        let key = (i.model, i.reward, i.budget, bin);
+        let key = (i[Axis::Model], i[Axis::Reward], i[Axis::Budget], bin);
         let rank = Rank {
             score: probe.score,
             id: probe.id,
@@ -269,7 +270,7 @@ impl Aggregate {
             .get(&key)
             .is_none_or(|&known| rank.beats(known));
         // Once the pool has been trimmed, a point below its worst member can never enter it.
-        let floor = self.pool_floor.get(&i.budget).copied();
+        let floor = self.pool_floor.get(&i[Axis::Budget]).copied();
         let to_pool = floor.is_none_or(|worst| rank.beats(worst));
         let to_sample = probe.id.is_multiple_of(sample_stride.max(1));
         if !(to_front || to_allocation || to_pool || to_sample) {
@@ -296,7 +297,7 @@ impl Aggregate {
         if to_pool {
             let pool = self
                 .shortlist_pool
-                .entry(i.budget)
+                .entry(i[Axis::Budget])
                 .or_insert_with(|| Vec::with_capacity(2 * SHORTLIST_POOL + 1));
             pool.push(point);
             if pool.len() > 2 * SHORTLIST_POOL {
@@ -304,7 +305,7 @@ impl Aggregate {
                 if let Some(worst) = pool.last().map(Rank::of) {
                     // Keep the higher of this floor and one handed in by `after`.
                     if floor.is_none_or(|old| worst.beats(old)) {
-                        self.pool_floor.insert(i.budget, worst);
+                        self.pool_floor.insert(i[Axis::Budget], worst);
                     }
                 }
             }
@@ -585,20 +586,7 @@ pub(super) mod tests {
     pub(in crate::analysis) fn point(id: u64, cost: f64, usd: f64, score: f64) -> Point {
         Point {
             id,
-            indices: AxisIndices {
-                engine: 0,
-                turns: 0,
-                tool_seconds: 0,
-                judge: 0,
-                model: 0,
-                finetune: 0,
-                reward: 0,
-                group_size: 0,
-                max_response_len: 0,
-                update_epochs: 0,
-                prompts_per_step: 0,
-                budget: 0,
-            },
+            indices: AxisIndices::default(),
             cost,
             usd,
             gpu_hours: 0.0,

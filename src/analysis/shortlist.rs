@@ -103,27 +103,27 @@ impl std::fmt::Display for Flag {
 pub fn near_duplicate(grid: &Grid, a: &AxisIndices, b: &AxisIndices) -> bool {
     let close = |x: usize, y: usize| x.abs_diff(y) <= 1;
     // Two LoRA ranks next to each other on the axis are one regime; full fine-tuning is its own.
-    let same_finetune = a.finetune == b.finetune
-        || (close(a.finetune, b.finetune)
+    let same_finetune = a[Axis::Finetune] == b[Axis::Finetune]
+        || (close(a[Axis::Finetune], b[Axis::Finetune])
             && matches!(
-                grid.axes.finetune[a.finetune],
+                grid.axes.finetune[a[Axis::Finetune]],
                 crate::config::Finetune::Lora(_)
             )
             && matches!(
-                grid.axes.finetune[b.finetune],
+                grid.axes.finetune[b[Axis::Finetune]],
                 crate::config::Finetune::Lora(_)
             ));
-    a.engine == b.engine
-        && a.model == b.model
+    a[Axis::Engine] == b[Axis::Engine]
+        && a[Axis::Model] == b[Axis::Model]
         && same_finetune
-        && a.reward == b.reward
-        && a.judge == b.judge
-        && close(a.turns, b.turns)
-        && close(a.tool_seconds, b.tool_seconds)
-        && close(a.group_size, b.group_size)
-        && close(a.max_response_len, b.max_response_len)
-        && close(a.update_epochs, b.update_epochs)
-        && close(a.prompts_per_step, b.prompts_per_step)
+        && a[Axis::Reward] == b[Axis::Reward]
+        && a[Axis::Judge] == b[Axis::Judge]
+        && close(a[Axis::Turns], b[Axis::Turns])
+        && close(a[Axis::ToolSeconds], b[Axis::ToolSeconds])
+        && close(a[Axis::GroupSize], b[Axis::GroupSize])
+        && close(a[Axis::MaxResponseLen], b[Axis::MaxResponseLen])
+        && close(a[Axis::UpdateEpochs], b[Axis::UpdateEpochs])
+        && close(a[Axis::PromptsPerStep], b[Axis::PromptsPerStep])
 }
 
 /// The numeric axes: the axis, its values, the cell's index on it, and the smallest value the

@@ -23,6 +23,7 @@
 use crate::config::Stop;
 use crate::evaluate::Evaluated;
 use crate::outcome::{CellSignal, OutcomeParams, predict_score};
+use crate::spec::Axis;
 use crate::spec::{AxisIndices, Grid};
 
 /// A lever of the outcome model, with the fields of [`CellSignal`] it moves.
@@ -73,22 +74,22 @@ impl Lever {
     /// they are no axis).
     fn apply_axes(self, to: &mut AxisIndices, from: &AxisIndices) {
         match self {
-            Lever::ModelSize => to.model = from.model,
-            Lever::Updates => to.update_epochs = from.update_epochs,
+            Lever::ModelSize => to[Axis::Model] = from[Axis::Model],
+            Lever::Updates => to[Axis::UpdateEpochs] = from[Axis::UpdateEpochs],
             Lever::Rollouts => {
-                to.group_size = from.group_size;
-                to.prompts_per_step = from.prompts_per_step;
+                to[Axis::GroupSize] = from[Axis::GroupSize];
+                to[Axis::PromptsPerStep] = from[Axis::PromptsPerStep];
             }
-            Lever::Cap => to.max_response_len = from.max_response_len,
+            Lever::Cap => to[Axis::MaxResponseLen] = from[Axis::MaxResponseLen],
             Lever::Reward => {
-                to.reward = from.reward;
-                to.judge = from.judge;
+                to[Axis::Reward] = from[Axis::Reward];
+                to[Axis::Judge] = from[Axis::Judge];
             }
-            Lever::Lora => to.finetune = from.finetune,
+            Lever::Lora => to[Axis::Finetune] = from[Axis::Finetune],
             Lever::Setup => {
-                to.engine = from.engine;
-                to.turns = from.turns;
-                to.tool_seconds = from.tool_seconds;
+                to[Axis::Engine] = from[Axis::Engine];
+                to[Axis::Turns] = from[Axis::Turns];
+                to[Axis::ToolSeconds] = from[Axis::ToolSeconds];
             }
         }
     }
@@ -327,7 +328,7 @@ mod tests {
         crate::evaluate::Evaluated<'_>,
     ) {
         let mut a = grid.decode(0);
-        a.budget = 1;
+        a[Axis::Budget] = 1;
         let mut b = a;
         edit(&mut b);
         let evaluate =
@@ -349,10 +350,10 @@ mod tests {
     fn the_dollar_shares_sum_to_the_two_runs_dollars_and_the_points_to_their_scores() {
         let grid = dollars_grid();
         let (a, b) = dollars_pair(&grid, |b| {
-            b.model = 2;
-            b.update_epochs = 1;
-            b.finetune = 1;
-            b.max_response_len = 2;
+            b[Axis::Model] = 2;
+            b[Axis::UpdateEpochs] = 1;
+            b[Axis::Finetune] = 1;
+            b[Axis::MaxResponseLen] = 2;
         });
         let split = explain(&grid, &b, &a);
         let levers: Vec<Lever> = split.iter().map(|s| s.lever).collect();
@@ -377,7 +378,7 @@ mod tests {
         // v(both) = c_w·n_w (c dollars per step, n iterations), so the Shapley values are
         // φ_cap = ½(c_w − c_o)(n_o + n_w) and φ_updates = ½(n_w − n_o)(c_w + c_o).
         let grid = dollars_grid();
-        let (o, w) = dollars_pair(&grid, |b| b.max_response_len = 2);
+        let (o, w) = dollars_pair(&grid, |b| b[Axis::MaxResponseLen] = 2);
         let (c_o, c_w) = (o.ledger.total_usd_per_step(), w.ledger.total_usd_per_step());
         let (n_o, n_w) = (o.ledger.iterations as f64, w.ledger.iterations as f64);
         assert_ne!(n_o, n_w, "a longer cap buys fewer steps of the same budget");
@@ -406,7 +407,7 @@ mod tests {
             &crate::catalog::Catalog::embedded(),
         )
         .unwrap();
-        let (o, w) = dollars_pair(&grid, |b| b.engine = 1);
+        let (o, w) = dollars_pair(&grid, |b| b[Axis::Engine] = 1);
         let split = explain(&grid, &w, &o);
         let setup = split.iter().find(|s| s.lever == Lever::Setup).unwrap();
         assert_eq!(setup.score, 0.0);

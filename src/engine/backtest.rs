@@ -13,6 +13,7 @@
 //!   by difficulty; RACE's update fraction by reward) is asked of the prior, and reported as
 //!   reproduced or not, with the numbers.
 
+use crate::spec::Axis;
 use std::collections::BTreeMap;
 
 use crate::catalog::Catalog;
@@ -387,7 +388,7 @@ pub fn race_update_fraction(grid: &Grid) -> Ordering {
             continue;
         }
         let key = (
-            e.cell.indices.budget,
+            e.cell.indices[Axis::Budget],
             kind == crate::config::RewardKind::Rule,
         );
         let share = e.ledger.flops_share(crate::ledger::Bucket::Learning);

@@ -1,5 +1,6 @@
 //! `merge`: shard outputs combined into exactly what an unsharded sweep writes.
 
+use crate::spec::Axis;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -176,7 +177,7 @@ fn merged_aggregate(
         let misfiled = part
             .shortlist_pool
             .iter()
-            .any(|(&b, cells)| cells.iter().any(|p| grid.decode(p.id).budget != b));
+            .any(|(&b, cells)| cells.iter().any(|p| grid.decode(p.id)[Axis::Budget] != b));
         if part.evaluated + part.pruned != range.end - range.start || outside.is_some() || misfiled
         {
             return Err(Error::in_file(

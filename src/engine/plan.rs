@@ -2,6 +2,7 @@
 //! reads back (`plan.csv`, `plan.json`), one launch script per run for veRL or TRL, and a Slurm
 //! array that runs them.
 
+use crate::spec::Axis;
 use std::path::{Path, PathBuf};
 
 use crate::config::Budget;
@@ -201,9 +202,9 @@ fn launch_script(
     let context = LaunchContext {
         grid,
         run,
-        policy: &grid.axes.model[indices.model],
-        finetune: grid.axes.finetune[indices.finetune],
-        reward: &grid.axes.reward[indices.reward],
+        policy: &grid.axes.model[indices[Axis::Model]],
+        finetune: grid.axes.finetune[indices[Axis::Finetune]],
+        reward: &grid.axes.reward[indices[Axis::Reward]],
         ledger: &ledger,
     };
     let script = match framework {

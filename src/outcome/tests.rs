@@ -6,7 +6,7 @@ use std::path::Path;
 use super::*;
 use crate::catalog::Catalog;
 use crate::evaluate::evaluate_cell;
-use crate::spec::{self, Grid};
+use crate::spec::{self, Axis, Grid};
 
 fn signal(
     iterations: f64,
@@ -225,7 +225,7 @@ fn race_finding_best_update_fraction_is_higher_with_rule_than_with_prm() {
     for budget in 0..g.axes.budget.len() {
         let best_p = |kind: RewardKind| {
             let e = best_cell(&g, |e| {
-                e.cell.indices.budget == budget && e.cell.reward.kind == kind
+                e.cell.indices[Axis::Budget] == budget && e.cell.reward.kind == kind
             })
             .unwrap();
             e.ledger.flops_share(crate::ledger::Bucket::Learning)
@@ -242,7 +242,7 @@ fn isocompute_finding_best_group_size_grows_with_budget_then_saturates() {
     let g = grid("isocompute");
     let best_g: Vec<u64> = (0..g.axes.budget.len())
         .map(|b| {
-            best_cell(&g, |e| e.cell.indices.budget == b)
+            best_cell(&g, |e| e.cell.indices[Axis::Budget] == b)
                 .unwrap()
                 .cell
                 .group_size

@@ -39,6 +39,7 @@ use crate::fit::calibrate::{Observation, calibrate_point, default_free, params_a
 use crate::fit::lm::{cholesky, inverse};
 use crate::outcome::{CellSignal, OutcomeParams, predict_score};
 use crate::rng::SplitMix64;
+use crate::spec::Axis;
 use crate::spec::Grid;
 
 use super::PilotRun;
@@ -153,7 +154,7 @@ fn targets(grid: &Grid, budget_index: usize) -> Result<Vec<Target>> {
         ));
     }
     Ok((0..total)
-        .filter(|&id| grid.decode(id).budget == budget_index)
+        .filter(|&id| grid.decode(id)[Axis::Budget] == budget_index)
         .filter_map(|id| crate::evaluate::evaluate_cell(grid, id))
         .filter(|e| e.ledger.feasible())
         .map(|e| Target {

@@ -138,75 +138,67 @@ pub fn run_indices(grid: &Grid, run: &PilotRun, path: &Path, line: usize) -> Res
             )
         })
     };
-    Ok(AxisIndices {
-        // Pilots run on the grid's first engine, turns and tool latency (src/pilot/plan.rs says
-        // why).
-        engine: 0,
-        turns: 0,
-        tool_seconds: 0,
-        judge: 0,
-        model: find(
-            Axis::Model.name(),
-            a.model.iter().position(|m| m.id == run.model),
-            run.model.clone(),
-        )?,
-        finetune: find(
-            Axis::Finetune.name(),
-            a.finetune
-                .iter()
-                .position(|f| f.to_string() == run.finetune),
-            run.finetune.clone(),
-        )?,
-        reward: find(
-            Axis::Reward.name(),
-            a.reward.iter().position(|r| r.to_string() == run.reward),
-            run.reward.clone(),
-        )?,
-        group_size: find(
-            Axis::GroupSize.name(),
-            a.group_size.iter().position(|&g| g == run.group_size),
-            run.group_size.to_string(),
-        )?,
-        max_response_len: find(
-            Axis::MaxResponseLen.name(),
-            a.max_response_len
-                .iter()
-                .position(|&l| l == run.max_response_len),
-            run.max_response_len.to_string(),
-        )?,
-        update_epochs: find(
-            Axis::UpdateEpochs.name(),
-            a.update_epochs.iter().position(|&e| e == run.update_epochs),
-            run.update_epochs.to_string(),
-        )?,
-        prompts_per_step: find(
-            Axis::PromptsPerStep.name(),
-            a.prompts_per_step
-                .iter()
-                .position(|&b| b == run.prompts_per_step),
-            run.prompts_per_step.to_string(),
-        )?,
-        budget: 0,
-    })
+    // Pilots run on the grid's first engine, turns, tool latency and judge (src/pilot/plan.rs
+    // says why): the first value, index 0, is the default on every axis not set here.
+    let mut indices = AxisIndices::default();
+    indices[Axis::Model] = find(
+        Axis::Model.name(),
+        a.model.iter().position(|m| m.id == run.model),
+        run.model.clone(),
+    )?;
+    indices[Axis::Finetune] = find(
+        Axis::Finetune.name(),
+        a.finetune
+            .iter()
+            .position(|f| f.to_string() == run.finetune),
+        run.finetune.clone(),
+    )?;
+    indices[Axis::Reward] = find(
+        Axis::Reward.name(),
+        a.reward.iter().position(|r| r.to_string() == run.reward),
+        run.reward.clone(),
+    )?;
+    let numeric = [
+        (Axis::GroupSize, &a.group_size, run.group_size),
+        (
+            Axis::MaxResponseLen,
+            &a.max_response_len,
+            run.max_response_len,
+        ),
+        (Axis::UpdateEpochs, &a.update_epochs, run.update_epochs),
+        (
+            Axis::PromptsPerStep,
+            &a.prompts_per_step,
+            run.prompts_per_step,
+        ),
+    ];
+    for (axis, values, value) in numeric {
+        indices[axis] = find(
+            axis.name(),
+            values.iter().position(|&v| v == value),
+            value.to_string(),
+        )?;
+    }
+    Ok(indices)
 }
 
 /// The run configuration of a lever combination at a given stop (budget or steps).
 pub fn config_at<'g>(grid: &'g Grid, i: &AxisIndices, stop: Stop) -> RunConfig<'g> {
     let a = &grid.axes;
     RunConfig {
-        policy: &a.model[i.model],
-        finetune: a.finetune[i.finetune],
-        reward: &a.reward[i.reward],
-        group_size: a.group_size[i.group_size],
-        max_response_len: a.max_response_len[i.max_response_len],
-        update_epochs: a.update_epochs[i.update_epochs],
-        prompts_per_step: a.prompts_per_step[i.prompts_per_step],
+        policy: &a.model[i[Axis::Model]],
+        finetune: a.finetune[i[Axis::Finetune]],
+        reward: &a.reward[i[Axis::Reward]],
+        group_size: a.group_size[i[Axis::GroupSize]],
+        max_response_len: a.max_response_len[i[Axis::MaxResponseLen]],
+        update_epochs: a.update_epochs[i[Axis::UpdateEpochs]],
+        prompts_per_step: a.prompts_per_step[i[Axis::PromptsPerStep]],
         stop,
         hardware: &grid.engine_hardware[0],
         task: &grid.task,
         run: grid.run_settings(i),
-        measured_base_score: grid.measured_base_scores[i.model],
-        ability_score: grid.ability_scores[i.model],
+        measured_base_score: grid.measured_base_scores[i[Axis::Model]],
+        ability_score: grid.ability_scores[i[Axis::Model]],
     }
 }
 

@@ -14,6 +14,7 @@ use crate::config::{Budget, Stop};
 use crate::error::{Error, Result};
 use crate::ledger::Bucket;
 use crate::outcome::predict;
+use crate::spec::Axis;
 use crate::spec::{AxisIndices, Grid};
 
 use super::{PilotRun, config_at, ledger_at};
@@ -68,28 +69,31 @@ fn lever_combinations(grid: &Grid) -> impl Iterator<Item = AxisIndices> + '_ {
         // the prior has no term of its own for either (no allowed study measures them; turns
         // reach it only through truncation and iterations), so it has no parameter that pilots
         // at other values could calibrate (the same for the API judge).
-        AxisIndices {
-            engine: 0,
-            turns: 0,
-            tool_seconds: 0,
-            judge: 0,
-            model: d[0],
-            finetune: d[1],
-            reward: d[2],
-            group_size: d[3],
-            max_response_len: d[4],
-            update_epochs: d[5],
-            prompts_per_step: d[6],
-            budget: 0,
+        // (The first value, index 0, on every other axis: the default.)
+        let mut indices = AxisIndices::default();
+        for (axis, index) in LEVER_AXES.into_iter().zip(d) {
+            indices[axis] = index;
         }
+        indices
     })
 }
+
+/// The axes pilots vary, in the order of a lever combination's digits.
+const LEVER_AXES: [Axis; 7] = [
+    Axis::Model,
+    Axis::Finetune,
+    Axis::Reward,
+    Axis::GroupSize,
+    Axis::MaxResponseLen,
+    Axis::UpdateEpochs,
+    Axis::PromptsPerStep,
+];
 
 fn candidate(grid: &Grid, i: AxisIndices, budget: Budget) -> Option<Candidate> {
     let a = &grid.axes;
     if !grid.rollouts_allowed(
-        a.prompts_per_step[i.prompts_per_step],
-        a.group_size[i.group_size],
+        a.prompts_per_step[i[Axis::PromptsPerStep]],
+        a.group_size[i[Axis::GroupSize]],
     ) {
         return None;
     }
@@ -129,7 +133,7 @@ fn candidate(grid: &Grid, i: AxisIndices, budget: Budget) -> Option<Candidate> {
     );
     let steps = ledger.iterations;
     let finetune_position = if a.finetune.len() > 1 {
-        i.finetune as f64 / (a.finetune.len() - 1) as f64
+        i[Axis::Finetune] as f64 / (a.finetune.len() - 1) as f64
     } else {
         0.0
     };
@@ -137,21 +141,21 @@ fn candidate(grid: &Grid, i: AxisIndices, budget: Budget) -> Option<Candidate> {
         indices: i,
         features: [
             p.max(1e-6).ln(),
-            (a.group_size[i.group_size] as f64).ln(),
-            (a.max_response_len[i.max_response_len] as f64).ln(),
-            (a.update_epochs[i.update_epochs] as f64).ln(),
-            (a.prompts_per_step[i.prompts_per_step] as f64).ln(),
+            (a.group_size[i[Axis::GroupSize]] as f64).ln(),
+            (a.max_response_len[i[Axis::MaxResponseLen]] as f64).ln(),
+            (a.update_epochs[i[Axis::UpdateEpochs]] as f64).ln(),
+            (a.prompts_per_step[i[Axis::PromptsPerStep]] as f64).ln(),
             finetune_position,
         ],
         run: PilotRun {
             run_id: String::new(),
-            model: a.model[i.model].id.clone(),
-            finetune: a.finetune[i.finetune].to_string(),
-            reward: a.reward[i.reward].to_string(),
-            group_size: a.group_size[i.group_size],
-            max_response_len: a.max_response_len[i.max_response_len],
-            update_epochs: a.update_epochs[i.update_epochs],
-            prompts_per_step: a.prompts_per_step[i.prompts_per_step],
+            model: a.model[i[Axis::Model]].id.clone(),
+            finetune: a.finetune[i[Axis::Finetune]].to_string(),
+            reward: a.reward[i[Axis::Reward]].to_string(),
+            group_size: a.group_size[i[Axis::GroupSize]],
+            max_response_len: a.max_response_len[i[Axis::MaxResponseLen]],
+            update_epochs: a.update_epochs[i[Axis::UpdateEpochs]],
+            prompts_per_step: a.prompts_per_step[i[Axis::PromptsPerStep]],
             pilot_budget: budget.amount,
             budget_unit: budget.unit.as_str().to_string(),
             steps,
@@ -253,7 +257,7 @@ pub(crate) fn strata(grid: &Grid, request: &PlanRequest) -> Result<Vec<Vec<Candi
     }
     for i in lever_combinations(grid) {
         if let Some(c) = candidate(grid, i, request.budget) {
-            let s = i.model * grid.axes.reward.len() + i.reward;
+            let s = i[Axis::Model] * grid.axes.reward.len() + i[Axis::Reward];
             strata[s].1.push(c);
         }
     }

@@ -6,6 +6,7 @@ use crate::analysis::frontier::{Aggregate, CostBasis, Point, UPDATE_FRACTION_BIN
 use crate::analysis::shortlist::{Entry, Flag};
 use crate::evaluate::cost_unit;
 use crate::format::{money, number, percent};
+use crate::spec::Axis;
 use crate::spec::{BudgetAxis, Grid};
 
 /// A cell's axis values as table columns: one quantity per column, numbers as numbers (the
@@ -97,28 +98,28 @@ impl CellFields {
 pub fn cell_fields(grid: &Grid, p: &Point) -> CellFields {
     let a = &grid.axes;
     let i = &p.indices;
-    let finetune = a.finetune[i.finetune];
-    let reward = &a.reward[i.reward];
-    let (budget, budget_unit) = budget_columns(grid, i.budget);
+    let finetune = a.finetune[i[Axis::Finetune]];
+    let reward = &a.reward[i[Axis::Reward]];
+    let (budget, budget_unit) = budget_columns(grid, i[Axis::Budget]);
     CellFields {
-        engine: a.engine[i.engine].id.clone(),
-        model: a.model[i.model].id.clone(),
+        engine: a.engine[i[Axis::Engine]].id.clone(),
+        model: a.model[i[Axis::Model]].id.clone(),
         finetune: finetune.mode().to_string(),
         lora_rank: finetune.lora_rank().to_string(),
         reward: reward.kind.as_str().to_string(),
         reward_model: reward.model_id().to_string(),
-        turns: number(a.turns[i.turns]),
-        tool_seconds: number(a.tool_seconds[i.tool_seconds]),
-        judge: a.judge[i.judge].id.clone(),
-        group_size: a.group_size[i.group_size].to_string(),
-        max_response_len: a.max_response_len[i.max_response_len].to_string(),
-        update_epochs: a.update_epochs[i.update_epochs].to_string(),
-        prompts_per_step: a.prompts_per_step[i.prompts_per_step].to_string(),
+        turns: number(a.turns[i[Axis::Turns]]),
+        tool_seconds: number(a.tool_seconds[i[Axis::ToolSeconds]]),
+        judge: a.judge[i[Axis::Judge]].id.clone(),
+        group_size: a.group_size[i[Axis::GroupSize]].to_string(),
+        max_response_len: a.max_response_len[i[Axis::MaxResponseLen]].to_string(),
+        update_epochs: a.update_epochs[i[Axis::UpdateEpochs]].to_string(),
+        prompts_per_step: a.prompts_per_step[i[Axis::PromptsPerStep]].to_string(),
         budget,
         budget_unit,
         finetune_label: finetune.to_string(),
         reward_label: reward.to_string(),
-        budget_label: budget_label(grid, i.budget),
+        budget_label: budget_label(grid, i[Axis::Budget]),
     }
 }
 

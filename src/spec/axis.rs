@@ -36,8 +36,12 @@ pub enum Axis {
 }
 
 impl Axis {
-    /// Every axis, in decoding order (the last varies fastest along cell ids).
-    pub const ALL: [Axis; 12] = [
+    /// How many axes a grid has.
+    pub const COUNT: usize = 12;
+
+    /// Every axis, in decoding order (the last varies fastest along cell ids); each axis's
+    /// position is its discriminant (`axis as usize`).
+    pub const ALL: [Axis; Axis::COUNT] = [
         Axis::Engine,
         Axis::Model,
         Axis::Finetune,
@@ -102,6 +106,20 @@ impl Axis {
         keys
     };
 
+    /// The axis of a name ([`Axis::name`]).
+    pub fn from_name(name: &str) -> Option<Axis> {
+        Axis::ALL.into_iter().find(|a| a.name() == name)
+    }
+
+    /// Whether a record written before the axis existed (with no index on it) means its first
+    /// value: the axes added after the first grids.
+    pub const fn defaults_to_first(self) -> bool {
+        matches!(
+            self,
+            Axis::Engine | Axis::Turns | Axis::ToolSeconds | Axis::Judge
+        )
+    }
+
     /// The axis's values when it is numeric ([`Axis::NUMERIC`]); None otherwise.
     pub fn numeric_values(self, axes: &Axes) -> Option<&[u64]> {
         match self {
@@ -123,73 +141,18 @@ impl fmt::Display for Axis {
 impl AxisIndices {
     /// The index on `axis`.
     pub fn get(&self, axis: Axis) -> usize {
-        match axis {
-            Axis::Engine => self.engine,
-            Axis::Model => self.model,
-            Axis::Finetune => self.finetune,
-            Axis::Reward => self.reward,
-            Axis::Turns => self.turns,
-            Axis::ToolSeconds => self.tool_seconds,
-            Axis::Judge => self.judge,
-            Axis::GroupSize => self.group_size,
-            Axis::MaxResponseLen => self.max_response_len,
-            Axis::UpdateEpochs => self.update_epochs,
-            Axis::PromptsPerStep => self.prompts_per_step,
-            Axis::Budget => self.budget,
-        }
+        self[axis]
     }
 
     /// The same indices with `axis` moved to `index`.
     pub fn with(mut self, axis: Axis, index: usize) -> Self {
-        let slot = match axis {
-            Axis::Engine => &mut self.engine,
-            Axis::Model => &mut self.model,
-            Axis::Finetune => &mut self.finetune,
-            Axis::Reward => &mut self.reward,
-            Axis::Turns => &mut self.turns,
-            Axis::ToolSeconds => &mut self.tool_seconds,
-            Axis::Judge => &mut self.judge,
-            Axis::GroupSize => &mut self.group_size,
-            Axis::MaxResponseLen => &mut self.max_response_len,
-            Axis::UpdateEpochs => &mut self.update_epochs,
-            Axis::PromptsPerStep => &mut self.prompts_per_step,
-            Axis::Budget => &mut self.budget,
-        };
-        *slot = index;
+        self[axis] = index;
         self
     }
 
     /// Indices from digits in [`Axis::ALL`] order.
-    pub fn from_digits(digits: [usize; 12]) -> Self {
-        // Written out (not folded over `with`): this runs once per cell in a sweep.
-        let [
-            engine,
-            model,
-            finetune,
-            reward,
-            turns,
-            tool_seconds,
-            judge,
-            group_size,
-            max_response_len,
-            update_epochs,
-            prompts_per_step,
-            budget,
-        ] = digits;
-        AxisIndices {
-            engine,
-            model,
-            finetune,
-            reward,
-            turns,
-            tool_seconds,
-            judge,
-            group_size,
-            max_response_len,
-            update_epochs,
-            prompts_per_step,
-            budget,
-        }
+    pub fn from_digits(digits: [usize; Axis::COUNT]) -> Self {
+        AxisIndices(digits)
     }
 }
 

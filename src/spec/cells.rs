@@ -6,42 +6,58 @@
 //! max_response_len, update_epochs, prompts_per_step, budget. `cell_id` is the index in the full product; cells
 //! pruned by `[constraints]` keep their ids, so ids stay stable when a constraint changes.
 
-use super::{BudgetAxis, Grid};
+use super::{Axis, BudgetAxis, Grid};
 use crate::catalog::ModelSpec;
 use crate::config::{Budget, Finetune, Reward, Stop};
 use crate::ledger::RunConfig;
 
-/// Per-axis indices of a cell.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct AxisIndices {
-    /// Index into `axes.engine` (0 in grids that do not sweep the engine).
-    #[serde(default)]
-    pub engine: usize,
-    /// Index into `axes.model`.
-    pub model: usize,
-    /// Index into `axes.finetune`.
-    pub finetune: usize,
-    /// Index into `axes.reward`.
-    pub reward: usize,
-    /// Index into `axes.turns` (0 in grids that do not sweep the turns).
-    #[serde(default)]
-    pub turns: usize,
-    /// Index into `axes.tool_seconds` (0 in grids that do not sweep the tool latency).
-    #[serde(default)]
-    pub tool_seconds: usize,
-    /// Index into `axes.judge` (0 in grids that do not sweep the API judge).
-    #[serde(default)]
-    pub judge: usize,
-    /// Index into `axes.group_size`.
-    pub group_size: usize,
-    /// Index into `axes.max_response_len`.
-    pub max_response_len: usize,
-    /// Index into `axes.update_epochs`.
-    pub update_epochs: usize,
-    /// Index into `axes.prompts_per_step`.
-    pub prompts_per_step: usize,
-    /// Index into the budget (or iterations) axis.
-    pub budget: usize,
+/// Per-axis indices of a cell, one per [`Axis`](super::Axis), indexed by the axis
+/// (`indices[Axis::Model]`). Serialised as a map from axis name to index; the axes added after
+/// the first grids (engine, turns, tool_seconds, judge) default to 0 when absent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AxisIndices(pub [usize; Axis::COUNT]);
+
+impl std::ops::Index<Axis> for AxisIndices {
+    type Output = usize;
+    fn index(&self, axis: Axis) -> &usize {
+        &self.0[axis as usize]
+    }
+}
+
+impl std::ops::IndexMut<Axis> for AxisIndices {
+    fn index_mut(&mut self, axis: Axis) -> &mut usize {
+        &mut self.0[axis as usize]
+    }
+}
+
+impl serde::Serialize for AxisIndices {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(Axis::COUNT))?;
+        for axis in Axis::ALL {
+            map.serialize_entry(axis.name(), &self[axis])?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for AxisIndices {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let map = std::collections::BTreeMap::<String, usize>::deserialize(deserializer)?;
+        if let Some(unknown) = map.keys().find(|k| Axis::from_name(k).is_none()) {
+            return Err(D::Error::unknown_field(unknown, &Axis::NAMES));
+        }
+        let mut indices = AxisIndices::default();
+        for axis in Axis::ALL {
+            match map.get(axis.name()) {
+                Some(&index) => indices[axis] = index,
+                None if axis.defaults_to_first() => {}
+                None => return Err(D::Error::missing_field(axis.name())),
+            }
+        }
+        Ok(indices)
+    }
 }
 
 /// One cell: a complete run configuration plus its budget. Borrowed from the grid, no allocation.
@@ -202,18 +218,18 @@ impl Grid {
     pub fn encode(&self, i: &AxisIndices) -> u64 {
         let r = self.radices();
         let digits = [
-            i.engine,
-            i.model,
-            i.finetune,
-            i.reward,
-            i.turns,
-            i.tool_seconds,
-            i.judge,
-            i.group_size,
-            i.max_response_len,
-            i.update_epochs,
-            i.prompts_per_step,
-            i.budget,
+            i[Axis::Engine],
+            i[Axis::Model],
+            i[Axis::Finetune],
+            i[Axis::Reward],
+            i[Axis::Turns],
+            i[Axis::ToolSeconds],
+            i[Axis::Judge],
+            i[Axis::GroupSize],
+            i[Axis::MaxResponseLen],
+            i[Axis::UpdateEpochs],
+            i[Axis::PromptsPerStep],
+            i[Axis::Budget],
         ];
         digits
             .iter()
@@ -230,31 +246,31 @@ impl Grid {
     /// The cell `id` whose indices `i` are already decoded.
     fn cell_with(&self, id: u64, i: AxisIndices) -> Option<Cell<'_>> {
         let a = &self.axes;
-        let group_size = a.group_size[i.group_size];
-        let prompts_per_step = a.prompts_per_step[i.prompts_per_step];
+        let group_size = a.group_size[i[Axis::GroupSize]];
+        let prompts_per_step = a.prompts_per_step[i[Axis::PromptsPerStep]];
         if !self.rollouts_allowed(prompts_per_step, group_size) {
             return None;
         }
         let stop = match &a.budget {
             BudgetAxis::Budgets { unit, amounts } => Stop::Budget(Budget {
-                amount: amounts[i.budget],
+                amount: amounts[i[Axis::Budget]],
                 unit: *unit,
             }),
-            BudgetAxis::Iterations(n) => Stop::Iterations(n[i.budget]),
+            BudgetAxis::Iterations(n) => Stop::Iterations(n[i[Axis::Budget]]),
         };
         Some(Cell {
             id,
             indices: i,
-            engine: &a.engine[i.engine],
-            model: &a.model[i.model],
-            finetune: a.finetune[i.finetune],
-            reward: &a.reward[i.reward],
-            turns: a.turns[i.turns],
-            tool_seconds: a.tool_seconds[i.tool_seconds],
-            judge: &a.judge[i.judge].id,
+            engine: &a.engine[i[Axis::Engine]],
+            model: &a.model[i[Axis::Model]],
+            finetune: a.finetune[i[Axis::Finetune]],
+            reward: &a.reward[i[Axis::Reward]],
+            turns: a.turns[i[Axis::Turns]],
+            tool_seconds: a.tool_seconds[i[Axis::ToolSeconds]],
+            judge: &a.judge[i[Axis::Judge]].id,
             group_size,
-            max_response_len: a.max_response_len[i.max_response_len],
-            update_epochs: a.update_epochs[i.update_epochs],
+            max_response_len: a.max_response_len[i[Axis::MaxResponseLen]],
+            update_epochs: a.update_epochs[i[Axis::UpdateEpochs]],
             prompts_per_step,
             stop,
         })
@@ -300,11 +316,11 @@ impl<'g> Cell<'g> {
             update_epochs: self.update_epochs,
             prompts_per_step: self.prompts_per_step,
             stop: self.stop,
-            hardware: &grid.engine_hardware[self.indices.engine],
+            hardware: &grid.engine_hardware[self.indices[Axis::Engine]],
             task: &grid.task,
             run: grid.run_settings(&self.indices),
-            measured_base_score: grid.measured_base_scores[self.indices.model],
-            ability_score: grid.ability_scores[self.indices.model],
+            measured_base_score: grid.measured_base_scores[self.indices[Axis::Model]],
+            ability_score: grid.ability_scores[self.indices[Axis::Model]],
         }
     }
 }

@@ -311,8 +311,9 @@ impl Grid {
     /// tool latency) in its agent settings.
     pub fn run_settings(&self, i: &AxisIndices) -> &RunSettings {
         let a = &self.axes;
-        &self.agent_runs
-            [(i.turns * a.tool_seconds.len() + i.tool_seconds) * a.judge.len() + i.judge]
+        &self.agent_runs[(i[Axis::Turns] * a.tool_seconds.len() + i[Axis::ToolSeconds])
+            * a.judge.len()
+            + i[Axis::Judge]]
     }
 }
 

@@ -94,14 +94,14 @@ fn decoding_visits_every_combination_once() {
     for id in 0..n {
         let i = g.decode(id);
         assert!(seen.insert((
-            i.model,
-            i.finetune,
-            i.reward,
-            i.group_size,
-            i.max_response_len,
-            i.update_epochs,
-            i.prompts_per_step,
-            i.budget
+            i[Axis::Model],
+            i[Axis::Finetune],
+            i[Axis::Reward],
+            i[Axis::GroupSize],
+            i[Axis::MaxResponseLen],
+            i[Axis::UpdateEpochs],
+            i[Axis::PromptsPerStep],
+            i[Axis::Budget]
         )));
     }
     assert_eq!(seen.len() as u64, n);
@@ -642,10 +642,7 @@ fn a_turns_axis_sweeps_episode_turns_and_one_turn_is_the_single_turn_grid() {
     assert_eq!(three.agent_runs.len(), 3);
     let mut costs = Vec::new();
     for t in 0..3u64 {
-        let i = AxisIndices {
-            turns: t as usize,
-            ..three.decode(0)
-        };
+        let i = three.decode(0).with(Axis::Turns, t as usize);
         let id = three.encode(&i);
         let cell = three.cell(id).unwrap();
         assert_eq!(cell.turns, [1.0, 2.0, 4.0][t as usize]);
@@ -686,10 +683,7 @@ fn a_tool_latency_axis_prices_waiting_and_each_combination_is_checked() {
     let base = g.decode(0);
     let mut waits = Vec::new();
     for k in 0..3 {
-        let i = AxisIndices {
-            tool_seconds: k,
-            ..base
-        };
+        let i = base.with(Axis::ToolSeconds, k);
         let cell = g.cell(g.encode(&i)).unwrap();
         let config = cell.run_config(&g);
         assert_eq!(config.run.agent.tool_seconds, cell.tool_seconds);
@@ -822,7 +816,7 @@ fn a_judge_axis_prices_each_api_judge_and_none() {
     let base = g.decode(0);
     let api_usd: Vec<f64> = (0..3)
         .map(|k| {
-            let id = g.encode(&AxisIndices { judge: k, ..base });
+            let id = g.encode(&base.with(Axis::Judge, k));
             let cell = g.cell(id).unwrap();
             assert_eq!(cell.judge, ids[k]);
             assert_eq!(cell.run_config(&g).run.agent.api_judge, g.axes.judge[k].api);

@@ -1,5 +1,6 @@
 //! The files `fit` writes: `fits.csv`, `extrapolations.csv`, `surfaces.csv` and the plots.
 
+use crate::spec::Axis;
 use std::collections::BTreeMap;
 
 use super::runs::RunFit;
@@ -135,7 +136,7 @@ pub(super) fn surfaces_table(grid: &Grid, plan: &Plan, fits: &[RunFit]) -> (Vec<
     let mut slices: BTreeMap<(usize, usize), Vec<&RunFit>> = BTreeMap::new();
     for f in fits {
         slices
-            .entry((f.indices.model, f.indices.reward))
+            .entry((f.indices[Axis::Model], f.indices[Axis::Reward]))
             .or_default()
             .push(f);
     }

@@ -7,6 +7,7 @@
 //! dozen, evenly spaced), not a filled band: under the uncalibrated prior the intervals span most
 //! of the score range and a band would cover the plot.
 
+use crate::spec::Axis;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -22,7 +23,7 @@ pub fn frontier(grid: &Grid, aggregate: &Aggregate) -> String {
     let mut tips: Vec<(i32, i32, String)> = Vec::new();
     let strips = budget_strips(grid);
     let lane = |p: &Point| match &strips {
-        Some(_) => p.usd * lane_factor(p.indices.model, grid.axes.model.len()),
+        Some(_) => p.usd * lane_factor(p.indices[Axis::Model], grid.axes.model.len()),
         None => p.usd,
     };
     let svg = render(1000, 640, |root| {
@@ -80,7 +81,7 @@ pub fn frontier(grid: &Grid, aggregate: &Aggregate) -> String {
                 aggregate
                     .sample
                     .iter()
-                    .filter(|p| p.indices.model == m)
+                    .filter(|p| p.indices[Axis::Model] == m)
                     .map(|p| Circle::new((lane(p), p.score), 2, c.mix(0.3).filled())),
             )?;
         }
@@ -168,11 +169,13 @@ fn draw_front(
         front.iter().map(|p| (lane(p), p.score)),
         BLACK.stroke_width(2),
     ))?;
-    chart.draw_series(
-        front
-            .iter()
-            .map(|p| Circle::new((lane(p), p.score), 5, colour(p.indices.model).filled())),
-    )?;
+    chart.draw_series(front.iter().map(|p| {
+        Circle::new(
+            (lane(p), p.score),
+            5,
+            colour(p.indices[Axis::Model]).filled(),
+        )
+    }))?;
     chart.draw_series(
         front
             .iter()
@@ -221,7 +224,7 @@ fn front_tip(grid: &Grid, p: &Point) -> String {
     format!(
         "{} | budget {} | score {:.3} [{:.3}, {:.3}] | ${} | {} GPU-h | cell {}",
         crate::report::tables::regime_label(grid, p),
-        crate::report::tables::budget_label(grid, p.indices.budget),
+        crate::report::tables::budget_label(grid, p.indices[Axis::Budget]),
         p.score,
         p.score_low,
         p.score_high,

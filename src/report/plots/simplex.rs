@@ -1,5 +1,6 @@
 //! `simplex.svg`: the three FLOP shares of the sampled cells, coloured by predicted score.
 
+use crate::spec::Axis;
 use plotters::prelude::*;
 
 use crate::analysis::frontier::Aggregate;
@@ -91,7 +92,7 @@ pub fn simplex(grid: &Grid, aggregate: &Aggregate) -> String {
         let span = (hi - lo).max(1e-9);
         chart.draw_series(sample.iter().map(|p| {
             let fill = if no_feedback {
-                colour(p.indices.model)
+                colour(p.indices[Axis::Model])
             } else {
                 score_colour((p.score - lo) / span)
             };
