@@ -6,7 +6,7 @@
 //! only the location differs (a file's line and key, a flag, a keyword), added by the caller.
 //!
 //! The ranges are physical or framework limits, not preferences: a count up to
-//! [`MAX_LEVER`](super::MAX_LEVER) (1e8, beyond any real batch or run), a tensor-parallel degree up
+//! [`MAX_LEVER`] (1e8, beyond any real batch or run), a tensor-parallel degree up
 //! to 1,024, a sequence-parallel degree up to 64 (veRL's Ulysses splits the heads), fractions of
 //! memory in (0, 1]. Where the doors disagreed before this table existed (`max_num_seqs` allowed
 //! 1e8 in a grid and 1e6 as a flag; the rollout memory share allowed 1.0 in a grid only), the

@@ -2,9 +2,27 @@
 //! summed into the three buckets (search, learning, feedback), the iterations a budget affords,
 //! memory feasibility and waste.
 //!
-//! Formulas and their sources live in the submodules: [`lengths`] (lognormal truncation, Beta
-//! pass-rate profile), [`flops`] (per-pass FLOPs, veRL's convention), [`time`] (compute-bound
-//! phases and the memory-bound decode loop), [`memory`] (training state and activations).
+//! Where each formula is (every one cites its source in its own doc comment; docs/design.md §5
+//! derives them):
+//!
+//! | the formula for | is in |
+//! |---|---|
+//! | response lengths: capped lognormal, its moments, the longest of n (stragglers) | [`lengths::CappedLognormal`], [`lengths::straggler_tokens`] |
+//! | the logged (capped) mean back to the uncapped one | [`lengths::LoggedLengths::uncapped`] |
+//! | groups whose answers all agree (Beta pass-rate profile) | [`lengths::zero_signal_rate`] |
+//! | FLOPs of a forward, a training pass, prefill, decode; veRL's own count | [`flops`] ([`flops::forward_flops`], [`flops::train_flops`], [`flops::verl_train_flops`]) |
+//! | seconds of a compute-bound phase (peak × efficiency) | [`time::compute_seconds`] |
+//! | one decode step on a replica (weights + KV reads, roofline, launch overheads) | [`decode::StepCost`] (`new`, `seconds`) |
+//! | a replica's batch draining under continuous batching (or static batches) | [`decode::drain`], [`decode::static_drain`] |
+//! | the decode phase of a step: replicas, tensor parallel, KV capacity | [`time::decode_time`] |
+//! | training passes: micro-batches, padding, attention at long context, Ulysses | [`passes::pass_seconds`], [`passes::ulysses_seconds`] |
+//! | host offload of parameters and optimizer state | [`offload::round_trip_seconds`], [`offload::TrainedState`] |
+//! | training memory (sharded state, activations) | [`memory::policy_state_bytes`], [`memory::activation_bytes`] |
+//! | what is resident when, and whether it fits | `residency` (`training_memory`, `colocated_memory`) |
+//! | multi-turn episodes: tool waits, observations, sandboxes, API judges | [`agent`] |
+//! | one step: the phases in order, GPU-seconds under the schedule | `step` (`constant_step`, `charge_gpu_seconds`) |
+//! | a run: iterations a budget affords, start-up once, waste | `run` ([`evaluate`], [`StepLedger`]) |
+//! | SFT, reward-model and DPO stages | [`supervised`] |
 
 pub mod agent;
 pub mod decode;

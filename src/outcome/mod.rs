@@ -35,6 +35,21 @@
 //! score by its own 1.645-sd shift; the shifts add in quadrature on each side. A measured base
 //! score is known, not uncertain. [`draw_score`] gives joint draws across cells for the
 //! shortlist's probability of being best.
+//!
+//! Where each piece is:
+//!
+//! | the formula for | is in |
+//! |---|---|
+//! | the score at K: R0 + (A − R0) × progress | `score_shifted` (log-space form of ScaleRL's sigmoid; `score_of`, `progress_of`, `ceiling_of`) |
+//! | the learning signal K, K_mid and the gain Δ of a cell | [`parts`] (with [`CellSignal::of`]) |
+//! | the default base score R0 (by model size) | `default_base_score` |
+//! | the start kinds and benchmark kinds that scale Δ and K_mid | [`kinds`] |
+//! | a base model's format floor from its other math scores | [`ability`] ([`start_score`]) |
+//! | the 90% interval (parameter, discrepancy, seed, base) | [`predict`] |
+//! | joint draws across cells for P(best) | [`draw_score`], [`Spread::draw_scales`] |
+//! | reuse of repeated prompts and update epochs | [`fresh_iterations`], `reuse` |
+//! | the fitted parameter values and their ranges | [`fitted`], [`params`] (fitted by `fit::prior`) |
+//! | a sweep's per-cell fast path (same numbers, bit for bit) | [`prepared`] |
 
 pub mod ability;
 pub mod fitted;
@@ -415,8 +430,12 @@ fn score_shifted(p: &Parts, gain_shift: f64, time_shift: f64) -> f64 {
     )
 }
 
-/// ScaleRL's sigmoid: R0 + (A − R0) / (1 + (K_mid / K)^β); R0 when K = 0.
-pub fn sigmoid_score(r0: f64, a: f64, k: f64, k_mid: f64, beta: f64) -> f64 {
+/// ScaleRL's sigmoid as written, R0 + (A − R0) / (1 + (K_mid / K)^β) (R0 when K = 0): the
+/// readable form the tests hold the production path to. Production computes the same curve in
+/// log space ([`score_shifted`]: `progress_of` × the gain `ceiling_of` − R0, over `start_score`),
+/// so that K and K_mid spanning many decades never overflow.
+#[cfg(test)]
+pub(crate) fn sigmoid_score(r0: f64, a: f64, k: f64, k_mid: f64, beta: f64) -> f64 {
     if k <= 0.0 {
         return r0;
     }
