@@ -82,8 +82,10 @@ pub struct DecodeDoesNotFit {
 
 /// Seconds of one decode step with `b` sequences in flight at mean context `context` on a
 /// replica of degree `tp` (see the module doc for the formula; the overhead is the engine's
-/// floor, [`EngineSpec::step_overhead_seconds`]).
-pub fn decode_step_seconds(
+/// floor, [`EngineSpec::step_overhead_seconds`]). The sweep computes it through
+/// [`decode::StepCost`]; this one-call form is for tests.
+#[cfg(test)]
+pub(crate) fn decode_step_seconds(
     model: &ModelSpec,
     gpu: &GpuSpec,
     engine: &EngineSpec,

@@ -687,11 +687,6 @@ impl OutcomeParams {
         self[id]
     }
 
-    /// The parameter `id`, to change it.
-    pub fn param_mut(&mut self, id: ParamId) -> &mut Param {
-        &mut self[id]
-    }
-
     /// The parameter of this name, to change it.
     pub fn get_mut(&mut self, name: &str) -> Option<&mut Param> {
         ParamId::from_name(name).map(|id| &mut self[id])
@@ -705,21 +700,6 @@ impl OutcomeParams {
     /// The parameter of this name (read-only).
     pub fn get(&self, name: &str) -> Option<Param> {
         ParamId::from_name(name).map(|id| self[id])
-    }
-
-    /// Keeps a scaled range inside the parameter's domain (a number override scales the default
-    /// range, which can push a score-like range past 1 or the reuse factor to 1).
-    pub fn clamp_scaled_range(name: &str, param: &mut Param) {
-        match ParamId::from_name(name).map(|id| id.spec().domain) {
-            Some(Domain::UnitInterval) => {
-                param.low = param.low.clamp(0.0, 1.0).min(param.value);
-                param.high = param.high.clamp(0.0, 1.0).max(param.value);
-            }
-            Some(Domain::BelowOne) => {
-                param.high = param.high.min(0.99).max(param.value);
-            }
-            _ => {}
-        }
     }
 
     /// Checks the values are usable: finite, low ≤ value ≤ high, and each within its domain.

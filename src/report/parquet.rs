@@ -121,13 +121,6 @@ impl<W: std::io::Write + Send> ParquetTable<W> {
         Ok(ParquetTable { writer, types })
     }
 
-    /// Appends rows given as CSV bytes without a header (the CSV writer's output for them) as
-    /// one row group.
-    pub fn write_csv_rows(&mut self, csv_bytes: &[u8]) -> Result<(), String> {
-        let rows = typed_rows_from_csv(&self.types, csv_bytes)?;
-        self.write_row_group(&[rows])
-    }
-
     /// Appends rows given column by column as text (empty = null) as one row group.
     pub fn write_columns(&mut self, columns: &[Vec<String>]) -> Result<(), String> {
         let rows = typed_rows(&self.types, columns)?;
