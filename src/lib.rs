@@ -7,10 +7,12 @@
 //! the RACE protocol's next steps (arXiv 2607.13389).
 //!
 //! The modules form layers; each uses only those above it in this list (`tests/layers.rs`
-//! checks it, and `docs/design.md` §11 explains it):
+//! checks it against the table of `docs/design.md` §11, which explains it):
 //!
-//! - [`error`], [`format`](mod@format), [`rng`], [`toml_text`]: typed errors, number formatting, seeded
-//!   randomness, lines in TOML text;
+//! - [`error`], [`input`], [`format`](mod@format), [`rng`], [`stats`], [`toml_text`], [`logs`],
+//!   [`interrupt`], [`bounds`], [`identity`]: typed errors, bounded reading of the user's files,
+//!   number formatting, seeded randomness, statistics, lines in TOML text, log lines, signals,
+//!   physical bounds, the model's identity;
 //! - [`catalog`]: models, GPUs, services;
 //! - [`config`]: the settings every entry point shares, and the single source of their defaults;
 //! - [`ledger`]: tokens, FLOPs, seconds, memory, GPU-hours, dollars and waste of a run;

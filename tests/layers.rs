@@ -350,3 +350,39 @@ fn the_reading_skips_test_items_only() {
     );
     assert_eq!(string_literals(&code), vec![(5, "\"--flag\"".to_string())]);
 }
+
+#[test]
+fn the_design_notes_list_the_layers_this_test_checks() {
+    // One list of the layers (issue 52: src/lib.rs, docs/design.md §11 and this file disagreed):
+    // the table of docs/design.md §11, row by row, names the modules of LAYERS in order.
+    let design =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/design.md"))
+            .unwrap();
+    let section = design
+        .split("\n## ")
+        .find(|part| part.starts_with("§11"))
+        .expect("docs/design.md has a §11");
+    let rows: Vec<Vec<String>> = section
+        .lines()
+        .filter_map(|line| {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            let layer = cells.get(1)?.parse::<usize>().ok()?;
+            let modules = cells.get(2)?;
+            Some((layer, modules.to_string()))
+        })
+        .map(|(_, modules)| {
+            modules
+                .split(',')
+                .map(|m| m.trim().trim_matches('`').to_string())
+                .collect()
+        })
+        .collect();
+    let expected: Vec<Vec<String>> = LAYERS
+        .iter()
+        .map(|layer| layer.iter().map(|m| m.to_string()).collect())
+        .collect();
+    assert_eq!(
+        rows, expected,
+        "docs/design.md §11's table and LAYERS differ"
+    );
+}

@@ -48,7 +48,7 @@ struct Project {
     reward_model: PairStage,
     dpo: DpoStage,
     ppo: RlStage,
-    grpo: GrpoStage,
+    grpo: RlStage,
     flat_pricing: Option<FlatPricing>,
 }
 
@@ -82,23 +82,13 @@ struct DpoStage {
     precomputed_reference: bool,
 }
 
+/// A project's PPO or GRPO stage. G is `group_size`, as everywhere else (a PPO stage written
+/// with the budgeting note's `rollouts_per_prompt` is read the same).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RlStage {
     prompts: f64,
-    rollouts_per_prompt: u64,
-    prompt_tokens: f64,
-    response_tokens: f64,
-    prompts_per_step: u64,
-    update_epochs: u64,
-    max_response_len: Option<u64>,
-    response_length_cv: Option<f64>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct GrpoStage {
-    prompts: f64,
+    #[serde(alias = "rollouts_per_prompt")]
     group_size: u64,
     prompt_tokens: f64,
     response_tokens: f64,
@@ -230,7 +220,7 @@ fn validate_counts(p: &Project, path: &Path) -> Result<()> {
         ("sft.epochs", p.sft.epochs),
         ("reward_model.epochs", p.reward_model.epochs),
         ("dpo.epochs", p.dpo.epochs),
-        ("ppo.rollouts_per_prompt", p.ppo.rollouts_per_prompt),
+        ("ppo.group_size", p.ppo.group_size),
         ("ppo.prompts_per_step", p.ppo.prompts_per_step),
         ("ppo.update_epochs", p.ppo.update_epochs),
         ("ppo.max_response_len", p.ppo.max_response_len.unwrap_or(1)),
@@ -285,7 +275,7 @@ fn rl_ledgers(
             algorithm: Algorithm::Ppo,
             reward: &orm,
             prompts: p.ppo.prompts,
-            group_size: p.ppo.rollouts_per_prompt,
+            group_size: p.ppo.group_size,
             prompt_tokens: p.ppo.prompt_tokens,
             response_tokens: p.ppo.response_tokens,
             prompts_per_step: p.ppo.prompts_per_step,
@@ -471,7 +461,7 @@ fn stage_table(p: &Project, [sft, rm, ppo, dpo, grpo]: [&Ledger; 5]) -> Vec<Stag
     let rate = |tokens: f64| flat.map(|f| tokens / 1000.0 * f.usd_per_1k_tokens);
     let flat_sft = rate(p.sft.examples * p.sft.tokens_per_example);
     let flat_rm = rate(p.reward_model.pairs * p.reward_model.tokens_per_pair * 2.0);
-    let flat_ppo = rate(p.ppo.prompts * p.ppo.rollouts_per_prompt as f64 * p.ppo.response_tokens)
+    let flat_ppo = rate(p.ppo.prompts * p.ppo.group_size as f64 * p.ppo.response_tokens)
         .map(|x| x * flat.map(|f| f.rl_multiplier).unwrap_or(1.0));
     vec![
         stage_of("SFT", sft, flat_sft),
@@ -545,5 +535,24 @@ impl ProjectCost {
              old-policy, critic and reward-model passes that a fixed multiplier only guesses at.\n",
         );
         text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn g_is_group_size_in_both_rl_stages_and_the_note_s_name_still_reads() {
+        // One name for G (issue 52): `group_size`, as in grids and flags; a PPO stage written
+        // with the budgeting note's `rollouts_per_prompt` prices the same.
+        let catalog = Catalog::embedded();
+        let path = Path::new("project.toml");
+        let seed = include_str!("../../grids/projects/seed-back-of-envelope.toml");
+        assert!(seed.contains("rollouts_per_prompt = 4"));
+        let renamed = seed.replace("rollouts_per_prompt = 4", "group_size = 4");
+        let a = price(seed, path, &catalog).unwrap();
+        let b = price(&renamed, path, &catalog).unwrap();
+        assert_eq!(format!("{a:?}"), format!("{b:?}"));
     }
 }
