@@ -371,6 +371,11 @@ fn run_case(case: &Case) -> BTreeMap<String, (String, Vec<u8>)> {
     );
     let mut entries = BTreeMap::new();
     let stdout = normalise("stdout", output.stdout, out.path());
+    assert!(
+        !String::from_utf8_lossy(&stdout).contains('⟨'),
+        "case {} printed an unrendered setting name",
+        case.name
+    );
     entries.insert(
         format!("{}/stdout", case.name),
         (sha256_hex(&stdout), stdout),
@@ -381,6 +386,12 @@ fn run_case(case: &Case) -> BTreeMap<String, (String, Vec<u8>)> {
         let relative_text = relative.to_str().unwrap().replace('\\', "/");
         let bytes = std::fs::read(out.path().join(&relative)).unwrap();
         let bytes = normalise(&relative_text, bytes, out.path());
+        // A setting the library names (`⟨name⟩`) is rendered before anything is written.
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains('⟨'),
+            "{}/{relative_text} holds an unrendered setting name",
+            case.name
+        );
         entries.insert(
             format!("{}/{}", case.name, relative_text),
             (sha256_hex(&bytes), bytes),
