@@ -95,22 +95,8 @@ pub struct Cell<'g> {
 
 impl Grid {
     /// Axis lengths in decoding order (slowest first).
-    pub fn radices(&self) -> [u64; 12] {
-        let a = &self.axes;
-        [
-            a.engine.len() as u64,
-            a.model.len() as u64,
-            a.finetune.len() as u64,
-            a.reward.len() as u64,
-            a.turns.len() as u64,
-            a.tool_seconds.len() as u64,
-            a.judge.len() as u64,
-            a.group_size.len() as u64,
-            a.max_response_len.len() as u64,
-            a.update_epochs.len() as u64,
-            a.prompts_per_step.len() as u64,
-            a.budget.len() as u64,
-        ]
+    pub fn radices(&self) -> [u64; Axis::COUNT] {
+        Axis::ALL.map(|axis| self.axes.len(axis) as u64)
     }
 
     /// Number of cells in the full product of axes, with overflow checks.
@@ -146,21 +132,12 @@ impl Grid {
             .flat_map(|&g| a.prompts_per_step.iter().map(move |&b| (b, g)))
             .filter(|&(b, g)| self.rollouts_allowed(b, g))
             .count() as u64;
-        let others = [
-            a.engine.len(),
-            a.model.len(),
-            a.finetune.len(),
-            a.reward.len(),
-            a.turns.len(),
-            a.tool_seconds.len(),
-            a.judge.len(),
-            a.max_response_len.len(),
-            a.update_epochs.len(),
-            a.budget.len(),
-        ];
-        others
-            .iter()
-            .fold(pairs, |acc, &n| acc.saturating_mul(n as u64))
+        Axis::ALL
+            .into_iter()
+            .filter(|&axis| axis != Axis::GroupSize && axis != Axis::PromptsPerStep)
+            .fold(pairs, |acc, axis| {
+                acc.saturating_mul(self.axes.len(axis) as u64)
+            })
     }
 
     /// Decodes a cell index into per-axis indices (mixed radix, last axis fastest).

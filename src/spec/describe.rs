@@ -51,63 +51,15 @@ pub fn describe(grid: &Grid) -> String {
 /// The grid's axes as a table: each axis with its values as grids write them and their count.
 fn axes_table(a: &super::Axes) -> crate::format::Table {
     let mut table = crate::format::Table::new(["axis", "values", "count"]);
-    let join = |v: Vec<String>| v.join(", ");
-    table.row([
-        Axis::Engine.name().to_string(),
-        join(a.engine.iter().map(|e| e.id.clone()).collect()),
-        a.engine.len().to_string(),
-    ]);
-    table.row([
-        Axis::Model.name().to_string(),
-        join(a.model.iter().map(|m| m.id.clone()).collect()),
-        a.model.len().to_string(),
-    ]);
-    table.row([
-        Axis::Finetune.name().to_string(),
-        join(a.finetune.iter().map(|f| f.to_string()).collect()),
-        a.finetune.len().to_string(),
-    ]);
-    table.row([
-        Axis::Reward.name().to_string(),
-        join(a.reward.iter().map(|r| r.to_string()).collect()),
-        a.reward.len().to_string(),
-    ]);
-    for (axis, values) in [
-        (Axis::Turns, &a.turns),
-        (Axis::ToolSeconds, &a.tool_seconds),
-    ] {
-        table.row([
-            axis.name().to_string(),
-            join(values.iter().map(|&x| crate::format::number(x)).collect()),
-            values.len().to_string(),
-        ]);
-    }
-    table.row([
-        Axis::Judge.name().to_string(),
-        join(a.judge.iter().map(|j| j.id.clone()).collect()),
-        a.judge.len().to_string(),
-    ]);
-    for axis in Axis::NUMERIC {
-        let values = axis
-            .numeric_values(a)
-            .expect("NUMERIC axes have numeric values");
-        table.row([
-            axis.name().to_string(),
-            join(values.iter().map(|v| v.to_string()).collect()),
-            values.len().to_string(),
-        ]);
-    }
-    match &a.budget {
-        BudgetAxis::Budgets { unit, amounts } => table.row([
-            format!("budget ({})", unit.as_str()),
-            join(amounts.iter().map(|x| crate::format::number(*x)).collect()),
-            amounts.len().to_string(),
-        ]),
-        BudgetAxis::Iterations(n) => table.row([
-            "iterations".to_string(),
-            join(n.iter().map(|v| v.to_string()).collect()),
-            n.len().to_string(),
-        ]),
+    for axis in Axis::ALL {
+        let name = match (&a.budget, axis) {
+            (BudgetAxis::Budgets { unit, .. }, Axis::Budget) => {
+                format!("budget ({})", unit.as_str())
+            }
+            (BudgetAxis::Iterations(_), Axis::Budget) => "iterations".to_string(),
+            _ => axis.name().to_string(),
+        };
+        table.row([name, a.labels(axis).join(", "), a.len(axis).to_string()]);
     }
     table
 }

@@ -69,6 +69,51 @@ impl BudgetAxis {
     }
 }
 
+impl Axes {
+    /// How many values `axis` has.
+    pub fn len(&self, axis: Axis) -> usize {
+        match axis {
+            Axis::Engine => self.engine.len(),
+            Axis::Model => self.model.len(),
+            Axis::Finetune => self.finetune.len(),
+            Axis::Reward => self.reward.len(),
+            Axis::Turns => self.turns.len(),
+            Axis::ToolSeconds => self.tool_seconds.len(),
+            Axis::Judge => self.judge.len(),
+            Axis::GroupSize => self.group_size.len(),
+            Axis::MaxResponseLen => self.max_response_len.len(),
+            Axis::UpdateEpochs => self.update_epochs.len(),
+            Axis::PromptsPerStep => self.prompts_per_step.len(),
+            Axis::Budget => self.budget.len(),
+        }
+    }
+
+    /// The values of `axis` as grids write them (`lora:64`, `prm:qwen2.5-math-prm-7b`, `1e17`).
+    pub fn labels(&self, axis: Axis) -> Vec<String> {
+        fn text<T: ToString>(values: &[T]) -> Vec<String> {
+            values.iter().map(ToString::to_string).collect()
+        }
+        let numbers = |values: &[f64]| values.iter().map(|&x| crate::format::number(x)).collect();
+        match axis {
+            Axis::Engine => self.engine.iter().map(|e| e.id.clone()).collect(),
+            Axis::Model => self.model.iter().map(|m| m.id.clone()).collect(),
+            Axis::Finetune => text(&self.finetune),
+            Axis::Reward => text(&self.reward),
+            Axis::Turns => numbers(&self.turns),
+            Axis::ToolSeconds => numbers(&self.tool_seconds),
+            Axis::Judge => self.judge.iter().map(|j| j.id.clone()).collect(),
+            Axis::GroupSize => text(&self.group_size),
+            Axis::MaxResponseLen => text(&self.max_response_len),
+            Axis::UpdateEpochs => text(&self.update_epochs),
+            Axis::PromptsPerStep => text(&self.prompts_per_step),
+            Axis::Budget => match &self.budget {
+                BudgetAxis::Budgets { amounts, .. } => numbers(amounts),
+                BudgetAxis::Iterations(n) => text(n),
+            },
+        }
+    }
+}
+
 /// The axes of a grid, validated.
 #[derive(Debug, Clone)]
 pub struct Axes {
