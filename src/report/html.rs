@@ -420,7 +420,7 @@ fn trust_section(grid: &Grid) -> String {
     let prior = grid.outcome_state == crate::outcome::OutcomeState::Prior;
     let (_, s) = crate::fit::backtest::backtest(&evidence.outcomes, &grid.outcome, prior);
     format!(
-        "<h3>How far to trust the predictions</h3>\n<p>On {} published before/after RL outcomes (SimpleRL-Zoo, arXiv 2503.18892{}), this grid's outcome parameters predict the after-RL score with an RMSE of {:.1} points, against {:.1} for \"no RL gain\" and {:.1} for \"base score + the other models' mean gain\"; their 90% intervals hold {:.0}% of the outcomes (mean width {:.1} points); predicted and measured gains correlate at {:.2}. One study, one run shape: budgets, G, lengths and rewards beyond it rest on ScaleRL's curves and on stated hypotheses; <code>rlfrontier backtest</code> scores the prior leave one study out on every published before/after pair of the evidence (instruct and distilled starts included), overall and by start kind, base score, cap and benchmark. {}</p>\n",
+        "<h3>How far to trust the predictions</h3>\n<p>On {} published before/after RL outcomes (SimpleRL-Zoo, arXiv 2503.18892{}), this grid's outcome parameters predict the after-RL score with an RMSE of {:.1} points, against {:.1} for \"no RL gain\" and {:.1} for \"base score + the other models' mean gain\"; their 90% intervals hold {:.0}% of the outcomes (mean width {:.1} points); predicted and measured gains correlate at {:.2}. That check is one study's run shape (the evidence the prior is fitted to holds {} before/after pairs of {} studies): budgets, G, lengths and rewards beyond the evidence rest on ScaleRL's curves and on stated hypotheses; <code>rlfrontier backtest</code> scores the prior leave one study out on every published before/after pair of the evidence (instruct and distilled starts included), overall and by start kind, base score, cap and benchmark. {}</p>\n",
         s.outcomes,
         if prior {
             "; each model held out of the gain fit in turn"
@@ -433,6 +433,13 @@ fn trust_section(grid: &Grid) -> String {
         100.0 * s.coverage,
         s.mean_interval_width,
         s.gain_correlation,
+        evidence.pairs.len(),
+        evidence
+            .pairs
+            .iter()
+            .map(|p| p.study.as_str())
+            .collect::<std::collections::BTreeSet<_>>()
+            .len(),
         match grid.outcome_state {
             crate::outcome::OutcomeState::Prior =>
                 "Calibrate on your own pilots (<code>rlfrontier plan</code>, <code>fit</code>) before spending on a full run.",
