@@ -290,20 +290,8 @@ impl Validator<'_> {
         section: Option<&str>,
         key: &str,
     ) -> Result<u64> {
-        self.setting_count_as(value, section, key, key)
-    }
-
-    /// [`Validator::setting_count`] for a setting written under another key in a grid.
-    pub(super) fn setting_count_as(
-        &self,
-        value: &impl Located,
-        section: Option<&str>,
-        key: &str,
-        setting: &str,
-    ) -> Result<u64> {
         let n = self.integer(value, section, key, i64::MIN, i64::MAX)?;
-        crate::config::setting::check_count(setting, n)
-            .map_err(|m| self.err_at(value, section, key, m))
+        crate::config::setting::check_count(key, n).map_err(|m| self.err_at(value, section, key, m))
     }
 
     /// An optional run setting's whole number, or the default.
