@@ -127,7 +127,7 @@ fn cell_rows(c: &mut Criterion) {
     let g = grid("ten-million");
     let rows: Vec<CellRow> = (4_000_000..4_001_000u64)
         .filter_map(|id| rlfrontier::evaluate::evaluate_cell(&g, id))
-        .map(|e| CellRow::of(&e, false))
+        .map(|e| CellRow::of(&g.axes, &e, false))
         .collect();
     let types: Vec<_> = cell_columns()
         .iter()

@@ -238,24 +238,12 @@ fn most_different(compared: &[Compared], candidates: &[usize]) -> Option<usize> 
     })
 }
 
-/// On how many axes two cells differ.
+/// On how many axes two cells differ (the budget aside).
 pub fn axes_apart(a: &AxisIndices, b: &AxisIndices) -> usize {
-    [
-        (a[Axis::Engine], b[Axis::Engine]),
-        (a[Axis::Model], b[Axis::Model]),
-        (a[Axis::Finetune], b[Axis::Finetune]),
-        (a[Axis::Reward], b[Axis::Reward]),
-        (a[Axis::Judge], b[Axis::Judge]),
-        (a[Axis::Turns], b[Axis::Turns]),
-        (a[Axis::ToolSeconds], b[Axis::ToolSeconds]),
-        (a[Axis::GroupSize], b[Axis::GroupSize]),
-        (a[Axis::MaxResponseLen], b[Axis::MaxResponseLen]),
-        (a[Axis::UpdateEpochs], b[Axis::UpdateEpochs]),
-        (a[Axis::PromptsPerStep], b[Axis::PromptsPerStep]),
-    ]
-    .iter()
-    .filter(|(x, y)| x != y)
-    .count()
+    Axis::ALL
+        .into_iter()
+        .filter(|&axis| axis != Axis::Budget && a[axis] != b[axis])
+        .count()
 }
 
 /// The Shapley split of `winner`'s advantage over `other`, in points and dollars (None when

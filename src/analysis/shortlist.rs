@@ -97,33 +97,27 @@ impl std::fmt::Display for Flag {
     }
 }
 
-/// Whether two cells are one regime for the shortlist: same engine and model, fine-tuning mode (or LoRA
-/// ranks next to each other on the axis), reward and API judge, and within one grid step on
-/// turns, tool latency and every numeric axis (G, cap, epochs, prompts).
+/// Whether two cells are one regime for the shortlist: the same value on every categorical axis
+/// (engine, model, reward, API judge), within one grid step on every ordered one (turns, tool
+/// latency, G, cap, epochs, prompts: [`Axis::is_ordered`]), and the same fine-tuning mode (LoRA
+/// ranks next to each other on the axis are one regime; full fine-tuning is its own). The budget
+/// is not compared: regimes are chosen per budget.
 pub fn near_duplicate(grid: &Grid, a: &AxisIndices, b: &AxisIndices) -> bool {
     let close = |x: usize, y: usize| x.abs_diff(y) <= 1;
-    // Two LoRA ranks next to each other on the axis are one regime; full fine-tuning is its own.
-    let same_finetune = a[Axis::Finetune] == b[Axis::Finetune]
-        || (close(a[Axis::Finetune], b[Axis::Finetune])
-            && matches!(
-                grid.axes.finetune[a[Axis::Finetune]],
-                crate::config::Finetune::Lora(_)
-            )
-            && matches!(
-                grid.axes.finetune[b[Axis::Finetune]],
-                crate::config::Finetune::Lora(_)
-            ));
-    a[Axis::Engine] == b[Axis::Engine]
-        && a[Axis::Model] == b[Axis::Model]
-        && same_finetune
-        && a[Axis::Reward] == b[Axis::Reward]
-        && a[Axis::Judge] == b[Axis::Judge]
-        && close(a[Axis::Turns], b[Axis::Turns])
-        && close(a[Axis::ToolSeconds], b[Axis::ToolSeconds])
-        && close(a[Axis::GroupSize], b[Axis::GroupSize])
-        && close(a[Axis::MaxResponseLen], b[Axis::MaxResponseLen])
-        && close(a[Axis::UpdateEpochs], b[Axis::UpdateEpochs])
-        && close(a[Axis::PromptsPerStep], b[Axis::PromptsPerStep])
+    let lora = |i: usize| matches!(grid.axes.finetune[i], crate::config::Finetune::Lora(_));
+    Axis::ALL
+        .into_iter()
+        .filter(|&axis| axis != Axis::Budget)
+        .all(|axis| {
+            let (x, y) = (a[axis], b[axis]);
+            if axis == Axis::Finetune {
+                x == y || (close(x, y) && lora(x) && lora(y))
+            } else if axis.is_ordered() {
+                close(x, y)
+            } else {
+                x == y
+            }
+        })
 }
 
 /// The numeric axes: the axis, its values, the cell's index on it, and the smallest value the
@@ -137,8 +131,9 @@ fn numeric_axes<'g>(grid: &'g Grid, i: &AxisIndices) -> Vec<(Axis, &'g [u64], us
     Axis::NUMERIC
         .iter()
         .map(|&axis| {
-            let values = axis
-                .numeric_values(&grid.axes)
+            let values = grid
+                .axes
+                .numeric_values(axis)
                 .expect("NUMERIC axes have numeric values");
             let minimum = if axis == Axis::GroupSize {
                 min_group

@@ -26,70 +26,15 @@ use crate::outcome::{CellSignal, OutcomeParams, predict_score};
 use crate::spec::Axis;
 use crate::spec::{AxisIndices, Grid};
 
-/// A lever of the outcome model, with the fields of [`CellSignal`] it moves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Lever {
-    /// Policy size (and its base score, measured or the default for the size).
-    ModelSize,
-    /// Optimizer updates: iterations and update epochs.
-    Updates,
-    /// Useful rollouts per step, coverage of G, and the share of the data a step uses.
-    Rollouts,
-    /// The response cap and the truncation it causes.
-    Cap,
-    /// The reward's kind (rule, PRM, ORM, judge).
-    Reward,
-    /// LoRA rank or full fine-tuning.
-    Lora,
-    /// The rollout's setup: the engine (dollars only), the agent's turns and tool latency.
-    Setup,
-}
+pub use crate::spec::Lever;
 
 impl Lever {
-    /// Every lever, in display order.
-    pub const ALL: [Lever; 7] = [
-        Lever::ModelSize,
-        Lever::Updates,
-        Lever::Rollouts,
-        Lever::Cap,
-        Lever::Reward,
-        Lever::Lora,
-        Lever::Setup,
-    ];
-
-    /// The lever's name in text and tables.
-    pub fn label(self) -> &'static str {
-        match self {
-            Lever::ModelSize => "model size",
-            Lever::Updates => "updates",
-            Lever::Rollouts => "rollouts",
-            Lever::Cap => "cap",
-            Lever::Reward => "reward",
-            Lever::Lora => "LoRA",
-            Lever::Setup => "engine and environment",
-        }
-    }
-
-    /// Copies this lever's axes from `from` into `to` (its iterations are moved by the caller:
-    /// they are no axis).
+    /// Copies this lever's axes ([`Axis::lever`]) from `from` into `to` (its iterations are
+    /// moved by the caller: they are no axis).
     fn apply_axes(self, to: &mut AxisIndices, from: &AxisIndices) {
-        match self {
-            Lever::ModelSize => to[Axis::Model] = from[Axis::Model],
-            Lever::Updates => to[Axis::UpdateEpochs] = from[Axis::UpdateEpochs],
-            Lever::Rollouts => {
-                to[Axis::GroupSize] = from[Axis::GroupSize];
-                to[Axis::PromptsPerStep] = from[Axis::PromptsPerStep];
-            }
-            Lever::Cap => to[Axis::MaxResponseLen] = from[Axis::MaxResponseLen],
-            Lever::Reward => {
-                to[Axis::Reward] = from[Axis::Reward];
-                to[Axis::Judge] = from[Axis::Judge];
-            }
-            Lever::Lora => to[Axis::Finetune] = from[Axis::Finetune],
-            Lever::Setup => {
-                to[Axis::Engine] = from[Axis::Engine];
-                to[Axis::Turns] = from[Axis::Turns];
-                to[Axis::ToolSeconds] = from[Axis::ToolSeconds];
+        for axis in Axis::ALL {
+            if axis.lever() == Some(self) {
+                to[axis] = from[axis];
             }
         }
     }

@@ -100,7 +100,7 @@ fn for_each_row(
                 continue;
             }
             let targets = (grid.targets.len() >= 2).then(|| target_fields(grid, &e));
-            row(CellRow::of(&e, frontier.contains(&id)), targets);
+            row(CellRow::of(&grid.axes, &e, frontier.contains(&id)), targets);
         }
     }
 }

@@ -1,13 +1,13 @@
 //! `cells.csv`: one row per evaluated cell. The row is a struct ([`CellRow`]); its field names
 //! are the CSV header, so a column cannot be added to the rows without reaching the header.
 
+use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 
-use crate::config::Stop;
 use crate::evaluate::{Evaluated, usd_per_point};
-use crate::format::{NumberText, number_text};
 use crate::ledger::{Bucket, Phase};
 use crate::report::columns::{ColumnCollector, ColumnError, ColumnValue};
+use crate::spec::{Axes, Axis, AxisIndices, AxisValue};
 
 /// A number as the tables write it (`crate::format::number`: about seven significant digits,
 /// trailing zeros trimmed; empty when not finite).
@@ -22,24 +22,115 @@ impl Serialize for Num {
     }
 }
 
-/// Defines a row struct and files it in typed columns field after field, in the struct's order
-/// (the CSV's column order): one field list, so the serialised row (`cells.csv`) and the filed
-/// one (`cells.parquet`, the Python tables) cannot disagree on the columns.
+/// A cell's values on every axis, as the columns [`Axis::CELL_COLUMNS`] of a row: written from
+/// the grid's axes ([`Axes::cell_values`]), so a new axis reaches every cell table without a
+/// field here. The default (no grid) writes empty columns: only the header is read from it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CellAxes<'g> {
+    axes: Option<&'g Axes>,
+    indices: AxisIndices,
+}
+
+impl<'g> CellAxes<'g> {
+    /// The cell at `indices` of `axes`.
+    pub fn new(axes: &'g Axes, indices: AxisIndices) -> Self {
+        CellAxes {
+            axes: Some(axes),
+            indices,
+        }
+    }
+
+    /// The values in column order (none without a grid).
+    fn values(&self) -> impl Iterator<Item = AxisValue<'g>> + '_ {
+        self.axes.into_iter().flat_map(move |axes| {
+            Axis::ALL.into_iter().flat_map(move |axis| {
+                let values = axes.cell_values(axis, self.indices[axis]);
+                values.as_slice().to_vec()
+            })
+        })
+    }
+
+    /// Serialises the columns as fields of the row's struct.
+    fn serialize_fields<S: SerializeStruct>(&self, row: &mut S) -> Result<(), S::Error> {
+        if self.axes.is_none() {
+            for name in Axis::CELL_COLUMNS {
+                row.serialize_field(name, "")?;
+            }
+            return Ok(());
+        }
+        for (name, value) in Axis::CELL_COLUMNS.into_iter().zip(self.values()) {
+            match value {
+                AxisValue::Text(text) => row.serialize_field(name, text)?,
+                AxisValue::Count(n) => row.serialize_field(name, &n)?,
+                AxisValue::Real(x) => row.serialize_field(name, &Num(x))?,
+                AxisValue::Number(text) => row.serialize_field(name, &text)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+impl PartialEq for CellAxes<'_> {
+    /// The same values in every column.
+    fn eq(&self, other: &Self) -> bool {
+        self.axes.is_some() == other.axes.is_some() && self.values().eq(other.values())
+    }
+}
+
+impl ColumnValue for CellAxes<'_> {
+    /// The values in typed columns: ids as text, counts as integers, reals as doubles, the
+    /// budget's amount as its text.
+    fn file(&self, columns: &mut ColumnCollector) -> Result<(), ColumnError> {
+        for value in self.values() {
+            match value {
+                AxisValue::Text(text) => text.file(columns)?,
+                AxisValue::Count(n) => n.file(columns)?,
+                AxisValue::Real(x) => Num(x).file(columns)?,
+                AxisValue::Number(text) => text.file(columns)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Defines a row struct with a cell's axis columns ([`CellAxes`]) after its leading fields, and
+/// serialises and files it field after field in the struct's order (the CSV's column order): one
+/// field list, so the serialised row (`cells.csv`) and the filed one (`cells.parquet`, the
+/// Python tables) cannot disagree on the columns.
 macro_rules! table_row {
     (
         $(#[$meta:meta])*
         pub struct $name:ident<$lt:lifetime> {
+            $( $(#[$lead_meta:meta])* pub $lead:ident : $lead_ty:ty, )*
+            @axes $(#[$axes_meta:meta])* pub $axes:ident : $axes_ty:ty,
             $( $(#[$field_meta:meta])* pub $field:ident : $ty:ty, )*
         }
     ) => {
         $(#[$meta])*
         pub struct $name<$lt> {
+            $( $(#[$lead_meta])* pub $lead: $lead_ty, )*
+            $(#[$axes_meta])* pub $axes: $axes_ty,
             $( $(#[$field_meta])* pub $field: $ty, )*
+        }
+
+        impl Serialize for $name<'_> {
+            /// The fields as named columns, the axes' columns in their place.
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let count = [$(stringify!($lead),)* $(stringify!($field),)*].len()
+                    + Axis::COLUMN_COUNT;
+                let mut row = serializer.serialize_struct(stringify!($name), count)?;
+                $( row.serialize_field(stringify!($lead), &self.$lead)?; )*
+                self.$axes.serialize_fields(&mut row)?;
+                $( row.serialize_field(stringify!($field), &self.$field)?; )*
+                row.end()
+            }
         }
 
         impl ColumnValue for $name<'_> {
             /// The row's fields in column order.
             fn file(&self, columns: &mut ColumnCollector) -> Result<(), ColumnError> {
+                $( self.$lead.file(columns)?; )*
+                self.$axes.file(columns)?;
                 $( self.$field.file(columns)?; )*
                 Ok(())
             }
@@ -50,33 +141,13 @@ macro_rules! table_row {
 table_row! {
     /// One row of `cells.csv`. Field order is column order; the book's outputs chapter (docs/book/src/outputs.md)
     /// documents each column. Prediction columns are empty for infeasible cells.
-    #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+    #[derive(Debug, Clone, Default, PartialEq)]
     #[allow(missing_docs)] // the column contract is documented in the book (docs/book/src/outputs.md)
     pub struct CellRow<'g> {
         pub cell_id: u64,
-        pub engine: &'g str,
-        pub model: &'g str,
-        /// `full` or `lora`.
-        pub finetune: &'static str,
-        /// LoRA rank, 0 for full fine-tuning.
-        pub lora_rank: u64,
-        /// `rule`, `orm`, `prm` or `judge`.
-        pub reward: &'static str,
-        /// The reward or judge model's id, empty for rules.
-        pub reward_model: &'g str,
-        /// Mean model turns per episode (1: single-turn).
-        pub turns: Num,
-        /// Mean seconds of one tool call.
-        pub tool_seconds: Num,
-        /// The API judge's id (`none` without one).
-        pub judge: &'g str,
-        pub group_size: u64,
-        pub max_response_len: u64,
-        pub update_epochs: u64,
-        pub prompts_per_step: u64,
-        /// Budget amount, or iterations for fixed-iterations grids.
-        pub budget: NumberText,
-        pub budget_unit: &'static str,
+        @axes
+        /// The cell's axis values ([`Axis::CELL_COLUMNS`]).
+        pub axes: CellAxes<'g>,
         pub iterations: u64,
         pub rollouts: Num,
         pub mean_response_tokens: Num,
@@ -128,14 +199,10 @@ table_row! {
 }
 
 impl<'g> CellRow<'g> {
-    /// The row of an evaluated cell (its text borrowed from the grid and its catalog: a row
-    /// allocates only an infeasible cell's reason).
-    pub fn of(e: &Evaluated<'g>, on_frontier: bool) -> Self {
+    /// The row of an evaluated cell of `axes` (its text borrowed from the grid and its catalog:
+    /// a row allocates only an infeasible cell's reason).
+    pub fn of(axes: &'g Axes, e: &Evaluated<'g>, on_frontier: bool) -> Self {
         let (cell, ledger, prediction) = (&e.cell, &e.ledger, &e.prediction);
-        let (budget, budget_unit) = match cell.stop {
-            Stop::Budget(b) => (number_text(b.amount), b.unit.as_str()),
-            Stop::Iterations(n) => (NumberText::integer(n), "iterations"),
-        };
         let feasible = ledger.feasible();
         let iterations = ledger.iterations as f64;
         let predicted = |x: f64| feasible.then_some(Num(x));
@@ -147,21 +214,7 @@ impl<'g> CellRow<'g> {
         };
         CellRow {
             cell_id: cell.id,
-            engine: &cell.engine.id,
-            model: &cell.model.id,
-            finetune: cell.finetune.mode(),
-            lora_rank: cell.finetune.lora_rank(),
-            reward: cell.reward.kind.as_str(),
-            reward_model: cell.reward.model_id(),
-            turns: Num(cell.turns),
-            tool_seconds: Num(cell.tool_seconds),
-            judge: cell.judge,
-            group_size: cell.group_size,
-            max_response_len: cell.max_response_len,
-            update_epochs: cell.update_epochs,
-            prompts_per_step: cell.prompts_per_step,
-            budget,
-            budget_unit,
+            axes: CellAxes::new(axes, cell.indices),
             iterations: ledger.iterations,
             rollouts: Num(ledger.tokens.rollouts_per_step * iterations),
             mean_response_tokens: Num(ledger.tokens.mean_response_tokens),

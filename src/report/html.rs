@@ -6,7 +6,7 @@ use crate::analysis::frontier::{Aggregate, CostBasis};
 use crate::analysis::shortlist::Entry;
 use crate::format::{money, percent, thousands};
 use crate::outcome::params::PARAMS;
-use crate::spec::Grid;
+use crate::spec::{Axis, Grid};
 
 use super::recommendation::{points_interval, sentences};
 use super::tables::{budget_label, regime_label, setup_label, shortlist_cells, sweeps_setup};
@@ -276,13 +276,13 @@ fn shortlist_section(grid: &Grid, decisions: &[Decision]) -> String {
                 escape(&budget_label(grid, e.budget_index)),
                 e.rank,
                 c.probability_best,
-                escape(&f.model),
-                escape(&f.finetune_label),
-                escape(&f.reward_label),
-                f.group_size,
-                f.max_response_len,
-                f.update_epochs,
-                f.prompts_per_step,
+                escape(f.label(Axis::Model)),
+                escape(f.label(Axis::Finetune)),
+                escape(f.label(Axis::Reward)),
+                f.label(Axis::GroupSize),
+                f.label(Axis::MaxResponseLen),
+                f.label(Axis::UpdateEpochs),
+                f.label(Axis::PromptsPerStep),
                 c.score,
                 escape(&difference),
                 c.update_fraction,

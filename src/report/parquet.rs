@@ -35,11 +35,16 @@ pub enum ColumnType {
 
 /// The type of a `cells.csv` column, from its name.
 pub fn cells_column_type(name: &str) -> ColumnType {
+    use crate::spec::{Axis, ColumnKind};
+    match Axis::column_kind(name) {
+        Some(ColumnKind::Text) => return ColumnType::Text,
+        Some(ColumnKind::Count) => return ColumnType::Int,
+        Some(ColumnKind::Real) => return ColumnType::Double,
+        None => {}
+    }
     match name {
-        "cell_id" | "lora_rank" | "group_size" | "max_response_len" | "update_epochs"
-        | "prompts_per_step" | "iterations" | "tensor_parallel" => ColumnType::Int,
-        "engine" | "model" | "finetune" | "reward" | "reward_model" | "judge" | "budget_unit"
-        | "infeasible_reason" | "infeasible_code" => ColumnType::Text,
+        "cell_id" | "iterations" | "tensor_parallel" => ColumnType::Int,
+        "infeasible_reason" | "infeasible_code" => ColumnType::Text,
         "feasible" | "on_frontier" => ColumnType::Bool,
         _ => ColumnType::Double,
     }

@@ -9,88 +9,38 @@ use crate::format::{money, number, percent};
 use crate::spec::Axis;
 use crate::spec::{BudgetAxis, Grid};
 
-/// A cell's axis values as table columns: one quantity per column, numbers as numbers (the
-/// fine-tuning mode beside its LoRA rank, the reward kind beside its model, the budget's amount
-/// beside its unit), so the files merge and filter in pandas without parsing.
+/// A cell's axis values as table columns ([`Axis::CELL_COLUMNS`]: one quantity per column,
+/// numbers as numbers, the fine-tuning mode beside its LoRA rank, the reward kind beside its
+/// model, the budget's amount beside its unit, so the files merge and filter in pandas without
+/// parsing), and as people write them ([`CellFields::label`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CellFields {
-    /// Rollout engine id.
-    pub engine: String,
-    /// Policy model id.
-    pub model: String,
-    /// `full` or `lora`.
-    pub finetune: String,
-    /// LoRA rank, 0 for full fine-tuning.
-    pub lora_rank: String,
-    /// `rule`, `orm`, `prm` or `judge`.
-    pub reward: String,
-    /// The reward or judge model's id, empty for rules.
-    pub reward_model: String,
-    /// Mean model turns per episode (1: single-turn).
-    pub turns: String,
-    /// Mean seconds of one tool call.
-    pub tool_seconds: String,
-    /// The API judge's id (`none` without one).
-    pub judge: String,
-    /// G.
-    pub group_size: String,
-    /// Response cap.
-    pub max_response_len: String,
-    /// Update epochs.
-    pub update_epochs: String,
-    /// Prompts per step.
-    pub prompts_per_step: String,
-    /// The budget's amount (or the fixed iteration count).
-    pub budget: String,
-    /// `flops`, `gpu_hours`, `usd` or `iterations`.
-    pub budget_unit: String,
-    /// The fine-tuning as people write it (`full`, `lora:64`).
-    pub finetune_label: String,
-    /// The reward as people write it (`rule`, `prm:qwen2.5-math-prm-7b`).
-    pub reward_label: String,
-    /// The budget as people write it (`1e17 flops`).
-    pub budget_label: String,
+    columns: [String; Axis::COLUMN_COUNT],
+    labels: [String; Axis::COUNT],
 }
 
 /// Column names of [`CellFields::into_row`], in order; the same names as `cells.csv`.
-pub const CELL_HEADER: [&str; 15] = [
-    "engine",
-    "model",
-    "finetune",
-    "lora_rank",
-    "reward",
-    "reward_model",
-    "turns",
-    "tool_seconds",
-    "judge",
-    "group_size",
-    "max_response_len",
-    "update_epochs",
-    "prompts_per_step",
-    "budget",
-    "budget_unit",
-];
+pub const CELL_HEADER: [&str; Axis::COLUMN_COUNT] = Axis::CELL_COLUMNS;
 
 impl CellFields {
     /// The table columns in [`CELL_HEADER`] order.
-    pub fn into_row(self) -> [String; 15] {
-        [
-            self.engine,
-            self.model,
-            self.finetune,
-            self.lora_rank,
-            self.reward,
-            self.reward_model,
-            self.turns,
-            self.tool_seconds,
-            self.judge,
-            self.group_size,
-            self.max_response_len,
-            self.update_epochs,
-            self.prompts_per_step,
-            self.budget,
-            self.budget_unit,
-        ]
+    pub fn into_row(self) -> [String; Axis::COLUMN_COUNT] {
+        self.columns
+    }
+
+    /// The value in one of the [`CELL_HEADER`] columns (`finetune`: the mode alone).
+    pub fn column(&self, name: &str) -> &str {
+        let k = CELL_HEADER
+            .iter()
+            .position(|&c| c == name)
+            .expect("a cell column");
+        &self.columns[k]
+    }
+
+    /// The cell's value on `axis` as people write it: `qwen2.5-7b`, `lora:64`,
+    /// `prm:qwen2.5-math-prm-7b`, `16`, `1e17 flops`, `100 iterations`.
+    pub fn label(&self, axis: Axis) -> &str {
+        &self.labels[axis as usize]
     }
 }
 
@@ -98,45 +48,35 @@ impl CellFields {
 pub fn cell_fields(grid: &Grid, p: &Point) -> CellFields {
     let a = &grid.axes;
     let i = &p.indices;
-    let finetune = a.finetune[i[Axis::Finetune]];
-    let reward = &a.reward[i[Axis::Reward]];
-    let (budget, budget_unit) = budget_columns(grid, i[Axis::Budget]);
-    CellFields {
-        engine: a.engine[i[Axis::Engine]].id.clone(),
-        model: a.model[i[Axis::Model]].id.clone(),
-        finetune: finetune.mode().to_string(),
-        lora_rank: finetune.lora_rank().to_string(),
-        reward: reward.kind.as_str().to_string(),
-        reward_model: reward.model_id().to_string(),
-        turns: number(a.turns[i[Axis::Turns]]),
-        tool_seconds: number(a.tool_seconds[i[Axis::ToolSeconds]]),
-        judge: a.judge[i[Axis::Judge]].id.clone(),
-        group_size: a.group_size[i[Axis::GroupSize]].to_string(),
-        max_response_len: a.max_response_len[i[Axis::MaxResponseLen]].to_string(),
-        update_epochs: a.update_epochs[i[Axis::UpdateEpochs]].to_string(),
-        prompts_per_step: a.prompts_per_step[i[Axis::PromptsPerStep]].to_string(),
-        budget,
-        budget_unit,
-        finetune_label: finetune.to_string(),
-        reward_label: reward.to_string(),
-        budget_label: budget_label(grid, i[Axis::Budget]),
+    let mut columns = Axis::CELL_COLUMNS.map(|_| String::new());
+    let values = Axis::ALL
+        .iter()
+        .flat_map(|&axis| a.cell_values(axis, i[axis]).as_slice().to_vec());
+    for (column, value) in columns.iter_mut().zip(values) {
+        *column = value.to_string();
     }
+    let labels = Axis::ALL.map(|axis| match axis {
+        Axis::Budget => budget_label(grid, i[axis]),
+        _ => a.label(axis, i[axis]),
+    });
+    CellFields { columns, labels }
 }
 
 /// The episode's shape in words, where the grid sweeps it or it is not single-turn
 /// (`3 turns`, `tools 5 s`), and the engine where the grid sweeps engines.
 fn setup_parts(grid: &Grid, f: &CellFields) -> (Vec<String>, Option<String>) {
     let mut episode = Vec::new();
-    if grid.axes.turns.len() > 1 || f.turns != "1" {
-        episode.push(format!("{} turns", f.turns));
+    let turns = f.label(Axis::Turns);
+    if grid.axes.turns.len() > 1 || turns != "1" {
+        episode.push(format!("{turns} turns"));
     }
     if grid.axes.tool_seconds.len() > 1 {
-        episode.push(format!("tools {} s", f.tool_seconds));
+        episode.push(format!("tools {} s", f.label(Axis::ToolSeconds)));
     }
     if grid.axes.judge.len() > 1 {
-        episode.push(format!("judge {}", f.judge));
+        episode.push(format!("judge {}", f.label(Axis::Judge)));
     }
-    let engine = (grid.axes.engine.len() > 1).then(|| f.engine.clone());
+    let engine = (grid.axes.engine.len() > 1).then(|| f.label(Axis::Engine).to_string());
     (episode, engine)
 }
 
@@ -163,14 +103,18 @@ pub fn regime_label(grid: &Grid, p: &Point) -> String {
     let engine = engine.map(|e| format!(", {e}")).unwrap_or_default();
     format!(
         "{} {}, {}{episode}, G {}, cap {}, {} epoch{}, {} prompts{engine}",
-        f.model,
-        f.finetune_label,
-        f.reward_label,
-        f.group_size,
-        f.max_response_len,
-        f.update_epochs,
-        if f.update_epochs == "1" { "" } else { "s" },
-        f.prompts_per_step,
+        f.label(Axis::Model),
+        f.label(Axis::Finetune),
+        f.label(Axis::Reward),
+        f.label(Axis::GroupSize),
+        f.label(Axis::MaxResponseLen),
+        f.label(Axis::UpdateEpochs),
+        if f.label(Axis::UpdateEpochs) == "1" {
+            ""
+        } else {
+            "s"
+        },
+        f.label(Axis::PromptsPerStep),
     )
 }
 
@@ -515,13 +459,13 @@ pub fn shortlist_markdown(grid: &Grid, decisions: &[Decision]) -> String {
                 "| {} | {} | {} | {} | {} |{setup_cell} {} | {} | {} | {} | {} | {} | {} | ${} ({} GPU-h, {} h) | {} |\n",
                 e.rank,
                 c.probability_best,
-                f.model,
-                f.finetune_label,
-                f.reward_label,
-                f.group_size,
-                f.max_response_len,
-                f.update_epochs,
-                f.prompts_per_step,
+                f.label(Axis::Model),
+                f.label(Axis::Finetune),
+                f.label(Axis::Reward),
+                f.label(Axis::GroupSize),
+                f.label(Axis::MaxResponseLen),
+                f.label(Axis::UpdateEpochs),
+                f.label(Axis::PromptsPerStep),
                 c.score,
                 if e.rank == 1 {
                     "-".to_string()

@@ -10,6 +10,7 @@
 use crate::analysis::shortlist::Entry;
 use crate::report::html::escape;
 use crate::report::tables::{budget_label, cell_fields};
+use crate::spec::Axis;
 use crate::spec::Grid;
 
 /// One target's name and shortlist, for the comparison.
@@ -27,13 +28,13 @@ fn regime(grid: &Grid, e: &Entry) -> String {
     let f = cell_fields(grid, &e.point);
     format!(
         "{} {} {} G={} cap={} epochs={} prompts={}",
-        f.model,
-        f.finetune,
-        f.reward,
-        f.group_size,
-        f.max_response_len,
-        f.update_epochs,
-        f.prompts_per_step
+        f.label(Axis::Model),
+        f.column("finetune"),
+        f.column("reward"),
+        f.label(Axis::GroupSize),
+        f.label(Axis::MaxResponseLen),
+        f.label(Axis::UpdateEpochs),
+        f.label(Axis::PromptsPerStep)
     )
 }
 

@@ -4,7 +4,7 @@
 
 use super::raw::{RawAxes, RawConstraints};
 use super::validator::{Spanned, Validator};
-use super::{Axes, BudgetAxis, Constraints};
+use super::{Axes, Axis, BudgetAxis, Constraints};
 use crate::catalog::Catalog;
 use crate::config::{Agent, Algorithm, ApiJudge, Budget, Finetune, Reward};
 use crate::error::{Result, suggestion};
@@ -29,7 +29,7 @@ pub(super) fn axes(
     let ax = Some("axes");
     let (model_ids, model, finetune) = policies(&ra, v, catalog)?;
     let reward = v
-        .string_list_or(&ra.reward, ax, "reward", "rule")?
+        .string_list_or(ra.list(Axis::Reward), ax, "reward", "rule")?
         .iter()
         .map(|s| Reward::parse(s, catalog).map_err(|m| v.err(ax, "reward", m)))
         .collect::<Result<Vec<_>>>()?;
@@ -44,7 +44,7 @@ pub(super) fn axes(
     let (turns, tool_seconds) = episode_axes(&ra, v, agent_shape)?;
     let judge = judge_axis(
         v,
-        &ra.judge,
+        ra.list(Axis::Judge),
         catalog,
         (agent, agent_judge_id),
         agent_judge_keys,
@@ -97,22 +97,22 @@ fn count_axes(ra: &RawAxes, v: &Validator, algorithm: Algorithm) -> Result<[Vec<
     let ax = Some("axes");
     let min_group = if algorithm == Algorithm::Grpo { 2 } else { 1 };
     let group_size = v.int_list(
-        &ra.group_size,
+        ra.list(Axis::GroupSize),
         ax,
         "group_size",
         min_group,
         "group_size = [4, 8, 16]",
     )?;
     let max_response_len = v.int_list(
-        &ra.max_response_len,
+        ra.list(Axis::MaxResponseLen),
         ax,
         "max_response_len",
         1,
         "max_response_len = [2048, 4096]",
     )?;
-    let update_epochs = match &ra.update_epochs {
+    let update_epochs = match ra.list(Axis::UpdateEpochs) {
         Some(_) => v.int_list(
-            &ra.update_epochs,
+            ra.list(Axis::UpdateEpochs),
             ax,
             "update_epochs",
             1,
@@ -121,7 +121,7 @@ fn count_axes(ra: &RawAxes, v: &Validator, algorithm: Algorithm) -> Result<[Vec<
         None => vec![1],
     };
     let prompts_per_step = v.int_list(
-        &ra.prompts_per_step,
+        ra.list(Axis::PromptsPerStep),
         ax,
         "prompts_per_step",
         1,
@@ -146,7 +146,7 @@ fn episode_axes(
     let [(agent_turns, turns_in_agent), (agent_tool, tool_in_agent)] = agent_shape;
     let turns = agent_axis(
         v,
-        &ra.turns,
+        ra.list(Axis::Turns),
         "turns",
         (agent_turns, turns_in_agent),
         (1.0, crate::config::MAX_TURNS),
@@ -154,7 +154,7 @@ fn episode_axes(
     )?;
     let tool_seconds = agent_axis(
         v,
-        &ra.tool_seconds,
+        ra.list(Axis::ToolSeconds),
         "tool_seconds",
         (agent_tool, tool_in_agent),
         (0.0, crate::config::MAX_TOOL_SECONDS),
@@ -172,7 +172,12 @@ fn policies(
     catalog: &Catalog,
 ) -> Result<(Vec<String>, Vec<crate::catalog::ModelSpec>, Vec<Finetune>)> {
     let ax = Some("axes");
-    let model_ids = v.string_list(&ra.model, ax, "model", "model = [\"qwen2.5-7b\"]")?;
+    let model_ids = v.string_list(
+        ra.list(Axis::Model),
+        ax,
+        "model",
+        "model = [\"qwen2.5-7b\"]",
+    )?;
     let mut model = Vec::new();
     for id in &model_ids {
         let m = catalog
@@ -184,7 +189,7 @@ fn policies(
         model.push(m);
     }
     let finetune = v
-        .string_list_or(&ra.finetune, ax, "finetune", "full")?
+        .string_list_or(ra.list(Axis::Finetune), ax, "finetune", "full")?
         .iter()
         .map(|s| Finetune::parse(s).map_err(|m| v.err(ax, "finetune", m)))
         .collect::<Result<Vec<_>>>()?;
@@ -214,11 +219,11 @@ fn engine_axis(
     hardware_engine: &crate::catalog::EngineSpec,
 ) -> Result<Vec<crate::catalog::EngineSpec>> {
     let ax = Some("axes");
-    if ra.engine.is_none() {
+    if ra.list(Axis::Engine).is_none() {
         return Ok(vec![hardware_engine.clone()]);
     }
     let ids = v.string_list(
-        &ra.engine,
+        ra.list(Axis::Engine),
         ax,
         "engine",
         "engine = [\"vllm-cudagraph\", \"vllm-eager\"]",
@@ -370,7 +375,7 @@ fn budget_axis(ra: &RawAxes, v: &Validator) -> Result<BudgetAxis> {
             false => Ok(()),
         }
     };
-    Ok(match (&ra.budget, &ra.iterations) {
+    Ok(match (ra.list(Axis::Budget), &ra.iterations) {
         (Some(_), Some(_)) => {
             return Err(v.err(ax, "iterations", "give either `budget` or `iterations`, not both: a budget fixes the spend and derives the steps, iterations fix the steps"));
         }
@@ -389,7 +394,12 @@ fn budget_axis(ra: &RawAxes, v: &Validator) -> Result<BudgetAxis> {
             BudgetAxis::Iterations(steps)
         }
         (Some(_), None) => {
-            let texts = v.string_list(&ra.budget, ax, "budget", "budget = [\"1e17 flops\"]")?;
+            let texts = v.string_list(
+                ra.list(Axis::Budget),
+                ax,
+                "budget",
+                "budget = [\"1e17 flops\"]",
+            )?;
             at_most(texts.len(), "budget")?;
             let mut unit = None;
             let mut amounts = Vec::new();

@@ -146,11 +146,11 @@ impl Grid {
     }
 
     /// A cell index's digits in [`Axis::ALL`](super::Axis::ALL) order.
-    fn digits(&self, id: u64) -> [usize; 12] {
+    fn digits(&self, id: u64) -> [usize; Axis::COUNT] {
         let r = self.radices();
         let mut rest = id;
-        let mut digits = [0usize; 12];
-        for axis in (0..12).rev() {
+        let mut digits = [0usize; Axis::COUNT];
+        for axis in (0..Axis::COUNT).rev() {
             digits[axis] = (rest % r[axis]) as usize;
             rest /= r[axis];
         }
@@ -194,20 +194,7 @@ impl Grid {
     /// Encodes per-axis indices back into a cell id (the inverse of [`Grid::decode`]).
     pub fn encode(&self, i: &AxisIndices) -> u64 {
         let r = self.radices();
-        let digits = [
-            i[Axis::Engine],
-            i[Axis::Model],
-            i[Axis::Finetune],
-            i[Axis::Reward],
-            i[Axis::Turns],
-            i[Axis::ToolSeconds],
-            i[Axis::Judge],
-            i[Axis::GroupSize],
-            i[Axis::MaxResponseLen],
-            i[Axis::UpdateEpochs],
-            i[Axis::PromptsPerStep],
-            i[Axis::Budget],
-        ];
+        let digits = i.0;
         digits
             .iter()
             .zip(r)
@@ -256,8 +243,8 @@ impl Grid {
 
 /// A cell id's digits (one per axis, the budget last), counted up one id at a time.
 struct Odometer {
-    digits: [usize; 12],
-    radices: [usize; 12],
+    digits: [usize; Axis::COUNT],
+    radices: [usize; Axis::COUNT],
 }
 
 impl Odometer {

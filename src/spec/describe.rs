@@ -64,6 +64,24 @@ fn axes_table(a: &super::Axes) -> crate::format::Table {
     table
 }
 
+/// An axis's values in JSON: a one-column axis's values as they are (ids, counts, reals), a
+/// two-column one's as grids write them (`lora:64`, `prm:qwen2.5-math-prm-7b`).
+fn axis_json(a: &super::Axes, axis: Axis) -> serde_json::Value {
+    if axis.columns().len() > 1 {
+        return a.labels(axis).into();
+    }
+    (0..a.len(axis))
+        .map(|index| -> serde_json::Value {
+            match a.cell_values(axis, index).as_slice()[0] {
+                super::AxisValue::Text(text) => text.into(),
+                super::AxisValue::Count(n) => n.into(),
+                super::AxisValue::Real(x) => x.into(),
+                super::AxisValue::Number(text) => text.as_str().into(),
+            }
+        })
+        .collect()
+}
+
 /// The same summary as JSON: grid, hardware, task, axes (values as `cost` and grids write
 /// them) and cell counts.
 pub fn describe_json(grid: &Grid) -> serde_json::Value {
@@ -71,36 +89,8 @@ pub fn describe_json(grid: &Grid) -> serde_json::Value {
     let h = &grid.hardware;
     let t = &grid.task;
     let mut axes = serde_json::Map::new();
-    axes.insert(
-        Axis::Engine.name().into(),
-        a.engine.iter().map(|e| e.id.clone()).collect(),
-    );
-    axes.insert(
-        Axis::Model.name().into(),
-        a.model.iter().map(|m| m.id.clone()).collect(),
-    );
-    axes.insert(
-        Axis::Finetune.name().into(),
-        a.finetune.iter().map(|f| f.to_string()).collect(),
-    );
-    axes.insert(
-        Axis::Reward.name().into(),
-        a.reward.iter().map(|r| r.to_string()).collect(),
-    );
-    axes.insert(Axis::Turns.name().into(), a.turns.clone().into());
-    axes.insert(
-        Axis::ToolSeconds.name().into(),
-        a.tool_seconds.clone().into(),
-    );
-    axes.insert(
-        Axis::Judge.name().into(),
-        a.judge.iter().map(|j| j.id.clone()).collect(),
-    );
-    for axis in Axis::NUMERIC {
-        let values = axis
-            .numeric_values(a)
-            .expect("NUMERIC axes have numeric values");
-        axes.insert(axis.name().into(), values.to_vec().into());
+    for axis in Axis::ALL.into_iter().filter(|&axis| axis != Axis::Budget) {
+        axes.insert(axis.name().into(), axis_json(a, axis));
     }
     let (budget_unit, budgets): (&str, Vec<f64>) = match &a.budget {
         BudgetAxis::Budgets { unit, amounts } => (unit.as_str(), amounts.clone()),

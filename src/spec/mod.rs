@@ -4,6 +4,7 @@
 //! The file format is documented in the book (docs/book/src/grid-spec.md); `grids/race-pilot.toml` is the
 //! annotated example.
 
+mod axes;
 mod axes_table;
 mod axis;
 mod cells;
@@ -17,8 +18,8 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::catalog::{Catalog, ModelSpec};
-use crate::config::{BudgetUnit, Finetune, Hardware, Reward, RunSettings, Task};
+use crate::catalog::Catalog;
+use crate::config::{Hardware, RunSettings, Task};
 use crate::error::{Error, Result};
 use crate::outcome::OutcomeParams;
 pub use axes_table::MAX_BUDGET_VALUES;
@@ -27,7 +28,8 @@ pub use outcome_table::{MAX_METRIC_NAME_CHARS, is_metric_name, outcome_from_toml
 use raw::{RawGrid, unknown_key_error};
 use validator::Validator;
 
-pub use axis::Axis;
+pub use axes::{Axes, AxisValue, AxisValues, BudgetAxis, JudgeChoice};
+pub use axis::{Axis, ColumnKind, Lever};
 pub use cells::{AxisIndices, Cell};
 pub use describe::{describe, describe_json};
 
@@ -38,118 +40,6 @@ pub struct Constraints {
     pub max_rollouts_per_step: Option<u64>,
     /// Lower bound on rollouts per step.
     pub min_rollouts_per_step: Option<u64>,
-}
-
-/// The budget axis: budgets in one unit, or a fixed number of iterations.
-#[derive(Debug, Clone, PartialEq)]
-pub enum BudgetAxis {
-    /// Each cell spends this budget; iterations follow.
-    Budgets {
-        /// The common unit.
-        unit: BudgetUnit,
-        /// Amounts in that unit.
-        amounts: Vec<f64>,
-    },
-    /// Each cell runs this many iterations; the spend follows.
-    Iterations(Vec<u64>),
-}
-
-impl BudgetAxis {
-    /// Number of values on the axis.
-    pub fn len(&self) -> usize {
-        match self {
-            BudgetAxis::Budgets { amounts, .. } => amounts.len(),
-            BudgetAxis::Iterations(v) => v.len(),
-        }
-    }
-
-    /// Whether the axis is empty (never true for a validated grid).
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
-
-impl Axes {
-    /// How many values `axis` has.
-    pub fn len(&self, axis: Axis) -> usize {
-        match axis {
-            Axis::Engine => self.engine.len(),
-            Axis::Model => self.model.len(),
-            Axis::Finetune => self.finetune.len(),
-            Axis::Reward => self.reward.len(),
-            Axis::Turns => self.turns.len(),
-            Axis::ToolSeconds => self.tool_seconds.len(),
-            Axis::Judge => self.judge.len(),
-            Axis::GroupSize => self.group_size.len(),
-            Axis::MaxResponseLen => self.max_response_len.len(),
-            Axis::UpdateEpochs => self.update_epochs.len(),
-            Axis::PromptsPerStep => self.prompts_per_step.len(),
-            Axis::Budget => self.budget.len(),
-        }
-    }
-
-    /// The values of `axis` as grids write them (`lora:64`, `prm:qwen2.5-math-prm-7b`, `1e17`).
-    pub fn labels(&self, axis: Axis) -> Vec<String> {
-        fn text<T: ToString>(values: &[T]) -> Vec<String> {
-            values.iter().map(ToString::to_string).collect()
-        }
-        let numbers = |values: &[f64]| values.iter().map(|&x| crate::format::number(x)).collect();
-        match axis {
-            Axis::Engine => self.engine.iter().map(|e| e.id.clone()).collect(),
-            Axis::Model => self.model.iter().map(|m| m.id.clone()).collect(),
-            Axis::Finetune => text(&self.finetune),
-            Axis::Reward => text(&self.reward),
-            Axis::Turns => numbers(&self.turns),
-            Axis::ToolSeconds => numbers(&self.tool_seconds),
-            Axis::Judge => self.judge.iter().map(|j| j.id.clone()).collect(),
-            Axis::GroupSize => text(&self.group_size),
-            Axis::MaxResponseLen => text(&self.max_response_len),
-            Axis::UpdateEpochs => text(&self.update_epochs),
-            Axis::PromptsPerStep => text(&self.prompts_per_step),
-            Axis::Budget => match &self.budget {
-                BudgetAxis::Budgets { amounts, .. } => numbers(amounts),
-                BudgetAxis::Iterations(n) => text(n),
-            },
-        }
-    }
-}
-
-/// The axes of a grid, validated.
-#[derive(Debug, Clone)]
-pub struct Axes {
-    /// Rollout engines (`[axes] engine`; otherwise the one of `[hardware] engine`).
-    pub engine: Vec<crate::catalog::EngineSpec>,
-    /// Policy models.
-    pub model: Vec<ModelSpec>,
-    /// Fine-tuning modes.
-    pub finetune: Vec<Finetune>,
-    /// Reward mechanisms.
-    pub reward: Vec<Reward>,
-    /// Mean model turns per episode (`[axes] turns`; otherwise the one of `[agent] turns`).
-    pub turns: Vec<f64>,
-    /// Mean seconds of one tool call (`[axes] tool_seconds`; otherwise `[agent] tool_seconds`).
-    pub tool_seconds: Vec<f64>,
-    /// API judges (`[axes] judge`; otherwise the one of `[agent]`, or none).
-    pub judge: Vec<JudgeChoice>,
-    /// Responses per prompt, G.
-    pub group_size: Vec<u64>,
-    /// Response length caps, tokens.
-    pub max_response_len: Vec<u64>,
-    /// Passes over each rollout batch (ppo_epochs / num_iterations).
-    pub update_epochs: Vec<u64>,
-    /// Prompts per step, B.
-    pub prompts_per_step: Vec<u64>,
-    /// Budgets or iterations.
-    pub budget: BudgetAxis,
-}
-
-/// One value of the judge axis: an API judge by its catalog id, or `none`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct JudgeChoice {
-    /// The catalog's `[[api]]` id, `none`, or `custom` for prices given in `[agent]`.
-    pub id: String,
-    /// Its prices and limits (None for `none`).
-    pub api: Option<crate::config::ApiJudge>,
 }
 
 /// A validated grid.
@@ -488,10 +378,11 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
     let hardware = sections::hardware(raw.hardware, &v, catalog, run.framework)?;
     // Whether `[axes]` sweeps the episode's shape (turns, tool latency): `[agent]`'s check then
     // names the combination.
-    let swept = raw
-        .axes
-        .as_ref()
-        .is_some_and(|a| a.turns.is_some() || a.tool_seconds.is_some() || a.judge.is_some());
+    let swept = raw.axes.as_ref().is_some_and(|a| {
+        [Axis::Turns, Axis::ToolSeconds, Axis::Judge]
+            .iter()
+            .any(|&axis| a.list(axis).is_some())
+    });
     let axes = parse_axes(raw.axes, &raw.agent, &v, catalog, &run, &hardware)?;
     // veRL refuses a Ulysses degree that does not split the heads or the training GPUs.
     let training_gpus = crate::ledger::training_gpus(&hardware);

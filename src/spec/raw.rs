@@ -70,22 +70,71 @@ pub(super) struct RawPassRate {
     pub(super) concentration: Option<Spanned>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+/// `[axes]`: each axis's list under its key ([`Axis::name`]), and `iterations`. Read key by key
+/// from the axis list, so an axis needs no field here; an unknown key is refused where serde's
+/// derive refuses one (in the key, so the error carries its span) with the same message.
+#[derive(Default)]
 pub(super) struct RawAxes {
-    pub(super) engine: Option<Spanned>,
-    pub(super) model: Option<Spanned>,
-    pub(super) finetune: Option<Spanned>,
-    pub(super) reward: Option<Spanned>,
-    pub(super) turns: Option<Spanned>,
-    pub(super) tool_seconds: Option<Spanned>,
-    pub(super) judge: Option<Spanned>,
-    pub(super) group_size: Option<Spanned>,
-    pub(super) max_response_len: Option<Spanned>,
-    pub(super) update_epochs: Option<Spanned>,
-    pub(super) prompts_per_step: Option<Spanned>,
-    pub(super) budget: Option<Spanned>,
+    lists: [Option<Spanned>; Axis::COUNT],
+    /// `iterations`, the alternative to `budget`.
     pub(super) iterations: Option<Spanned>,
+}
+
+impl RawAxes {
+    /// The list given for `axis`, if any.
+    pub(super) fn list(&self, axis: Axis) -> &Option<Spanned> {
+        &self.lists[axis as usize]
+    }
+}
+
+/// A key of `[axes]`: an axis, or None for `iterations`.
+struct AxesKey(Option<Axis>);
+
+impl<'de> Deserialize<'de> for AxesKey {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl serde::de::Visitor<'_> for KeyVisitor {
+            type Value = AxesKey;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an axis name")
+            }
+            fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<AxesKey, E> {
+                match Axis::from_name(key) {
+                    Some(axis) => Ok(AxesKey(Some(axis))),
+                    None if key == "iterations" => Ok(AxesKey(None)),
+                    None => Err(E::unknown_field(key, &Axis::GRID_KEYS)),
+                }
+            }
+        }
+        deserializer.deserialize_identifier(KeyVisitor)
+    }
+}
+
+impl<'de> Deserialize<'de> for RawAxes {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TableVisitor;
+        impl<'de> serde::de::Visitor<'de> for TableVisitor {
+            type Value = RawAxes;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("the [axes] table")
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(
+                self,
+                mut map: M,
+            ) -> Result<RawAxes, M::Error> {
+                let mut axes = RawAxes::default();
+                while let Some(AxesKey(axis)) = map.next_key()? {
+                    let value = Some(map.next_value()?);
+                    match axis {
+                        Some(axis) => axes.lists[axis as usize] = value,
+                        None => axes.iterations = value,
+                    }
+                }
+                Ok(axes)
+            }
+        }
+        deserializer.deserialize_map(TableVisitor)
+    }
 }
 
 #[derive(Deserialize, Default)]

@@ -7,7 +7,7 @@
 )]
 
 use super::*;
-use crate::config::Stop;
+use crate::config::{Finetune, Stop};
 use crate::toml_text::locate_key;
 
 const GOOD: &str = r#"
@@ -375,6 +375,25 @@ fn locate_key_finds_keys_in_their_section() {
     assert_eq!(locate_key(text, Some("x"), "zz"), None);
 }
 
+/// Every value of every axis fills its columns with the kinds the axis declares.
+fn cell_values_have_their_columns_kinds(grid: &Grid) {
+    for axis in Axis::ALL {
+        for index in 0..grid.axes.len(axis) {
+            let values = grid.axes.cell_values(axis, index);
+            assert_eq!(values.as_slice().len(), axis.columns().len(), "{axis}");
+            for (value, kind) in values.as_slice().iter().zip(axis.column_kinds()) {
+                let agrees = matches!(
+                    (value, kind),
+                    (AxisValue::Text(_), ColumnKind::Text)
+                        | (AxisValue::Count(_), ColumnKind::Count)
+                        | (AxisValue::Real(_) | AxisValue::Number(_), ColumnKind::Real)
+                );
+                assert!(agrees, "{axis}: {value:?} in a {kind:?} column");
+            }
+        }
+    }
+}
+
 #[test]
 fn bundled_grids_are_valid() {
     let catalog = Catalog::embedded();
@@ -384,6 +403,7 @@ fn bundled_grids_are_valid() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "toml") {
             let grid = load(&path, &catalog).unwrap_or_else(|e| panic!("{e}"));
+            cell_values_have_their_columns_kinds(&grid);
             names.push((grid.name.clone(), grid.valid_cell_count()));
         }
     }
