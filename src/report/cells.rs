@@ -43,10 +43,9 @@ impl<'g> CellAxes<'g> {
     /// The values in column order (none without a grid).
     fn values(&self) -> impl Iterator<Item = AxisValue<'g>> + '_ {
         self.axes.into_iter().flat_map(move |axes| {
-            Axis::ALL.into_iter().flat_map(move |axis| {
-                let values = axes.cell_values(axis, self.indices[axis]);
-                values.as_slice().to_vec()
-            })
+            Axis::ALL
+                .into_iter()
+                .flat_map(move |axis| axes.cell_values(axis, self.indices[axis]).iter())
         })
     }
 
@@ -58,12 +57,18 @@ impl<'g> CellAxes<'g> {
             }
             return Ok(());
         }
-        for (name, value) in Axis::CELL_COLUMNS.into_iter().zip(self.values()) {
-            match value {
-                AxisValue::Text(text) => row.serialize_field(name, text)?,
-                AxisValue::Count(n) => row.serialize_field(name, &n)?,
-                AxisValue::Real(x) => row.serialize_field(name, &Num(x))?,
-                AxisValue::Number(text) => row.serialize_field(name, &text)?,
+        let Some(axes) = self.axes else {
+            return Ok(());
+        };
+        for axis in Axis::ALL {
+            let values = axes.cell_values(axis, self.indices[axis]);
+            for (&name, value) in axis.columns().iter().zip(values.as_slice()) {
+                match *value {
+                    AxisValue::Text(text) => row.serialize_field(name, text)?,
+                    AxisValue::Count(n) => row.serialize_field(name, &n)?,
+                    AxisValue::Real(x) => row.serialize_field(name, &Num(x))?,
+                    AxisValue::Number(text) => row.serialize_field(name, &text)?,
+                }
             }
         }
         Ok(())

@@ -51,7 +51,7 @@ pub fn cell_fields(grid: &Grid, p: &Point) -> CellFields {
     let mut columns = Axis::CELL_COLUMNS.map(|_| String::new());
     let values = Axis::ALL
         .iter()
-        .flat_map(|&axis| a.cell_values(axis, i[axis]).as_slice().to_vec());
+        .flat_map(|&axis| a.cell_values(axis, i[axis]).iter());
     for (column, value) in columns.iter_mut().zip(values) {
         *column = value.to_string();
     }

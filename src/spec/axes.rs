@@ -166,6 +166,11 @@ impl<'g> AxisValues<'g> {
     pub fn as_slice(&self) -> &[AxisValue<'g>] {
         &self.values[..self.len]
     }
+
+    /// The values, in column order, by value (no allocation).
+    pub fn iter(self) -> impl Iterator<Item = AxisValue<'g>> {
+        self.values.into_iter().take(self.len)
+    }
 }
 
 impl Axes {
