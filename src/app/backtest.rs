@@ -355,7 +355,7 @@ pub fn run_fit_prior(args: &FitPriorArgs, out: &mut dyn Write) -> Result<()> {
     }
     text.push_str(&runs.render());
     if let Some(path) = &args.write {
-        rlfrontier::report::write_atomic(path, fitted_source(&fit).as_bytes())?;
+        rlfrontier::report::write_atomic(path, fitted_source(&fit, &evidence.outcomes).as_bytes())?;
         text.push_str(&format!("wrote {} (rebuild to use it)\n", path.display()));
     }
     emit(out, &text)

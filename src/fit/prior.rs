@@ -707,8 +707,55 @@ fn literal(x: f64) -> String {
     text
 }
 
-/// The Rust source of `src/outcome/fitted.rs` for this fit.
-pub fn fitted_source(fit: &PriorFit) -> String {
+/// The parameters as `fitted.rs` compiles them: each fitted value rounded to the seven
+/// significant digits its literal keeps.
+fn compiled_params(fit: &PriorFit) -> OutcomeParams {
+    let round = |x: f64| literal(x).parse::<f64>().unwrap_or(x);
+    let mut params = fit.params;
+    for f in &fit.fitted {
+        params[f.id] = Param::new(
+            round(f.param.value),
+            round(f.param.low),
+            round(f.param.high),
+        );
+    }
+    params
+}
+
+/// The `PRIOR_BACKTEST` item of `fitted.rs`: the leave-one-model-out backtest of the compiled
+/// defaults on the before/after outcomes (what `rlfrontier backtest` and the report's "How far
+/// to trust the predictions" state), so the report reads it instead of refitting on every sweep.
+fn backtest_source(fit: &PriorFit, outcomes: &[Outcome]) -> String {
+    let (_, s) = crate::fit::backtest::backtest(outcomes, &compiled_params(fit), true);
+    format!(
+        "\n/// The leave-one-model-out backtest of these defaults on the {} SimpleRL-Zoo before/after \
+         outcomes\n/// (`fit::backtest::backtest`, each model's gain refitted without it): what the \
+         HTML report states.\npub const PRIOR_BACKTEST: PriorBacktest = PriorBacktest {{\n    \
+         outcomes: {},\n    rmse_points: {},\n    no_gain_rmse_points: {},\n    \
+         mean_gain_rmse_points: {},\n    interval_coverage: {},\n    \
+         mean_interval_width_points: {},\n    gain_correlation: {},\n}};\n\n\
+         /// The numbers of a backtest ([`PRIOR_BACKTEST`]).\n#[derive(Debug, Clone, Copy, PartialEq)]\n\
+         pub struct PriorBacktest {{\n    /// Outcomes predicted.\n    pub outcomes: usize,\n    \
+         /// RMSE of the predicted score after RL, points.\n    pub rmse_points: f64,\n    \
+         /// RMSE of \"no RL gain\" (the base score), points.\n    pub no_gain_rmse_points: f64,\n    \
+         /// RMSE of \"base + the other models' mean gain\", points.\n    \
+         pub mean_gain_rmse_points: f64,\n    /// Share of outcomes inside the 90% interval.\n    \
+         pub interval_coverage: f64,\n    /// Mean width of the 90% interval, points.\n    \
+         pub mean_interval_width_points: f64,\n    \
+         /// Pearson correlation of predicted and measured gains.\n    pub gain_correlation: f64,\n}}\n",
+        s.outcomes,
+        s.outcomes,
+        literal(s.rmse_model),
+        literal(s.rmse_no_gain),
+        literal(s.rmse_mean_gain),
+        literal(s.coverage),
+        literal(s.mean_interval_width),
+        literal(s.gain_correlation),
+    )
+}
+
+/// The Rust source of `src/outcome/fitted.rs` for this fit of these outcomes.
+pub fn fitted_source(fit: &PriorFit, outcomes: &[Outcome]) -> String {
     let mut out = String::new();
     out.push_str(
         "//! The outcome prior's defaults fitted to the evidence base.\n//!\n\
@@ -746,6 +793,7 @@ pub fn fitted_source(fit: &PriorFit) -> String {
          pub const BENCHMARK_LEVEL_RESIDUAL_SD: f64 = {};\n",
         literal(fit.ability_scale.residual_sd)
     );
+    out.push_str(&backtest_source(fit, outcomes));
     out
 }
 
@@ -762,16 +810,35 @@ mod tests {
     fn the_embedded_prior_is_the_fit_of_the_bundled_evidence() {
         // `rlfrontier fit-prior --write src/outcome/fitted.rs` regenerates the file; this fails
         // when the evidence, the model or the fit changed without regenerating it.
-        let fit = fit_prior_file(
-            &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("evidence/published_results.csv"),
-        )
-        .unwrap();
-        let expected = fitted_source(&fit);
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("evidence/published_results.csv");
+        let fit = fit_prior_file(&path).unwrap();
+        let expected = fitted_source(&fit, &read_evidence(&path).unwrap().outcomes);
         let actual = include_str!("../outcome/fitted.rs");
         assert_eq!(
             actual, expected,
             "run: cargo run -- fit-prior --write src/outcome/fitted.rs"
         );
+    }
+
+    #[test]
+    fn the_recorded_backtest_is_that_of_the_compiled_defaults() {
+        // `fitted.rs` records the backtest of its own rounded literals; the report states it
+        // for grids on the default prior, so it must be what a backtest of them gives.
+        let evidence = crate::fit::evidence::embedded_evidence();
+        let (_, s) =
+            crate::fit::backtest::backtest(&evidence.outcomes, &OutcomeParams::default(), true);
+        let r = crate::outcome::fitted::PRIOR_BACKTEST;
+        assert_eq!(r.outcomes, s.outcomes);
+        for (recorded, fresh) in [
+            (r.rmse_points, s.rmse_model),
+            (r.no_gain_rmse_points, s.rmse_no_gain),
+            (r.mean_gain_rmse_points, s.rmse_mean_gain),
+            (r.interval_coverage, s.coverage),
+            (r.mean_interval_width_points, s.mean_interval_width),
+            (r.gain_correlation, s.gain_correlation),
+        ] {
+            assert_eq!(literal(recorded), literal(fresh));
+        }
     }
 }

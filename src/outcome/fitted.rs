@@ -110,3 +110,34 @@ pub const BENCHMARK_LEVELS: [(&str, f64); 8] = [
 
 /// sd of logit(score after RL) around the two-way model of [`BENCHMARK_LEVELS`].
 pub const BENCHMARK_LEVEL_RESIDUAL_SD: f64 = 0.4453296;
+
+/// The leave-one-model-out backtest of these defaults on the 70 SimpleRL-Zoo before/after outcomes
+/// (`fit::backtest::backtest`, each model's gain refitted without it): what the HTML report states.
+pub const PRIOR_BACKTEST: PriorBacktest = PriorBacktest {
+    outcomes: 70,
+    rmse_points: 8.537777,
+    no_gain_rmse_points: 18.3979,
+    mean_gain_rmse_points: 11.08547,
+    interval_coverage: 0.9428571,
+    mean_interval_width_points: 38.40223,
+    gain_correlation: 0.6570003,
+};
+
+/// The numbers of a backtest ([`PRIOR_BACKTEST`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PriorBacktest {
+    /// Outcomes predicted.
+    pub outcomes: usize,
+    /// RMSE of the predicted score after RL, points.
+    pub rmse_points: f64,
+    /// RMSE of "no RL gain" (the base score), points.
+    pub no_gain_rmse_points: f64,
+    /// RMSE of "base + the other models' mean gain", points.
+    pub mean_gain_rmse_points: f64,
+    /// Share of outcomes inside the 90% interval.
+    pub interval_coverage: f64,
+    /// Mean width of the 90% interval, points.
+    pub mean_interval_width_points: f64,
+    /// Pearson correlation of predicted and measured gains.
+    pub gain_correlation: f64,
+}

@@ -410,15 +410,29 @@ fn prior_section(grid: &Grid) -> String {
     h
 }
 
-/// How the grid's outcome parameters fare on published outcomes: the leave-one-model-out
-/// backtest on the evidence bundled at build time (`rlfrontier backtest` prints it with the
-/// published orderings).
+/// How the grid's outcome parameters fare on published outcomes. The default prior's numbers
+/// are those `fit-prior` recorded with it (`outcome::fitted::PRIOR_BACKTEST`: each model's gain
+/// refitted without it, as `rlfrontier backtest` does); a grid that overrides or calibrates the
+/// parameters has them scored as they are on the bundled outcomes, nothing refitted.
 fn trust_section(grid: &Grid) -> String {
+    use crate::outcome::fitted::{PRIOR_BACKTEST, PriorBacktest};
     let evidence = crate::fit::evidence::embedded_evidence();
-    // The prior's gain is refitted without each model (as `backtest` does); calibrated
-    // parameters are scored as they are.
-    let prior = grid.outcome_state == crate::outcome::OutcomeState::Prior;
-    let (_, s) = crate::fit::backtest::backtest(&evidence.outcomes, &grid.outcome, prior);
+    let prior = grid.outcome_state == crate::outcome::OutcomeState::Prior
+        && grid.outcome == crate::outcome::OutcomeParams::default();
+    let s = if prior {
+        PRIOR_BACKTEST
+    } else {
+        let (_, s) = crate::fit::backtest::backtest(&evidence.outcomes, &grid.outcome, false);
+        PriorBacktest {
+            outcomes: s.outcomes,
+            rmse_points: s.rmse_model,
+            no_gain_rmse_points: s.rmse_no_gain,
+            mean_gain_rmse_points: s.rmse_mean_gain,
+            interval_coverage: s.coverage,
+            mean_interval_width_points: s.mean_interval_width,
+            gain_correlation: s.gain_correlation,
+        }
+    };
     format!(
         "<h3>How far to trust the predictions</h3>\n<p>On {} published before/after RL outcomes (SimpleRL-Zoo, arXiv 2503.18892{}), this grid's outcome parameters predict the after-RL score with an RMSE of {:.1} points, against {:.1} for \"no RL gain\" and {:.1} for \"base score + the other models' mean gain\"; their 90% intervals hold {:.0}% of the outcomes (mean width {:.1} points); predicted and measured gains correlate at {:.2}. That check is one study's run shape (the evidence the prior is fitted to holds {} before/after pairs of {} studies): budgets, G, lengths and rewards beyond the evidence rest on ScaleRL's curves and on stated hypotheses; <code>rlfrontier backtest</code> scores the prior leave one study out on every published before/after pair of the evidence (instruct and distilled starts included), overall and by start kind, base score, cap and benchmark. {}</p>\n",
         s.outcomes,
@@ -427,11 +441,11 @@ fn trust_section(grid: &Grid) -> String {
         } else {
             ""
         },
-        s.rmse_model,
-        s.rmse_no_gain,
-        s.rmse_mean_gain,
-        100.0 * s.coverage,
-        s.mean_interval_width,
+        s.rmse_points,
+        s.no_gain_rmse_points,
+        s.mean_gain_rmse_points,
+        100.0 * s.interval_coverage,
+        s.mean_interval_width_points,
         s.gain_correlation,
         evidence.pairs.len(),
         evidence
