@@ -1132,3 +1132,44 @@ fn cost_of_a_grid_cell_is_the_row_the_sweep_wrote_for_it() {
         .code(2)
         .stderr(predicate::str::contains("--group-size"));
 }
+
+#[test]
+fn the_grid_init_writes_and_cost_without_flags_price_a_run_alike() {
+    // Issue 52: `init` writes the task and run defaults a grid without them and `cost` without
+    // their flags use (it wrote its own: 300-token prompts, 1,500-token responses, a cv of 0.7,
+    // a pass rate of 0.4 and no reference model, so the same run was 415 steps in one and 407 in
+    // the other). Cell 0 of the written grid, priced by `cost --grid --cell`, is `cost` with the
+    // cell's levers alone.
+    let dir = tempfile::tempdir().unwrap();
+    let grid = dir.path().join("g.toml");
+    bin()
+        .args(["init", "--models", "qwen2.5-7b", "--gpus", "8"])
+        .arg(&grid)
+        .assert()
+        .success();
+    let grid = grid.to_str().unwrap();
+    let cell = json(&["cost", "--grid", grid, "--cell", "0"]);
+    let flags = json(&[
+        "cost",
+        "--model",
+        "qwen2.5-7b",
+        "--gpu",
+        "h100-sxm",
+        "--gpus",
+        "8",
+        "--group-size",
+        "4",
+        "--max-response-len",
+        "4096",
+        "--update-epochs",
+        "1",
+        "--prompts-per-step",
+        "128",
+        "--budget",
+        "1000 usd",
+    ]);
+    for key in ["iterations", "step_seconds", "wall_hours"] {
+        assert_eq!(cell[key], flags[key], "{key}");
+    }
+    assert_eq!(cell["usd"]["total"], flags["usd"]["total"]);
+}

@@ -42,8 +42,13 @@ pub struct InitArgs {
     pub catalog: CatalogFlag,
 }
 
-/// The grid text: every section with a comment saying what it is and what to measure.
+/// The grid text: every section with a comment saying what it is and what to measure. The task
+/// and run values written are the defaults a grid without them (and `cost` without their
+/// flags) uses, so the grid `init` writes and `cost` price the same setup alike.
 fn grid_text(args: &InitArgs, name: &str) -> String {
+    use rlfrontier::format::number;
+    let task = rlfrontier::config::Task::default();
+    let run = rlfrontier::config::RunSettings::default();
     let list = |items: &[String]| {
         items
             .iter()
@@ -76,10 +81,11 @@ gpus = {gpus}
 
 [task]
 start = "{start}"                   # "base" (zero RL), "instruct", "distilled" or "tuned" (either)
-prompt_tokens = 300                 # mean prompt length of your training set
-mean_response_tokens = 1500         # measure it: veRL logs response_length/mean (the cost's biggest input)
-response_length_cv = 0.7
-pass_rate = {{ mean = 0.4, concentration = 2.0 }}   # the policy's pass@1 on the training prompts
+prompt_tokens = {prompt_tokens}                 # mean prompt length of your training set
+uncapped_mean_response_tokens = {response_tokens}  # the cost's biggest input: measure it and give it as logged instead,
+                                    # mean_response_tokens = N (veRL response_length/mean at your cap)
+response_length_cv = {cv}
+pass_rate = {{ mean = {pass_mean}, concentration = {pass_concentration} }}   # the policy's pass@1 on the training prompts
 # base_score = {{ "{first_model}" = 0.50 }}   # measured score on your benchmark before RL (narrows the intervals)
 
 [axes]
@@ -94,9 +100,9 @@ budget = [{budgets}]
 
 [run]
 framework = "verl"                  # or "trl", "openrlhf": whose defaults price the passes and placement
-kl_reference = false
-prefix_cache = true
-dynamic_sampling = false
+kl_reference = {kl_reference}
+prefix_cache = {prefix_cache}
+dynamic_sampling = {dynamic_sampling}
 
 [outcome]
 metric = "math500_pass1"
@@ -110,6 +116,14 @@ metric = "math500_pass1"
         first_model = args.models.first().map(String::as_str).unwrap_or("MODEL"),
         start = args.start,
         budgets = list(&budgets),
+        prompt_tokens = number(task.prompt_tokens),
+        response_tokens = number(task.mean_response_tokens),
+        cv = number(task.response_length_cv),
+        pass_mean = number(task.pass_rate_mean),
+        pass_concentration = number(task.pass_rate_concentration),
+        kl_reference = run.kl_reference,
+        prefix_cache = run.prefix_cache,
+        dynamic_sampling = run.dynamic_sampling,
     )
 }
 
