@@ -46,12 +46,12 @@ pub const BF16_TFLOPS: Bound = Bound {
     why: "no accelerator is slower than 1 TFLOP/s or faster than 100 PFLOP/s in dense BF16",
 };
 
-/// Memory of one GPU, GB.
-pub const MEMORY_GB: Bound = Bound {
+/// Memory of one GPU, GiB.
+pub const MEMORY_GIB: Bound = Bound {
     min: 1.0,
     max: 1e5,
-    unit: "GB",
-    why: "a GPU's memory is between 1 GB and 100 TB",
+    unit: "GiB",
+    why: "a GPU's memory is between 1 GiB and about 100 TiB",
 };
 
 /// Memory bandwidth of one GPU: 0.1 to 100 TB/s.

@@ -91,7 +91,7 @@ pub struct EngineSpec {
 impl EngineSpec {
     /// The engine's default `max_num_seqs` on this GPU.
     pub fn default_max_num_seqs(&self, gpu: &super::GpuSpec) -> u64 {
-        let gib = gpu.memory_gb * 1e9 / f64::from(1u32 << 30);
+        let gib = gpu.memory_gib;
         match self.max_num_seqs_large_gpu {
             Some(large) if gib >= 70.0 && !gpu.id.starts_with("a100") => large,
             _ => self.max_num_seqs,

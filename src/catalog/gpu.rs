@@ -6,6 +6,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
+/// Bytes in a binary gigabyte (GiB).
+pub const BYTES_PER_GIB: f64 = 1_073_741_824.0;
+
 /// A GPU's peak numbers, default price and roofline efficiencies.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -16,8 +19,11 @@ pub struct GpuSpec {
     pub name: String,
     /// Dense BF16 tensor throughput, TFLOP/s.
     pub bf16_dense_tflops: f64,
-    /// HBM capacity, GB (1e9 bytes).
-    pub memory_gb: f64,
+    /// Memory capacity, GiB (2^30 bytes): the capacity vendors sell as "GB", which counts DRAM
+    /// in binary units (an "80 GB" H100 carries 80 GiB of HBM3, of which the device reports
+    /// 81,559 MiB, about 79.6 GiB, after reserved memory). A user catalog's older key
+    /// `memory_gb` is read as this one (`catalog::RENAMED_KEYS`).
+    pub memory_gib: f64,
     /// HBM bandwidth, TB/s (1e12 bytes per second).
     pub bandwidth_tbps: f64,
     /// Default on-demand price, US$ per GPU-hour.
@@ -91,9 +97,9 @@ impl GpuSpec {
         self.nvlink_gbps * 1e9
     }
 
-    /// Memory in bytes.
+    /// Memory in bytes ([`GpuSpec::memory_gib`] × 2^30).
     pub fn memory_bytes(&self) -> f64 {
-        self.memory_gb * 1e9
+        self.memory_gib * BYTES_PER_GIB
     }
 
     /// Bandwidth in bytes per second.
@@ -115,11 +121,12 @@ impl GpuSpec {
     /// price and links of a real GPU, efficiencies fractions of peak of at least 0.1%.
     pub fn validate(&self, origin: &Path) -> Result<()> {
         use crate::bounds::{
-            BANDWIDTH_TBPS, BF16_TFLOPS, EFFICIENCY, GPUS, MEMORY_GB, NVLINK_GBPS, USD_PER_GPU_HOUR,
+            BANDWIDTH_TBPS, BF16_TFLOPS, EFFICIENCY, GPUS, MEMORY_GIB, NVLINK_GBPS,
+            USD_PER_GPU_HOUR,
         };
         let checks = [
             ("bf16_dense_tflops", self.bf16_dense_tflops, BF16_TFLOPS),
-            ("memory_gb", self.memory_gb, MEMORY_GB),
+            ("memory_gib", self.memory_gib, MEMORY_GIB),
             ("bandwidth_tbps", self.bandwidth_tbps, BANDWIDTH_TBPS),
             ("usd_per_gpu_hour", self.usd_per_gpu_hour, USD_PER_GPU_HOUR),
             ("nvlink_domain_gpus", self.nvlink_domain_gpus as f64, GPUS),

@@ -69,7 +69,7 @@ pub fn gpus_table(catalog: &Catalog) -> String {
     let mut t = Table::new([
         "id",
         "BF16 TFLOP/s",
-        "memory GB",
+        "memory GiB",
         "TB/s",
         "USD/GPU-h",
         "train MFU",
@@ -81,7 +81,7 @@ pub fn gpus_table(catalog: &Catalog) -> String {
         t.row([
             g.id.clone(),
             format!("{}", g.bf16_dense_tflops),
-            format!("{}", g.memory_gb),
+            format!("{}", g.memory_gib),
             format!("{}", g.bandwidth_tbps),
             money(g.usd_per_gpu_hour),
             format!("{}", g.train_mfu),

@@ -522,6 +522,15 @@ pub fn invalid_id_message(id: &str) -> String {
     )
 }
 
+/// Keys a user's catalog may still spell by an older name: (old, new). An entry's old key is
+/// read as the new one (the new one wins when both are given), so an override merges over the
+/// embedded entry's field instead of beside it.
+const RENAMED_KEYS: &[(&str, &str)] = &[
+    // GPU memory was named `memory_gb` while it held the same (binary) number: see
+    // `GpuSpec::memory_gib`.
+    ("memory_gb", "memory_gib"),
+];
+
 fn merge_entries(base: &mut Entries, user: Entries, path: &Path) -> Result<()> {
     // Position of each id in `base`: one lookup per user entry (a catalog of 40,000 entries
     // merges in linear time).
@@ -530,7 +539,12 @@ fn merge_entries(base: &mut Entries, user: Entries, path: &Path) -> Result<()> {
         .enumerate()
         .filter_map(|(k, (_, t))| t["id"].as_str().map(|id| (id.to_string(), k)))
         .collect();
-    for (origin, table) in user {
+    for (origin, mut table) in user {
+        for (old, new) in RENAMED_KEYS {
+            if let Some(value) = table.remove(*old) {
+                table.entry(*new).or_insert(value);
+            }
+        }
         let id = table["id"].as_str().unwrap_or_default().to_string();
         if !is_valid_id(&id) {
             return Err(Error::in_file(path, None, "id", invalid_id_message(&id)));
@@ -555,6 +569,15 @@ fn merge_entries(base: &mut Entries, user: Entries, path: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_older_catalog_s_memory_gb_overrides_memory_gib() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, "[[gpu]]\nid = \"h100-sxm\"\nmemory_gb = 96\n").unwrap();
+        let catalog = Catalog::load(Some(&path)).unwrap();
+        assert_eq!(catalog.gpu("h100-sxm").unwrap().memory_gib, 96.0);
+    }
 
     #[test]
     fn gpu_names_as_users_type_them() {

@@ -200,6 +200,7 @@ mod tests {
             "rlinf_doc_rlinf_r1d15b_27k_8xh100",
             "nemo06_q235b_gb200_128_on",
             "nemo05_q235b_gb200_128_1off",
+            "nemo_v05_qwen3_30ba3b_h100_onpolicy",
         ] {
             let t = pair(carries);
             assert!(t.calibrated_error < t.default_error, "{t:?}");
@@ -207,7 +208,6 @@ mod tests {
         for does_not in [
             "playverl_qwen25_05b_grpo_mean",
             "nemo_v05_llama31_8b_h100_1off",
-            "nemo_v05_qwen3_30ba3b_h100_onpolicy",
             "nemo06_q235b_h100_256_1off",
         ] {
             let t = pair(does_not);

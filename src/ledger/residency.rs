@@ -122,8 +122,9 @@ pub(super) fn engine_resident_bytes_per_gpu(cfg: &RunConfig, pools: Pools) -> f6
 /// The check is a floor: a setup it passes can still run out of memory, one it refuses cannot
 /// run. So it counts no CUDA context, NCCL buffers or fragmentation; no reward model or judge
 /// (veRL and DeepSpeed can offload it, a judge often has GPUs of its own); and the GPU's memory
-/// as binary gigabytes, a little above what the device reports (an "80 GB" H100 has 81,559 MiB
-/// = 85.5e9 bytes, while the catalog's `memory_gb` counts 1e9). Other schedules give the engine
+/// as the catalog's binary gigabytes ([`GpuSpec::memory_bytes`](crate::catalog::GpuSpec::memory_bytes)),
+/// a little above what the device reports (an "80 GB" H100 has 80 GiB and reports 81,559 MiB).
+/// Other schedules give the engine
 /// GPUs of its own; engines whose share is of the memory left free (SGLang, vLLM 0.6 and
 /// earlier: `EngineSpec::utilization_of_total_memory`) shrink their KV cache instead
 /// ([`time::engine_bytes_per_gpu`]).
@@ -133,7 +134,7 @@ pub(super) fn colocated_memory(cfg: &RunConfig, pools: Pools) -> Option<Infeasib
         return None;
     }
     let training_bytes = colocated_resident_bytes_per_gpu(cfg, pools);
-    let memory = hw.gpu.memory_gb * BYTES_PER_GIB;
+    let memory = hw.gpu.memory_bytes();
     let rollout_bytes = memory * hw.rollout_gpu_memory_utilization;
     (training_bytes + rollout_bytes > memory).then_some(Infeasible::ColocatedMemory {
         training_gb: training_bytes / 1e9,
@@ -141,6 +142,3 @@ pub(super) fn colocated_memory(cfg: &RunConfig, pools: Pools) -> Option<Infeasib
         memory_gb: memory / 1e9,
     })
 }
-
-/// Bytes in a binary gigabyte (GiB), the unit GPU memory sizes are sold in.
-const BYTES_PER_GIB: f64 = 1_073_741_824.0;

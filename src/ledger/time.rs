@@ -309,9 +309,10 @@ mod tests {
 
     #[test]
     fn an_engine_sharing_free_memory_takes_its_share_after_the_resident_state() {
-        // An H100 (80e9 bytes) with 13.33e9 bytes of training state left on it, engine share 0.6:
-        // vLLM 0.7+ claims 0.6 × 80e9 = 48e9 whatever else is there (the colocated check refuses
-        // what does not fit); SGLang and vLLM 0.6 claim 0.6 × (80e9 − 13.33e9) = 40.0e9 bytes.
+        // An H100 (80 GiB = 85.90e9 bytes) with 13.33e9 bytes of training state left on it,
+        // engine share 0.6: vLLM 0.7+ claims 0.6 × 85.90e9 = 51.54e9 whatever else is there (the
+        // colocated check refuses what does not fit); SGLang and vLLM 0.6 claim
+        // 0.6 × (85.90e9 − 13.33e9) = 43.54e9 bytes.
         let c = Catalog::embedded();
         let model = c.model("qwen2.5-7b").unwrap();
         let input = DecodeInput {
@@ -329,12 +330,13 @@ mod tests {
             max_num_seqs: 1024,
         };
         let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b;
-        assert!(close(engine_bytes_per_gpu(&input), 48e9));
+        let gpu_bytes = 80.0 * 1_073_741_824.0;
+        assert!(close(engine_bytes_per_gpu(&input), 0.6 * gpu_bytes));
         for id in ["sglang", "vllm-v0-eager"] {
             let engine = c.engine(id).unwrap();
             let free = DecodeInput { engine, ..input };
             assert!(
-                close(engine_bytes_per_gpu(&free), 0.6 * (80e9 - 13.33e9)),
+                close(engine_bytes_per_gpu(&free), 0.6 * (gpu_bytes - 13.33e9)),
                 "{id}"
             );
             // A smaller KV cache holds fewer sequences at once: the drain is no faster.
@@ -360,7 +362,7 @@ mod tests {
         let big = c.model("qwen2.5-72b").unwrap();
         let mut small_gpu = c.gpu("gb200").unwrap().clone();
         assert_eq!(small_gpu.nvlink_domain_gpus, 72);
-        small_gpu.memory_gb = 10.0;
+        small_gpu.memory_gib = 10.0;
         let input = DecodeInput {
             model: big,
             gpu: &small_gpu,

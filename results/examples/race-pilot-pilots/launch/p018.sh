@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
-# rlfrontier pilot p018 of grid `race-pilot` (verl).
+# rlfrontier pilot p018 of grid `race-pilot` for veRL 0.9 (tested with verl==0.9.1).
 # qwen2.5-7b lora:8, reward rule, G = 4, cap 4096 tokens, 4 update epoch(s), 64 prompts per step.
 # Pilot budget 3e17 flops: 7 iterations, evaluated every 1; expected $1.78 (0.59 GPU-hours, 0.07 h) on 8 x h100-sxm.
 # Set TRAIN_FILES/VAL_FILES (veRL) or DATASET (TRL), and MODEL_PATH to override the model.
 # Log the held-out metric at every evaluation and collect it as run_id,step,metric,value rows for `rlfrontier fit`.
 set -euo pipefail
+# Prerequisites: pip install 'verl[verl-core]==0.9.*' with vLLM or SGLang (main_ppo needs the verl-core extra),
+#   and a Ray cluster across the nodes. TRAIN_FILES / VAL_FILES: parquet files in veRL's RL dataset
+#   format (several files as a Hydra list: [a.parquet,b.parquet]).
+# Pass-through arguments ("$@") are Hydra overrides appended after the script's own.
 : "${TRAIN_FILES:?set TRAIN_FILES to your training parquet}"
 : "${VAL_FILES:?set VAL_FILES to your held-out parquet}"
 DEFAULT_MODEL_PATH='Qwen/Qwen2.5-7B'
 MODEL_PATH="${MODEL_PATH:-$DEFAULT_MODEL_PATH}"
+case "$MODEL_PATH" in
+  ''|*[!A-Za-z0-9._/~-]*) echo "MODEL_PATH must be a Hugging Face id or a path of letters, digits and . _ - / ~ (veRL's overrides would interpret other characters)" >&2; exit 2 ;;
+esac
 DEFAULT_LOG_PATH='metrics/p018.jsonl'
 export VERL_FILE_LOGGER_PATH="${VERL_FILE_LOGGER_PATH:-$DEFAULT_LOG_PATH}"
 mkdir -p "$(dirname "$VERL_FILE_LOGGER_PATH")"
@@ -38,6 +45,7 @@ python3 -m verl.trainer.main_ppo \
   trainer.total_training_steps=7 \
   trainer.test_freq=1 \
   trainer.val_before_train=True \
+  actor_rollout_ref.rollout.val_kwargs.n=1 \
   trainer.n_gpus_per_node=8 \
   trainer.nnodes=1 \
   trainer.logger='["console","file"]' \
