@@ -1173,3 +1173,29 @@ fn the_grid_init_writes_and_cost_without_flags_price_a_run_alike() {
     }
     assert_eq!(cell["usd"]["total"], flags["usd"]["total"]);
 }
+
+#[test]
+fn cost_json_says_where_each_setting_came_from() {
+    // Issue 52: which source set each value. A flag the user typed wins over the imported file;
+    // the file's values name its line and key; everything else is the default. A grid cell's
+    // settings are all the grid's.
+    let script = repo("tests/fixtures/import/verl_grpo_qwen2.5-7b.sh");
+    let script_text = script.to_str().unwrap();
+    let value = json(&["cost", "--from-verl", script_text, "--group-size", "4"]);
+    let sources = &value["sources"];
+    assert_eq!(sources["group_size"], "flag");
+    assert_eq!(
+        sources["max_response_len"],
+        format!("{script_text}:13 data.max_response_length").as_str()
+    );
+    assert_eq!(sources["prompt_tokens"], "default");
+    assert_eq!(
+        sources["kl_reference"].as_str().map(|s| s.is_empty()),
+        Some(false)
+    );
+    assert!(sources.get("json").is_none() && sources.get("no_kl_reference").is_none());
+    let grid = repo("grids/race-pilot.toml");
+    let grid = grid.to_str().unwrap();
+    let cell = json(&["cost", "--grid", grid, "--cell", "0"]);
+    assert_eq!(cell["sources"]["grid"], grid);
+}

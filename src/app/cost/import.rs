@@ -99,7 +99,7 @@ impl CostArgs {
 }
 
 /// The clap id of a `cost` flag (its field name).
-fn arg_id(flag: &str) -> String {
+pub(super) fn arg_id(flag: &str) -> String {
     match flag {
         "--algo" => "stage".to_string(),
         _ => flag.trim_start_matches("--").replace('-', "_"),

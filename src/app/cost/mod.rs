@@ -24,6 +24,7 @@ use super::{CatalogFlag, emit, json_text};
 
 mod flags;
 mod import;
+mod sources;
 
 pub use flags::{AgentFlags, ClusterFlags, LeverFlags, OwnershipFlags, SupervisedFlags, TaskFlags};
 use import::{imported_json, imported_text, locate_in_import};
@@ -563,8 +564,14 @@ pub fn run(given: &CostArgs, out: &mut dyn Write) -> Result<()> {
     }
     if args.json {
         let mut value = render::json(&report, &request);
-        if let (Some(import), Some(object)) = (&imported, value.as_object_mut()) {
-            object.insert("imported".into(), imported_json(&args, import));
+        if let Some(object) = value.as_object_mut() {
+            if let Some(import) = &imported {
+                object.insert("imported".into(), imported_json(&args, import));
+            }
+            object.insert(
+                "sources".into(),
+                sources::sources_json(&args, imported.as_ref()),
+            );
         }
         emit(out, &json_text(&value))?;
     } else {
@@ -595,7 +602,15 @@ fn run_cell(args: &CostArgs, grid: &Path, cell: u64, out: &mut dyn Write) -> Res
         .map_err(|e| Error::in_flag("--cell", e.to_string()))?;
     let report = price(&request);
     if args.json {
-        emit(out, &json_text(&render::json(&report, &request)))?;
+        let mut value = render::json(&report, &request);
+        if let Some(object) = value.as_object_mut() {
+            // Every setting is the grid's: its file's value or a grid's default.
+            object.insert(
+                "sources".into(),
+                serde_json::json!({ "grid": grid.display().to_string(), "cell": cell }),
+            );
+        }
+        emit(out, &json_text(&value))?;
     } else {
         emit(
             out,
