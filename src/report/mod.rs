@@ -120,7 +120,7 @@ fn write_target_outputs(
     formats: OutputFormats,
 ) -> Result<Staged> {
     let mut staged = Staged::default();
-    for (name, bytes) in [
+    for (name, table) in [
         ("frontier", tables::frontier_csv(grid, aggregate)),
         (
             "allocation_frontier",
@@ -128,12 +128,12 @@ fn write_target_outputs(
         ),
         ("shortlist", tables::shortlist_csv(grid, decisions)),
     ] {
-        staged.add(&out_dir.join(format!("{name}.csv")), &bytes)?;
+        staged.add(&out_dir.join(format!("{name}.csv")), &table.to_csv())?;
         if formats.parquet {
             let path = out_dir.join(format!("{name}.parquet"));
-            let table = self::parquet::csv_table_to_parquet(&bytes)
+            let bytes = self::parquet::small_table_to_parquet(&table)
                 .map_err(|m| Error::io(&path, std::io::Error::other(m)))?;
-            staged.add(&path, &table)?;
+            staged.add(&path, &bytes)?;
         }
     }
     staged.add(

@@ -7,8 +7,9 @@
 //! serialisation (`report::columns`), one row group per 64 streamed chunks; the small tables
 //! are converted here from their CSV text, in one row group. Column types: `cells.parquet` from the column names
 //! ([`cells_column_type`]: ids and counts are INT64, labels UTF-8 strings, flags BOOLEAN,
-//! everything else DOUBLE); the small tables from their values ([`infer_types`]). An empty CSV
-//! field is a null.
+//! everything else DOUBLE); the small tables as they declare them
+//! ([`SmallTable`](super::tables::SmallTable)), never from the values one sweep wrote. An empty
+//! CSV field is a null.
 
 use std::sync::Arc;
 
@@ -48,27 +49,6 @@ pub fn cells_column_type(name: &str) -> ColumnType {
         "feasible" | "on_frontier" => ColumnType::Bool,
         _ => ColumnType::Double,
     }
-}
-
-/// Column types of a small table from its values: integers, numbers, booleans where every
-/// non-empty value parses as one, text otherwise.
-pub fn infer_types(header: &[String], rows: &[Vec<String>]) -> Vec<ColumnType> {
-    (0..header.len())
-        .map(|c| {
-            let values = || rows.iter().map(|r| r[c].as_str()).filter(|v| !v.is_empty());
-            if values().next().is_none() {
-                ColumnType::Text
-            } else if values().all(|v| v.parse::<i64>().is_ok()) {
-                ColumnType::Int
-            } else if values().all(|v| v.parse::<f64>().is_ok()) {
-                ColumnType::Double
-            } else if values().all(|v| v == "true" || v == "false") {
-                ColumnType::Bool
-            } else {
-                ColumnType::Text
-            }
-        })
-        .collect()
 }
 
 /// The Parquet schema of a table.
@@ -281,30 +261,19 @@ pub fn typed_rows_from_csv(types: &[ColumnType], csv_bytes: &[u8]) -> Result<Typ
     typed_rows(types, &columns)
 }
 
-/// A whole small table (CSV bytes with a header) as Parquet bytes, types inferred.
-pub fn csv_table_to_parquet(csv_bytes: &[u8]) -> Result<Vec<u8>, String> {
-    let mut reader = csv::Reader::from_reader(csv_bytes);
-    let header: Vec<String> = reader
-        .headers()
-        .map_err(|e| e.to_string())?
-        .iter()
-        .map(str::to_string)
-        .collect();
-    let rows: Vec<Vec<String>> = reader
-        .records()
-        .map(|r| r.map(|r| r.iter().map(str::to_string).collect()))
-        .collect::<Result<_, _>>()
-        .map_err(|e| e.to_string())?;
-    let types = infer_types(&header, &rows);
-    let mut columns: Vec<Vec<String>> = vec![Vec::with_capacity(rows.len()); header.len()];
-    for row in &rows {
+/// A small table as Parquet bytes, its columns typed as it declares them.
+pub fn small_table_to_parquet(table: &super::tables::SmallTable) -> Result<Vec<u8>, String> {
+    let header: Vec<String> = table.columns.iter().map(|(n, _)| n.clone()).collect();
+    let types: Vec<ColumnType> = table.columns.iter().map(|&(_, t)| t).collect();
+    let mut columns: Vec<Vec<String>> = vec![Vec::with_capacity(table.rows.len()); header.len()];
+    for row in &table.rows {
         for (c, v) in row.iter().enumerate() {
             columns[c].push(v.clone());
         }
     }
-    let mut table = ParquetTable::new(Vec::new(), &header, types)?;
-    table.write_columns(&columns)?;
-    table.finish()
+    let mut writer = ParquetTable::new(Vec::new(), &header, types)?;
+    writer.write_columns(&columns)?;
+    writer.finish()
 }
 
 #[cfg(test)]
@@ -315,9 +284,25 @@ mod tests {
 
     #[test]
     fn a_small_table_round_trips_with_types_and_nulls() {
-        let csv =
-            b"cell_id,model,usd,feasible,note\n3,qwen2.5-7b,1.5,true,\n7,qwen2.5-3b,,false,edge\n";
-        let bytes = csv_table_to_parquet(csv).unwrap();
+        // `turns` holds whole numbers here, but is declared a real: typed from the declaration.
+        let text = |row: [&str; 6]| row.map(str::to_string).to_vec();
+        let table = crate::report::tables::SmallTable {
+            columns: [
+                ("cell_id", ColumnType::Int),
+                ("model", ColumnType::Text),
+                ("usd", ColumnType::Double),
+                ("feasible", ColumnType::Bool),
+                ("note", ColumnType::Text),
+                ("turns", ColumnType::Double),
+            ]
+            .map(|(n, t)| (n.to_string(), t))
+            .to_vec(),
+            rows: vec![
+                text(["3", "qwen2.5-7b", "1.5", "true", "", "1"]),
+                text(["7", "qwen2.5-3b", "", "false", "edge", "2"]),
+            ],
+        };
+        let bytes = small_table_to_parquet(&table).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.parquet");
         std::fs::write(&path, bytes).unwrap();
@@ -343,6 +328,7 @@ mod tests {
         assert_eq!(rows[0][4], ("note".to_string(), Field::Null));
         assert_eq!(rows[1][2], ("usd".to_string(), Field::Null));
         assert_eq!(rows[1][4], ("note".to_string(), Field::Str("edge".into())));
+        assert_eq!(rows[0][5], ("turns".to_string(), Field::Double(1.0)));
     }
 
     #[test]

@@ -6,8 +6,10 @@ use crate::analysis::frontier::{Aggregate, CostBasis, Point, UPDATE_FRACTION_BIN
 use crate::analysis::shortlist::{Entry, Flag};
 use crate::evaluate::cost_unit;
 use crate::format::{money, number, percent};
+use crate::report::parquet::{ColumnType, cells_column_type};
 use crate::spec::Axis;
 use crate::spec::{BudgetAxis, Grid};
+use ColumnType::{Bool, Double, Int, Text};
 
 /// A cell's axis values as table columns ([`Axis::CELL_COLUMNS`]: one quantity per column,
 /// numbers as numbers, the fine-tuning mode beside its LoRA rank, the reward kind beside its
@@ -168,25 +170,61 @@ pub fn flag_columns(flags: &[Flag]) -> [String; 4] {
     ]
 }
 
-fn to_bytes(header: Vec<String>, rows: Vec<Vec<String>>) -> Vec<u8> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(&header).expect("memory");
-    for row in rows {
-        w.write_record(&row).expect("memory");
+/// A small table (`frontier`, `allocation_frontier`, `shortlist`) with its declared schema: each
+/// column's name and type, so `.parquet` types its columns from the declaration, never from the
+/// values one sweep happened to write (a column of whole numbers is not an integer column when
+/// it holds reals elsewhere).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SmallTable {
+    /// Column names and types, in order.
+    pub columns: Vec<(String, ColumnType)>,
+    /// Rows as the CSV writes them (an empty field is a null).
+    pub rows: Vec<Vec<String>>,
+}
+
+impl SmallTable {
+    /// A table of `leading` columns, the cell's axis columns ([`CELL_HEADER`], typed by their
+    /// axes) and `trailing` columns.
+    fn with_cell_columns(
+        leading: &[(&str, ColumnType)],
+        trailing: &[(&str, ColumnType)],
+        rows: Vec<Vec<String>>,
+    ) -> Self {
+        let named = |&(name, t): &(&str, ColumnType)| (name.to_string(), t);
+        let columns = leading
+            .iter()
+            .map(named)
+            .chain(
+                CELL_HEADER
+                    .iter()
+                    .map(|&name| (name.to_string(), cells_column_type(name))),
+            )
+            .chain(trailing.iter().map(named))
+            .collect();
+        SmallTable { columns, rows }
     }
-    w.into_inner().expect("memory")
+
+    /// The CSV text: the header, then the rows.
+    pub fn to_csv(&self) -> Vec<u8> {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        w.write_record(self.columns.iter().map(|(name, _)| name))
+            .expect("memory");
+        for row in &self.rows {
+            w.write_record(row).expect("memory");
+        }
+        w.into_inner().expect("memory")
+    }
 }
 
 /// `frontier.csv`: the cost–score front in the grid's budget unit and in dollars, each sorted by
 /// cost; `front` names the cost the front is drawn against, in `budget_unit` spelling (`flops`,
 /// `gpu-h` or `usd`).
-pub fn frontier_csv(grid: &Grid, aggregate: &Aggregate) -> Vec<u8> {
+pub fn frontier_csv(grid: &Grid, aggregate: &Aggregate) -> SmallTable {
     let unit = cost_unit(grid);
-    let mut header: Vec<String> = ["front", "cell_id"].iter().map(|s| s.to_string()).collect();
-    header.extend(CELL_HEADER.iter().map(|s| s.to_string()));
-    header.extend(
+    let cost_column = format!("cost_{}", unit.replace('-', "_"));
+    let mut trailing = vec![(cost_column.as_str(), Double)];
+    trailing.extend(
         [
-            &format!("cost_{}", unit.replace('-', "_")) as &str,
             "usd",
             "gpu_hours",
             "wall_hours",
@@ -200,8 +238,7 @@ pub fn frontier_csv(grid: &Grid, aggregate: &Aggregate) -> Vec<u8> {
             "usd_share_learning",
             "usd_share_feedback",
         ]
-        .iter()
-        .map(|s| s.to_string()),
+        .map(|name| (name, Double)),
     );
     let mut rows = Vec::new();
     let bases: Vec<(CostBasis, &str)> = if unit == "usd" {
@@ -234,33 +271,13 @@ pub fn frontier_csv(grid: &Grid, aggregate: &Aggregate) -> Vec<u8> {
             rows.push(row);
         }
     }
-    to_bytes(header, rows)
+    SmallTable::with_cell_columns(&[("front", Text), ("cell_id", Int)], &trailing, rows)
 }
 
 /// `allocation_frontier.csv`: per model, reward and budget, the best predicted score in each bin
 /// of the learning share of FLOPs (RACE's update fraction) and the cell attaining it (the RACE
 /// picture as a table).
-pub fn allocation_csv(grid: &Grid, aggregate: &Aggregate) -> Vec<u8> {
-    let mut header: Vec<String> = [
-        "flops_share_learning_low",
-        "flops_share_learning_high",
-        "cell_id",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    header.extend(CELL_HEADER.iter().map(|s| s.to_string()));
-    header.extend(
-        [
-            "flops_share_learning",
-            "predicted_score",
-            "score_low",
-            "score_high",
-            "usd",
-        ]
-        .iter()
-        .map(|s| s.to_string()),
-    );
+pub fn allocation_csv(grid: &Grid, aggregate: &Aggregate) -> SmallTable {
     let mut rows = Vec::new();
     for (&(_, _, _, bin), p) in &aggregate.allocation {
         let mut row = vec![
@@ -272,48 +289,57 @@ pub fn allocation_csv(grid: &Grid, aggregate: &Aggregate) -> Vec<u8> {
         row.extend([p.update_fraction, p.score, p.score_low, p.score_high, p.usd].map(number));
         rows.push(row);
     }
-    to_bytes(header, rows)
+    SmallTable::with_cell_columns(
+        &[
+            ("flops_share_learning_low", Double),
+            ("flops_share_learning_high", Double),
+            ("cell_id", Int),
+        ],
+        &[
+            "flops_share_learning",
+            "predicted_score",
+            "score_low",
+            "score_high",
+            "usd",
+        ]
+        .map(|name| (name, Double)),
+        rows,
+    )
 }
 
 /// The shortlist's columns after the cell's own ([`CELL_HEADER`]): the prediction, the
 /// comparison with rank 1, the gain over the base score, the validation run's price and the
 /// flags.
-const SHORTLIST_COLUMNS: [&str; 23] = [
-    "predicted_score",
-    "score_low",
-    "score_high",
-    "probability_best",
-    "difference_to_rank_1",
-    "difference_low",
-    "difference_high",
-    "gain_over_base",
-    "gain_low",
-    "gain_high",
-    "indistinguishable_from_rank_1",
-    "base_score",
-    "flops_share_learning",
-    "validation_usd",
-    "validation_gpu_hours",
-    "validation_wall_hours",
-    "usd_per_point",
-    "gpu_hours_per_point",
-    "calibrated",
-    "at_grid_edge",
-    "edge_axes",
-    "infeasible_neighbour",
-    "infeasible_neighbours",
+const SHORTLIST_COLUMNS: [(&str, ColumnType); 23] = [
+    ("predicted_score", Double),
+    ("score_low", Double),
+    ("score_high", Double),
+    ("probability_best", Double),
+    ("difference_to_rank_1", Double),
+    ("difference_low", Double),
+    ("difference_high", Double),
+    ("gain_over_base", Double),
+    ("gain_low", Double),
+    ("gain_high", Double),
+    ("indistinguishable_from_rank_1", Bool),
+    ("base_score", Double),
+    ("flops_share_learning", Double),
+    ("validation_usd", Double),
+    ("validation_gpu_hours", Double),
+    ("validation_wall_hours", Double),
+    ("usd_per_point", Double),
+    ("gpu_hours_per_point", Double),
+    ("calibrated", Bool),
+    ("at_grid_edge", Bool),
+    ("edge_axes", Text),
+    ("infeasible_neighbour", Bool),
+    ("infeasible_neighbours", Text),
 ];
 
 /// `shortlist.csv`: every budget's shortlist, each regime with its paired difference to the
 /// budget's recommendation (rank 1) and its gain over its base score, medians and 90% intervals
 /// from the joint draws.
-pub fn shortlist_csv(grid: &Grid, decisions: &[Decision]) -> Vec<u8> {
-    let mut header: Vec<String> = ["budget_index", "rank", "cell_id"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    header.extend(CELL_HEADER.iter().map(|s| s.to_string()));
-    header.extend(SHORTLIST_COLUMNS.iter().map(|s| s.to_string()));
+pub fn shortlist_csv(grid: &Grid, decisions: &[Decision]) -> SmallTable {
     let rows = decisions
         .iter()
         .flat_map(|d| {
@@ -325,7 +351,11 @@ pub fn shortlist_csv(grid: &Grid, decisions: &[Decision]) -> Vec<u8> {
         })
         .map(|(d, k, (e, c))| shortlist_row(grid, d, k, e, c))
         .collect();
-    to_bytes(header, rows)
+    SmallTable::with_cell_columns(
+        &[("budget_index", Int), ("rank", Int), ("cell_id", Int)],
+        &SHORTLIST_COLUMNS,
+        rows,
+    )
 }
 
 /// One shortlist row: the entry's rank and cell, then [`SHORTLIST_COLUMNS`].
