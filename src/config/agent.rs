@@ -124,62 +124,22 @@ impl Agent {
         self.turns <= 1.0 && self.reward_sandbox_seconds == 0.0 && self.api_judge.is_none()
     }
 
-    /// Checks the numbers: turns at least 1, the rest finite and not negative. The message names
-    /// the field.
+    /// Checks the numbers: each against its declared range (`config::setting`, the same check
+    /// a grid's `[agent]` and `cost`'s flags make), then what they require of each other. The
+    /// message names the field.
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
-        if !(self.turns.is_finite() && (1.0..=MAX_TURNS).contains(&self.turns)) {
-            return Err((
-                "turns",
-                format!(
-                    "{} must lie between 1 (single-turn) and {MAX_TURNS}",
-                    self.turns
-                ),
-            ));
-        }
-        if self.turns <= 1.0 && self.turns_cv > 0.0 {
-            return Err((
-                "turns_cv",
-                "must be 0 with 1 turn per episode (every episode has exactly one); raise turns first".to_string(),
-            ));
-        }
-        if !(self.turns_cv.is_finite() && (0.0..=10.0).contains(&self.turns_cv)) {
-            return Err((
-                "turns_cv",
-                format!("{} must lie between 0 and 10", self.turns_cv),
-            ));
-        }
-        if !(self.tool_failure_rate.is_finite() && (0.0..=0.95).contains(&self.tool_failure_rate)) {
-            return Err((
-                "tool_failure_rate",
-                format!(
-                    "{} must lie between 0 and 0.95 (a share of calls, retried until they succeed)",
-                    self.tool_failure_rate
-                ),
-            ));
-        }
-        self.validate_tool_tail()?;
-        if self.tool_seconds > MAX_TOOL_SECONDS {
-            return Err((
-                "tool_seconds",
-                format!(
-                    "{} is more than a day ({MAX_TOOL_SECONDS} s) per call; check the unit (seconds)",
-                    self.tool_seconds
-                ),
-            ));
-        }
-        for (field, value) in [
+        let mut fields = vec![
+            ("turns", self.turns),
             ("observation_tokens", self.observation_tokens),
-            ("tool_seconds_p99", self.tool_seconds_p99),
+            ("turns_cv", self.turns_cv),
             ("tool_seconds", self.tool_seconds),
+            ("tool_seconds_p99", self.tool_seconds_p99),
+            ("tool_failure_rate", self.tool_failure_rate),
             ("sandbox_usd_per_hour", self.sandbox_usd_per_hour),
             ("reward_sandbox_seconds", self.reward_sandbox_seconds),
-        ] {
-            if !(value.is_finite() && value >= 0.0) {
-                return Err((field, format!("{value} must be a finite number, 0 or more")));
-            }
-        }
+        ];
         if let Some(api) = &self.api_judge {
-            for (field, value) in [
+            fields.extend([
                 (
                     "judge_usd_per_million_input",
                     api.usd_per_million_input_tokens,
@@ -190,13 +150,18 @@ impl Agent {
                 ),
                 ("judge_output_tokens", api.output_tokens),
                 ("judge_tokens_per_minute", api.tokens_per_minute),
-            ] {
-                if !(value.is_finite() && value >= 0.0) {
-                    return Err((field, format!("{value} must be a finite number, 0 or more")));
-                }
-            }
+            ]);
         }
-        Ok(())
+        for (field, value) in fields {
+            super::setting::check_real(field, value).map_err(|m| (field, m))?;
+        }
+        if self.turns <= 1.0 && self.turns_cv > 0.0 {
+            return Err((
+                "turns_cv",
+                "must be 0 with 1 turn per episode (every episode has exactly one); raise turns first".to_string(),
+            ));
+        }
+        self.validate_tool_tail()
     }
 
     /// `tool_seconds_p99`, when given, is at least the mean latency and within what a lognormal

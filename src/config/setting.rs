@@ -12,6 +12,7 @@
 //! 1e8 in a grid and 1e6 as a flag; the rollout memory share allowed 1.0 in a grid only), the
 //! grid's range was kept.
 
+use super::agent::{MAX_TOOL_SECONDS, MAX_TURNS};
 use super::{MAX_DATASET_PROMPTS, MAX_LENGTH_CV, MAX_LEVER, MAX_PASS_RATE_CONCENTRATION};
 
 /// The range a setting's value must lie in.
@@ -33,6 +34,15 @@ pub enum Range {
         /// Why nothing real lies above `max`.
         why: &'static str,
     },
+    /// A finite number from `min` to `max`, both included (`why`: what the ends mean).
+    Between {
+        /// Smallest accepted value.
+        min: f64,
+        /// Largest accepted value.
+        max: f64,
+        /// What the range means, in a few words.
+        why: &'static str,
+    },
     /// A share: above 0 and below 1, or up to 1 when `one_allowed`.
     Fraction {
         /// Whether 1 itself is accepted.
@@ -49,6 +59,8 @@ pub enum GridTable {
     Task,
     /// `[run]`.
     Run,
+    /// `[agent]`.
+    Agent,
 }
 
 impl GridTable {
@@ -58,6 +70,7 @@ impl GridTable {
             GridTable::Hardware => "hardware",
             GridTable::Task => "task",
             GridTable::Run => "run",
+            GridTable::Agent => "agent",
         }
     }
 }
@@ -273,6 +286,106 @@ pub const SETTINGS: &[SettingDef] = &[
         "token budget per GPU of a log-prob micro-batch",
         count(1),
     ),
+    def(
+        "turns",
+        GridTable::Agent,
+        "turns",
+        "mean model turns per episode (1: single-turn)",
+        Range::Between {
+            min: 1.0,
+            max: MAX_TURNS,
+            why: "1 is a single-turn rollout",
+        },
+    ),
+    def(
+        "observation_tokens",
+        GridTable::Agent,
+        "tokens",
+        "mean tokens a tool returns into the context per call",
+        Range::NonNegative,
+    ),
+    def(
+        "turns_cv",
+        GridTable::Agent,
+        "ratio",
+        "coefficient of variation of turns per episode",
+        Range::Between {
+            min: 0.0,
+            max: 10.0,
+            why: "0 when every episode has the same turns",
+        },
+    ),
+    def(
+        "tool_seconds",
+        GridTable::Agent,
+        "seconds",
+        "mean seconds of one tool call",
+        Range::Between {
+            min: 0.0,
+            max: MAX_TOOL_SECONDS,
+            why: "at most a day per call: check the unit, seconds",
+        },
+    ),
+    def(
+        "tool_seconds_p99",
+        GridTable::Agent,
+        "seconds",
+        "99th percentile of a tool call's seconds (0: no tail given)",
+        Range::NonNegative,
+    ),
+    def(
+        "tool_failure_rate",
+        GridTable::Agent,
+        "share of calls",
+        "share of tool calls that fail and are retried",
+        Range::Between {
+            min: 0.0,
+            max: 0.95,
+            why: "a share of calls, retried until they succeed",
+        },
+    ),
+    def(
+        "sandbox_usd_per_hour",
+        GridTable::Agent,
+        "US$ per hour",
+        "price of one sandbox for one hour",
+        Range::NonNegative,
+    ),
+    def(
+        "reward_sandbox_seconds",
+        GridTable::Agent,
+        "seconds",
+        "sandbox seconds the reward's tests take per rollout",
+        Range::NonNegative,
+    ),
+    def(
+        "judge_usd_per_million_input",
+        GridTable::Agent,
+        "US$ per million tokens",
+        "the API judge's input price",
+        Range::NonNegative,
+    ),
+    def(
+        "judge_usd_per_million_output",
+        GridTable::Agent,
+        "US$ per million tokens",
+        "the API judge's output price",
+        Range::NonNegative,
+    ),
+    def(
+        "judge_output_tokens",
+        GridTable::Agent,
+        "tokens",
+        "tokens of one verdict",
+        Range::NonNegative,
+    ),
+    def(
+        "judge_tokens_per_minute",
+        GridTable::Agent,
+        "tokens per minute",
+        "the API's rate limit (0: none)",
+        Range::NonNegative,
+    ),
 ];
 
 /// A table row (a `const fn`, so the table is a constant).
@@ -339,6 +452,11 @@ pub fn check_real(name: &str, x: f64) -> Result<f64, String> {
         Range::Positive { .. } if x <= 0.0 => Err(format!("{x_text} must be greater than 0")),
         Range::Positive { max, why } if x > max => Err(format!(
             "{x_text} is above {} ({why}); check the units",
+            shown(max)
+        )),
+        Range::Between { min, max, why } if !(min..=max).contains(&x) => Err(format!(
+            "{x_text} must lie between {} and {} ({why})",
+            shown(min),
             shown(max)
         )),
         Range::Fraction { one_allowed } if !(x > 0.0 && (x < 1.0 || (one_allowed && x == 1.0))) => {

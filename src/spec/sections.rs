@@ -321,8 +321,9 @@ fn task_pass_rate(rt: &RawTask, v: &Validator) -> Result<(f64, f64)> {
 pub(super) fn agent(ra: &RawAgent, v: &Validator, catalog: &Catalog) -> Result<Agent> {
     let s = Some("agent");
     let d = Agent::default();
+    // Each number checked against its declared range (`config::setting`), as `cost` checks it.
     let number = |value: &Option<Spanned>, key: &str, default: f64| {
-        v.non_negative_or(value, s, key, default)
+        v.setting_real_or(value, s, key, default)
     };
     // A judge from the catalog's price list; explicit prices override it.
     let listed = match &ra.judge_api {

@@ -403,6 +403,7 @@ impl CostArgs {
     fn check_settings(&self) -> Result<()> {
         use rlfrontier::config::setting::{check_count, check_real};
         let (c, t, l, p) = (&self.cluster, &self.task, &self.levers, &self.training);
+        let a = &self.agent;
         let flag = |name: &str| format!("--{}", name.replace('_', "-"));
         let counts = [
             ("gpus", Some(c.gpus)),
@@ -447,6 +448,21 @@ impl CostArgs {
             ("step_overhead_seconds", Some(l.step_overhead_seconds)),
             ("startup_seconds", Some(l.startup_seconds)),
             ("checkpoint_seconds", Some(l.checkpoint_seconds)),
+            ("turns", Some(a.turns)),
+            ("observation_tokens", Some(a.observation_tokens)),
+            ("turns_cv", Some(a.turns_cv)),
+            ("tool_seconds", Some(a.tool_seconds)),
+            ("tool_seconds_p99", Some(a.tool_seconds_p99)),
+            ("tool_failure_rate", Some(a.tool_failure_rate)),
+            ("sandbox_usd_per_hour", Some(a.sandbox_usd_per_hour)),
+            ("reward_sandbox_seconds", Some(a.reward_sandbox_seconds)),
+            ("judge_usd_per_million_input", a.judge_usd_per_million_input),
+            (
+                "judge_usd_per_million_output",
+                a.judge_usd_per_million_output,
+            ),
+            ("judge_output_tokens", a.judge_output_tokens),
+            ("judge_tokens_per_minute", a.judge_tokens_per_minute),
         ];
         for (name, value) in numbers {
             if let Some(x) = value {
