@@ -54,6 +54,14 @@ pub const MEMORY_GIB: Bound = Bound {
     why: "a GPU's memory is between 1 GiB and about 100 TiB",
 };
 
+/// Host↔device copy rate of one GPU's offload, GB/s.
+pub const OFFLOAD_GB_PER_SECOND: Bound = Bound {
+    min: 0.01,
+    max: 10_000.0,
+    unit: "GB/s",
+    why: "a host link moves between 10 MB/s and 10 TB/s",
+};
+
 /// Memory bandwidth of one GPU: 0.1 to 100 TB/s.
 pub const BANDWIDTH_TBPS: Bound = Bound {
     min: 0.1,

@@ -6,6 +6,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
+/// The default of [`GpuSpec::offload_gb_per_second`]: 5 GB/s, veRL's pageable copies.
+fn pageable_offload_gb_per_second() -> f64 {
+    5.0
+}
+
 /// Bytes in a binary gigabyte (GiB).
 pub const BYTES_PER_GIB: f64 = 1_073_741_824.0;
 
@@ -26,6 +31,21 @@ pub struct GpuSpec {
     pub memory_gib: f64,
     /// HBM bandwidth, TB/s (1e12 bytes per second).
     pub bandwidth_tbps: f64,
+    /// Host↔device bytes per second per GPU of offload copies, GB/s (1e9 bytes per second):
+    /// veRL's parameter and optimizer offload with every GPU of a node copying at once from
+    /// pageable host memory (`tensor.to(device, non_blocking=True)` without pinning, which the
+    /// driver stages through a pinned buffer). 5 GB/s on every GPU of the catalog, chosen
+    /// against per-step phase timings, not derived: the veRL playground pair of
+    /// `validation/phase_timings.csv` (`playverl_qwen2_7b_ppo_min_mean`, actor and critic with
+    /// parameter and optimizer offload, against `playverl_qwen2_7b_ppo_recommended_mean`
+    /// without) measures its offloaded passes 0.7-5.2 s slower than priced without offload;
+    /// divided by the bytes each pass moves, 10.5 GB/s (old log-probs), 5.1 (critic values), 4.6
+    /// (actor update) and 4.4 (critic update), median 4.8. That row is in-sample for this number.
+    /// A PCIe Gen5 x16 link moves about 50 GB/s pinned, NVLink-C2C (GB200) far more: no timing
+    /// of those hosts has been checked, so their entries keep 5 and price offload high. Default
+    /// (a user's GPU that does not give it): 5.
+    #[serde(default = "pageable_offload_gb_per_second")]
+    pub offload_gb_per_second: f64,
     /// Default on-demand price, US$ per GPU-hour.
     pub usd_per_gpu_hour: f64,
     /// Where the price comes from.
@@ -102,6 +122,11 @@ impl GpuSpec {
         self.memory_gib * BYTES_PER_GIB
     }
 
+    /// Offload copy bytes per second per GPU ([`GpuSpec::offload_gb_per_second`] × 1e9).
+    pub fn offload_bytes_per_second(&self) -> f64 {
+        self.offload_gb_per_second * 1e9
+    }
+
     /// Bandwidth in bytes per second.
     pub fn bandwidth_bytes_per_second(&self) -> f64 {
         self.bandwidth_tbps * 1e12
@@ -122,12 +147,17 @@ impl GpuSpec {
     pub fn validate(&self, origin: &Path) -> Result<()> {
         use crate::bounds::{
             BANDWIDTH_TBPS, BF16_TFLOPS, EFFICIENCY, GPUS, MEMORY_GIB, NVLINK_GBPS,
-            USD_PER_GPU_HOUR,
+            OFFLOAD_GB_PER_SECOND, USD_PER_GPU_HOUR,
         };
         let checks = [
             ("bf16_dense_tflops", self.bf16_dense_tflops, BF16_TFLOPS),
             ("memory_gib", self.memory_gib, MEMORY_GIB),
             ("bandwidth_tbps", self.bandwidth_tbps, BANDWIDTH_TBPS),
+            (
+                "offload_gb_per_second",
+                self.offload_gb_per_second,
+                OFFLOAD_GB_PER_SECOND,
+            ),
             ("usd_per_gpu_hour", self.usd_per_gpu_hour, USD_PER_GPU_HOUR),
             ("nvlink_domain_gpus", self.nvlink_domain_gpus as f64, GPUS),
             ("nvlink_gbps", self.nvlink_gbps, NVLINK_GBPS),

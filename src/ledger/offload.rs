@@ -14,27 +14,13 @@
 //!   same 16 bytes). A LoRA policy's frozen base is BF16 (2 bytes), the reference model BF16. All
 //!   are sharded over the training GPUs.
 //! - **Time.** A round trip moves the shard to the GPU and back at
-//!   [`OFFLOAD_BYTES_PER_SECOND_PER_GPU`]; the pass waits for it (veRL loads before computing).
+//!   the GPU's offload rate (`GpuSpec::offload_gb_per_second`); the pass waits for it (veRL loads before computing).
 //! - **Memory.** An offloaded model's parameters and gradients (or its optimizer's moments) are
 //!   not on the GPU while another model trains: the update's peak holds the model being updated,
 //!   plus whatever of the others stays resident.
 
-use crate::catalog::{BF16_BYTES, ModelSpec};
+use crate::catalog::{BF16_BYTES, GpuSpec, ModelSpec};
 use crate::config::{Finetune, Offload};
-
-/// Host↔device bytes per second per GPU of veRL's offload copies: 5 GB/s, with every GPU of a
-/// node copying at once from pageable host memory (`tensor.to(device, non_blocking=True)`
-/// without pinning, which the CUDA driver stages through a pinned buffer).
-///
-/// Chosen against per-step phase timings, not derived: the veRL playground pair of
-/// `validation/phase_timings.csv` (`playverl_qwen2_7b_ppo_min_mean`, actor and critic with
-/// parameter and optimizer offload, against `playverl_qwen2_7b_ppo_recommended_mean` without)
-/// measures its offloaded passes 0.7-5.2 s slower than the ledger prices them without offload;
-/// divided by the bytes each pass moves, that is 10.5 GB/s (old log-probs), 5.1 (critic values),
-/// 4.6 (actor update) and 4.4 (critic update), median 4.8. That row is therefore in-sample for
-/// this number. A PCIe Gen5 x16 link moves about 50 GB/s pinned; NVLink-C2C (GB200) far more:
-/// the ledger does not distinguish them, so offload on such hosts is priced high.
-pub const OFFLOAD_BYTES_PER_SECOND_PER_GPU: f64 = 5.0e9;
 
 /// FP32 bytes per trained parameter of its weights, and again of its gradients.
 pub const FP32_BYTES: f64 = 4.0;
@@ -126,13 +112,13 @@ impl TrainedState {
     }
 }
 
-/// Seconds to move `bytes` (unsharded) to `gpus` GPUs and back, each GPU copying its shard at
-/// [`OFFLOAD_BYTES_PER_SECOND_PER_GPU`].
-pub fn round_trip_seconds(bytes: f64, gpus: f64) -> f64 {
+/// Seconds to move `bytes` (unsharded) to `gpus` GPUs of `gpu` and back, each GPU copying its
+/// shard at the GPU's offload rate ([`GpuSpec::offload_bytes_per_second`]).
+pub fn round_trip_seconds(bytes: f64, gpus: f64, gpu: &GpuSpec) -> f64 {
     if bytes <= 0.0 || gpus <= 0.0 {
         return 0.0;
     }
-    2.0 * bytes / gpus / OFFLOAD_BYTES_PER_SECOND_PER_GPU
+    2.0 * bytes / gpus / gpu.offload_bytes_per_second()
 }
 
 #[cfg(test)]
@@ -167,14 +153,17 @@ mod tests {
         // The veRL playground's 7B actor on 8 GPUs with parameter and optimizer offload: an
         // update moves (4 + 8) × 7.6156e9 / 8 = 11.42 GB per GPU each way; at 5 GB/s there and
         // back, 4.569 s. A forward moves the FP32 weights: 3.81 GB each way, 1.523 s.
-        let m = Catalog::embedded().model("qwen2.5-7b").unwrap().clone();
+        let catalog = Catalog::embedded();
+        let m = catalog.model("qwen2.5-7b").unwrap().clone();
+        let h100 = catalog.gpu("h100-sxm").unwrap();
+        assert_eq!(h100.offload_gb_per_second, 5.0);
         let s = TrainedState::of(&m, Finetune::Full);
-        let update = round_trip_seconds(s.update_round_trip_bytes(ALL), 8.0);
+        let update = round_trip_seconds(s.update_round_trip_bytes(ALL), 8.0, h100);
         assert!((update - 4.5694).abs() < 1e-3, "{update}");
-        let forward = round_trip_seconds(s.forward_round_trip_bytes(ALL), 8.0);
+        let forward = round_trip_seconds(s.forward_round_trip_bytes(ALL), 8.0, h100);
         assert!((forward - 1.5231).abs() < 1e-3, "{forward}");
         assert_eq!(
-            round_trip_seconds(s.update_round_trip_bytes(Offload::default()), 8.0),
+            round_trip_seconds(s.update_round_trip_bytes(Offload::default()), 8.0, h100),
             0.0
         );
     }

@@ -583,7 +583,9 @@ struct OffloadMoves {
 impl OffloadMoves {
     fn of(cfg: &RunConfig, pools: Pools) -> Self {
         let (run, policy) = (cfg.run, cfg.policy);
-        let trip = |bytes: f64| offload::round_trip_seconds(bytes, pools.training as f64);
+        let trip = |bytes: f64| {
+            offload::round_trip_seconds(bytes, pools.training as f64, &cfg.hardware.gpu)
+        };
         if run.offload.per_step {
             return OffloadMoves {
                 policy_forward: 0.0,

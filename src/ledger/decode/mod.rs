@@ -46,19 +46,6 @@ mod reference;
 use super::lengths::{CappedLognormal, GAUSS_LEGENDRE_8};
 use crate::catalog::{EngineSpec, GpuSpec, ModelSpec};
 
-/// Fixed seconds per decode step of each mixture-of-experts layer beyond reading its experts:
-/// the routing softmax and top-k, the token-to-expert alignment, and the launch and tail of the
-/// two grouped matmuls (vLLM's `fused_moe`), none of which a dense MLP has.
-///
-/// Derived, not fitted: Qwen3-30B-A3B decodes one sequence in 9.6 ms per token on an A100 under
-/// vLLM at 128 prompt and 128 output tokens (tenstorrent/tt-inference-server issue #340, "Qwen3
-/// Family: GPU Benchmarks", comment of 2025-07-18, first row). The step model without this term
-/// (the dense weights and the 8 of 128 experts one token touches, both at the A100's decode
-/// bandwidth efficiency, plus the CUDA-graph engine's 4 ms floor) gives 8.6 ms; the remaining
-/// 1.0 ms over 48 layers is 20 µs per layer. The unit test
-/// `one_token_of_qwen3_30b_a3b_on_an_a100_takes_the_measured_9_6_ms` holds the derivation.
-pub const MOE_LAYER_SECONDS_PER_STEP: f64 = 20e-6;
-
 /// The cost of one decode step of a replica, as a function of its running sequences and the sum
 /// of their contexts (see the module doc).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -104,10 +91,11 @@ impl StepCost {
             tensor_parallel * gpu.bandwidth_bytes_per_second() * gpu.decode_bandwidth_efficiency;
         // Routed experts stream at the dense weights' bandwidth efficiency; what a mixture of
         // experts costs beyond its bytes is a fixed time per MoE layer per step
-        // (`MOE_LAYER_SECONDS_PER_STEP`), which dominates at small batches and fades at large.
+        // (`EngineSpec::moe_layer_seconds_per_step`), which dominates at small batches and fades
+        // at large.
         let experts = model.routed_expert_bytes();
         let moe_layers_seconds = if model.is_moe() {
-            model.layers as f64 * MOE_LAYER_SECONDS_PER_STEP
+            model.layers as f64 * engine.moe_layer_seconds_per_step
         } else {
             0.0
         };
@@ -579,16 +567,18 @@ mod tests {
         // tenstorrent/tt-inference-server #340: 9.6 ms per output token at concurrency 1,
         // 128 in / 128 out, vLLM on one A100 (TP 1). Context ~192 tokens on average.
         let catalog = crate::catalog::Catalog::embedded();
+        let engine = catalog.engine("vllm-cudagraph").unwrap();
         let step = StepCost::new(
             catalog.model("qwen3-30b-a3b").unwrap(),
             catalog.gpu("a100-80gb").unwrap(),
-            catalog.engine("vllm-cudagraph").unwrap(),
+            engine,
             1.0,
         );
         let seconds = step.seconds(1.0, 192.0);
         assert!((seconds / 9.6e-3 - 1.0).abs() < 0.03, "{seconds}");
         // Without the per-layer term it would be 1 ms (48 × 20 µs) short.
-        let bare = seconds - 48.0 * MOE_LAYER_SECONDS_PER_STEP;
+        assert_eq!(engine.moe_layer_seconds_per_step, 20e-6);
+        let bare = seconds - 48.0 * engine.moe_layer_seconds_per_step;
         assert!(bare < 8.8e-3 && bare > 8.4e-3, "{bare}");
     }
 
