@@ -184,6 +184,8 @@ pub(super) struct RawAgent {
     pub(super) tool_seconds: Option<Spanned>,
     pub(super) tool_seconds_p99: Option<Spanned>,
     pub(super) tool_failure_rate: Option<Spanned>,
+    /// `wait`, or `environment_wait` as `cost`'s flag and the Python keyword spell it.
+    #[serde(alias = "environment_wait")]
     pub(super) wait: Option<Spanned>,
     pub(super) sandbox_usd_per_hour: Option<Spanned>,
     pub(super) reward_sandbox_seconds: Option<Spanned>,

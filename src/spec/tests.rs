@@ -934,3 +934,21 @@ fn transformers_generate_on_the_engine_axis_takes_its_own_settings() {
     assert_eq!(vllm.rollout_tensor_parallel, 2);
     assert_eq!(vllm.max_num_seqs, 256);
 }
+
+#[test]
+fn the_environment_wait_is_read_under_either_name() {
+    // `wait` in a grid, `--environment-wait` as a flag (`environment_wait` in Python): a grid
+    // takes both spellings.
+    for key in ["wait", "environment_wait"] {
+        let text = format!(
+            "{}\n[agent]\nturns = 2\n{key} = \"async\"\n",
+            include_str!("../../grids/race-pilot.toml")
+        );
+        let grid = parse_text(&text).unwrap_or_else(|e| panic!("{key}: {e}"));
+        assert_eq!(
+            grid.run.agent.wait,
+            crate::config::EnvironmentWait::Async,
+            "{key}"
+        );
+    }
+}
