@@ -28,6 +28,10 @@ pub struct ManifestGrid {
     pub seed: u64,
     /// `flops`, `gpu-h`, `usd` or `iterations`.
     pub budget_unit: String,
+    /// Where each setting of the run description came from: `line N` of the grid file, or
+    /// `default` (absent from manifests written before it was recorded).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub settings: std::collections::BTreeMap<String, String>,
 }
 
 /// Which shard of how many (absent for a whole sweep).
@@ -146,6 +150,14 @@ impl Manifest {
                 sha256: grid.sha256.clone(),
                 seed: grid.seed,
                 budget_unit: budget_unit.to_string(),
+                settings: grid
+                    .setting_lines
+                    .iter()
+                    .map(|&(name, line)| {
+                        let source = line.map_or("default".to_string(), |l| format!("line {l}"));
+                        (name.to_string(), source)
+                    })
+                    .collect(),
             },
             catalog_version: catalog.version.clone(),
             catalog_sha256: catalog.sha256(),

@@ -55,6 +55,10 @@ pub struct Grid {
     pub path: PathBuf,
     /// SHA-256 of the file's bytes, hex.
     pub sha256: String,
+    /// Each setting of the run description (`config::setting::SETTINGS`) with the line of the
+    /// file that gives it (its table's, or `[axes]` for a swept agent setting); None where the
+    /// grid leaves it to the default. The manifest records it.
+    pub setting_lines: Vec<(&'static str, Option<usize>)>,
     /// Cluster.
     pub hardware: Hardware,
     /// The cluster once per entry of `axes.engine` (the same settings, that engine): what each
@@ -234,6 +238,22 @@ pub fn load(path: &Path, catalog: &Catalog) -> Result<Grid> {
     let mut grid = parse(&text, path, catalog)?;
     grid.sha256 = hex(&Sha256::digest(&bytes));
     Ok(grid)
+}
+
+/// Each declared setting with the line of `text` that gives it, if any.
+fn setting_lines(text: &str) -> Vec<(&'static str, Option<usize>)> {
+    use crate::toml_text::locate_key;
+    crate::config::setting::SETTINGS
+        .iter()
+        .map(|def| {
+            let line = match def.name {
+                "pass_rate_concentration" => locate_key(text, Some("task"), "pass_rate"),
+                name => locate_key(text, Some(def.table.name()), name)
+                    .or_else(|| locate_key(text, Some("axes"), name)),
+            };
+            (def.name, line)
+        })
+        .collect()
 }
 
 /// Lower-case hex of bytes.
@@ -422,6 +442,7 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
         seed,
         path: path.to_path_buf(),
         sha256: hex(&Sha256::digest(text.as_bytes())),
+        setting_lines: setting_lines(text),
         hardware,
         task,
         run,
