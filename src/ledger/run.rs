@@ -431,18 +431,27 @@ pub fn evaluate(cfg: &RunConfig) -> Ledger {
         task: &task,
         ..*cfg
     };
-    let mut one = evaluate_task(&RunConfig {
-        stop: Stop::Iterations(1),
-        ..inner
-    });
+    // The step is priced once and stopped twice (at one iteration, to find what the budget
+    // buys, then at that count; `StepLedger::with_stop` is `evaluate`'s, bit for bit); a length
+    // schedule is integrated over the run each time.
+    let step = inner
+        .task
+        .mean_response_tokens_end
+        .is_none()
+        .then(|| constant_step(&inner));
+    let at = |stop: Stop| {
+        let cfg = RunConfig { stop, ..inner };
+        match &step {
+            Some(step) => step.with_stop(&cfg),
+            None => evaluate_task(&cfg),
+        }
+    };
+    let mut one = at(Stop::Iterations(1));
     one.step_seconds -= one.phases[Phase::Startup.index()].seconds;
     one.phases[Phase::Startup.index()] = PhaseCost::default();
     add_environment(&inner, &mut one);
     let (n, budget_infeasible) = iterations(&one, cfg.stop, cfg.run.startup_seconds);
-    let mut ledger = evaluate_task(&RunConfig {
-        stop: Stop::Iterations(n),
-        ..inner
-    });
+    let mut ledger = at(Stop::Iterations(n));
     add_environment(&inner, &mut ledger);
     ledger.infeasible = ledger.infeasible.or(budget_infeasible);
     ledger
