@@ -49,7 +49,26 @@ impl<'g> CellAxes<'g> {
         })
     }
 
-    /// Serialises the columns as fields of the row's struct.
+    /// Calls `f` with each column's name and value in order (nothing without a grid): the one
+    /// walk over the axes both the CSV row and the typed columns are written from.
+    fn try_for_each_column<E>(
+        &self,
+        mut f: impl FnMut(&'static str, AxisValue<'g>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let Some(axes) = self.axes else {
+            return Ok(());
+        };
+        for axis in Axis::ALL {
+            let values = axes.cell_values(axis, self.indices[axis]);
+            for (&name, &value) in axis.columns().iter().zip(values.as_slice()) {
+                f(name, value)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Serialises the columns as fields of the row's struct (empty ones without a grid: the
+    /// header row).
     fn serialize_fields<S: SerializeStruct>(&self, row: &mut S) -> Result<(), S::Error> {
         if self.axes.is_none() {
             for name in Axis::CELL_COLUMNS {
@@ -57,21 +76,12 @@ impl<'g> CellAxes<'g> {
             }
             return Ok(());
         }
-        let Some(axes) = self.axes else {
-            return Ok(());
-        };
-        for axis in Axis::ALL {
-            let values = axes.cell_values(axis, self.indices[axis]);
-            for (&name, value) in axis.columns().iter().zip(values.as_slice()) {
-                match *value {
-                    AxisValue::Text(text) => row.serialize_field(name, text)?,
-                    AxisValue::Count(n) => row.serialize_field(name, &n)?,
-                    AxisValue::Real(x) => row.serialize_field(name, &Num(x))?,
-                    AxisValue::Number(text) => row.serialize_field(name, &text)?,
-                }
-            }
-        }
-        Ok(())
+        self.try_for_each_column(|name, value| match value {
+            AxisValue::Text(text) => row.serialize_field(name, text),
+            AxisValue::Count(n) => row.serialize_field(name, &n),
+            AxisValue::Real(x) => row.serialize_field(name, &Num(x)),
+            AxisValue::Number(text) => row.serialize_field(name, &text),
+        })
     }
 }
 
@@ -86,15 +96,12 @@ impl ColumnValue for CellAxes<'_> {
     /// The values in typed columns: ids as text, counts as integers, reals as doubles, the
     /// budget's amount as its text.
     fn file(&self, columns: &mut ColumnCollector) -> Result<(), ColumnError> {
-        for value in self.values() {
-            match value {
-                AxisValue::Text(text) => text.file(columns)?,
-                AxisValue::Count(n) => n.file(columns)?,
-                AxisValue::Real(x) => Num(x).file(columns)?,
-                AxisValue::Number(text) => text.file(columns)?,
-            }
-        }
-        Ok(())
+        self.try_for_each_column(|_, value| match value {
+            AxisValue::Text(text) => text.file(columns),
+            AxisValue::Count(n) => n.file(columns),
+            AxisValue::Real(x) => Num(x).file(columns),
+            AxisValue::Number(text) => text.file(columns),
+        })
     }
 }
 
