@@ -26,12 +26,18 @@
 //! - [`engine`]: sweep, merge, manifest, planning and fitting end to end;
 //! - [`costing`]: one run priced (`cost`, `compare`, `calibrate-hw`).
 //!
-//! The `rlfrontier` binary (`src/main.rs`, `src/app/`) is the only code that knows about
-//! command-line flags.
+//! - feature `research` (on with `cli`): the harness that chooses the model's defaults and
+//!   measures them, `fit::prior`, `fit::starts`, `fit::study_backtest`, `engine::backtest`,
+//!   `costing::validation` and `costing::transfer`; the model builds and runs without it;
+//! - `app` (feature `cli`, on by default): the command line, the only code that knows about
+//!   command-line flags; the `rlfrontier` binary (`src/main.rs`) and the Python package's
+//!   extension module call it. Without the feature the library has no clap in its graph.
 
 #![warn(missing_docs)]
 
 pub mod analysis;
+#[cfg(feature = "cli")]
+pub mod app;
 pub mod bounds;
 pub mod catalog;
 pub mod config;
@@ -53,6 +59,11 @@ pub mod rng;
 pub mod spec;
 pub mod stats;
 pub mod toml_text;
+
+// The command line names the library by its crate name (`rlfrontier::…`), as every outside
+// caller does, so it reads the same compiled here as it would as a crate of its own.
+#[cfg(feature = "cli")]
+extern crate self as rlfrontier;
 
 pub use error::{Error, Result};
 

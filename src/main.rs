@@ -1,11 +1,10 @@
-//! The `rlfrontier` binary: a thin command line over the `rlfrontier` library (see `app`).
-
-mod app;
+//! The `rlfrontier` binary: a thin command line over the `rlfrontier` library (its `app`
+//! module, feature `cli`).
 
 #[allow(
     clippy::disallowed_methods,
     reason = "main alone reads the process's arguments and hands them to the app"
 )]
 fn main() -> std::process::ExitCode {
-    app::main(std::env::args_os().collect())
+    rlfrontier::app::main(std::env::args_os().collect())
 }

@@ -1,16 +1,15 @@
 //! `rlfrontier._native`: the extension module of the Python package.
 //!
-//! It compiles the command line (`src/app/`) into the extension and exposes its entry point,
-//! [`run`], which runs a command line in-process and returns what it printed, or its exit code
-//! and one-line message; and [`stream::sweep_stream`], a `sweep` whose cells table reaches
-//! pyarrow through the Arrow C stream interface instead of a file. The Python package (`python/rlfrontier/`) builds command lines from
-//! keyword arguments and turns the outputs into dicts and DataFrames, so every number and every
+//! It links the command line (`rlfrontier::app`, the library's `cli` feature) and exposes its
+//! entry point, [`run`], which runs a command line in-process and returns what it printed, or its
+//! exit code and one-line message; and [`stream::sweep_stream`], a `sweep` whose cells table
+//! reaches pyarrow through the Arrow C stream interface instead of a file. The Python package
+//! (`python/rlfrontier/`) builds command lines from keyword arguments and turns the outputs into dicts and DataFrames, so every number and every
 //! error message is the command line's: the Rust library stays the single implementation.
 
-#[allow(dead_code, unused_imports)]
-#[path = "../../src/app/mod.rs"]
-mod app;
 mod stream;
+
+use rlfrontier::app;
 
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;

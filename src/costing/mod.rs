@@ -14,7 +14,9 @@ pub mod hardware_fit;
 pub mod logs;
 pub mod ownership;
 pub mod render;
+#[cfg(feature = "research")]
 pub mod transfer;
+#[cfg(feature = "research")]
 pub mod validation;
 pub mod waste;
 

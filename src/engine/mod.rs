@@ -3,6 +3,7 @@
 //! reproducible, planning pilots ([`plan`]) and fitting their results ([`pilot_fit`]). Everything here reads inputs and writes staged outputs; the binary only parses
 //! flags and prints.
 
+#[cfg(feature = "research")]
 pub mod backtest;
 /// Readers and writers of `calibration.json`.
 pub mod calibration_file;

@@ -1,6 +1,7 @@
 //! The outcome prior scored on published before/after outcomes (SimpleRL-Zoo, the evidence
-//! base's only study with such pairs): each model held out of the gain fit in turn
-//! ([`crate::fit::prior::leave_one_model_out`]), its outcomes predicted from their measured
+//! base's only study with such pairs): with the parameters as they are, or each model held out
+//! of the gain fit in turn (the research harness's `fit::prior::leave_one_model_out` gives the
+//! refitted parameters), its outcomes predicted from their measured
 //! base scores with 90% predictive intervals, beside the baselines "no RL gain" and "base + the
 //! mean gain of the other models on the same benchmark". `rlfrontier backtest` prints it with
 //! the orderings table (src/engine/backtest.rs); every report states it for its grid's
@@ -9,7 +10,6 @@
 use std::collections::BTreeMap;
 
 use crate::fit::evidence::{Outcome, simplerl_signal};
-use crate::fit::prior::leave_one_model_out;
 use crate::outcome::{OutcomeParams, predict};
 
 /// One outcome predicted.
@@ -66,18 +66,14 @@ pub(crate) fn correlation(xs: &[f64], ys: &[f64]) -> f64 {
     }
 }
 
-/// Predicts every outcome with its model held out of the gain fit (`refit`; without it, with
-/// `params` as they are) and scores the predictions against the baselines.
+/// Predicts every outcome with the parameters `held_out` holds for its model (those refitted
+/// without it), or `params` for a model it does not name (all of them when it is empty: the
+/// parameters scored as they are), and scores the predictions against the baselines.
 pub fn backtest(
     outcomes: &[Outcome],
     params: &OutcomeParams,
-    refit: bool,
+    held_out: &BTreeMap<&str, OutcomeParams>,
 ) -> (Vec<BacktestRow>, BacktestSummary) {
-    let held_out = if refit {
-        leave_one_model_out(params, outcomes)
-    } else {
-        BTreeMap::new()
-    };
     let rows: Vec<BacktestRow> = outcomes
         .iter()
         .map(|o| {
@@ -146,7 +142,7 @@ mod tests {
         // Two models on one benchmark: gains 0.10 and 0.30. Leave-one-model-out mean gain for
         // the first is 0.30, for the second 0.10.
         let outcomes = [outcome("a", "m", 0.40, 0.50), outcome("b", "m", 0.20, 0.50)];
-        let (rows, s) = backtest(&outcomes, &OutcomeParams::default(), false);
+        let (rows, s) = backtest(&outcomes, &OutcomeParams::default(), &BTreeMap::new());
         assert!((rows[0].mean_gain_baseline - 0.70).abs() < 1e-12);
         assert!((rows[1].mean_gain_baseline - 0.30).abs() < 1e-12);
         // No gain: errors 0.10 and 0.30 -> RMSE sqrt((0.01 + 0.09) / 2) = 0.2236 -> 22.36 points.

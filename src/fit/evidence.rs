@@ -4,7 +4,7 @@
 //! Only the studies the project may fit to are read: SimpleRL-Zoo (arXiv 2503.18892: base and
 //! final scores of ten models on seven benchmarks) and ScaleRL (arXiv 2510.13786, Table 1: the
 //! fitted A, B and C_mid of runs that vary one setting of its 8B recipe). The fit
-//! itself, in stages, is [`crate::fit::prior`].
+//! itself, in stages, is `fit::prior` (feature `research`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

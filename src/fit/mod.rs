@@ -8,8 +8,11 @@ pub mod calibrate;
 pub mod evidence;
 pub mod lm;
 pub mod pairs;
+#[cfg(feature = "research")]
 pub mod prior;
 pub mod sigmoid;
+#[cfg(feature = "research")]
 pub mod starts;
+#[cfg(feature = "research")]
 pub mod study_backtest;
 pub mod surface;

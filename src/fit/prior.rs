@@ -345,6 +345,18 @@ pub fn fit_gain(
     Some((with_stage3(params, &theta), se))
 }
 
+/// The backtest of `params` on `outcomes` with each model held out of the gain fit in turn
+/// ([`leave_one_model_out`]): what `rlfrontier backtest` prints and `fit-prior` records.
+pub fn backtest_refitted(
+    outcomes: &[Outcome],
+    params: &OutcomeParams,
+) -> (
+    Vec<crate::fit::backtest::BacktestRow>,
+    crate::fit::backtest::BacktestSummary,
+) {
+    crate::fit::backtest::backtest(outcomes, params, &leave_one_model_out(params, outcomes))
+}
+
 /// Stage 3 refitted once per model with that model's outcomes left out: model → parameters
 /// (models whose refit fails are absent). Shared by stage 5's discrepancy and the backtest.
 pub fn leave_one_model_out<'o>(
@@ -726,7 +738,7 @@ fn compiled_params(fit: &PriorFit) -> OutcomeParams {
 /// defaults on the before/after outcomes (what `rlfrontier backtest` and the report's "How far
 /// to trust the predictions" state), so the report reads it instead of refitting on every sweep.
 fn backtest_source(fit: &PriorFit, outcomes: &[Outcome]) -> String {
-    let (_, s) = crate::fit::backtest::backtest(outcomes, &compiled_params(fit), true);
+    let (_, s) = backtest_refitted(outcomes, &compiled_params(fit));
     format!(
         "\n/// The leave-one-model-out backtest of these defaults on the {} SimpleRL-Zoo before/after \
          outcomes\n/// (`fit::backtest::backtest`, each model's gain refitted without it): what the \
@@ -826,8 +838,7 @@ mod tests {
         // `fitted.rs` records the backtest of its own rounded literals; the report states it
         // for grids on the default prior, so it must be what a backtest of them gives.
         let evidence = crate::fit::evidence::embedded_evidence();
-        let (_, s) =
-            crate::fit::backtest::backtest(&evidence.outcomes, &OutcomeParams::default(), true);
+        let (_, s) = backtest_refitted(&evidence.outcomes, &OutcomeParams::default());
         let r = crate::outcome::fitted::PRIOR_BACKTEST;
         assert_eq!(r.outcomes, s.outcomes);
         for (recorded, fresh) in [

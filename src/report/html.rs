@@ -422,7 +422,11 @@ fn trust_section(grid: &Grid) -> String {
     let s = if prior {
         PRIOR_BACKTEST
     } else {
-        let (_, s) = crate::fit::backtest::backtest(&evidence.outcomes, &grid.outcome, false);
+        let (_, s) = crate::fit::backtest::backtest(
+            &evidence.outcomes,
+            &grid.outcome,
+            &std::collections::BTreeMap::new(),
+        );
         PriorBacktest {
             outcomes: s.outcomes,
             rmse_points: s.rmse_model,
