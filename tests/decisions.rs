@@ -171,3 +171,151 @@ fn the_summary_the_shortlist_and_the_report_are_one_ranking_on_every_bundled_gri
         }
     }
 }
+
+/// The grid of issue 53's first item: `init`'s grid for Qwen3-8B on 32 H100s, widened as the
+/// sweep advised (G to 128, caps to 32k, epochs to 4, prompts from 64 to 512, three fine-tuning
+/// modes), at two dollar budgets: 720 cells per budget, all feasible, the probability of being
+/// best spread thin over near-equal cells.
+fn widened_qwen3_grid(dir: &Path) -> std::path::PathBuf {
+    let path = dir.join("widened.toml");
+    bin()
+        .args(["init", "--models", "qwen3-8b", "--gpus", "32"])
+        .args(["--budget-usd", "20000,40000"])
+        .arg(&path)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let widened = [
+        ("finetune = ", r#"["full", "lora:16", "lora:64"]"#),
+        ("group_size = ", "[8, 16, 32, 64, 128]"),
+        ("max_response_len = ", "[8192, 16384, 24576, 32768]"),
+        ("update_epochs = ", "[1, 2, 4]"),
+        ("prompts_per_step = ", "[64, 128, 256, 512]"),
+    ];
+    let lines: Vec<String> = text
+        .lines()
+        .map(|line| {
+            widened
+                .iter()
+                .find(|(key, _)| line.starts_with(key))
+                .map_or(line.to_string(), |(key, value)| format!("{key}{value}"))
+        })
+        .collect();
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path
+}
+
+#[test]
+fn every_budget_of_a_widened_grid_of_near_equal_cells_gets_a_recommendation() {
+    let dir = tempfile::tempdir().unwrap();
+    let grid_path = widened_qwen3_grid(dir.path());
+    let out = dir.path().join("out");
+    let a = bin()
+        .args([
+            "sweep",
+            grid_path.to_str().unwrap(),
+            "-q",
+            "--json",
+            "--cells",
+            "none",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    let budgets = v["recommendation_per_budget"].as_array().unwrap();
+    // Before regimes were folded ahead of the 2% threshold, the $20k budget had no regime with a
+    // cell of 2% alone and vanished from the summary, the shortlist and the report.
+    assert_eq!(budgets.len(), 2, "{v}");
+    let shortlist = std::fs::read_to_string(out.join("shortlist.md")).unwrap();
+    assert!(!shortlist.contains("No feasible cell"));
+    assert_eq!(shortlist.matches("## Budget").count(), 2);
+    let (headers, rows) = read_csv(&out.join("shortlist.csv"));
+    let rank = headers.iter().position(|h| h == "rank").unwrap();
+    assert_eq!(rows.iter().filter(|r| r[rank] == "1").count(), 2);
+}
+
+/// A grid on `models` with the given axis values, at dollar budgets.
+fn random_grid_text(
+    models: &[&str],
+    finetune: &[&str],
+    group_size: &[u64],
+    caps: &[u64],
+    epochs: &[u64],
+    prompts: &[u64],
+    budgets_usd: &[u64],
+) -> String {
+    let quoted = |xs: &[&str]| {
+        xs.iter()
+            .map(|x| format!("\"{x}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let numbers = |xs: &[u64]| xs.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
+    let budgets: Vec<String> = budgets_usd.iter().map(|b| format!("{b} usd")).collect();
+    let budgets: Vec<&str> = budgets.iter().map(String::as_str).collect();
+    format!(
+        "name = \"random\"\n[hardware]\ngpu = \"h100-sxm\"\ngpus = 16\nusd_per_gpu_hour = 2.5\n\
+         [axes]\nmodel = [{}]\nfinetune = [{}]\nreward = [\"rule\"]\ngroup_size = [{}]\n\
+         max_response_len = [{}]\nupdate_epochs = [{}]\nprompts_per_step = [{}]\nbudget = [{}]\n",
+        quoted(models),
+        quoted(finetune),
+        numbers(group_size),
+        numbers(caps),
+        numbers(epochs),
+        numbers(prompts),
+        quoted(&budgets),
+    )
+}
+
+/// Distinct sorted values: a non-empty subset of `from`, chosen by the bits of `mask`.
+fn subset<T: Copy>(from: &[T], mask: u32) -> Vec<T> {
+    let chosen: Vec<T> = from
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| mask & (1 << i) != 0)
+        .map(|(_, &x)| x)
+        .collect();
+    if chosen.is_empty() {
+        vec![from[mask as usize % from.len()]]
+    } else {
+        chosen
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+    /// Every budget of a grid with a feasible cell gets a recommendation, however the
+    /// probability of being best spreads over its cells.
+    #[test]
+    fn every_budget_with_a_feasible_cell_has_a_recommendation(
+        masks in proptest::array::uniform7(1u32..64),
+    ) {
+        let text = random_grid_text(
+            &subset(&["qwen2.5-1.5b", "qwen3-8b", "qwen2.5-32b"], masks[0]),
+            &subset(&["full", "lora:16", "lora:64"], masks[1]),
+            &subset(&[4, 8, 16, 32, 64, 128], masks[2]),
+            &subset(&[2048, 4096, 8192, 16384, 32768], masks[3]),
+            &subset(&[1, 2, 4], masks[4]),
+            &subset(&[32, 64, 128, 256, 512], masks[5]),
+            &subset(&[300, 3_000, 20_000, 200_000], masks[6]),
+        );
+        let catalog = rlfrontier::catalog::Catalog::embedded();
+        let grid = rlfrontier::spec::parse(&text, Path::new("random.toml"), &catalog).unwrap();
+        let count = grid.cell_count().unwrap();
+        let aggregate = rlfrontier::engine::aggregate_chunk(&grid, 0..count, 1);
+        let decisions = rlfrontier::analysis::decision::decide(&grid, &aggregate);
+        let decided: Vec<usize> = decisions.iter().map(|d| d.budget_index).collect();
+        for id in 0..count {
+            let Some(e) = rlfrontier::evaluate::evaluate_cell(&grid, id) else { continue };
+            if e.ledger.feasible() {
+                let budget = e.cell.indices[rlfrontier::spec::Axis::Budget];
+                proptest::prop_assert!(
+                    decided.contains(&budget),
+                    "budget {budget} has feasible cell {id} and no recommendation:\n{text}"
+                );
+            }
+        }
+    }
+}

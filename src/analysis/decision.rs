@@ -51,7 +51,8 @@ pub struct Compared {
     pub probability_best: f64,
     /// Its score minus the recommendation's, over the joint draws (score units).
     pub difference: Interval,
-    /// Its gain over its own base score, over the joint draws (score units).
+    /// Its gain over its own base score: the predicted score and its 90% interval less the base
+    /// (score units; the gain that dollars per point divide by).
     pub gain: Interval,
 }
 
@@ -126,6 +127,16 @@ pub fn decide(grid: &Grid, aggregate: &Aggregate) -> Vec<Decision> {
         .collect()
 }
 
+/// A point's predicted score and interval less its base score: the one gain every output
+/// states, the one [`crate::evaluate::usd_per_point`] divides by.
+pub fn gain_over_base(p: &Point) -> Interval {
+    Interval {
+        median: p.score - p.base_score,
+        low: p.score_low - p.base_score,
+        high: p.score_high - p.base_score,
+    }
+}
+
 /// One budget's decision (None when the budget has no listed regime).
 fn decide_budget(grid: &Grid, aggregate: &Aggregate, budget_index: usize) -> Option<Decision> {
     let pool = shortlist::drawn_pool(aggregate.shortlist_pool.get(&budget_index)?);
@@ -143,7 +154,7 @@ fn decide_budget(grid: &Grid, aggregate: &Aggregate, budget_index: usize) -> Opt
         point,
         probability_best,
         difference: draws.difference(a, k),
-        gain: draws.gain(k),
+        gain: gain_over_base(&point),
     };
     let compared: Vec<Compared> = entries
         .iter()

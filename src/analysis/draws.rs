@@ -77,7 +77,7 @@ fn quantile(values: &mut [f64], q: f64) -> f64 {
     }
 }
 
-/// The joint draws of a set of cells: per cell, its score and its base score in each draw.
+/// The joint draws of a set of cells: per cell, its score in each draw.
 #[derive(Debug, Clone)]
 pub struct JointDraws {
     /// Cell ids, in the order given.
@@ -85,8 +85,6 @@ pub struct JointDraws {
     /// Scores, cell-major: cell k's draws are `scores[k * DRAWS..(k + 1) * DRAWS]`; NaN for a
     /// cell that cannot run.
     scores: Vec<f64>,
-    /// Base scores, the same layout.
-    bases: Vec<f64>,
 }
 
 impl JointDraws {
@@ -97,7 +95,6 @@ impl JointDraws {
         let mut shared = vec![0.0; 3 * DRAWS];
         SplitMix64::new(grid.seed, SHARED_STREAM + budget_index as u64).fill_normals(&mut shared);
         let mut scores = vec![f64::NAN; ids.len() * DRAWS];
-        let mut bases = vec![f64::NAN; ids.len() * DRAWS];
         let mut own = vec![0.0; 3 * DRAWS];
         for (k, &id) in ids.iter().enumerate() {
             let Some(cell) = cell_parts(grid, id) else {
@@ -115,14 +112,11 @@ impl JointDraws {
                     seed: own[3 * d + 2],
                 };
                 scores[k * DRAWS + d] = draw_score_at(&cell, progress, &scales, &normals);
-                bases[k * DRAWS + d] =
-                    (cell.base_score + cell.base_score_sd * normals.shared_base).clamp(0.0, 1.0);
             }
         }
         JointDraws {
             ids: ids.to_vec(),
             scores,
-            bases,
         }
     }
 
@@ -161,18 +155,6 @@ impl JointDraws {
             .iter()
             .zip(self.scores_of(a))
             .map(|(y, x)| y - x)
-            .collect();
-        Interval::of_sample(&mut values)
-    }
-
-    /// Cell `k`'s gain over its own base score, draw by draw.
-    pub fn gain(&self, k: usize) -> Interval {
-        let bases = &self.bases[k * DRAWS..(k + 1) * DRAWS];
-        let mut values: Vec<f64> = self
-            .scores_of(k)
-            .iter()
-            .zip(bases)
-            .map(|(s, r0)| s - r0)
             .collect();
         Interval::of_sample(&mut values)
     }

@@ -42,6 +42,8 @@ pub struct Point {
     pub gpu_hours: f64,
     /// Wall-clock hours.
     pub wall_hours: f64,
+    /// Iterations (optimizer steps of the policy's batch: the steps the run is told to take).
+    pub iterations: u64,
     /// Predicted score, and its interval.
     pub score: f64,
     /// Low end.
@@ -71,6 +73,7 @@ impl Point {
             usd: ledger.total_usd(),
             gpu_hours: ledger.total_gpu_hours(),
             wall_hours: ledger.wall_hours(),
+            iterations: ledger.iterations,
             score: prediction.score,
             score_low: prediction.score_low,
             score_high: prediction.score_high,
@@ -591,6 +594,7 @@ pub(super) mod tests {
             usd,
             gpu_hours: 0.0,
             wall_hours: 0.0,
+            iterations: 1,
             score,
             score_low: score,
             score_high: score,

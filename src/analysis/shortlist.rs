@@ -7,10 +7,14 @@
 //!   discrepancy move every cell together, the regime's own discrepancy and its seed move it
 //!   alone. This replaces the interval-overlap rule, which selected every cell once intervals
 //!   were honest.
-//! - Regimes are taken by that probability, highest first. A near-duplicate (same model,
-//!   fine-tuning mode and reward as a chosen regime, within one grid step of it on every numeric
-//!   axis: G, cap, epochs, prompts) says nothing new: its probability is added to the regime it
-//!   duplicates. A regime needs at least [`MIN_PROBABILITY_BEST`] to be listed.
+//! - Cells are grouped into regimes before anything is dropped: highest probability first, a
+//!   near-duplicate of a regime (same model, fine-tuning mode and reward, within one grid step of
+//!   its first cell on every numeric axis: G, cap, epochs, prompts) says nothing new and adds its
+//!   probability to that regime; any other cell opens a regime. Regimes are then ranked by their
+//!   summed probability. The first is always listed, so every budget with a feasible cell has a
+//!   recommendation however evenly the probability is spread over near-equal cells (before,
+//!   a regime was opened only by a cell of [`MIN_PROBABILITY_BEST`] alone, and a grid of many
+//!   near-equal cells listed none); the others need at least [`MIN_PROBABILITY_BEST`].
 //! - Each entry carries what a full validation run would cost, the dollars per point of predicted
 //!   improvement over the base score, and flags: the best at the edge of the grid (widen that
 //!   axis), prior only (uncalibrated), infeasible neighbours (the regime is close to a wall).
@@ -206,8 +210,10 @@ pub fn drawn_pool(pool: &[Point]) -> Vec<Point> {
     pool
 }
 
-/// One budget's entries from its drawn pool and each cell's probability of being best: regimes
-/// by that probability, highest first, near-duplicates folded into the regime they duplicate.
+/// One budget's entries from its drawn pool and each cell's probability of being best: cells
+/// folded into regimes (highest probability first, each near-duplicate into the first regime it
+/// duplicates), regimes ranked by their summed probability, the first always kept and the
+/// others from [`MIN_PROBABILITY_BEST`], up to [`MAX_PER_BUDGET`].
 pub fn entries(
     grid: &Grid,
     budget_index: usize,
@@ -222,24 +228,24 @@ pub fn entries(
             .then(pool[b].score.total_cmp(&pool[a].score))
             .then(pool[a].id.cmp(&pool[b].id))
     });
-    let mut chosen: Vec<(Point, f64)> = Vec::new();
+    let mut regimes: Vec<(Point, f64)> = Vec::new();
     for k in order {
         let p = pool[k];
-        if let Some(regime) = chosen
+        match regimes
             .iter_mut()
             .find(|(c, _)| near_duplicate(grid, &c.indices, &p.indices))
         {
-            regime.1 += probability[k];
-            continue;
-        }
-        if chosen.len() < MAX_PER_BUDGET && probability[k] >= MIN_PROBABILITY_BEST {
-            chosen.push((p, probability[k]));
+            Some(regime) => regime.1 += probability[k],
+            None => regimes.push((p, probability[k])),
         }
     }
+    let mut chosen = regimes;
     chosen.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.id.cmp(&b.0.id)));
     chosen
         .into_iter()
         .enumerate()
+        .take_while(|(rank, (_, probability))| *rank == 0 || *probability >= MIN_PROBABILITY_BEST)
+        .take(MAX_PER_BUDGET)
         .map(|(rank, (p, probability_best))| Entry {
             budget_index,
             rank: rank + 1,
@@ -249,4 +255,78 @@ pub fn entries(
             flags: flags(grid, &p),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The bundled RACE pilot grid (seven numeric levers, near-duplicates on every axis).
+    fn pilot_grid() -> Grid {
+        crate::spec::parse(
+            include_str!("../../grids/race-pilot.toml"),
+            std::path::Path::new("race-pilot.toml"),
+            &crate::catalog::Catalog::embedded(),
+        )
+        .unwrap()
+    }
+
+    /// Points at these cells of `grid`, with scores falling in id order.
+    fn points(grid: &Grid, ids: &[u64]) -> Vec<Point> {
+        ids.iter()
+            .map(|&id| {
+                let mut p = crate::analysis::frontier::tests::point(id, 1.0, 1.0, 0.5);
+                p.indices = grid.cell(id).unwrap().indices;
+                p.score -= id as f64 * 1e-6;
+                p
+            })
+            .collect()
+    }
+
+    #[test]
+    fn probability_spread_thin_over_near_equal_cells_still_gives_a_recommendation() {
+        // Two hundred cells of one budget, none with 2% alone: before regimes were folded ahead of the
+        // threshold, no regime was listed and the budget had no recommendation.
+        let grid = pilot_grid();
+        let ids: Vec<u64> = (0..grid.cell_count().unwrap())
+            .filter(|&id| grid.cell(id).is_some_and(|c| c.indices[Axis::Budget] == 0))
+            .take(200)
+            .collect();
+        let pool = points(&grid, &ids);
+        let probability = vec![1.0 / pool.len() as f64; pool.len()];
+        assert!(probability[0] < MIN_PROBABILITY_BEST);
+        let e = entries(&grid, 0, &pool, &probability);
+        assert!(!e.is_empty());
+        assert_eq!(e[0].rank, 1);
+        // Folding sums: the first regime holds more than any one cell.
+        assert!(e[0].probability_best > probability[0]);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Any non-empty pool with any probabilities gives a first entry; the listed regimes'
+        /// probabilities sum to at most the whole; each after the first has the threshold; the
+        /// ranks run 1, 2, ...
+        #[test]
+        fn every_non_empty_pool_gives_a_recommendation(
+            picks in proptest::collection::btree_set(0u64..2000, 1..120),
+            weights in proptest::collection::vec(0.0f64..1.0, 120),
+        ) {
+            let grid = pilot_grid();
+            let count = grid.cell_count().unwrap();
+            let ids: Vec<u64> = picks.into_iter().map(|i| i % count).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+            let pool = points(&grid, &ids);
+            let total: f64 = weights[..pool.len()].iter().sum::<f64>().max(1e-12);
+            let probability: Vec<f64> = weights[..pool.len()].iter().map(|w| w / total).collect();
+            let e = entries(&grid, 0, &pool, &probability);
+            prop_assert!(!e.is_empty());
+            prop_assert!(e.len() <= MAX_PER_BUDGET);
+            prop_assert!(e.iter().map(|x| x.probability_best).sum::<f64>() <= 1.0 + 1e-9);
+            for (k, x) in e.iter().enumerate() {
+                prop_assert_eq!(x.rank, k + 1);
+                prop_assert!(k == 0 || x.probability_best >= MIN_PROBABILITY_BEST);
+            }
+        }
+    }
 }

@@ -126,20 +126,22 @@ fn recommendation_section(grid: &Grid, decisions: &[Decision]) -> String {
         h.push_str("<p>No feasible cell.</p>\n");
         return h;
     }
-    h.push_str("<table id=\"headline\"><tr><th>budget</th><th>recommendation</th><th>score [90%]</th><th>gain over base [90%]</th><th>dollars</th><th>FLOPs split</th><th>dollar split</th><th>why (points, dollars)</th></tr>\n");
+    h.push_str("<table id=\"headline\"><tr><th>budget</th><th>recommendation</th><th>score [90%]</th><th>gain over base [90%]</th><th>dollars (steps)</th><th>FLOPs split</th><th>dollar split</th><th>why (points, dollars)</th></tr>\n");
     let split = |x: [f64; 3]| format!("{} / {} / {}", percent(x[0]), percent(x[1]), percent(x[2]));
     for d in decisions {
         let a = d.recommended();
         let p = &a.point;
         h.push_str(&format!(
-            "<tr class=\"best\"><td>{}</td><td>{}</td><td class=\"n\">{:.3} [{:.3}, {:.3}]</td><td class=\"n\">{}</td><td class=\"n\">${}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>\n",
+            "<tr class=\"best\"><td>{}</td><td>{}</td><td class=\"n\">{:.3} [{:.3}, {:.3}]</td><td class=\"n\">{} over {:.3}</td><td class=\"n\">${} ({} steps)</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>\n",
             escape(&budget_label(grid, d.budget_index)),
             escape(&regime_label(grid, p)),
             p.score,
             p.score_low,
             p.score_high,
             escape(&points_interval(&a.gain)),
+            p.base_score,
             money(p.usd),
+            crate::format::thousands(p.iterations as f64),
             split(p.flops_shares),
             split(p.usd_shares),
             why_bars(d),
@@ -272,7 +274,7 @@ fn shortlist_section(grid: &Grid, decisions: &[Decision]) -> String {
                 String::new()
             };
             h.push_str(&format!(
-                "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td><td>{}</td>{setup_cell}<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">${} ({} GPU-h)</td><td class=\"n\">{}</td><td>{}</td></tr>\n",
+                "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td><td>{}</td>{setup_cell}<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">${} ({} steps, {} GPU-h)</td><td class=\"n\">{}</td><td>{}</td></tr>\n",
                 escape(&budget_label(grid, e.budget_index)),
                 e.rank,
                 c.probability_best,
@@ -287,6 +289,7 @@ fn shortlist_section(grid: &Grid, decisions: &[Decision]) -> String {
                 escape(&difference),
                 c.update_fraction,
                 c.usd,
+                c.steps,
                 c.gpu_hours,
                 c.usd_per_point,
                 escape(

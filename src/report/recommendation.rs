@@ -142,17 +142,65 @@ fn why_cheaper_sentence(grid: &Grid, d: &Decision) -> Option<String> {
     ))
 }
 
+/// Seconds or hours as people read them: whole numbers with separators from 100, one decimal
+/// below.
+fn readable(x: f64) -> String {
+    if x.abs() >= 100.0 {
+        crate::format::thousands(x)
+    } else {
+        format!("{x:.1}")
+    }
+}
+
+/// "415 steps of 1,810 s (209 hours on 32 GPUs)": how long the run is, in the steps to set.
+pub fn steps_phrase(p: &crate::analysis::frontier::Point, gpus: u64) -> String {
+    let step_seconds = if p.iterations > 0 {
+        p.wall_hours * crate::config::SECONDS_PER_HOUR / p.iterations as f64
+    } else {
+        0.0
+    };
+    format!(
+        "{} step{} of {} s ({} hours on {gpus} GPUs)",
+        crate::format::thousands(p.iterations as f64),
+        if p.iterations == 1 { "" } else { "s" },
+        readable(step_seconds),
+        readable(p.wall_hours)
+    )
+}
+
+/// "a base of 0.409 guessed from the model's size (…)": the base score the gain is over and
+/// where it came from.
+pub fn base_phrase(grid: &Grid, p: &crate::analysis::frontier::Point) -> String {
+    let model = p.indices[crate::spec::Axis::Model];
+    let source = if grid
+        .measured_base_scores
+        .get(model)
+        .copied()
+        .flatten()
+        .is_some()
+    {
+        "given in [task] base_score"
+    } else if grid.ability_scores.get(model).copied().flatten().is_some() {
+        "implied by the model's scores on the grid's other metrics"
+    } else {
+        "guessed from the model's size: no measured or published score; give [task] base_score"
+    };
+    format!("a base of {:.3} ({source})", p.base_score)
+}
+
 /// The sentences of `d`.
 pub fn sentences(grid: &Grid, d: &Decision) -> Sentences {
     let a = d.recommended();
     let run = format!(
-        "run {}: {:.3} [{:.3}, {:.3}], {} over its base score, for ${} (P(best) {})",
+        "run {} for {}, ${}: {:.3} [{:.3}, {:.3}] from {}, {} (P(best) {})",
         regime_label(grid, &a.point),
+        steps_phrase(&a.point, grid.hardware.gpus),
+        money(a.point.usd),
         a.point.score,
         a.point.score_low,
         a.point.score_high,
+        base_phrase(grid, &a.point),
         points_interval(&a.gain),
-        money(a.point.usd),
         percent(a.probability_best)
     );
     let group = (!d.indistinguishable.is_empty()).then(|| {

@@ -310,7 +310,7 @@ pub fn allocation_csv(grid: &Grid, aggregate: &Aggregate) -> SmallTable {
 /// The shortlist's columns after the cell's own ([`CELL_HEADER`]): the prediction, the
 /// comparison with rank 1, the gain over the base score, the validation run's price and the
 /// flags.
-const SHORTLIST_COLUMNS: [(&str, ColumnType); 23] = [
+const SHORTLIST_COLUMNS: [(&str, ColumnType); 24] = [
     ("predicted_score", Double),
     ("score_low", Double),
     ("score_high", Double),
@@ -327,6 +327,7 @@ const SHORTLIST_COLUMNS: [(&str, ColumnType); 23] = [
     ("validation_usd", Double),
     ("validation_gpu_hours", Double),
     ("validation_wall_hours", Double),
+    ("iterations", Int),
     ("usd_per_point", Double),
     ("gpu_hours_per_point", Double),
     ("calibrated", Bool),
@@ -337,8 +338,8 @@ const SHORTLIST_COLUMNS: [(&str, ColumnType); 23] = [
 ];
 
 /// `shortlist.csv`: every budget's shortlist, each regime with its paired difference to the
-/// budget's recommendation (rank 1) and its gain over its base score, medians and 90% intervals
-/// from the joint draws.
+/// budget's recommendation (rank 1; median and 90% interval from the joint draws), its gain over
+/// its base score (the predicted score and its interval less the base) and its steps.
 pub fn shortlist_csv(grid: &Grid, decisions: &[Decision]) -> SmallTable {
     let rows = decisions
         .iter()
@@ -393,6 +394,7 @@ fn shortlist_row(grid: &Grid, d: &Decision, k: usize, e: &Entry, c: &Compared) -
         ]
         .map(number),
     );
+    row.push(p.iterations.to_string());
     row.push(e.usd_per_point.map(number).unwrap_or_default());
     row.push(
         crate::evaluate::usd_per_point(p.gpu_hours, p.score, p.base_score)
@@ -417,6 +419,8 @@ pub struct ShortlistCells {
     pub update_fraction: String,
     /// Validation-run dollars.
     pub usd: String,
+    /// Validation-run steps (iterations).
+    pub steps: String,
     /// Validation-run GPU-hours.
     pub gpu_hours: String,
     /// Validation-run wall-clock hours.
@@ -434,6 +438,7 @@ pub fn shortlist_cells(grid: &Grid, e: &Entry) -> ShortlistCells {
         probability_best: format!("{:.0}%", 100.0 * e.probability_best),
         update_fraction: percent(p.update_fraction),
         usd: money(p.usd),
+        steps: crate::format::thousands(p.iterations as f64),
         gpu_hours: money(p.gpu_hours),
         wall_hours: money(p.wall_hours),
         usd_per_point: e
@@ -449,7 +454,7 @@ pub fn shortlist_markdown(grid: &Grid, decisions: &[Decision]) -> String {
     md.push_str(&format!(
         "Per budget, the regimes most likely to be the best (P(best) from joint draws of the outcome model; \
          near-duplicates, the same engine, model, fine-tuning and reward within one grid step on turns, tool latency and every numeric axis, \
-         count towards the regime they duplicate; at least {:.0}% to be listed). 90% predictive intervals. \
+         count towards the regime they duplicate; the most likely regime is always listed, the others from {:.0}%). 90% predictive intervals. \
          \"vs rank 1\" is the paired difference to the recommendation in points, from the same draws: what two regimes share \
          (the model's parameters, the default base score of a model both train) cancels in it. \
          Predictions: **{}**. Treat them as a plan for validation runs, not as results.\n\n",
@@ -486,7 +491,7 @@ pub fn shortlist_markdown(grid: &Grid, decisions: &[Decision]) -> String {
                 String::new()
             };
             md.push_str(&format!(
-                "| {} | {} | {} | {} | {} |{setup_cell} {} | {} | {} | {} | {} | {} | {} | ${} ({} GPU-h, {} h) | {} |\n",
+                "| {} | {} | {} | {} | {} |{setup_cell} {} | {} | {} | {} | {} | {} | {} | ${} ({} steps, {} GPU-h, {} h) | {} |\n",
                 e.rank,
                 c.probability_best,
                 f.label(Axis::Model),
@@ -504,6 +509,7 @@ pub fn shortlist_markdown(grid: &Grid, decisions: &[Decision]) -> String {
                 },
                 c.update_fraction,
                 c.usd,
+                c.steps,
                 c.gpu_hours,
                 c.wall_hours,
                 c.usd_per_point,
