@@ -23,6 +23,10 @@ const MODEL_FILES: &[(&str, &str)] = &[
         include_str!("catalog/services.toml"),
     ),
     ("catalog/apis.toml", include_str!("catalog/apis.toml")),
+    (
+        "catalog/base_scores.toml",
+        include_str!("catalog/base_scores.toml"),
+    ),
     ("config/mod.rs", include_str!("config/mod.rs")),
     ("config/framework.rs", include_str!("config/framework.rs")),
     ("ledger/agent.rs", include_str!("ledger/agent.rs")),

@@ -42,6 +42,31 @@ pub struct InitArgs {
     pub catalog: CatalogFlag,
 }
 
+/// The metric `init`'s grid targets.
+const METRIC: &str = "math500_pass1";
+
+/// The `[task] base_score` comment: each model's score on [`METRIC`] published for its checkpoint
+/// (which the grid uses unless the line is filled in), or the prior's size guess.
+fn base_score_lines(models: &[String]) -> String {
+    let mut text = String::new();
+    for model in models {
+        match rlfrontier::catalog::base_score::published(model, METRIC) {
+            Some(b) => text.push_str(&format!(
+                "# {model}: base score {} published for {} ({}, {}), used unless you give your own\n",
+                b.published.score, b.checkpoint, b.published.source, b.published.setting
+            )),
+            None => text.push_str(&format!(
+                "# {model}: no published score on {METRIC}; the prior guesses one from the model's size\n"
+            )),
+        }
+    }
+    let first = models.first().map(String::as_str).unwrap_or("MODEL");
+    text.push_str(&format!(
+        "# base_score = {{ \"{first}\" = 0.50 }}   # your own measured score before RL, in your prompt format (narrows the intervals)\n"
+    ));
+    text
+}
+
 /// The grid text: every section with a comment saying what it is and what to measure. The task
 /// and run values written are the defaults a grid without them (and `cost` without their
 /// flags) uses, so the grid `init` writes and `cost` price the same setup alike.
@@ -86,8 +111,7 @@ uncapped_mean_response_tokens = {response_tokens}  # the cost's biggest input: m
                                     # mean_response_tokens = N (veRL response_length/mean at your cap)
 response_length_cv = {cv}
 pass_rate = {{ mean = {pass_mean}, concentration = {pass_concentration} }}   # the policy's pass@1 on the training prompts
-# base_score = {{ "{first_model}" = 0.50 }}   # measured score on your benchmark before RL (narrows the intervals)
-
+{base_scores}
 [axes]
 model = [{models}]
 finetune = ["full", "lora:64"]
@@ -105,15 +129,16 @@ prefix_cache = {prefix_cache}
 dynamic_sampling = {dynamic_sampling}
 
 [outcome]
-metric = "math500_pass1"
+metric = "{metric}"
 "#,
+        metric = METRIC,
         file = args.out.display(),
         budget_text = budgets.join(", "),
         gpus = args.gpus,
         gpu = args.gpu,
         models = list(&args.models),
         model_names = args.models.join(", "),
-        first_model = args.models.first().map(String::as_str).unwrap_or("MODEL"),
+        base_scores = base_score_lines(&args.models),
         start = args.start,
         budgets = list(&budgets),
         prompt_tokens = number(task.prompt_tokens),

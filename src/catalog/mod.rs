@@ -6,6 +6,7 @@
 //! keep the rest), an entry with a new id is added.
 
 mod api;
+pub mod base_score;
 mod engine;
 mod gpu;
 pub mod import;

@@ -168,6 +168,12 @@ pub fn reward_model_like(policy: &ModelSpec) -> ModelSpec {
 }
 
 impl RunRequest {
+    /// The MATH-500 score published for the policy's checkpoint (`catalog::base_score`), the
+    /// benchmark the prior predicts for `cost`: the base when none is given.
+    pub fn published_base_score(&self) -> Option<f64> {
+        crate::catalog::base_score::published(&self.policy.id, "math500").map(|b| b.published.score)
+    }
+
     /// The RL run configuration of the request.
     pub fn rl_config(&self) -> RunConfig<'_> {
         RunConfig {
@@ -182,7 +188,7 @@ impl RunRequest {
             hardware: &self.hardware,
             task: &self.task,
             run: &self.run,
-            measured_base_score: self.base_score,
+            measured_base_score: self.base_score.or_else(|| self.published_base_score()),
             ability_score: None,
         }
     }
@@ -258,6 +264,8 @@ pub fn expected_gain(request: &RunRequest, ledger: &Ledger) -> Option<ExpectedGa
         points: 100.0 * (p.score - p.base_score),
         basis: if request.base_score.is_some() {
             "predicted by the outcome prior (uncalibrated) from the measured base score"
+        } else if request.published_base_score().is_some() {
+            "predicted by the outcome prior (uncalibrated) from the checkpoint's published MATH-500 score (catalog/base_scores.toml); give ⟨base_score⟩ for your own evaluation"
         } else {
             "predicted by the outcome prior (uncalibrated) from its own base-score guess; give ⟨base_score⟩"
         },

@@ -138,7 +138,7 @@ fn recommendation_section(grid: &Grid, decisions: &[Decision]) -> String {
             p.score,
             p.score_low,
             p.score_high,
-            escape(&points_interval(&a.gain)),
+            escape(&super::recommendation::gain_phrase(grid, a)),
             p.base_score,
             money(p.usd),
             crate::format::thousands(p.iterations as f64),

@@ -172,20 +172,48 @@ pub fn steps_phrase(p: &crate::analysis::frontier::Point, gpus: u64) -> String {
 /// where it came from.
 pub fn base_phrase(grid: &Grid, p: &crate::analysis::frontier::Point) -> String {
     let model = p.indices[crate::spec::Axis::Model];
-    let source = if grid
-        .measured_base_scores
+    let given = grid.measured_base_scores.get(model).copied().flatten();
+    let source = match grid.published_base_scores.get(model).cloned().flatten() {
+        Some(b) => format!(
+            "published for {}: {}, {}; give [task] base_score for your own evaluation",
+            b.checkpoint, b.published.source, b.published.setting
+        ),
+        None if given.is_some() => "given in [task] base_score".to_string(),
+        None if grid.ability_scores.get(model).copied().flatten().is_some() => {
+            "implied by the model's scores on the grid's other metrics".to_string()
+        }
+        None => {
+            "guessed from the model's size: no measured or published score; give [task] base_score"
+                .to_string()
+        }
+    };
+    format!("a base of {:.3} ({source})", p.base_score)
+}
+
+/// Whether the base score of `p`'s model is the prior's guess from its size (none given,
+/// published or implied).
+pub fn base_is_guessed(grid: &Grid, p: &crate::analysis::frontier::Point) -> bool {
+    let model = p.indices[crate::spec::Axis::Model];
+    grid.measured_base_scores
         .get(model)
         .copied()
         .flatten()
-        .is_some()
-    {
-        "given in [task] base_score"
-    } else if grid.ability_scores.get(model).copied().flatten().is_some() {
-        "implied by the model's scores on the grid's other metrics"
+        .is_none()
+        && grid.ability_scores.get(model).copied().flatten().is_none()
+}
+
+/// The gain over the base, in points: with its interval (the score's less the base) when the
+/// base is known; alone when the base is a guess, whose uncertainty the score's interval already
+/// carries (the gain itself is far less uncertain than that interval less one guessed number).
+pub fn gain_phrase(grid: &Grid, c: &Compared) -> String {
+    if base_is_guessed(grid, &c.point) {
+        format!(
+            "{} points over the guessed base, whose uncertainty the score's interval carries",
+            signed_points(c.gain.median)
+        )
     } else {
-        "guessed from the model's size: no measured or published score; give [task] base_score"
-    };
-    format!("a base of {:.3} ({source})", p.base_score)
+        points_interval(&c.gain)
+    }
 }
 
 /// The sentences of `d`.
@@ -200,7 +228,7 @@ pub fn sentences(grid: &Grid, d: &Decision) -> Sentences {
         a.point.score_low,
         a.point.score_high,
         base_phrase(grid, &a.point),
-        points_interval(&a.gain),
+        gain_phrase(grid, a),
         percent(a.probability_best)
     );
     let group = (!d.indistinguishable.is_empty()).then(|| {

@@ -135,21 +135,39 @@ fn base_scores_line(grid: &Grid) -> String {
                 format!(
                     "target {}: {}",
                     t.name,
-                    measured_line(grid, &t.measured_base_scores)
+                    measured_line(grid, &t.measured_base_scores, &t.published_base_scores)
                 )
             })
             .collect();
     }
-    measured_line(grid, &grid.measured_base_scores)
+    measured_line(
+        grid,
+        &grid.measured_base_scores,
+        &grid.published_base_scores,
+    )
 }
 
 /// One metric's base scores in words.
-fn measured_line(grid: &Grid, scores: &[Option<f64>]) -> String {
+fn measured_line(
+    grid: &Grid,
+    scores: &[Option<f64>],
+    published: &[Option<crate::catalog::base_score::PublishedBase>],
+) -> String {
     let models = &grid.axes.model;
     let measured: Vec<String> = models
         .iter()
         .zip(scores)
-        .filter_map(|(m, s)| s.map(|s| format!("{} {}", m.id, crate::format::number(s))))
+        .zip(published.iter().chain(std::iter::repeat(&None)))
+        .filter_map(|((m, s), published)| {
+            let s = crate::format::number((*s)?);
+            Some(match published {
+                Some(b) => format!(
+                    "{} {s} (published: {}, {})",
+                    m.id, b.published.source, b.published.setting
+                ),
+                None => format!("{} {s}", m.id),
+            })
+        })
         .collect();
     if measured.is_empty() {
         return "base scores: the prior's size-dependent default (give your measured pre-RL scores as [task] base_score)\n".to_string();

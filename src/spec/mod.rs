@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use crate::catalog::Catalog;
+use crate::catalog::base_score::PublishedBase;
 use crate::config::{Hardware, RunSettings, Task};
 use crate::error::{Error, Result};
 use crate::outcome::OutcomeParams;
@@ -88,6 +89,11 @@ pub struct Grid {
     /// `axes.model` (None where the prior's own default applies). With several target metrics,
     /// those of the first.
     pub measured_base_scores: Vec<Option<f64>>,
+    /// Per entry of `axes.model`: the published score its checkpoint's owner gives on the target
+    /// metric, where `[task] base_score` gives none and one is published
+    /// (`catalog::base_score`); `measured_base_scores` holds its value. With several target
+    /// metrics, those of the first.
+    pub published_base_scores: Vec<Option<PublishedBase>>,
     /// Per entry of `axes.model`: the score on the target metric that the model's base scores on
     /// the grid's other math metrics imply (`outcome::ability`; None without one). With several
     /// target metrics, those of the first.
@@ -105,6 +111,8 @@ pub struct TargetMetric {
     pub name: String,
     /// Measured pre-RL scores, one per entry of the model axis (None: the prior's default).
     pub measured_base_scores: Vec<Option<f64>>,
+    /// Per entry of the model axis, the published score behind its measured score, if any.
+    pub published_base_scores: Vec<Option<PublishedBase>>,
     /// Per entry of the model axis, the score the model's base scores on the other metrics imply
     /// on this one (`outcome::ability`; None without one).
     pub ability_scores: Vec<Option<f64>>,
@@ -174,6 +182,7 @@ impl Grid {
             metric: Some(target.name.clone()),
             benchmark: crate::outcome::Benchmark::of_metric(&target.name),
             measured_base_scores: target.measured_base_scores.clone(),
+            published_base_scores: target.published_base_scores.clone(),
             ability_scores: target.ability_scores.clone(),
             targets: Vec::new(),
             ..self.clone()
@@ -309,12 +318,83 @@ fn parse_axes(
     )
 }
 
+/// A grid's base scores on its first target metric, and every target with its own.
+struct GridBaseScores {
+    measured: Vec<Option<f64>>,
+    published: Vec<Option<PublishedBase>>,
+    ability: Vec<Option<f64>>,
+    targets: Vec<TargetMetric>,
+}
+
+/// The base scores of every target metric: `[task] base_score`, then the published scores of
+/// the checkpoints it leaves out, then what each model's scores on the other metrics imply.
+fn grid_base_scores(
+    value: &Option<validator::Spanned>,
+    v: &Validator,
+    axes: &Axes,
+    outcome_table: &outcome_table::OutcomeTable,
+) -> Result<GridBaseScores> {
+    let metrics = &outcome_table.metrics;
+    let mut base_scores = axes_table::base_scores(value, v, axes, metrics)?;
+    let mut published = published_base_scores(
+        &mut base_scores,
+        metrics,
+        outcome_table.metric.as_deref(),
+        axes,
+    );
+    let mut ability = grid_ability_scores(metrics, &base_scores, axes.model.len());
+    let targets = target_metrics(metrics, &base_scores, &published, &ability, v)?;
+    Ok(GridBaseScores {
+        measured: base_scores.swap_remove(0),
+        published: published.swap_remove(0),
+        ability: ability.swap_remove(0),
+        targets,
+    })
+}
+
+/// Fills each model's base score that `[task] base_score` leaves out, on each target metric
+/// (`metrics` with two or more, else the grid's one `metric`), with the score its checkpoint's
+/// owner published on that metric (`catalog::base_score::published`), and returns those
+/// published scores in the same layout (None where the grid gave the score or none is
+/// published). Without a named metric nothing is filled: the benchmark is unknown.
+fn published_base_scores(
+    base_scores: &mut [Vec<Option<f64>>],
+    metrics: &[String],
+    metric: Option<&str>,
+    axes: &Axes,
+) -> Vec<Vec<Option<PublishedBase>>> {
+    let names: Vec<Option<&str>> = if metrics.len() >= 2 {
+        metrics.iter().map(|m| Some(m.as_str())).collect()
+    } else {
+        vec![metric]
+    };
+    base_scores
+        .iter_mut()
+        .zip(names)
+        .map(|(scores, name)| {
+            scores
+                .iter_mut()
+                .zip(&axes.model)
+                .map(|(score, model)| {
+                    let found = score
+                        .is_none()
+                        .then(|| crate::catalog::base_score::published(&model.id, name?))
+                        .flatten()?;
+                    *score = Some(found.published.score);
+                    Some(found)
+                })
+                .collect()
+        })
+        .collect()
+}
+
 /// The grid's target metrics after the first, when `[outcome] metrics` names two or more (none
 /// otherwise), each with its measured and implied base scores; two metrics may not share an
 /// output folder.
 fn target_metrics(
     metrics: &[String],
     base_scores: &[Vec<Option<f64>>],
+    published: &[Vec<Option<PublishedBase>>],
     ability: &[Vec<Option<f64>>],
     v: &Validator,
 ) -> Result<Vec<TargetMetric>> {
@@ -324,10 +404,12 @@ fn target_metrics(
     let targets: Vec<TargetMetric> = metrics
         .iter()
         .zip(base_scores)
+        .zip(published)
         .zip(ability)
-        .map(|((name, scores), implied)| TargetMetric {
+        .map(|(((name, scores), published), implied)| TargetMetric {
             name: name.clone(),
             measured_base_scores: scores.clone(),
+            published_base_scores: published.clone(),
             ability_scores: implied.clone(),
         })
         .collect();
@@ -422,11 +504,7 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
     let task = sections::task(&raw.task, &v, largest_cap)?;
     let constraints = axes_table::constraints(&raw.constraints, &v)?;
     let outcome_table = parse_outcome(&raw.outcome, &v)?;
-    let mut base_scores =
-        axes_table::base_scores(&raw.task.base_score, &v, &axes, &outcome_table.metrics)?;
-    let mut ability = grid_ability_scores(&outcome_table.metrics, &base_scores, axes.model.len());
-    let targets = target_metrics(&outcome_table.metrics, &base_scores, &ability, &v)?;
-    let measured_base_scores = base_scores.swap_remove(0);
+    let bases = grid_base_scores(&raw.task.base_score, &v, &axes, &outcome_table)?;
     let (metric, outcome) = (outcome_table.metric, outcome_table.params);
     let engine_hardware = axes
         .engine
@@ -455,9 +533,10 @@ pub fn parse(text: &str, path: &Path, catalog: &Catalog) -> Result<Grid> {
         metric,
         outcome,
         outcome_state: crate::outcome::OutcomeState::Prior,
-        measured_base_scores,
-        ability_scores: ability.swap_remove(0),
-        targets,
+        measured_base_scores: bases.measured,
+        published_base_scores: bases.published,
+        ability_scores: bases.ability,
+        targets: bases.targets,
     };
     grid.cell_count().map_err(|m| v.err(Some("axes"), "", m))?;
     if grid.valid_cell_count() == 0 {
