@@ -391,3 +391,71 @@ fn a_qwen3_8b_grid_without_a_base_score_uses_and_names_the_published_one() {
         "{stdout}"
     );
 }
+
+#[test]
+fn dollar_amounts_are_read_as_people_type_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("g.toml");
+    bin()
+        .args([
+            "init",
+            "--models",
+            "qwen3-8b",
+            "--budget-usd",
+            "$20k,1.5M usd",
+        ])
+        .arg(&path)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains(r#"budget = ["20000 usd", "1500000 usd"]"#),
+        "{text}"
+    );
+    let by_words = bin()
+        .args([
+            "cost", "--model", "qwen3-8b", "--gpus", "8", "--budget", "20k usd", "--json",
+        ])
+        .assert()
+        .success();
+    let by_number = bin()
+        .args([
+            "cost",
+            "--model",
+            "qwen3-8b",
+            "--gpus",
+            "8",
+            "--budget",
+            "20000 usd",
+            "--json",
+        ])
+        .assert()
+        .success();
+    let iterations = |out: &[u8]| {
+        let v: serde_json::Value = serde_json::from_slice(out).unwrap();
+        v["iterations"].clone()
+    };
+    assert_eq!(
+        iterations(&by_words.get_output().stdout),
+        iterations(&by_number.get_output().stdout)
+    );
+    // A grid's bare number gets the units to choose from, with its line.
+    let bad = text.replace(
+        r#"budget = ["20000 usd", "1500000 usd"]"#,
+        "budget = [20000]",
+    );
+    std::fs::write(&path, bad).unwrap();
+    let a = bin().arg("check").arg(&path).assert().code(2);
+    let stderr = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(
+        stderr.contains("found an integer; write it as in budget = [\"20000 usd\"]"),
+        "{stderr}"
+    );
+    let a = bin()
+        .args(["init", "--budget-usd", "20k flops"])
+        .arg(dir.path().join("h.toml"))
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(stderr.contains("is not a dollar amount"), "{stderr}");
+}

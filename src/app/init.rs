@@ -27,8 +27,8 @@ pub struct InitArgs {
     /// GPUs in the cluster.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub gpus: u64,
-    /// Budgets in dollars, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "1000,10000,100000")]
+    /// Budgets in dollars, comma-separated: 20000, $20k, 20k usd, 1.5M.
+    #[arg(long, value_delimiter = ',', default_value = "1000,10000,100000", value_parser = rlfrontier::config::parse_usd)]
     pub budget_usd: Vec<f64>,
     /// `base` (zero RL from a pretrained model), `instruct` (instruct, SFT or DPO'd chat model),
     /// `distilled` (reasoning model distilled from long chains of thought) or `tuned` (either).

@@ -36,6 +36,26 @@ pub const ENGINES_TOML: &str = include_str!("engines.toml");
 /// The embedded API price list (TOML).
 pub const APIS_TOML: &str = include_str!("apis.toml");
 
+/// "did you mean `qwen3-8b` or `qwen3-8b-base`?": the catalog names of the wanted name's
+/// family (its first dash-separated word, `qwen3` in `qwen3-8b-instruct`) sharing the most of
+/// its other words, when they share one at least (the size, `8b`); None otherwise. Edit
+/// distance alone suggested `qwen2-7b-instruct` for `qwen3-8b-instruct`.
+fn same_family_and_size<'a>(wanted: &str, names: impl Iterator<Item = &'a str>) -> Option<String> {
+    let words: std::collections::BTreeSet<&str> = wanted.split('-').collect();
+    let family = wanted.split('-').next().unwrap_or(wanted);
+    let mut best: (usize, Vec<&str>) = (1, Vec::new());
+    for name in names.filter(|n| n.split('-').next() == Some(family)) {
+        let shared = name.split('-').filter(|w| words.contains(w)).count();
+        if shared > best.0 {
+            best = (shared, vec![name]);
+        } else if shared == best.0 && shared > 1 && !best.1.contains(&name) {
+            best.1.push(name);
+        }
+    }
+    let found: Vec<String> = best.1.iter().take(3).map(|n| format!("`{n}`")).collect();
+    (!found.is_empty()).then(|| format!("did you mean {}?", found.join(" or ")))
+}
+
 /// The id of a model read from `config` (a checkpoint's config.json): the last part of its
 /// `_name_or_path` when it names one, else the checkpoint folder's name.
 fn checkpoint_id(config: &Path) -> String {
@@ -220,9 +240,10 @@ impl Catalog {
                 .models
                 .iter()
                 .flat_map(|m| std::iter::once(m.id.as_str()).chain(m.aliases.iter().map(String::as_str)));
+            let nearest = same_family_and_size(&bare, names.clone())
+                .unwrap_or_else(|| suggestion(&bare, names));
             format!(
-                "unknown model `{id}`; {} (see `rlfrontier catalog models`); a model outside the catalog: give its config.json or checkpoint folder (⟨model⟩ path/to/config.json), or write an entry with `rlfrontier import-model CONFIG.json` and pass it with ⟨catalog⟩",
-                suggestion(&bare, names)
+                "unknown model `{id}`; {nearest} (see `rlfrontier catalog models`); a model outside the catalog: give its config.json or checkpoint folder (⟨model⟩ path/to/config.json), or write an entry with `rlfrontier import-model CONFIG.json` and pass it with ⟨catalog⟩"
             )
         })
     }
@@ -712,6 +733,13 @@ mod tests {
             c.gpu("h100-sx")
                 .unwrap_err()
                 .contains("did you mean `h100-sxm`")
+        );
+        // A checkpoint name that does not exist is matched by family and size first (edit
+        // distance alone suggested `qwen2-7b-instruct` for Qwen3-8B-Instruct).
+        let e = c.model("Qwen/Qwen3-8B-Instruct").unwrap_err();
+        assert!(
+            e.contains("did you mean `qwen3-8b` or `qwen3-8b-base`?"),
+            "{e}"
         );
         // Case, Hugging Face names and aliases of the same shape resolve.
         assert_eq!(c.gpu("H100-SXM").unwrap().id, "h100-sxm");

@@ -17,7 +17,9 @@ use std::fmt;
 use crate::catalog::{EngineSpec, GpuSpec, ModelSpec};
 use crate::error::suggestion;
 
-pub use values::{Budget, BudgetUnit, Finetune, MAX_LORA_RANK, Reward, RewardKind};
+pub use values::{
+    Budget, BudgetUnit, Finetune, MAX_LORA_RANK, Reward, RewardKind, parse_amount, parse_usd,
+};
 
 /// Seconds in an hour: GPU-seconds to GPU-hours.
 pub const SECONDS_PER_HOUR: f64 = 3600.0;

@@ -255,18 +255,75 @@ pub struct Budget {
     pub unit: BudgetUnit,
 }
 
+/// An amount as people type it: `20000`, `20,000` (commas between groups of three digits),
+/// `2_000`, `2.5e16`, and `20k`, `1.5M`, `2B` (thousand, million, billion). None when it is not
+/// one.
+pub fn parse_amount(text: &str) -> Option<f64> {
+    let t = text.trim();
+    let grouped = t
+        .split(',')
+        .skip(1)
+        .all(|group| group.len() >= 3 && group[..3].bytes().all(|b| b.is_ascii_digit()));
+    if !grouped {
+        return None;
+    }
+    let t: String = t.chars().filter(|&c| c != ',' && c != '_').collect();
+    let (number, scale) = match t.chars().last()? {
+        'k' | 'K' => (&t[..t.len() - 1], 1e3),
+        'm' | 'M' => (&t[..t.len() - 1], 1e6),
+        'b' | 'B' => (&t[..t.len() - 1], 1e9),
+        _ => (t.as_str(), 1.0),
+    };
+    number.parse::<f64>().ok().map(|x| x * scale)
+}
+
+/// A dollar amount as people type it: `20000`, `$20k`, `20k usd`, `$1.5M`, `20,000 USD`
+/// (`init --budget-usd`, where the unit is known).
+pub fn parse_usd(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let t = t.strip_prefix('$').unwrap_or(t).trim();
+    let lower = t.to_ascii_lowercase();
+    let t = lower
+        .strip_suffix("usd")
+        .or_else(|| lower.strip_suffix("dollars"))
+        .unwrap_or(&lower)
+        .trim();
+    match parse_amount(t) {
+        Some(x) if x.is_finite() && x > 0.0 => Ok(x),
+        _ => Err(format!(
+            "`{text}` is not a dollar amount; write it as in 20000, $20k, 20k usd or 1.5M"
+        )),
+    }
+}
+
 impl Budget {
-    /// Parses `"2.5e16 flops"`, `"500 gpu-h"` or `"2000 usd"`.
+    /// Parses `"2.5e16 flops"`, `"500 gpu-h"` or `"2000 usd"`, and dollars as people type them:
+    /// `"$20k"`, `"20k usd"`, `"$1.5M"` ([`parse_amount`]).
     pub fn parse(text: &str) -> Result<Self, String> {
         let t = text.trim();
+        let dollars = t.strip_prefix('$').map(|rest| {
+            let rest = rest.trim();
+            format!("{} usd", rest.strip_suffix("usd").unwrap_or(rest).trim())
+        });
+        let t = dollars.as_deref().unwrap_or(t);
         let mut parts = t.split_whitespace();
-        let (Some(number), Some(unit), None) = (parts.next(), parts.next(), parts.next()) else {
-            return Err(format!(
-                "`{text}` is not a budget; write an amount and a unit, as in \"2.5e16 flops\", \"500 gpu-h\" or \"2000 usd\""
-            ));
+        let (number, unit) = match (parts.next(), parts.next(), parts.next()) {
+            (Some(number), Some(unit), None) => (number, unit),
+            (Some(number), None, None) if parse_amount(number).is_some() => {
+                return Err(format!(
+                    "`{text}` has no unit; write \"{number} usd\" for dollars, \"{number} gpu-h\" for GPU-hours or \"{number} flops\""
+                ));
+            }
+            _ => {
+                return Err(format!(
+                    "`{text}` is not a budget; write an amount and a unit, as in \"20000 usd\", \"$20k\", \"500 gpu-h\" or \"2.5e16 flops\""
+                ));
+            }
         };
-        let amount: f64 = number.replace('_', "").parse().map_err(|_| {
-            format!("`{number}` in `{text}` is not a number; write it as in \"2.5e16 flops\"")
+        let amount = parse_amount(number).ok_or_else(|| {
+            format!(
+                "`{number}` in `{text}` is not a number; write it as in \"2.5e16 flops\" or \"20k usd\""
+            )
         })?;
         if !amount.is_finite() || amount <= 0.0 {
             return Err(format!("budget `{text}` must be a positive, finite amount"));
@@ -345,6 +402,34 @@ mod tests {
         assert!(Budget::parse("nan usd").is_err());
         assert!(Budget::parse("inf flops").is_err());
         assert!(Budget::parse("100").is_err());
+    }
+
+    #[test]
+    fn dollar_budgets_parse_as_people_type_them() {
+        for (text, amount) in [
+            ("$20k", 20_000.0),
+            ("20k usd", 20_000.0),
+            ("$20,000", 20_000.0),
+            ("1.5M usd", 1_500_000.0),
+            ("$ 2B", 2e9),
+            ("20,000 USD", 20_000.0),
+        ] {
+            let b = Budget::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!((b.amount, b.unit), (amount, BudgetUnit::Usd), "{text}");
+        }
+        let e = Budget::parse("20000").unwrap_err();
+        assert!(e.contains("has no unit; write \"20000 usd\""), "{e}");
+        // A comma that is not a thousands separator is not silently dropped.
+        assert!(Budget::parse("1,5 usd").is_err());
+        for (text, amount) in [
+            ("$20k", 20_000.0),
+            ("20000", 20_000.0),
+            ("20k usd", 20_000.0),
+        ] {
+            assert_eq!(parse_usd(text), Ok(amount), "{text}");
+        }
+        assert!(parse_usd("20k flops").is_err());
+        assert!(parse_usd("-5").is_err());
     }
 
     #[test]

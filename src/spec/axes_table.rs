@@ -398,7 +398,7 @@ fn budget_axis(ra: &RawAxes, v: &Validator) -> Result<BudgetAxis> {
                 ra.list(Axis::Budget),
                 ax,
                 "budget",
-                "budget = [\"1e17 flops\"]",
+                "budget = [\"20000 usd\"] (or \"500 gpu-h\", \"1e17 flops\")",
             )?;
             at_most(texts.len(), "budget")?;
             let mut unit = None;

@@ -258,7 +258,11 @@ fn bad_values_name_the_field_and_line() {
         ("\"1e18 flops\"", "\"0 flops\"", "positive"),
         ("\"1e18 flops\"", "\"-1e18 flops\"", "positive"),
         ("\"1e18 flops\"", "\"inf flops\"", "positive"),
-        ("\"1e18 flops\"", "\"1e18\"", "amount and a unit"),
+        (
+            "\"1e18 flops\"",
+            "\"1e18\"",
+            "has no unit; write \"1e18 usd\"",
+        ),
         (
             "mean_response_tokens = 800",
             "mean_response_tokens = 0",

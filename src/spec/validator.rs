@@ -136,7 +136,7 @@ impl Validator<'_> {
                 value,
                 section,
                 key,
-                format!("expected a string in quotes, found a {}", v.type_str()),
+                format!("expected a string in quotes, found {}", a_type(v)),
             )
         })
     }
@@ -155,7 +155,7 @@ impl Validator<'_> {
                     value,
                     section,
                     key,
-                    format!("expected a number, found a {}", other.type_str()),
+                    format!("expected a number, found {}", a_type(other)),
                 ));
             }
         };
@@ -443,7 +443,20 @@ impl Validator<'_> {
     ) -> Result<Vec<String>> {
         self.list(value, section, key, example)?
             .iter()
-            .map(|item| self.string(item, section, key))
+            .map(|item| {
+                let v = item.value();
+                v.as_str().map(str::to_string).ok_or_else(|| {
+                    self.err_at(
+                        item,
+                        section,
+                        key,
+                        format!(
+                            "expected a string in quotes, found {}; write it as in {example}",
+                            a_type(v)
+                        ),
+                    )
+                })
+            })
             .collect()
     }
 
@@ -512,4 +525,15 @@ fn describe_value(value: &toml::Value) -> String {
         toml::Value::String(s) => format!("the string \"{s}\" (remove the quotes)"),
         other => format!("a {}", other.type_str()),
     }
+}
+
+/// A TOML value's type with its article, for messages: "an integer", "a float", "an array".
+fn a_type(v: &toml::Value) -> String {
+    let name = v.type_str();
+    let article = if name.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    format!("{article} {name}")
 }
