@@ -1199,3 +1199,59 @@ fn cost_json_says_where_each_setting_came_from() {
     let cell = json(&["cost", "--grid", grid, "--cell", "0"]);
     assert_eq!(cell["sources"]["grid"], grid);
 }
+
+#[test]
+fn under_a_budget_the_length_band_is_in_the_steps_the_budget_buys() {
+    // The budget fixes the dollars, so half or twice the response length moves the steps it
+    // buys (issue 53: the band read "$19,995 at half, $19,990 at twice").
+    let a = common::bin()
+        .args([
+            "cost",
+            "--model",
+            "qwen3-8b",
+            "--gpus",
+            "32",
+            "--budget",
+            "20000 usd",
+        ])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&a.get_output().stdout).to_string();
+    assert!(
+        text.contains("at half that length the budget buys "),
+        "{text}"
+    );
+    let a = common::bin()
+        .args([
+            "cost",
+            "--model",
+            "qwen3-8b",
+            "--gpus",
+            "32",
+            "--budget",
+            "20000 usd",
+            "--json",
+        ])
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    let band = &v["length_band_iterations"];
+    let (half, twice) = (
+        band["half_length"].as_u64().unwrap(),
+        band["twice_length"].as_u64().unwrap(),
+    );
+    let at_length = v["iterations"].as_u64().unwrap();
+    assert!(
+        half > at_length && at_length > twice,
+        "{half} {at_length} {twice}"
+    );
+    // For a number of steps the length moves the dollars.
+    let a = common::bin()
+        .args([
+            "cost", "--model", "qwen3-8b", "--gpus", "32", "--steps", "100",
+        ])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&a.get_output().stdout).to_string();
+    assert!(text.contains("at half that length $"), "{text}");
+}

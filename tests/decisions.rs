@@ -459,3 +459,80 @@ fn dollar_amounts_are_read_as_people_type_them() {
     let stderr = String::from_utf8_lossy(&a.get_output().stderr).to_string();
     assert!(stderr.contains("is not a dollar amount"), "{stderr}");
 }
+
+#[test]
+fn the_summary_names_the_command_that_prices_the_pick_alone_with_the_same_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("q.toml");
+    bin()
+        .args([
+            "init",
+            "--models",
+            "qwen3-8b",
+            "--gpus",
+            "32",
+            "--budget-usd",
+            "20000",
+        ])
+        .arg(&path)
+        .assert()
+        .success();
+    let a = bin()
+        .args([
+            "sweep",
+            path.to_str().unwrap(),
+            "-q",
+            "--cells",
+            "none",
+            "--out",
+        ])
+        .arg(dir.path().join("out"))
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&a.get_output().stdout).to_string();
+    let run = stdout.lines().find(|l| l.contains(" run ")).unwrap();
+    // The summary gives the command that prices the pick alone; it prices the same steps.
+    let command = stdout
+        .lines()
+        .find_map(|l| {
+            l.split("price it alone, phase by phase: rlfrontier ")
+                .nth(1)
+        })
+        .unwrap();
+    let words: Vec<&str> = command.split_whitespace().collect();
+    assert_eq!(
+        (words[0], words[1], words[3]),
+        ("cost", "--grid", "--cell"),
+        "{command}"
+    );
+    let priced = bin()
+        .args([
+            "cost",
+            "--grid",
+            path.to_str().unwrap(),
+            "--cell",
+            words[4],
+            "--json",
+        ])
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&priced.get_output().stdout).unwrap();
+    let steps = format!(
+        " for {} steps of ",
+        thousands(v["iterations"].as_u64().unwrap())
+    );
+    assert!(run.contains(&steps), "{run} / {steps}");
+}
+
+/// `n` with thousands separators, as the summary prints it.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}

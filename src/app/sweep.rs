@@ -207,6 +207,15 @@ fn recommendation_text(grid: &spec::Grid, decisions: &[Decision]) -> String {
         for (k, sentence) in sentences(grid, d).all().into_iter().enumerate() {
             let label = if k == 0 { label.as_str() } else { "" };
             text.push_str(&format!("  {label:>width$}  {sentence}\n"));
+            if k == 0 {
+                // The command that prices the recommendation alone, with the grid's settings.
+                text.push_str(&format!(
+                    "  {:>width$}  price it alone, phase by phase: rlfrontier cost --grid {} --cell {}\n",
+                    "",
+                    grid.path.display(),
+                    d.recommended().point.id
+                ));
+            }
         }
     }
     text

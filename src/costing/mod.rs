@@ -287,9 +287,22 @@ pub struct CostReport {
     pub break_even: Option<String>,
     /// The one-line verdict.
     pub verdict: String,
-    /// The run's dollars at half and at twice the mean response length (RL stages only): the
-    /// length is the most sensitive input and the least known before a pilot.
-    pub length_band_usd: Option<(f64, f64)>,
+    /// The run at half and at twice the mean response length (RL stages only): the length is
+    /// the most sensitive input and the least known before a pilot. Under a budget the dollars
+    /// are fixed and the length moves the steps the budget buys; for a number of steps it moves
+    /// the dollars.
+    pub length_band: Option<(AtLength, AtLength)>,
+}
+
+/// The run at another mean response length: its dollars, steps and wall-clock hours.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AtLength {
+    /// Dollars of the run.
+    pub usd: f64,
+    /// Iterations (what a budget buys; the given number otherwise).
+    pub iterations: u64,
+    /// Wall-clock hours.
+    pub wall_hours: f64,
 }
 
 impl CostReport {
@@ -321,14 +334,19 @@ pub fn price(request: &RunRequest) -> CostReport {
     let gain = expected_gain(request, &ledger);
     let (options, break_even) = ownership::buy_or_build(&ledger, request);
     let verdict = render::verdict(&ledger, request, &waste);
-    let length_band_usd = match request.stage {
+    let length_band = match request.stage {
         PricedStage::Rl(_) => {
             let at = |factor: f64| {
                 let mut scaled = request.clone();
                 scaled.task.mean_response_tokens *= factor;
                 scaled.task.mean_response_tokens_end =
                     scaled.task.mean_response_tokens_end.map(|end| end * factor);
-                scaled.ledger().total_usd()
+                let ledger = scaled.ledger();
+                AtLength {
+                    usd: ledger.total_usd(),
+                    iterations: ledger.iterations,
+                    wall_hours: ledger.wall_hours(),
+                }
             };
             Some((at(1.0 / LENGTH_BAND_FACTOR), at(LENGTH_BAND_FACTOR)))
         }
@@ -341,6 +359,6 @@ pub fn price(request: &RunRequest) -> CostReport {
         options,
         break_even,
         verdict,
-        length_band_usd,
+        length_band,
     }
 }

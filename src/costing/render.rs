@@ -96,9 +96,14 @@ pub fn json(report: &CostReport, request: &RunRequest) -> serde_json::Value {
             "mean_response_tokens": request.task.mean_response_tokens,
             "mean_response_tokens_end": request.task.mean_response_tokens_end,
         },
-        "length_band_usd": report.length_band_usd.map(|(low, high)| json!({
-            "half_length": low,
-            "twice_length": high,
+        "length_band_usd": report.length_band.map(|(low, high)| json!({
+            "half_length": low.usd,
+            "twice_length": high.usd,
+            "factor": crate::costing::LENGTH_BAND_FACTOR,
+        })),
+        "length_band_iterations": report.length_band.map(|(low, high)| json!({
+            "half_length": low.iterations,
+            "twice_length": high.iterations,
             "factor": crate::costing::LENGTH_BAND_FACTOR,
         })),
     })
@@ -395,14 +400,39 @@ fn options_table(report: &CostReport) -> String {
     table.render()
 }
 
-/// The framework, engine and length assumptions, and the cost at half and twice the length.
+/// Hours as people read them: whole hours with separators from 100, one decimal below.
+fn hours(x: f64) -> String {
+    if x >= 100.0 {
+        thousands(x)
+    } else {
+        format!("{x:.1}")
+    }
+}
+
+/// The framework, engine and length assumptions, and what half and twice the length move: the
+/// steps a budget buys, or the dollars of a number of steps.
 fn assumptions_line(report: &CostReport, request: &RunRequest) -> String {
-    let Some((low, high)) = report.length_band_usd else {
+    let Some((low, high)) = report.length_band else {
         return String::new();
+    };
+    // Under a budget the dollars are the budget's: the length moves the steps it buys.
+    let band = match request.stop {
+        crate::config::Stop::Budget(_) => format!(
+            "at half that length the budget buys {} steps ({} hours), at twice {} ({} hours)",
+            thousands(low.iterations as f64),
+            hours(low.wall_hours),
+            thousands(high.iterations as f64),
+            hours(high.wall_hours)
+        ),
+        crate::config::Stop::Iterations(_) => format!(
+            "at half that length ${}, at twice ${}",
+            money(low.usd),
+            money(high.usd)
+        ),
     };
     let h = &request.hardware;
     format!(
-        "assumed: {} defaults, {} rollouts (rollout memory share {}, max_num_seqs {}, tensor parallel >= {}), responses of {} tokens on average uncapped; at half that length ${}, at twice ${}\n",
+        "assumed: {} defaults, {} rollouts (rollout memory share {}, max_num_seqs {}, tensor parallel >= {}), responses of {} tokens on average uncapped; {band}\n",
         request.run.framework,
         h.engine.id,
         crate::format::number(h.rollout_gpu_memory_utilization),
@@ -416,8 +446,6 @@ fn assumptions_line(report: &CostReport, request: &RunRequest) -> String {
                 thousands(end)
             ),
         },
-        money(low),
-        money(high)
     )
 }
 
