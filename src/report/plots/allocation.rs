@@ -28,11 +28,14 @@ pub fn allocation(grid: &Grid, aggregate: &Aggregate) -> String {
     let height = 50 + legend_height + 380 * rows as u32;
     // One score scale for every panel.
     let scores = || aggregate.allocation.values().map(|p| p.score);
-    let (y0, y1) = padded(
+    // At least one point (0.01) tall: scores that differ by less read as the flat line they are,
+    // not as a slope between ticks that all print the same number.
+    let (low, high) = super::at_least(
         scores().fold(f64::INFINITY, f64::min),
         scores().fold(f64::NEG_INFINITY, f64::max),
-        0.06,
+        0.01,
     );
+    let (y0, y1) = padded(low, high, 0.06);
     // One update-fraction scale for every panel, fitted to the data (within 0 to 1).
     let fractions = || aggregate.allocation.values().map(|p| p.update_fraction);
     let (x0, x1) = padded(
@@ -85,8 +88,8 @@ fn draw_panel(
         .y_desc("best predicted score")
         .x_labels(6)
         .y_labels(6)
-        .x_label_formatter(&|x| format!("{x:.2}"))
-        .y_label_formatter(&|y| format!("{y:.2}"))
+        .x_label_formatter(&|x| super::number_tick(*x, x1 - x0))
+        .y_label_formatter(&|y| super::number_tick(*y, y1 - y0))
         .label_style(("sans-serif", TEXT))
         .axis_desc_style(("sans-serif", TEXT))
         .light_line_style(WHITE.mix(0.0))

@@ -67,7 +67,7 @@ pub fn frontier(grid: &Grid, aggregate: &Aggregate) -> String {
                 grid.metric.as_deref().unwrap_or("score")
             ))
             .x_label_formatter(&tick)
-            .y_label_formatter(&|y| format!("{y:.3}"))
+            .y_label_formatter(&|y| super::number_tick(*y, y1 - y0))
             .label_style(("sans-serif", TEXT))
             .axis_desc_style(("sans-serif", TEXT))
             .light_line_style(WHITE.mix(0.0))

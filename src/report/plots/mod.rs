@@ -168,6 +168,25 @@ pub fn element_opacity_to_paint_opacity(svg: &str) -> String {
     out
 }
 
+/// `(min, max)` widened about its middle to at least `span` (unchanged when already wider, or
+/// when either end is not finite: an empty series).
+pub fn at_least(min: f64, max: f64, span: f64) -> (f64, f64) {
+    if !(min.is_finite() && max.is_finite()) || max - min >= span {
+        return (min, max);
+    }
+    let middle = 0.5 * (min + max);
+    (middle - 0.5 * span, middle + 0.5 * span)
+}
+
+/// A tick on a linear axis spanning `span`, with as many decimals as its ticks (about a sixth
+/// of the span apart) need to read apart: 0.92 on a 0.9-1.0 axis, 0.9215 on a 0.921-0.923 one
+/// (two decimals always printed 0.92, 0.92, 0.92 on a one-budget grid's narrow axis).
+pub fn number_tick(x: f64, span: f64) -> String {
+    let step = (span.abs() / 6.0).max(1e-9);
+    let decimals = (-step.log10()).ceil().clamp(2.0, 5.0) as usize;
+    format!("{x:.decimals$}")
+}
+
 /// A log axis's tick label: only at 1, 2 and 5 times a power of ten (plotters places a tick at
 /// every integer multiple, whose labels overlap towards the next decade).
 pub fn log_tick(x: f64) -> String {
