@@ -1235,3 +1235,38 @@ fn the_binary_works_from_an_empty_folder_with_its_bundled_data() {
     assert!(dir.path().join("a/report.html").exists());
     assert!(dir.path().join("b/manifest.json").exists());
 }
+
+#[test]
+fn check_prints_token_counts_rounded_for_reading() {
+    // A logged mean (capped) becomes an uncapped one with many digits; `check` printed it raw
+    // (`3630.3034517146757 tokens`, issue 53).
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.toml");
+    let text = std::fs::read_to_string(grid("race-pilot"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            if l.starts_with("uncapped_mean_response_tokens") {
+                "mean_response_tokens = 900"
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(&path, text).unwrap();
+    let a = bin().arg("check").arg(&path).assert().success();
+    let stdout = String::from_utf8_lossy(&a.get_output().stdout).to_string();
+    let task = stdout.lines().find(|l| l.starts_with("task:")).unwrap();
+    let tokens = task
+        .split("responses of ")
+        .nth(1)
+        .unwrap()
+        .split(" tokens")
+        .next()
+        .unwrap();
+    assert!(
+        tokens.chars().all(|c| c.is_ascii_digit() || c == ','),
+        "{task}"
+    );
+}

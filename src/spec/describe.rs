@@ -33,7 +33,11 @@ pub fn describe(grid: &Grid) -> String {
     ));
     text.push_str(&format!(
         "task: prompts of {} tokens, responses of {} tokens on average uncapped (cv {}), pass rate Beta(mean {}, concentration {})\n",
-        t.prompt_tokens, t.mean_response_tokens, t.response_length_cv, t.pass_rate_mean, t.pass_rate_concentration
+        thousands(t.prompt_tokens),
+        thousands(t.mean_response_tokens),
+        crate::format::number(t.response_length_cv),
+        crate::format::number(t.pass_rate_mean),
+        crate::format::number(t.pass_rate_concentration)
     ));
     text.push_str(&base_scores_line(grid));
     text.push_str(&axes_table(a).render());
