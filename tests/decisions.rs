@@ -340,31 +340,20 @@ proptest::proptest! {
     }
 }
 
-#[test]
-fn a_qwen3_8b_grid_without_a_base_score_uses_and_names_the_published_one() {
-    // Qwen3 Technical Report (arXiv 2505.09388) Table 18: Qwen3-8B, non-thinking, MATH-500 87.4.
-    // Before the published table, the prior guessed 0.409 from the model's size and the
-    // recommendation read a post-RL score below the model's own pre-RL score.
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("q.toml");
+/// The question as `init` writes it: Qwen3-8B on 32 H100s, $20k.
+fn qwen3_grid(dir: &Path) -> std::path::PathBuf {
+    let path = dir.join("q.toml");
     bin()
-        .args([
-            "init",
-            "--models",
-            "qwen3-8b",
-            "--gpus",
-            "32",
-            "--budget-usd",
-            "20000",
-        ])
+        .args(["init", "--models", "qwen3-8b", "--gpus", "32"])
+        .args(["--budget-usd", "20000"])
         .arg(&path)
         .assert()
         .success();
-    let text = std::fs::read_to_string(&path).unwrap();
-    assert!(
-        text.contains("# qwen3-8b: base score 0.874 published for Qwen/Qwen3-8B (Qwen3 Technical Report, arXiv 2505.09388, Table 18, non-thinking)"),
-        "{text}"
-    );
+    path
+}
+
+/// The summary `sweep` prints for the grid at `path`, its outputs written to `out`.
+fn summary_of(path: &Path, out: &Path) -> String {
     let a = bin()
         .args([
             "sweep",
@@ -372,12 +361,35 @@ fn a_qwen3_8b_grid_without_a_base_score_uses_and_names_the_published_one() {
             "-q",
             "--cells",
             "none",
-            "--out",
+            "--force",
         ])
-        .arg(dir.path().join("out"))
+        .arg("--out")
+        .arg(out)
         .assert()
         .success();
-    let stdout = String::from_utf8_lossy(&a.get_output().stdout).to_string();
+    String::from_utf8_lossy(&a.get_output().stdout).to_string()
+}
+
+/// [`qwen3_grid`] swept into `dir/out`: the grid's path and the summary.
+fn qwen3_grid_swept(dir: &Path) -> (std::path::PathBuf, String) {
+    let path = qwen3_grid(dir);
+    let stdout = summary_of(&path, &dir.join("out"));
+    (path, stdout)
+}
+
+#[test]
+fn a_qwen3_8b_grid_without_a_base_score_uses_and_names_the_published_one() {
+    // Qwen3 Technical Report (arXiv 2505.09388) Table 18: Qwen3-8B, non-thinking, MATH-500 87.4.
+    // Before the published table, the prior guessed 0.409 from the model's size and the
+    // recommendation read a post-RL score below the model's own pre-RL score.
+    let dir = tempfile::tempdir().unwrap();
+    let path = qwen3_grid(dir.path());
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains("# qwen3-8b: base score 0.874 published for Qwen/Qwen3-8B (Qwen3 Technical Report, arXiv 2505.09388, Table 18, non-thinking)"),
+        "{text}"
+    );
+    let stdout = summary_of(&path, &dir.path().join("out"));
     let run = stdout.lines().find(|l| l.contains(" run ")).unwrap();
     assert!(
         run.contains("from a base of 0.874 (published for Qwen/Qwen3-8B: Qwen3 Technical Report"),
@@ -392,20 +404,7 @@ fn a_qwen3_8b_grid_without_a_base_score_uses_and_names_the_published_one() {
         text.replace("[task]\n", "[task]\nbase_score = 0.8\n"),
     )
     .unwrap();
-    let a = bin()
-        .args([
-            "sweep",
-            path.to_str().unwrap(),
-            "-q",
-            "--cells",
-            "none",
-            "--force",
-            "--out",
-        ])
-        .arg(dir.path().join("out"))
-        .assert()
-        .success();
-    let stdout = String::from_utf8_lossy(&a.get_output().stdout).to_string();
+    let stdout = summary_of(&path, &dir.path().join("out"));
     assert!(
         stdout.contains("from a base of 0.800 (given in [task] base_score)"),
         "{stdout}"
@@ -483,33 +482,7 @@ fn dollar_amounts_are_read_as_people_type_them() {
 #[test]
 fn the_summary_names_the_command_that_prices_the_pick_alone_with_the_same_steps() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("q.toml");
-    bin()
-        .args([
-            "init",
-            "--models",
-            "qwen3-8b",
-            "--gpus",
-            "32",
-            "--budget-usd",
-            "20000",
-        ])
-        .arg(&path)
-        .assert()
-        .success();
-    let a = bin()
-        .args([
-            "sweep",
-            path.to_str().unwrap(),
-            "-q",
-            "--cells",
-            "none",
-            "--out",
-        ])
-        .arg(dir.path().join("out"))
-        .assert()
-        .success();
-    let stdout = String::from_utf8_lossy(&a.get_output().stdout).to_string();
+    let (path, stdout) = qwen3_grid_swept(dir.path());
     let run = stdout.lines().find(|l| l.contains(" run ")).unwrap();
     // The summary gives the command that prices the pick alone; it prices the same steps.
     let command = stdout
