@@ -418,6 +418,16 @@ pub fn money(x: f64) -> String {
     }
 }
 
+/// A duration or count as people read it: whole with separators from 100 (`1,810`), one
+/// decimal below (`52.1`).
+pub fn readable(x: f64) -> String {
+    if x.abs() >= 100.0 {
+        thousands(x)
+    } else {
+        format!("{x:.1}")
+    }
+}
+
 /// A share as a percentage with one decimal: `71.3%`.
 pub fn percent(x: f64) -> String {
     if !x.is_finite() {

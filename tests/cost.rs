@@ -1204,37 +1204,22 @@ fn cost_json_says_where_each_setting_came_from() {
 fn under_a_budget_the_length_band_is_in_the_steps_the_budget_buys() {
     // The budget fixes the dollars, so half or twice the response length moves the steps it
     // buys (issue 53: the band read "$19,995 at half, $19,990 at twice").
-    let a = common::bin()
-        .args([
-            "cost",
-            "--model",
-            "qwen3-8b",
-            "--gpus",
-            "32",
-            "--budget",
-            "20000 usd",
-        ])
-        .assert()
-        .success();
+    const RUN: &[&str] = &[
+        "cost",
+        "--model",
+        "qwen3-8b",
+        "--gpus",
+        "32",
+        "--budget",
+        "20000 usd",
+    ];
+    let a = bin().args(RUN).assert().success();
     let text = String::from_utf8_lossy(&a.get_output().stdout).to_string();
     assert!(
         text.contains("at half that length the budget buys "),
         "{text}"
     );
-    let a = common::bin()
-        .args([
-            "cost",
-            "--model",
-            "qwen3-8b",
-            "--gpus",
-            "32",
-            "--budget",
-            "20000 usd",
-            "--json",
-        ])
-        .assert()
-        .success();
-    let v: serde_json::Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    let v = json(RUN);
     let band = &v["length_band_iterations"];
     let (half, twice) = (
         band["half_length"].as_u64().unwrap(),
@@ -1246,7 +1231,7 @@ fn under_a_budget_the_length_band_is_in_the_steps_the_budget_buys() {
         "{half} {at_length} {twice}"
     );
     // For a number of steps the length moves the dollars.
-    let a = common::bin()
+    let a = bin()
         .args([
             "cost", "--model", "qwen3-8b", "--gpus", "32", "--steps", "100",
         ])

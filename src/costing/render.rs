@@ -400,15 +400,6 @@ fn options_table(report: &CostReport) -> String {
     table.render()
 }
 
-/// Hours as people read them: whole hours with separators from 100, one decimal below.
-fn hours(x: f64) -> String {
-    if x >= 100.0 {
-        thousands(x)
-    } else {
-        format!("{x:.1}")
-    }
-}
-
 /// The framework, engine and length assumptions, and what half and twice the length move: the
 /// steps a budget buys, or the dollars of a number of steps.
 fn assumptions_line(report: &CostReport, request: &RunRequest) -> String {
@@ -420,9 +411,9 @@ fn assumptions_line(report: &CostReport, request: &RunRequest) -> String {
         crate::config::Stop::Budget(_) => format!(
             "at half that length the budget buys {} steps ({} hours), at twice {} ({} hours)",
             thousands(low.iterations as f64),
-            hours(low.wall_hours),
+            crate::format::readable(low.wall_hours),
             thousands(high.iterations as f64),
-            hours(high.wall_hours)
+            crate::format::readable(high.wall_hours)
         ),
         crate::config::Stop::Iterations(_) => format!(
             "at half that length ${}, at twice ${}",

@@ -142,16 +142,6 @@ fn why_cheaper_sentence(grid: &Grid, d: &Decision) -> Option<String> {
     ))
 }
 
-/// Seconds or hours as people read them: whole numbers with separators from 100, one decimal
-/// below.
-fn readable(x: f64) -> String {
-    if x.abs() >= 100.0 {
-        crate::format::thousands(x)
-    } else {
-        format!("{x:.1}")
-    }
-}
-
 /// "415 steps of 1,810 s (209 hours on 32 GPUs)": how long the run is, in the steps to set.
 pub fn steps_phrase(p: &crate::analysis::frontier::Point, gpus: u64) -> String {
     let step_seconds = if p.iterations > 0 {
@@ -163,8 +153,8 @@ pub fn steps_phrase(p: &crate::analysis::frontier::Point, gpus: u64) -> String {
         "{} step{} of {} s ({} hours on {gpus} GPUs)",
         crate::format::thousands(p.iterations as f64),
         if p.iterations == 1 { "" } else { "s" },
-        readable(step_seconds),
-        readable(p.wall_hours)
+        crate::format::readable(step_seconds),
+        crate::format::readable(p.wall_hours)
     )
 }
 
