@@ -205,7 +205,7 @@ fn every_plot_rasterises_to_a_picture_with_content() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     sweep_race_pilot(&out);
-    for plot in ["frontier", "allocation", "split", "simplex"] {
+    for plot in ["frontier", "regimes", "allocation", "split", "simplex"] {
         let svg = out.join(format!("plots/{plot}.svg"));
         let text = std::fs::read_to_string(&svg).unwrap();
         // Paint opacity only: element opacity renders as black shapes in ImageMagick.
@@ -303,7 +303,7 @@ fn the_page_s_text_is_at_least_12_px_and_it_shows_the_recommendation_s_parts() {
     // why and the edges) and the why bars.
     let advice: usize = attribute("data-advice").parse().unwrap();
     assert!(advice >= 4 * 3, "{advice} advice lines");
-    assert!(dom.contains("indistinguishable under the current model"));
+    assert!(dom.contains("each of these is indistinguishable from it"));
     assert!(dom.contains("why"));
     assert_eq!(dom.matches("<tr class=\"best\">").count(), 4);
 }

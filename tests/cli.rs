@@ -140,7 +140,13 @@ fn default_sweep_writes_cells_and_manifest_under_results() {
     plots.sort();
     assert_eq!(
         plots,
-        ["allocation.svg", "frontier.svg", "simplex.svg", "split.svg"]
+        [
+            "allocation.svg",
+            "frontier.svg",
+            "regimes.svg",
+            "simplex.svg",
+            "split.svg"
+        ]
     );
     // on_frontier marks exactly the cells of the budget-unit front in frontier.csv.
     let (fh, front_rows) = read_csv(&out.join("frontier.csv"));
@@ -591,7 +597,7 @@ fn plot_text_is_at_least_12_px_and_dollar_budgets_read_as_money() {
     for name in ["race-pilot", "dollars"] {
         let out = dir.path().join(name);
         quiet_sweep(name, &out).success();
-        for plot in ["frontier", "allocation", "split", "simplex"] {
+        for plot in ["frontier", "regimes", "allocation", "split", "simplex"] {
             let text = std::fs::read_to_string(out.join(format!("plots/{plot}.svg"))).unwrap();
             let sizes = svg_font_sizes(&text);
             assert!(!sizes.is_empty(), "{name}/{plot}: no text");
@@ -644,7 +650,7 @@ fn png_copies_of_the_plots_have_content_and_go_when_not_asked_for() {
         .arg(&out)
         .assert()
         .success();
-    for plot in ["frontier", "allocation", "split", "simplex"] {
+    for plot in ["frontier", "regimes", "allocation", "split", "simplex"] {
         let path = out.join(format!("plots/{plot}.png"));
         let (share, colours) = common::ink(&path);
         assert!(
@@ -671,6 +677,7 @@ fn plots_are_well_formed_svg_with_data_marks() {
     quiet_sweep("race-pilot", &out).success();
     for (name, min_marks) in [
         ("frontier.svg", 500),
+        ("regimes.svg", 5),
         ("allocation.svg", 30),
         ("split.svg", 20),
         ("simplex.svg", 500),
@@ -697,7 +704,7 @@ fn plots_are_well_formed_svg_with_data_marks() {
     }
     let report = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(report.contains("prior (uncalibrated)"));
-    assert_eq!(report.matches("<svg").count(), 4, "four inline plots");
+    assert_eq!(report.matches("<svg").count(), 5, "five inline plots");
     // Inline script is allowed (the shortlist's filter and sorting); nothing is fetched.
     for forbidden in [
         "<script src",
@@ -761,6 +768,7 @@ fn merged_shards_equal_the_unsharded_sweep_byte_for_byte() {
         "shortlist.md",
         "report.html",
         "plots/frontier.svg",
+        "plots/regimes.svg",
         "plots/allocation.svg",
         "plots/split.svg",
         "plots/simplex.svg",

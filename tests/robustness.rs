@@ -100,6 +100,7 @@ fn every_output_is_identical_across_thread_counts_and_runs() {
             "shortlist.md",
             "report.html",
             "plots/frontier.svg",
+            "plots/regimes.svg",
             "plots/allocation.svg",
             "plots/split.svg",
             "plots/simplex.svg",

@@ -38,8 +38,12 @@ pub struct Entry {
     pub budget_index: usize,
     /// 1 for the best cell of the budget.
     pub rank: usize,
-    /// The cell.
+    /// The cell the regime is shown by: of the cells it folds, the one with the best predicted
+    /// score (then the lower id), so the shortlist, the headline, `frontier.csv` and the plots
+    /// show the same cell wherever the regime holds the budget's best point prediction.
     pub point: Point,
+    /// The cells the regime folds (its near-duplicates and `point`), highest probability first.
+    pub members: Vec<Point>,
     /// Dollars per percentage point of predicted improvement over the base score.
     pub usd_per_point: Option<f64>,
     /// Probability that this regime (with its near-duplicates) is the best of its budget.
@@ -228,31 +232,63 @@ pub fn entries(
             .then(pool[b].score.total_cmp(&pool[a].score))
             .then(pool[a].id.cmp(&pool[b].id))
     });
-    let mut regimes: Vec<(Point, f64)> = Vec::new();
+    // Each regime: the cells it folds (its first cell first) and their summed probability.
+    let mut regimes: Vec<(Vec<Point>, f64)> = Vec::new();
     for k in order {
         let p = pool[k];
         match regimes
             .iter_mut()
-            .find(|(c, _)| near_duplicate(grid, &c.indices, &p.indices))
+            .find(|(cells, _)| near_duplicate(grid, &cells[0].indices, &p.indices))
         {
-            Some(regime) => regime.1 += probability[k],
-            None => regimes.push((p, probability[k])),
+            Some(regime) => {
+                regime.0.push(p);
+                regime.1 += probability[k];
+            }
+            None => regimes.push((vec![p], probability[k])),
         }
     }
     let mut chosen = regimes;
-    chosen.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.id.cmp(&b.0.id)));
+    chosen.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0[0].id.cmp(&b.0[0].id)));
     chosen
         .into_iter()
         .enumerate()
         .take_while(|(rank, (_, probability))| *rank == 0 || *probability >= MIN_PROBABILITY_BEST)
         .take(MAX_PER_BUDGET)
-        .map(|(rank, (p, probability_best))| Entry {
-            budget_index,
-            rank: rank + 1,
-            point: p,
-            usd_per_point: crate::evaluate::usd_per_point(p.usd, p.score, p.base_score),
-            probability_best,
-            flags: flags(grid, &p),
+        .map(|(rank, (members, probability_best))| {
+            let p = shown_cell(&members);
+            Entry {
+                budget_index,
+                rank: rank + 1,
+                point: p,
+                members,
+                usd_per_point: crate::evaluate::usd_per_point(p.usd, p.score, p.base_score),
+                probability_best,
+                flags: flags(grid, &p),
+            }
+        })
+        .collect()
+}
+
+/// The cell a regime is shown by: the best predicted score among the cells it folds (then the
+/// lower id).
+fn shown_cell(members: &[Point]) -> Point {
+    *members
+        .iter()
+        .max_by(|a, b| a.score.total_cmp(&b.score).then(b.id.cmp(&a.id)))
+        .expect("a regime folds at least one cell")
+}
+
+/// For each axis on which `cells` differ (the budget aside), the axis and the distinct value
+/// indices they take on it, in axis order: what a regime's name stands for beyond its shown cell
+/// ("1-2 epochs"), or which levers a group of indistinguishable regimes spans.
+pub fn spread(cells: &[Point]) -> Vec<(Axis, Vec<usize>)> {
+    Axis::ALL
+        .into_iter()
+        .filter(|&axis| axis != Axis::Budget)
+        .filter_map(|axis| {
+            let values: std::collections::BTreeSet<usize> =
+                cells.iter().map(|p| p.indices[axis]).collect();
+            (values.len() > 1).then(|| (axis, values.into_iter().collect()))
         })
         .collect()
 }
@@ -301,6 +337,11 @@ mod tests {
         assert_eq!(e[0].rank, 1);
         // Folding sums: the first regime holds more than any one cell.
         assert!(e[0].probability_best > probability[0]);
+        // The regime is shown by the best-scoring cell it folds (scores fall with the id here).
+        let best = e[0].members.iter().map(|p| p.id).min().unwrap();
+        assert_eq!(e[0].point.id, best);
+        assert!(e[0].members.len() > 1);
+        assert!(!spread(&e[0].members).is_empty());
     }
 
     proptest! {
@@ -326,6 +367,9 @@ mod tests {
             for (k, x) in e.iter().enumerate() {
                 prop_assert_eq!(x.rank, k + 1);
                 prop_assert!(k == 0 || x.probability_best >= MIN_PROBABILITY_BEST);
+                // Shown by its best-scoring member, which it folds.
+                prop_assert!(x.members.iter().any(|m| m.id == x.point.id));
+                prop_assert!(x.members.iter().all(|m| m.score <= x.point.score));
             }
         }
     }

@@ -8,13 +8,14 @@ use std::sync::atomic::AtomicBool;
 use clap::Args;
 use rlfrontier::analysis::decision::{Compared, Decision};
 use rlfrontier::analysis::draws::Interval;
+use rlfrontier::analysis::shortlist::Flag;
 use rlfrontier::engine::{
     CellsMode, CellsSink, Progress, SweepOptions, SweepSummary, TableFormat, default_out_dir,
     run_sweep_into,
 };
 use rlfrontier::error::Result;
 use rlfrontier::format::{percent, thousands};
-use rlfrontier::report::recommendation::sentences;
+use rlfrontier::report::recommendation::{one_line, sentences};
 use rlfrontier::report::tables::{budget_label, regime_label};
 use rlfrontier::spec;
 
@@ -46,6 +47,10 @@ pub struct SweepArgs {
     /// Print the summary as JSON (counts, shares, the answer per budget, files written).
     #[arg(long)]
     pub json: bool,
+    /// Print each budget's whole recommendation (the regimes it cannot tell apart, a second to
+    /// validate, the cheaper one within noise, why, the grid edges), not one line per budget.
+    #[arg(long)]
+    pub explain: bool,
     /// `csv`, or `parquet`: cells.parquet instead of cells.csv (typed columns, compressed) and a
     /// .parquet copy of every CSV table.
     #[arg(long, default_value = "csv", value_parser = parse_format)]
@@ -144,7 +149,7 @@ impl Progress for Bar {
 }
 
 /// The summary printed after a sweep.
-fn summary_text(grid: &spec::Grid, s: &SweepSummary) -> String {
+fn summary_text(grid: &spec::Grid, s: &SweepSummary, explain: bool) -> String {
     let mut text = format!("predictions: {}\n", grid.outcome_state.label());
     text.push_str(&format!(
         "swept {} cells of grid `{}` ({} in the grid, {} pruned by constraints) in {:.2} s on {} threads ({} cells/s)\n",
@@ -182,10 +187,63 @@ fn summary_text(grid: &spec::Grid, s: &SweepSummary) -> String {
             "no cell is feasible: see infeasible_reason in cells.csv for what to change\n",
         );
     }
-    text.push_str(&recommendation_text(grid, &s.decisions));
+    if explain {
+        text.push_str(&recommendation_text(grid, &s.decisions));
+    } else {
+        text.push_str(&one_line_text(grid, &s.decisions));
+    }
     for f in &s.files {
         text.push_str(&format!("wrote {}\n", f.display()));
     }
+    text
+}
+
+/// One line per budget (regime, steps, dollars, score, gain, P(best)), then where the rest is:
+/// the command that prices one alone, the grid edges to extend, `--explain`.
+fn one_line_text(grid: &spec::Grid, decisions: &[Decision]) -> String {
+    if decisions.is_empty() {
+        return String::new();
+    }
+    let mut text = format!(
+        "per budget, the recommendation (P(best) from {} joint draws; gains are points over the base score, with 90% intervals):\n",
+        thousands(rlfrontier::analysis::draws::DRAWS as f64)
+    );
+    let labels: Vec<String> = decisions
+        .iter()
+        .map(|d| budget_label(grid, d.budget_index))
+        .collect();
+    let width = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+    for (d, label) in decisions.iter().zip(&labels) {
+        text.push_str(&format!(
+            "  {label:>width$}  cell {}: {}\n",
+            d.recommended().point.id,
+            one_line(grid, d)
+        ));
+    }
+    let mut edges: Vec<String> = Vec::new();
+    for d in decisions {
+        for f in d.edges() {
+            let name = match f {
+                Flag::LowerEdge { axis, value } => format!("{axis} below {value}"),
+                Flag::UpperEdge { axis, value } => format!("{axis} above {value}"),
+                _ => continue,
+            };
+            if !edges.contains(&name) {
+                edges.push(name);
+            }
+        }
+    }
+    if !edges.is_empty() {
+        text.push_str(&format!(
+            "at the grid's edge: extend {} and sweep again before trusting {}\n",
+            edges.join(", "),
+            if decisions.len() == 1 { "it" } else { "them" }
+        ));
+    }
+    text.push_str(&format!(
+        "price one alone, phase by phase: rlfrontier cost --grid {} --cell ID; the regimes it cannot tell apart, a second to validate, the cheaper one within noise and why: --explain, or shortlist.md\n",
+        grid.path.display()
+    ));
     text
 }
 
@@ -259,7 +317,7 @@ pub fn run_to(
     if args.json {
         return emit(out, &super::json_text(&summary_json(&grid, &summary)));
     }
-    emit(out, &summary_text(&grid, &summary))
+    emit(out, &summary_text(&grid, &summary, args.explain))
 }
 
 /// A point's fields in the summary's JSON.

@@ -203,7 +203,11 @@ fn plots_section(svgs: &[(String, String)]) -> String {
     let captions = [
         (
             "frontier.svg",
-            "Predicted score against the run's cost. Faint points: a sample of feasible cells; line: the cost-score front.",
+            "Predicted score against the run's cost. Faint points: a sample of feasible cells; line: the cost-score front; ring: each budget's recommendation (the regime most likely to be best).",
+        ),
+        (
+            "regimes.svg",
+            "Per budget, each shortlisted regime's predicted score against the recommendation's (rank 1), in points: the dot is the median of the paired difference, the bar its 90% interval from the same joint draws; a grey bar crosses 0 (the model cannot tell it from the pick), a red one does not.",
         ),
         (
             "allocation.svg",

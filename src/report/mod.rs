@@ -121,7 +121,7 @@ fn write_target_outputs(
 ) -> Result<Staged> {
     let mut staged = Staged::default();
     for (name, table) in [
-        ("frontier", tables::frontier_csv(grid, aggregate)),
+        ("frontier", tables::frontier_csv(grid, aggregate, decisions)),
         (
             "allocation_frontier",
             tables::allocation_csv(grid, aggregate),
@@ -142,7 +142,7 @@ fn write_target_outputs(
     )?;
     let plots_dir = out_dir.join("plots");
     std::fs::create_dir_all(&plots_dir).map_err(|e| Error::io(&plots_dir, e))?;
-    let svgs = plots::render_all(grid, aggregate);
+    let svgs = plots::render_all(grid, aggregate, decisions);
     for (name, svg) in &svgs {
         staged.add(&plots_dir.join(name), svg.as_bytes())?;
         if formats.png {

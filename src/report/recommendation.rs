@@ -206,11 +206,141 @@ pub fn gain_phrase(grid: &Grid, c: &Compared) -> String {
     }
 }
 
+/// The values `cells` take on each axis where they differ, as people name them: an ordered
+/// axis as a range (`G 32-128`, `1-4 epochs`), any other as the values (`full/lora:64`).
+pub fn spread_phrase(grid: &Grid, cells: &[crate::analysis::frontier::Point]) -> Option<String> {
+    let parts: Vec<String> = crate::analysis::shortlist::spread(cells)
+        .into_iter()
+        .map(|(axis, indices)| {
+            let label = |i: usize| grid.axes.label(axis, i);
+            let values = if axis.is_ordered() {
+                format!(
+                    "{}\u{2013}{}",
+                    label(indices[0]),
+                    label(indices[indices.len() - 1])
+                )
+            } else {
+                indices
+                    .iter()
+                    .map(|&i| label(i))
+                    .collect::<Vec<_>>()
+                    .join("/")
+            };
+            match axis {
+                crate::spec::Axis::GroupSize => format!("G {values}"),
+                crate::spec::Axis::MaxResponseLen => format!("cap {values}"),
+                crate::spec::Axis::UpdateEpochs => format!("{values} epochs"),
+                crate::spec::Axis::PromptsPerStep => format!("{values} prompts"),
+                crate::spec::Axis::Turns => format!("{values} turns"),
+                crate::spec::Axis::ToolSeconds => format!("tools {values} s"),
+                _ => values,
+            }
+        })
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+/// "(folds 1-2 epochs, 256-512 prompts)": the near-duplicate cells a regime stands for, when
+/// it folds any that differ from the cell it is shown by.
+pub fn folds_phrase(grid: &Grid, entry: &crate::analysis::shortlist::Entry) -> Option<String> {
+    spread_phrase(grid, &entry.members).map(|s| format!("(folds {s})"))
+}
+
+/// "indistinguishable over G 32-128, 1-4 epochs (5 regimes, point predictions within 0.2
+/// points): ...": when the recommendation has no clear lead, the levers the model cannot tell
+/// apart (the values the cells of every indistinguishable regime take).
+pub fn flat_phrase(grid: &Grid, d: &Decision) -> Option<String> {
+    if d.indistinguishable.is_empty() {
+        return None;
+    }
+    let cells: Vec<crate::analysis::frontier::Point> = d
+        .indistinguishable
+        .iter()
+        .flat_map(|&k| d.shortlist[k].members.iter().copied())
+        .collect();
+    let scores = d
+        .indistinguishable
+        .iter()
+        .map(|&k| d.compared[k].point.score);
+    let spread_points =
+        100.0 * (scores.clone().fold(f64::MIN, f64::max) - scores.fold(f64::MAX, f64::min));
+    let levers = spread_phrase(grid, &cells)?;
+    let within = if spread_points < 0.05 {
+        "less than 0.1".to_string()
+    } else {
+        format!("{spread_points:.1}")
+    };
+    Some(format!(
+        "indistinguishable over {levers} ({} regimes, point predictions within {within} points): a pilot tells them apart, else choose on cost or wall time",
+        d.indistinguishable.len()
+    ))
+}
+
+/// A short name for where the base score came from: `published`, `given`, `implied` or
+/// `size-guessed`.
+fn base_kind(grid: &Grid, p: &crate::analysis::frontier::Point) -> &'static str {
+    let model = p.indices[crate::spec::Axis::Model];
+    if grid
+        .published_base_scores
+        .get(model)
+        .cloned()
+        .flatten()
+        .is_some()
+    {
+        "published"
+    } else if grid
+        .measured_base_scores
+        .get(model)
+        .copied()
+        .flatten()
+        .is_some()
+    {
+        "given"
+    } else if grid.ability_scores.get(model).copied().flatten().is_some() {
+        "implied"
+    } else {
+        "size-guessed"
+    }
+}
+
+/// One budget's recommendation on one line: the regime (and what it folds), its steps and
+/// dollars, the predicted score, the one gain with its interval over the base (and the base's
+/// kind), P(best), and the levers the prediction is flat in when it has no clear lead.
+pub fn one_line(grid: &Grid, d: &Decision) -> String {
+    let a = d.recommended();
+    let folds = folds_phrase(grid, &d.shortlist[0])
+        .map(|f| format!(" {f}"))
+        .unwrap_or_default();
+    let gain = if base_is_guessed(grid, &a.point) {
+        signed_points(a.gain.median) + " points"
+    } else {
+        points_interval(&a.gain)
+    };
+    let flat = flat_phrase(grid, d)
+        .map(|f| format!("; no clear lead: {f}"))
+        .unwrap_or_default();
+    format!(
+        "{}{folds}: {}, ${}: {:.3} [{:.3}, {:.3}], {gain} over a {} base of {:.3}, P(best) {}{flat}",
+        regime_label(grid, &a.point),
+        steps_phrase(&a.point, grid.hardware.gpus),
+        money(a.point.usd),
+        a.point.score,
+        a.point.score_low,
+        a.point.score_high,
+        base_kind(grid, &a.point),
+        a.point.base_score,
+        percent(a.probability_best)
+    )
+}
+
 /// The sentences of `d`.
 pub fn sentences(grid: &Grid, d: &Decision) -> Sentences {
     let a = d.recommended();
+    let folds = folds_phrase(grid, &d.shortlist[0])
+        .map(|f| format!(" {f}"))
+        .unwrap_or_default();
     let run = format!(
-        "run {} for {}, ${}: {:.3} [{:.3}, {:.3}] from {}, {} (P(best) {})",
+        "run {}{folds} for {}, ${}: {:.3} [{:.3}, {:.3}] from {}, {} (P(best) {})",
         regime_label(grid, &a.point),
         steps_phrase(&a.point, grid.hardware.gpus),
         money(a.point.usd),
@@ -226,11 +356,17 @@ pub fn sentences(grid: &Grid, d: &Decision) -> Sentences {
             .iter()
             .map(|&k| regime_with_difference(grid, &d.compared[k]))
             .collect();
-        format!(
-            "no clear lead: these {} regimes are indistinguishable under the current model (each one's difference to it spans 0): {}",
-            d.indistinguishable.len(),
-            others.join("; ")
-        )
+        match flat_phrase(grid, d) {
+            Some(flat) => format!(
+                "no clear lead: {flat}; each of these is indistinguishable from it (its difference to it spans 0): {}",
+                others.join("; ")
+            ),
+            None => format!(
+                "no clear lead: these {} regimes are indistinguishable under the current model (each one's difference to it spans 0): {}",
+                d.indistinguishable.len(),
+                others.join("; ")
+            ),
+        }
     });
     let second = d.second.map(|k| {
         let b = &d.compared[k];

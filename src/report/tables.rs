@@ -218,8 +218,10 @@ impl SmallTable {
 
 /// `frontier.csv`: the cost–score front in the grid's budget unit and in dollars, each sorted by
 /// cost; `front` names the cost the front is drawn against, in `budget_unit` spelling (`flops`,
-/// `gpu-h` or `usd`).
-pub fn frontier_csv(grid: &Grid, aggregate: &Aggregate) -> SmallTable {
+/// `gpu-h` or `usd`). `recommended` marks the cells that are a budget's recommendation (the
+/// shortlist's rank 1; a recommendation off the front is not added to it).
+pub fn frontier_csv(grid: &Grid, aggregate: &Aggregate, decisions: &[Decision]) -> SmallTable {
+    let picks: Vec<u64> = decisions.iter().map(|d| d.recommended().point.id).collect();
     let unit = cost_unit(grid);
     let cost_column = format!("cost_{}", unit.replace('-', "_"));
     let mut trailing = vec![(cost_column.as_str(), Double)];
@@ -240,6 +242,7 @@ pub fn frontier_csv(grid: &Grid, aggregate: &Aggregate) -> SmallTable {
         ]
         .map(|name| (name, Double)),
     );
+    trailing.push(("recommended", Bool));
     let mut rows = Vec::new();
     let bases: Vec<(CostBasis, &str)> = if unit == "usd" {
         vec![(CostBasis::BudgetUnit, "usd")]
@@ -268,6 +271,7 @@ pub fn frontier_csv(grid: &Grid, aggregate: &Aggregate) -> SmallTable {
                 ]
                 .map(number),
             );
+            row.push(picks.contains(&p.id).to_string());
             rows.push(row);
         }
     }
@@ -310,7 +314,7 @@ pub fn allocation_csv(grid: &Grid, aggregate: &Aggregate) -> SmallTable {
 /// The shortlist's columns after the cell's own ([`CELL_HEADER`]): the prediction, the
 /// comparison with rank 1, the gain over the base score, the validation run's price and the
 /// flags.
-const SHORTLIST_COLUMNS: [(&str, ColumnType); 24] = [
+const SHORTLIST_COLUMNS: [(&str, ColumnType); 25] = [
     ("predicted_score", Double),
     ("score_low", Double),
     ("score_high", Double),
@@ -335,6 +339,7 @@ const SHORTLIST_COLUMNS: [(&str, ColumnType); 24] = [
     ("edge_axes", Text),
     ("infeasible_neighbour", Bool),
     ("infeasible_neighbours", Text),
+    ("folds", Text),
 ];
 
 /// `shortlist.csv`: every budget's shortlist, each regime with its paired difference to the
@@ -403,7 +408,22 @@ fn shortlist_row(grid: &Grid, d: &Decision, k: usize, e: &Entry, c: &Compared) -
     );
     row.push((!e.flags.contains(&Flag::Uncalibrated)).to_string());
     row.extend(flag_columns(&e.flags));
+    row.push(folds_column(grid, e));
     row
+}
+
+/// The `folds` column: each axis on which the regime's near-duplicate cells differ from one
+/// another, with the values they take (`update_epochs:1|2;prompts_per_step:256|512`); empty
+/// when the regime is its one cell.
+fn folds_column(grid: &Grid, e: &Entry) -> String {
+    crate::analysis::shortlist::spread(&e.members)
+        .into_iter()
+        .map(|(axis, indices)| {
+            let values: Vec<String> = indices.iter().map(|&i| grid.axes.label(axis, i)).collect();
+            format!("{axis}:{}", values.join("|"))
+        })
+        .collect::<Vec<_>>()
+        .join(";")
 }
 
 /// A shortlist entry's cells as people read them: the cell's axis values and the formatted
@@ -478,9 +498,9 @@ pub fn shortlist_markdown(grid: &Grid, decisions: &[Decision]) -> String {
         } else {
             ("", "")
         };
-        md.push_str(&format!("| rank | P(best) | model | finetune | reward |{setup_head} G | cap | epochs | prompts | score [low, high] | vs rank 1 | update fraction | validation run | $/point |\n"));
+        md.push_str(&format!("| rank | P(best) | model | finetune | reward |{setup_head} G | cap | epochs | prompts | score [low, high] | vs rank 1 | update fraction | validation run | $/point | folds |\n"));
         md.push_str(&format!(
-            "|---:|---:|---|---|---|{setup_rule}---:|---:|---:|---:|---|---|---:|---:|---:|\n"
+            "|---:|---:|---|---|---|{setup_rule}---:|---:|---:|---:|---|---|---:|---:|---:|---|\n"
         ));
         for (e, compared) in entries.iter().zip(&d.compared) {
             let c = shortlist_cells(grid, e);
@@ -491,7 +511,7 @@ pub fn shortlist_markdown(grid: &Grid, decisions: &[Decision]) -> String {
                 String::new()
             };
             md.push_str(&format!(
-                "| {} | {} | {} | {} | {} |{setup_cell} {} | {} | {} | {} | {} | {} | {} | ${} ({} steps, {} GPU-h, {} h) | {} |\n",
+                "| {} | {} | {} | {} | {} |{setup_cell} {} | {} | {} | {} | {} | {} | {} | ${} ({} steps, {} GPU-h, {} h) | {} | {} |\n",
                 e.rank,
                 c.probability_best,
                 f.label(Axis::Model),
@@ -513,6 +533,9 @@ pub fn shortlist_markdown(grid: &Grid, decisions: &[Decision]) -> String {
                 c.gpu_hours,
                 c.wall_hours,
                 c.usd_per_point,
+                super::recommendation::spread_phrase(grid, &e.members)
+                    .map(|f| crate::format::markdown_text(&f))
+                    .unwrap_or_else(|| "-".to_string()),
             ));
         }
         md.push('\n');
@@ -522,20 +545,31 @@ pub fn shortlist_markdown(grid: &Grid, decisions: &[Decision]) -> String {
     md
 }
 
-/// One markdown line per shortlisted regime with flags (the calibration flag aside): its rank
-/// and what was flagged.
+/// One markdown line per distinct flag of the shortlisted regimes (the calibration flag aside),
+/// with the ranks it applies to: an edge most regimes share is said once.
 fn flag_notes(entries: &[Entry]) -> String {
-    let mut md = String::new();
+    let mut notes: Vec<(String, Vec<usize>)> = Vec::new();
     for e in entries {
-        let notes: Vec<String> = e
-            .flags
-            .iter()
-            .filter(|f| **f != Flag::Uncalibrated)
-            .map(Flag::to_string)
-            .collect();
-        if !notes.is_empty() {
-            md.push_str(&format!("- rank {}: {}\n", e.rank, notes.join("; ")));
+        for f in e.flags.iter().filter(|f| **f != Flag::Uncalibrated) {
+            let text = f.to_string();
+            match notes.iter_mut().find(|(t, _)| *t == text) {
+                Some((_, ranks)) => ranks.push(e.rank),
+                None => notes.push((text, vec![e.rank])),
+            }
         }
     }
-    md
+    notes
+        .into_iter()
+        .map(|(text, ranks)| {
+            let ranks: Vec<String> = ranks.iter().map(usize::to_string).collect();
+            let which = if ranks.len() == entries.len() && entries.len() > 1 {
+                "every rank".to_string()
+            } else if ranks.len() == 1 {
+                format!("rank {}", ranks[0])
+            } else {
+                format!("ranks {}", ranks.join(", "))
+            };
+            format!("- {which}: {text}\n")
+        })
+        .collect()
 }

@@ -19,7 +19,11 @@ use super::*;
 
 /// `frontier.svg`: with a shaded 90% band along the front, and every front point carrying its
 /// full configuration as an SVG `<title>` (a tooltip in browsers, text for screen readers).
-pub fn frontier(grid: &Grid, aggregate: &Aggregate) -> String {
+pub fn frontier(
+    grid: &Grid,
+    aggregate: &Aggregate,
+    decisions: &[crate::analysis::decision::Decision],
+) -> String {
     let mut tips: Vec<(i32, i32, String)> = Vec::new();
     let strips = budget_strips(grid);
     let lane = |p: &Point| match &strips {
@@ -36,7 +40,11 @@ pub fn frontier(grid: &Grid, aggregate: &Aggregate) -> String {
         if front.is_empty() {
             return empty_message(root, &title);
         }
-        let all: Vec<&Point> = aggregate.sample.iter().chain(front.iter()).collect();
+        let picks: Vec<Point> = decisions.iter().map(|d| d.recommended().point).collect();
+        let all: Vec<&Point> = [&aggregate.sample, &front, &picks]
+            .into_iter()
+            .flatten()
+            .collect();
         let (x0, x1) = log_range(all.iter().map(|p| lane(p)));
         // The axis fits the points; the whiskers are clipped to it.
         let (y0, y1) = score_range(&all);
@@ -89,6 +97,11 @@ pub fn frontier(grid: &Grid, aggregate: &Aggregate) -> String {
         for p in &front {
             let (px, py) = chart.backend_coord(&(lane(p), p.score));
             tips.push((px, py, front_tip(grid, p)));
+        }
+        draw_picks(&mut chart, &picks, &lane)?;
+        for p in &picks {
+            let (px, py) = chart.backend_coord(&(lane(p), p.score));
+            tips.push((px, py, format!("recommended: {}", front_tip(grid, p))));
         }
         Ok(())
     });
@@ -145,7 +158,7 @@ fn draw_budget_ticks(
 }
 
 /// The front: each point's 90% interval as a whisker clipped to `y_range` (at most
-/// [`MAX_WHISKERS`], evenly spaced), the line through the points, and the points in their
+/// [`MAX_WHISKERS`], evenly spaced; none whose interval passes both ends of the axis), the line through the points, and the points in their
 /// model's colour. `lane` places a point on the x axis.
 fn draw_front(
     chart: &mut FrontierChart,
@@ -156,7 +169,10 @@ fn draw_front(
     let clamp = |y: f64| y.clamp(y_range.0, y_range.1);
     // A forest of lines reads as none.
     let step = front.len().div_ceil(MAX_WHISKERS).max(1);
-    chart.draw_series(front.iter().step_by(step).map(|p| {
+    // An interval past both ends of the axis says only "wider than the plot" and, drawn, reads
+    // as a wall: such whiskers are left out (regimes.svg has the intervals that matter, paired).
+    let informative = |p: &&Point| p.score_low > y_range.0 || p.score_high < y_range.1;
+    chart.draw_series(front.iter().step_by(step).filter(informative).map(|p| {
         PathElement::new(
             vec![
                 (lane(p), clamp(p.score_low)),
@@ -180,6 +196,21 @@ fn draw_front(
         front
             .iter()
             .map(|p| Circle::new((lane(p), p.score), 5, BLACK.stroke_width(1))),
+    )?;
+    Ok(())
+}
+
+/// Each budget's recommendation, ringed, whether or not its cell is on the front (P(best) and
+/// the best point prediction can differ).
+fn draw_picks(
+    chart: &mut FrontierChart,
+    picks: &[Point],
+    lane: &dyn Fn(&Point) -> f64,
+) -> PlotResult {
+    chart.draw_series(
+        picks
+            .iter()
+            .map(|p| Circle::new((lane(p), p.score), 10, BLACK.stroke_width(2))),
     )?;
     Ok(())
 }
@@ -212,10 +243,13 @@ fn draw_legend(area: &DrawingArea<SVGBackend, Shift>, grid: &Grid) -> PlotResult
         BLACK.mix(0.35).stroke_width(2),
     ))?;
     area.draw(&Text::new(
-        "90% interval along the front (clipped to the plot)",
+        "90% interval, where within the plot",
         (x + 8, y),
-        font,
+        font.clone(),
     ))?;
+    x += 300;
+    area.draw(&Circle::new((x, y + 6), 8, BLACK.stroke_width(2)))?;
+    area.draw(&Text::new("recommended", (x + 14, y), font))?;
     Ok(())
 }
 

@@ -7,6 +7,8 @@
 //!   fraction (learning share of FLOPs), one line per model and reward.
 //! - `split.svg`: the search/learning/feedback shares of the frontier cells, in FLOPs and in
 //!   dollars side by side.
+//! - `regimes.svg`: per budget, the shortlisted regimes' paired difference to the
+//!   recommendation in points with 90% intervals (what a one-budget grid asks).
 //! - `simplex.svg`: the three FLOP shares (learning across, feedback up, search the rest),
 //!   coloured by predicted score.
 //! - `fit_<run>.svg` and `calibration.svg` (from `fit`): a pilot's checkpoints with the fitted
@@ -17,6 +19,7 @@
 mod allocation;
 mod fit;
 mod frontier;
+mod regimes;
 mod simplex;
 mod split;
 
@@ -29,6 +32,7 @@ use crate::spec::Grid;
 pub use allocation::allocation;
 pub use fit::{FitPlot, calibration_plot, fit_plot};
 pub use frontier::frontier;
+pub use regimes::regimes;
 pub use simplex::{score_colour, simplex};
 pub use split::split;
 
@@ -239,12 +243,20 @@ fn empty_message(area: &DrawingArea<SVGBackend, Shift>, title: &str) -> PlotResu
 }
 
 /// The sweep's plots, by file stem.
-pub const PLOT_NAMES: [&str; 4] = ["frontier", "allocation", "split", "simplex"];
+pub const PLOT_NAMES: [&str; 5] = ["frontier", "regimes", "allocation", "split", "simplex"];
 
 /// Every plot, as (file name, SVG text), in [`PLOT_NAMES`] order.
-pub fn render_all(grid: &Grid, aggregate: &Aggregate) -> Vec<(String, String)> {
+pub fn render_all(
+    grid: &Grid,
+    aggregate: &Aggregate,
+    decisions: &[crate::analysis::decision::Decision],
+) -> Vec<(String, String)> {
     vec![
-        ("frontier.svg".to_string(), frontier(grid, aggregate)),
+        (
+            "frontier.svg".to_string(),
+            frontier(grid, aggregate, decisions),
+        ),
+        ("regimes.svg".to_string(), regimes(grid, decisions)),
         ("allocation.svg".to_string(), allocation(grid, aggregate)),
         ("split.svg".to_string(), split(grid, aggregate)),
         ("simplex.svg".to_string(), simplex(grid, aggregate)),
