@@ -428,6 +428,28 @@ pub fn readable(x: f64) -> String {
     }
 }
 
+/// `x` to three significant digits for reading (`0.401`, `927`, `16,384`, `0.00607`), whole
+/// numbers from 1,000 with separators; empty for NaN or infinity. Files keep full precision.
+pub fn significant(x: f64) -> String {
+    if !x.is_finite() {
+        return String::new();
+    }
+    if x == 0.0 {
+        return "0".to_string();
+    }
+    if x.abs() >= 1000.0 {
+        return thousands(x);
+    }
+    let decimals = (2 - x.abs().log10().floor() as i32).clamp(0, 12) as usize;
+    let text = format!("{x:.decimals$}");
+    // 0.500 reads as 0.5: trailing zeros after the point say nothing.
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
+}
+
 /// A share as a percentage with one decimal: `71.3%`.
 pub fn percent(x: f64) -> String {
     if !x.is_finite() {

@@ -100,16 +100,22 @@ fn sweep_race_pilot(out: &Path) {
     sweep_grid("race-pilot", out);
 }
 
-/// `rlfrontier sweep grids/NAME.toml --quiet --out OUT`, which must succeed.
+/// `rlfrontier sweep grids/NAME.toml --quiet --out OUT`, which must succeed (its summary is
+/// captured, and shown only if it fails).
 fn sweep_grid(name: &str, out: &Path) {
     let grid = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("grids/{name}.toml"));
-    let status = Command::cargo_bin("rlfrontier")
+    let output = Command::cargo_bin("rlfrontier")
         .unwrap()
         .args(["sweep", grid.to_str().unwrap(), "--quiet", "--out"])
         .arg(out)
-        .status()
+        .output()
         .unwrap();
-    assert!(status.success());
+    assert!(
+        output.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
 
 #[test]

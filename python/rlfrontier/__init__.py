@@ -365,6 +365,14 @@ def _sweep_words(
     return words + _flag_words(options)
 
 
+def _files_kept(summary: dict, out: Optional[PathLike]) -> dict:
+    """The summary with ``files`` listing only files that outlive the call: without ``out`` the
+    sweep wrote into a temporary folder that is removed, so it lists none."""
+    if out is None:
+        return dict(summary, files=[])
+    return summary
+
+
 def sweep(
     grid: Union[PathLike, Mapping[str, Any]],
     *,
@@ -423,7 +431,7 @@ def sweep(
             cells_table = _table(cells_file, backend) if cells_file.exists() else None
         tables = _tables(folder, ["frontier", "allocation_frontier", "shortlist"], backend)
         return SweepResult(
-            summary=summary,
+            summary=_files_kept(summary, out),
             out=Path(out) if out is not None else None,
             cells=cells_table,
             **tables,
@@ -475,7 +483,9 @@ class SweepStream:
             tables = _tables(
                 self._folder, ["frontier", "allocation_frontier", "shortlist"], self._backend
             )
-            self._result = SweepResult(cells=None, summary=summary, out=self._out, **tables)
+            self._result = SweepResult(
+                cells=None, summary=_files_kept(summary, self._out), out=self._out, **tables
+            )
         finally:
             self._sweep.stop()
             self._scratch.cleanup()

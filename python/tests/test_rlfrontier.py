@@ -171,6 +171,11 @@ def test_sweep_of_a_dict_grid_into_polars(tmp_path):
     assert result.cells.height == 12
     assert (tmp_path / "out" / "report.html").exists()
     assert result.out == tmp_path / "out"
+    # The summary lists files that exist: every one with out, none without (the scratch folder
+    # is gone when sweep returns).
+    assert result.summary["files"] and all(Path(f).exists() for f in result.summary["files"])
+    scratch = rlfrontier.sweep(grid, backend="polars")
+    assert scratch.summary["files"] == [] and scratch.out is None
 
 
 def test_fit_from_a_dataframe_matches_the_cli(tmp_path):

@@ -405,11 +405,22 @@ fn prior_section(grid: &Grid) -> String {
             crate::outcome::params::Basis::Fitted => "fitted",
             crate::outcome::params::Basis::Hypothesis => "hypothesis",
         };
+        // A fitted value at its range's end: its uncertainty is one-sided, and the table says so.
+        let at_end = spec.basis == crate::outcome::params::Basis::Fitted
+            && p.high > p.low
+            && [p.low, p.high]
+                .iter()
+                .any(|end| (p.value - end).abs() <= 1e-3 * (p.high - p.low));
+        let basis = if at_end {
+            format!("{basis}; at the end of its plausible range, so its uncertainty is one-sided")
+        } else {
+            basis.to_string()
+        };
         h.push_str(&format!(
             "<tr><td><code>{name}</code></td><td class=\"n\">{}</td><td class=\"n\">[{}, {}]</td><td>{basis}</td><td>{}</td></tr>\n",
-            crate::format::number(p.value),
-            crate::format::number(p.low),
-            crate::format::number(p.high),
+            crate::format::significant(p.value),
+            crate::format::significant(p.low),
+            crate::format::significant(p.high),
             escape(evidence)
         ));
     }
