@@ -1240,3 +1240,51 @@ fn under_a_budget_the_length_band_is_in_the_steps_the_budget_buys() {
     let text = String::from_utf8_lossy(&a.get_output().stdout).to_string();
     assert!(text.contains("at half that length $"), "{text}");
 }
+
+#[test]
+fn every_rl_price_carries_a_90_percent_interval_widest_where_no_timing_was_published() {
+    // Issue 54: the interval comes from the ledger's held-out error (validation/loso_residuals.csv).
+    let seen = json(WORKED);
+    let usd = seen["usd"]["total"].as_f64().unwrap();
+    let interval = |v: &serde_json::Value| -> (f64, f64) {
+        let a = v.as_array().unwrap();
+        (a[0].as_f64().unwrap(), a[1].as_f64().unwrap())
+    };
+    let (low, high) = interval(&seen["usd_interval"]);
+    assert!(low < usd && usd < high, "{low} {usd} {high}");
+    let step = seen["step_seconds"].as_f64().unwrap();
+    let (s_low, s_high) = interval(&seen["step_seconds_interval"]);
+    assert!(s_low < step && step < s_high);
+    // Dollars scale with the step for a number of steps: the same factors.
+    assert!(((low / usd) - (s_low / step)).abs() < 1e-9);
+    assert_eq!(seen["price_interval_unseen"], serde_json::json!([]));
+    // An AMD GPU with LoRA: no published timing of either, so the widest interval, named.
+    let mut unseen_args: Vec<&str> = WORKED.to_vec();
+    unseen_args.extend(["--gpu", "mi300x", "--finetune", "lora:64"]);
+    let unseen = json(&unseen_args);
+    assert_eq!(
+        unseen["price_interval_unseen"],
+        serde_json::json!(["gpu mi300x", "LoRA"])
+    );
+    let (u_low, u_high) = interval(&unseen["step_seconds_interval"]);
+    let u_step = unseen["step_seconds"].as_f64().unwrap();
+    assert!(u_high / u_step > s_high / step && u_low / u_step <= s_low / step);
+    // Under a budget the dollars are the budget's and the interval is on the steps it buys.
+    let budget = json(&[
+        "cost",
+        "--model",
+        "qwen2.5-7b",
+        "--gpus",
+        "16",
+        "--budget",
+        "2000 usd",
+    ]);
+    let (i_low, i_high) = interval(&budget["iterations_interval"]);
+    let iterations = budget["iterations"].as_f64().unwrap();
+    assert!(i_low < iterations && iterations < i_high);
+    let (d_low, d_high) = interval(&budget["usd_interval"]);
+    assert_eq!(d_low, d_high);
+    let text = bin().args(WORKED).assert().success();
+    let text = String::from_utf8_lossy(&text.get_output().stdout).to_string();
+    assert!(text.contains("90% interval: steps of "), "{text}");
+}

@@ -12,7 +12,10 @@ pub mod cell;
 pub mod compare;
 pub mod hardware_fit;
 pub mod logs;
+#[cfg(feature = "research")]
+pub mod loso;
 pub mod ownership;
+pub mod price_interval;
 pub mod render;
 #[cfg(feature = "research")]
 pub mod transfer;
@@ -292,6 +295,9 @@ pub struct CostReport {
     /// are fixed and the length moves the steps the budget buys; for a number of steps it moves
     /// the dollars.
     pub length_band: Option<(AtLength, AtLength)>,
+    /// How far to trust the price (RL stages only): a 90% interval on the step's seconds from
+    /// the ledger's out-of-sample error on published timings ([`price_interval`]).
+    pub price_interval: Option<price_interval::PriceInterval>,
 }
 
 /// The run at another mean response length: its dollars, steps and wall-clock hours.
@@ -352,6 +358,18 @@ pub fn price(request: &RunRequest) -> CostReport {
         }
         _ => None,
     };
+    let price_interval = match request.stage {
+        PricedStage::Rl(algorithm) => price_interval::bundled_interval(&price_interval::tags(
+            &request.hardware.engine.id,
+            &request.hardware.gpu.id,
+            request.policy.is_moe(),
+            request.levers.max_response_len as f64,
+            algorithm,
+            matches!(request.finetune, Finetune::Lora(_)),
+            request.hardware.schedule,
+        )),
+        _ => None,
+    };
     CostReport {
         ledger,
         waste,
@@ -360,5 +378,6 @@ pub fn price(request: &RunRequest) -> CostReport {
         break_even,
         verdict,
         length_band,
+        price_interval,
     }
 }

@@ -48,7 +48,7 @@ pub fn json(report: &CostReport, request: &RunRequest) -> serde_json::Value {
     let buckets = |f: &dyn Fn(Bucket) -> f64, total: f64| json!({"search": f(Bucket::Search), "learning": f(Bucket::Learning), "feedback": f(Bucket::Feedback), "total": total});
     let t = &ledger.tokens;
     let gain = &report.gain;
-    json!({
+    let mut value = json!({
         "config": config_json(request, price),
         "feasible": ledger.feasible(),
         "infeasible_reason": ledger.infeasible.map(|r| r.to_string()),
@@ -106,7 +106,65 @@ pub fn json(report: &CostReport, request: &RunRequest) -> serde_json::Value {
             "twice_length": high.iterations,
             "factor": crate::costing::LENGTH_BAND_FACTOR,
         })),
-    })
+    });
+    if let Some(fields) = value.as_object_mut() {
+        fields.extend(interval_json(report, request));
+    }
+    value
+}
+
+/// `cost --json`'s price intervals (see `interval_line`): on the step's seconds always, on the
+/// dollars and GPU-hours of a number of steps, on the iterations a budget buys; and the setup's
+/// tags no published timing has. Each is null for stages without an interval.
+fn interval_json(
+    report: &CostReport,
+    request: &RunRequest,
+) -> serde_json::Map<String, serde_json::Value> {
+    let ledger = &report.ledger;
+    let i = report.price_interval.as_ref();
+    let budget = matches!(request.stop, crate::config::Stop::Budget(_));
+    let pair = |(low, high): (f64, f64)| json!([low, high]);
+    let usd = ledger.total_usd();
+    let gpu_hours = ledger.total_gpu_hours();
+    let iterations = ledger.iterations as f64;
+    let mut out = serde_json::Map::new();
+    out.insert(
+        "step_seconds_interval".into(),
+        i.map(|i| pair(i.of(ledger.step_seconds))).into(),
+    );
+    out.insert(
+        "usd_interval".into(),
+        i.map(|i| pair(if budget { (usd, usd) } else { i.of(usd) }))
+            .into(),
+    );
+    out.insert(
+        "gpu_hours_interval".into(),
+        i.map(|i| {
+            pair(if budget {
+                (gpu_hours, gpu_hours)
+            } else {
+                i.of(gpu_hours)
+            })
+        })
+        .into(),
+    );
+    out.insert(
+        "iterations_interval".into(),
+        i.map(|i| {
+            let (low, high) = if budget {
+                i.of_steps(iterations)
+            } else {
+                (iterations, iterations)
+            };
+            pair((low.floor(), high.floor()))
+        })
+        .into(),
+    );
+    out.insert(
+        "price_interval_unseen".into(),
+        i.map(|i| json!(i.unseen_tags)).into(),
+    );
+    out
 }
 
 /// `cost --json`'s `config`: the run as requested.
@@ -216,14 +274,30 @@ fn headline(report: &CostReport, request: &RunRequest) -> String {
                 percent(t.truncation_rate),
                 request.levers.update_epochs
             ));
+            // The price's 90% interval where it moves: the steps a budget buys, or the dollars
+            // of a number of steps.
+            let (steps_interval, usd_interval) = match (&report.price_interval, request.stop) {
+                (Some(i), crate::config::Stop::Budget(_)) if ledger.feasible() => {
+                    let (low, high) = i.of_steps(iterations);
+                    let text =
+                        format!(" [{}, {}]", thousands(low.floor()), thousands(high.floor()));
+                    (text, String::new())
+                }
+                (Some(i), crate::config::Stop::Iterations(_)) if ledger.feasible() => {
+                    let (low, high) = i.of(ledger.total_usd());
+                    (String::new(), format!(" [{}, {}]", money(low), money(high)))
+                }
+                _ => (String::new(), String::new()),
+            };
             s.push_str(&format!(
-                "{} iterations of {} s: {} wall-clock hours, {} GPU-hours, ${}\n",
+                "{}{steps_interval} iterations of {} s: {} wall-clock hours, {} GPU-hours, ${}{usd_interval}\n",
                 thousands(iterations),
                 money(ledger.step_seconds),
                 money(ledger.wall_hours()),
                 thousands(ledger.total_gpu_hours()),
                 money(ledger.total_usd())
             ));
+            s.push_str(&interval_line(report));
             s
         }
         _ => format!(
@@ -398,6 +472,36 @@ fn options_table(report: &CostReport) -> String {
         ]);
     }
     table.render()
+}
+
+/// Where the headline's 90% interval comes from: the step's seconds it allows and the
+/// ledger's held-out error it is drawn from, or, when a tag of the setup has no published
+/// timing, which.
+fn interval_line(report: &CostReport) -> String {
+    let Some(i) = &report.price_interval else {
+        return String::new();
+    };
+    let ledger = &report.ledger;
+    if !ledger.feasible() {
+        return String::new();
+    }
+    let (low, high) = i.of(ledger.step_seconds);
+    let basis = if i.unseen_tags.is_empty() {
+        format!(
+            "drawn from the ledger's error on {} published steps, each priced with its source held out",
+            i.residuals
+        )
+    } else {
+        format!(
+            "no published timing of this setup ({}): drawn from the ledger's held-out error on setups it had never been checked against, the widest",
+            i.unseen_tags.join(", ")
+        )
+    };
+    format!(
+        "90% interval: steps of {} to {} s; {basis}\n",
+        money(low),
+        money(high)
+    )
 }
 
 /// The framework, engine and length assumptions, and what half and twice the length move: the

@@ -226,6 +226,7 @@ fn rl_ledger(
     mut hardware: Hardware,
     framework: Framework,
     prompt_tokens: f64,
+    constants: Option<super::loso::RunConstants>,
 ) -> std::result::Result<crate::ledger::Ledger, String> {
     if let Ok(schedule) = row.get("rl_schedule").parse::<Schedule>() {
         hardware.schedule = schedule;
@@ -252,7 +253,7 @@ fn rl_ledger(
             .filter(|&max| max >= prompt_tokens),
         ..Task::default()
     };
-    let run = row_run_settings(row, framework)?;
+    let run = row_run_settings(row, framework, constants)?;
     if let Some(why) =
         crate::config::offload_per_step_refusal(&run, hardware.schedule, &hardware.engine)
     {
@@ -280,13 +281,21 @@ fn rl_ledger(
 }
 
 /// A row's run settings: the framework's defaults with the row's algorithm, offload, sequence
-/// parallelism, reference pass, micro-batch tokens (the critic's too), mini-batch and padding.
+/// parallelism, reference pass, micro-batch tokens (the critic's too), mini-batch and padding,
+/// and the constants chosen against the set (`constants`; the shipped ones when `None`).
 fn row_run_settings(
     row: &ValidationRow,
     framework: Framework,
+    constants: Option<super::loso::RunConstants>,
 ) -> std::result::Result<RunSettings, String> {
     let algorithm: Algorithm = row.get("rl_algorithm").parse()?;
-    let d = RunSettings::default();
+    let c = constants.unwrap_or_else(super::loso::RunConstants::shipped);
+    let d = RunSettings {
+        step_overhead_seconds: c.step_overhead_seconds,
+        pass_overhead_seconds: c.pass_overhead_seconds,
+        train_launch_seconds_per_layer: c.train_launch_seconds_per_layer,
+        ..RunSettings::default()
+    };
     let micro = row
         .number("rl_micro_batch_tokens")
         .unwrap_or(d.max_tokens_per_gpu);
@@ -382,6 +391,17 @@ pub fn price_row_on(
     catalog: &Catalog,
     gpu: Option<&crate::catalog::GpuSpec>,
 ) -> std::result::Result<Vec<Comparison>, String> {
+    price_row_with(row, catalog, gpu, None)
+}
+
+/// Prices one row on `gpu` (as [`price_row_on`]) with the run-setting constants chosen against
+/// the set (`constants`; the shipped ones when `None`): what `validate --loso` re-chooses.
+pub fn price_row_with(
+    row: &ValidationRow,
+    catalog: &Catalog,
+    gpu: Option<&crate::catalog::GpuSpec>,
+    constants: Option<super::loso::RunConstants>,
+) -> std::result::Result<Vec<Comparison>, String> {
     if !row.include.starts_with("yes") {
         return Err(row.include.trim_start_matches("no: ").to_string());
     }
@@ -414,7 +434,16 @@ pub fn price_row_on(
             decode_benchmark_tokens_per_second(row, model, &gpu, &engine, prompt_tokens)?;
         return Ok(compare("decode", predicted).into_iter().collect());
     }
-    let (ledger, regimes) = row_ledger(row, model, gpu, engine, regimes)?;
+    // An RL row's algorithm and schedule are regimes too (PPO's critic, asynchronous overlap).
+    let mut regimes = regimes;
+    regimes.push(row.get("rl_algorithm").to_lowercase());
+    regimes.push(format!(
+        "schedule {}",
+        row.get("rl_schedule")
+            .parse::<Schedule>()
+            .unwrap_or(Schedule::Colocated)
+    ));
+    let (ledger, regimes) = row_ledger(row, model, gpu, engine, regimes, constants)?;
     let compare =
         |quantity: &'static str, predicted: f64| compare_with(row, &regimes, quantity, predicted);
     let s = |phase: Phase| ledger.phase(phase).seconds;
@@ -441,12 +470,13 @@ fn row_ledger(
     gpu: crate::catalog::GpuSpec,
     engine: crate::catalog::EngineSpec,
     mut regimes: Vec<String>,
+    constants: Option<super::loso::RunConstants>,
 ) -> std::result::Result<(crate::ledger::Ledger, Vec<String>), String> {
     let gpus = row.number("gpus").ok_or("no GPU count")? as u64;
     let prompt_tokens = row.number("rl_prompt_tokens").unwrap_or(150.0);
     let framework: Framework = row.get("rl_framework").parse()?;
     let hardware = Hardware::new(gpu, gpus, engine, framework);
-    let ledger = rl_ledger(row, model, hardware, framework, prompt_tokens)?;
+    let ledger = rl_ledger(row, model, hardware, framework, prompt_tokens, constants)?;
     // A rollout that does not fit has no seconds to compare: refused with the reason. A run the
     // ledger's training-memory check refuses although it ran is a miss of that check, not of the
     // times: priced, and tagged so the per-regime table shows it.
@@ -479,7 +509,7 @@ pub fn predicted_phases(
     let model = catalog.model(row.get("rl_model"))?;
     let gpu = catalog.gpu(row.get("rl_gpu"))?.clone();
     let engine = catalog.engine(row.get("rl_engine"))?.clone();
-    let (ledger, _) = row_ledger(row, model, gpu, engine, Vec::new())?;
+    let (ledger, _) = row_ledger(row, model, gpu, engine, Vec::new(), None)?;
     let mut phases: Vec<(&'static str, f64)> = Phase::ALL
         .iter()
         .map(|&p| (p.as_str(), ledger.phase(p).seconds))
