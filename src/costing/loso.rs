@@ -6,7 +6,7 @@
 //! (`config::RunSettings`): the per-step overhead of weight sync and bookkeeping
 //! ([`RunConstants::step_overhead_seconds`]), the fixed cost of each training-side pass
 //! ([`RunConstants::pass_overhead_seconds`]) and the launch cost per layer per micro-batch
-//! ([`RunConstants::train_launch_seconds_per_layer`]). The rule ([`choose`]): of the candidate
+//! ([`RunConstants::train_launch_seconds_per_layer`]). The rule (`choose`): of the candidate
 //! values ([`STEP_OVERHEAD_CANDIDATES`] and the others), the combination with the least median
 //! |log2(predicted/measured)| over the rows' whole steps and phases together; ties to the
 //! earlier candidate. **What is not re-chosen**: the GPU catalog's efficiencies and the engine
