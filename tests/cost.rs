@@ -1258,13 +1258,13 @@ fn every_rl_price_carries_a_90_percent_interval_widest_where_no_timing_was_publi
     // Dollars scale with the step for a number of steps: the same factors.
     assert!(((low / usd) - (s_low / step)).abs() < 1e-9);
     assert_eq!(seen["price_interval_unseen"], serde_json::json!([]));
-    // An AMD GPU with LoRA: no published timing of either, so the widest interval, named.
+    // An A100 with LoRA: no published RL step on either, so the widest interval, named.
     let mut unseen_args: Vec<&str> = WORKED.to_vec();
-    unseen_args.extend(["--gpu", "mi300x", "--finetune", "lora:64"]);
+    unseen_args.extend(["--gpu", "a100-80gb", "--finetune", "lora:64"]);
     let unseen = json(&unseen_args);
     assert_eq!(
         unseen["price_interval_unseen"],
-        serde_json::json!(["gpu mi300x", "LoRA"])
+        serde_json::json!(["gpu a100-80gb", "LoRA"])
     );
     let (u_low, u_high) = interval(&unseen["step_seconds_interval"]);
     let u_step = unseen["step_seconds"].as_f64().unwrap();
