@@ -125,9 +125,13 @@ fn cell_rows(c: &mut Criterion) {
     use rlfrontier::report::columns::{ColumnCollector, ColumnValue};
     use rlfrontier::report::parquet::cells_column_type;
     let g = grid("ten-million");
+    let mut intervals = rlfrontier::evaluate::GridIntervals::default();
     let rows: Vec<CellRow> = (4_000_000..4_001_000u64)
         .filter_map(|id| rlfrontier::evaluate::evaluate_cell(&g, id))
-        .map(|e| CellRow::of(&g.axes, &e, false))
+        .map(|e| {
+            let interval = intervals.of(&g, &e.cell.indices).cloned();
+            CellRow::of(&g.axes, &e, false, interval.as_ref())
+        })
         .collect();
     let types: Vec<_> = cell_columns()
         .iter()

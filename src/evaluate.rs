@@ -293,6 +293,50 @@ pub fn usd_per_point(usd: f64, score: f64, base_score: f64) -> Option<f64> {
     (points > 1e-9).then(|| usd / points)
 }
 
+/// The intervals of a grid's cells, memoised by the axes a setup's tags depend on (engine,
+/// model, fine-tuning, cap): a sweep asks for millions of cells and computes a handful.
+#[derive(Debug, Default)]
+pub struct GridIntervals {
+    residuals: Option<Vec<crate::ledger::accuracy::Residual>>,
+    memo: std::collections::HashMap<[usize; 4], Option<crate::ledger::accuracy::PriceInterval>>,
+}
+
+impl GridIntervals {
+    /// The interval of the cell at `indices` of `grid` (None without residuals).
+    pub fn of(
+        &mut self,
+        grid: &crate::spec::Grid,
+        indices: &crate::spec::AxisIndices,
+    ) -> Option<&crate::ledger::accuracy::PriceInterval> {
+        use crate::spec::Axis;
+        let key = [
+            indices[Axis::Engine],
+            indices[Axis::Model],
+            indices[Axis::Finetune],
+            indices[Axis::MaxResponseLen],
+        ];
+        let residuals = self.residuals.get_or_insert_with(|| {
+            crate::ledger::accuracy::parse_residuals(crate::ledger::accuracy::EMBEDDED_RESIDUALS)
+        });
+        self.memo
+            .entry(key)
+            .or_insert_with(|| {
+                let a = &grid.axes;
+                let setup = crate::ledger::accuracy::tags(
+                    &a.engine[key[0]].id,
+                    &grid.hardware.gpu.id,
+                    a.model[key[1]].is_moe(),
+                    a.max_response_len[key[3]] as f64,
+                    grid.run.algorithm,
+                    matches!(a.finetune[key[2]], crate::config::Finetune::Lora(_)),
+                    grid.hardware.schedule,
+                );
+                crate::ledger::accuracy::interval(&setup, residuals)
+            })
+            .as_ref()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

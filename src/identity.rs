@@ -29,6 +29,11 @@ const MODEL_FILES: &[(&str, &str)] = &[
     ),
     ("config/mod.rs", include_str!("config/mod.rs")),
     ("config/framework.rs", include_str!("config/framework.rs")),
+    ("ledger/accuracy.rs", include_str!("ledger/accuracy.rs")),
+    (
+        "../validation/loso_residuals.csv",
+        include_str!("../validation/loso_residuals.csv"),
+    ),
     ("ledger/agent.rs", include_str!("ledger/agent.rs")),
     ("ledger/decode/mod.rs", include_str!("ledger/decode/mod.rs")),
     ("ledger/flops.rs", include_str!("ledger/flops.rs")),

@@ -1278,3 +1278,44 @@ fn check_prints_token_counts_rounded_for_reading() {
         "{task}"
     );
 }
+
+#[test]
+fn cells_carry_the_price_interval_on_what_the_budget_leaves_free() {
+    // Issue 54: under a dollar budget the dollars are fixed and the interval is on the steps;
+    // under a FLOP budget the steps are fixed and it is on the dollars.
+    let dir = tempfile::tempdir().unwrap();
+    for (name, dollars_fixed) in [("dollars", true), ("race-pilot", false)] {
+        let out = dir.path().join(name);
+        let summary = quiet_sweep(name, &out).success();
+        let (header, rows) = read_csv(&out.join("cells.csv"));
+        let col = |n: &str| header.iter().position(|h| h == n).unwrap();
+        let num = |r: &Vec<String>, n: &str| r[col(n)].parse::<f64>().unwrap();
+        let feasible: Vec<&Vec<String>> = rows
+            .iter()
+            .filter(|r| r[col("feasible")] == "true")
+            .collect();
+        assert!(!feasible.is_empty());
+        for r in feasible {
+            let (steps, usd, step) = (num(r, "iterations"), num(r, "usd"), num(r, "step_seconds"));
+            assert!(num(r, "step_seconds_low") < step && step < num(r, "step_seconds_high"));
+            if dollars_fixed {
+                assert!(num(r, "iterations_low") <= steps && steps <= num(r, "iterations_high"));
+                assert_eq!((num(r, "usd_low"), num(r, "usd_high")), (usd, usd));
+            } else {
+                assert_eq!(
+                    (num(r, "iterations_low"), num(r, "iterations_high")),
+                    (steps, steps)
+                );
+                assert!(num(r, "usd_low") < usd && usd < num(r, "usd_high"));
+            }
+        }
+        // On the dollar grid the prior predicts the same score at every budget: the summary
+        // says why in one line.
+        let text = String::from_utf8_lossy(&summary.get_output().stdout).to_string();
+        assert_eq!(
+            text.contains("so the larger budgets' extra steps add nothing it can predict"),
+            dollars_fixed,
+            "{text}"
+        );
+    }
+}

@@ -220,6 +220,10 @@ fn one_line_text(grid: &spec::Grid, decisions: &[Decision]) -> String {
             one_line(grid, d)
         ));
     }
+    if let Some(trend) = rlfrontier::report::recommendation::budget_trend_phrase(grid, decisions) {
+        text.push_str(&trend);
+        text.push('\n');
+    }
     let mut edges: Vec<String> = Vec::new();
     for d in decisions {
         for f in d.edges() {

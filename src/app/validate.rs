@@ -241,7 +241,7 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
         let loso = rlfrontier::costing::loso::loso(&rows, &catalog);
         text.push_str(&loso_text(&loso));
         let residuals = rlfrontier::costing::loso::residuals(&rows, &catalog, &loso);
-        let c = rlfrontier::costing::price_interval::coverage(&residuals);
+        let c = rlfrontier::ledger::accuracy::coverage(&residuals);
         text.push_str(&format!(
             "cost's 90% price intervals, each held-out step's drawn from the other sources' residuals: {} of {} steps inside ({}), median width: the high end {:.2} times the low\n",
             c.held,
@@ -252,7 +252,7 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
         if let Some(path) = &args.residuals {
             rlfrontier::report::write_atomic(
                 path,
-                rlfrontier::costing::price_interval::residuals_csv(&residuals).as_bytes(),
+                rlfrontier::ledger::accuracy::residuals_csv(&residuals).as_bytes(),
             )?;
         }
     }

@@ -237,7 +237,7 @@ pub fn loso(rows: &[ValidationRow], catalog: &Catalog) -> Loso {
     }
 }
 
-/// A priced row's setup tags ([`super::price_interval::tags`]): its engine, GPU, dense or MoE,
+/// A priced row's setup tags ([`crate::ledger::accuracy::tags`]): its engine, GPU, dense or MoE,
 /// cap band, algorithm, full fine-tuning (the set has no LoRA row yet) and schedule. None for
 /// engine benchmarks and rows the catalog cannot name.
 pub fn row_tags(row: &ValidationRow, catalog: &Catalog) -> Option<Vec<String>> {
@@ -250,7 +250,7 @@ pub fn row_tags(row: &ValidationRow, catalog: &Catalog) -> Option<Vec<String>> {
         .parse()
         .unwrap_or(crate::config::Schedule::Colocated);
     let cap: f64 = row.get("max_response_len").parse().ok()?;
-    Some(super::price_interval::tags(
+    Some(crate::ledger::accuracy::tags(
         &engine.id,
         &gpu.id,
         model.is_moe(),
@@ -268,8 +268,8 @@ pub fn residuals(
     rows: &[ValidationRow],
     catalog: &Catalog,
     loso: &Loso,
-) -> Vec<super::price_interval::Residual> {
-    let mut out: Vec<super::price_interval::Residual> = Vec::new();
+) -> Vec<crate::ledger::accuracy::Residual> {
+    let mut out: Vec<crate::ledger::accuracy::Residual> = Vec::new();
     for fold in &loso.folds {
         for c in fold.comparisons.iter().filter(|c| c.quantity == "step") {
             let Some(tags) = rows
@@ -279,7 +279,7 @@ pub fn residuals(
             else {
                 continue;
             };
-            out.push(super::price_interval::Residual {
+            out.push(crate::ledger::accuracy::Residual {
                 id: c.id.clone(),
                 source: fold.source.clone(),
                 log2_measured_over_predicted: -c.log2_ratio(),
@@ -350,7 +350,7 @@ mod tests {
 
     #[test]
     fn the_bundled_residuals_are_what_validate_loso_writes_and_their_intervals_cover() {
-        use super::super::price_interval::{EMBEDDED_RESIDUALS, coverage, residuals_csv};
+        use crate::ledger::accuracy::{EMBEDDED_RESIDUALS, coverage, residuals_csv};
         let rows = bundled_rows();
         let catalog = Catalog::embedded();
         let held_out = loso(&rows, &catalog);

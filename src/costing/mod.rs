@@ -15,7 +15,6 @@ pub mod logs;
 #[cfg(feature = "research")]
 pub mod loso;
 pub mod ownership;
-pub mod price_interval;
 pub mod render;
 #[cfg(feature = "research")]
 pub mod transfer;
@@ -296,8 +295,8 @@ pub struct CostReport {
     /// the dollars.
     pub length_band: Option<(AtLength, AtLength)>,
     /// How far to trust the price (RL stages only): a 90% interval on the step's seconds from
-    /// the ledger's out-of-sample error on published timings ([`price_interval`]).
-    pub price_interval: Option<price_interval::PriceInterval>,
+    /// the ledger's out-of-sample error on published timings (`ledger::accuracy`).
+    pub price_interval: Option<crate::ledger::accuracy::PriceInterval>,
 }
 
 /// The run at another mean response length: its dollars, steps and wall-clock hours.
@@ -359,15 +358,17 @@ pub fn price(request: &RunRequest) -> CostReport {
         _ => None,
     };
     let price_interval = match request.stage {
-        PricedStage::Rl(algorithm) => price_interval::bundled_interval(&price_interval::tags(
-            &request.hardware.engine.id,
-            &request.hardware.gpu.id,
-            request.policy.is_moe(),
-            request.levers.max_response_len as f64,
-            algorithm,
-            matches!(request.finetune, Finetune::Lora(_)),
-            request.hardware.schedule,
-        )),
+        PricedStage::Rl(algorithm) => {
+            crate::ledger::accuracy::bundled_interval(&crate::ledger::accuracy::tags(
+                &request.hardware.engine.id,
+                &request.hardware.gpu.id,
+                request.policy.is_moe(),
+                request.levers.max_response_len as f64,
+                algorithm,
+                matches!(request.finetune, Finetune::Lora(_)),
+                request.hardware.schedule,
+            ))
+        }
         _ => None,
     };
     CostReport {

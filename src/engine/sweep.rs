@@ -90,6 +90,7 @@ fn for_each_row(
     mut row: impl FnMut(CellRow, Option<Vec<Option<Num>>>),
 ) {
     let mut evaluator = CellEvaluator::default();
+    let mut intervals = crate::evaluate::GridIntervals::default();
     for (id, cell) in grid.cells_in(ids) {
         if mode == CellsMode::Frontier && !frontier.contains(&id) {
             continue;
@@ -100,7 +101,11 @@ fn for_each_row(
                 continue;
             }
             let targets = (grid.targets.len() >= 2).then(|| target_fields(grid, &e));
-            row(CellRow::of(&grid.axes, &e, frontier.contains(&id)), targets);
+            let interval = intervals.of(grid, &e.cell.indices);
+            row(
+                CellRow::of(&grid.axes, &e, frontier.contains(&id), interval),
+                targets,
+            );
         }
     }
 }

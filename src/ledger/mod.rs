@@ -24,6 +24,7 @@
 //! | a run: iterations a budget affords, start-up once, waste | `run` ([`evaluate`], [`StepLedger`]) |
 //! | SFT, reward-model and DPO stages | [`supervised`] |
 
+pub mod accuracy;
 pub mod agent;
 pub mod decode;
 pub mod flops;

@@ -206,16 +206,33 @@ table_row! {
         pub base_score: Num,
         pub usd_per_point: Option<Num>,
         pub gpu_hours_per_point: Option<Num>,
+        pub step_seconds_low: Option<Num>,
+        pub step_seconds_high: Option<Num>,
+        pub iterations_low: Option<Num>,
+        pub iterations_high: Option<Num>,
+        pub usd_low: Option<Num>,
+        pub usd_high: Option<Num>,
         pub on_frontier: bool,
     }
 }
 
 impl<'g> CellRow<'g> {
     /// The row of an evaluated cell of `axes` (its text borrowed from the grid and its catalog:
-    /// a row allocates only an infeasible cell's reason).
-    pub fn of(axes: &'g Axes, e: &Evaluated<'g>, on_frontier: bool) -> Self {
+    /// a row allocates only an infeasible cell's reason), with the price's 90% interval
+    /// (`costing::price_interval`) when there is one: on the steps a dollar or GPU-hour budget
+    /// buys, on the dollars of a FLOP or iteration budget, on the step's seconds always.
+    pub fn of(
+        axes: &'g Axes,
+        e: &Evaluated<'g>,
+        on_frontier: bool,
+        interval: Option<&crate::ledger::accuracy::PriceInterval>,
+    ) -> Self {
         let (cell, ledger, prediction) = (&e.cell, &e.ledger, &e.prediction);
         let feasible = ledger.feasible();
+        let bands = interval
+            .filter(|_| feasible)
+            .map(|i| IntervalColumns::of(axes, ledger, i))
+            .unwrap_or_default();
         let iterations = ledger.iterations as f64;
         let predicted = |x: f64| feasible.then_some(Num(x));
         let per_point = |spend: f64| {
@@ -270,7 +287,53 @@ impl<'g> CellRow<'g> {
             base_score: Num(prediction.base_score),
             usd_per_point: per_point(ledger.total_usd()),
             gpu_hours_per_point: per_point(ledger.total_gpu_hours()),
+            step_seconds_low: bands.step_seconds.map(|b| Num(b.0)),
+            step_seconds_high: bands.step_seconds.map(|b| Num(b.1)),
+            iterations_low: bands.iterations.map(|b| Num(b.0)),
+            iterations_high: bands.iterations.map(|b| Num(b.1)),
+            usd_low: bands.usd.map(|b| Num(b.0)),
+            usd_high: bands.usd.map(|b| Num(b.1)),
             on_frontier,
+        }
+    }
+}
+
+/// A cell's 90% price interval as low/high pairs (see [`CellRow::of`]).
+#[derive(Debug, Clone, Copy, Default)]
+struct IntervalColumns {
+    step_seconds: Option<(f64, f64)>,
+    iterations: Option<(f64, f64)>,
+    usd: Option<(f64, f64)>,
+}
+
+impl IntervalColumns {
+    /// Under a dollar or GPU-hour budget the dollars are fixed and the steps move; under a FLOP
+    /// or iteration budget the steps are fixed and the dollars move.
+    fn of(
+        axes: &Axes,
+        ledger: &crate::ledger::Ledger,
+        i: &crate::ledger::accuracy::PriceInterval,
+    ) -> Self {
+        use crate::config::BudgetUnit;
+        let iterations = ledger.iterations as f64;
+        let usd = ledger.total_usd();
+        let fixed_dollars = matches!(
+            &axes.budget,
+            crate::spec::BudgetAxis::Budgets {
+                unit: BudgetUnit::Usd | BudgetUnit::GpuHours,
+                ..
+            }
+        );
+        let (steps, dollars) = if fixed_dollars {
+            let (low, high) = i.of_steps(iterations);
+            ((low.floor(), high.floor()), (usd, usd))
+        } else {
+            ((iterations, iterations), i.of(usd))
+        };
+        IntervalColumns {
+            step_seconds: Some(i.of(ledger.step_seconds)),
+            iterations: Some(steps),
+            usd: Some(dollars),
         }
     }
 }
@@ -379,7 +442,7 @@ mod tests {
     #[test]
     fn the_header_is_the_rows_field_list() {
         let columns = cell_columns();
-        assert_eq!(columns.len(), 60);
+        assert_eq!(columns.len(), 66);
         assert_eq!(columns.first().map(String::as_str), Some("cell_id"));
         assert_eq!(columns.last().map(String::as_str), Some("on_frontier"));
         assert_eq!(

@@ -333,6 +333,39 @@ pub fn one_line(grid: &Grid, d: &Decision) -> String {
     )
 }
 
+/// When a grid has several budgets and the recommendation's predicted score does not rise by
+/// 0.1 points from the smallest to the largest, why, in one line: how far the smallest budget's
+/// recommendation already is from its base to the prior's ceiling, in its steps. None otherwise.
+pub fn budget_trend_phrase(grid: &Grid, decisions: &[Decision]) -> Option<String> {
+    let first = decisions.iter().min_by_key(|d| d.budget_index)?;
+    let last = decisions.iter().max_by_key(|d| d.budget_index)?;
+    if first.budget_index == last.budget_index {
+        return None;
+    }
+    let (a, b) = (&first.recommended().point, &last.recommended().point);
+    let rise = b.score - a.score;
+    if 100.0 * rise >= 0.1 {
+        return None;
+    }
+    let prediction = crate::evaluate::evaluate_cell(grid, a.id)?.prediction;
+    let span = prediction.ceiling - prediction.base_score;
+    let done = if span > 0.0 {
+        (prediction.score - prediction.base_score) / span
+    } else {
+        1.0
+    };
+    Some(format!(
+        "from {} to {} the recommendation's predicted score moves {} points: under the prior the smallest budget's {} steps already take it {} of the way from its base ({:.3}) to its ceiling ({:.3}), so the larger budgets' extra steps add nothing it can predict; how far a real curve climbs is what a pilot measures",
+        super::tables::budget_label(grid, first.budget_index),
+        super::tables::budget_label(grid, last.budget_index),
+        signed_points(rise),
+        crate::format::thousands(a.iterations as f64),
+        percent(done.clamp(0.0, 1.0)),
+        prediction.base_score,
+        prediction.ceiling
+    ))
+}
+
 /// The sentences of `d`.
 pub fn sentences(grid: &Grid, d: &Decision) -> Sentences {
     let a = d.recommended();

@@ -484,6 +484,12 @@ pub fn shortlist_markdown(grid: &Grid, decisions: &[Decision]) -> String {
     if decisions.is_empty() {
         md.push_str("No feasible cell: see `infeasible_reason` in cells.csv.\n");
     }
+    if let Some(trend) = super::recommendation::budget_trend_phrase(grid, decisions) {
+        md.push_str(&format!(
+            "Across budgets: {}.\n\n",
+            crate::format::markdown_text(&trend)
+        ));
+    }
     for d in decisions {
         let b = d.budget_index;
         md.push_str(&format!("## Budget {}\n\n", budget_label(grid, b)));

@@ -1,4 +1,4 @@
-//! How far to trust a price: a 90% interval on a run's step seconds (and so its dollars, or
+//! How far to trust the ledger's price: a 90% interval on a run's step seconds (and so its dollars, or
 //! the steps a budget buys), from the ledger's **out-of-sample** error on published timings.
 //!
 //! `rlfrontier validate --loso` prices every whole step of the validation set with the
