@@ -845,3 +845,29 @@ fn trl_keys_are_those_of_the_installed_release_with_removed_keys_named() {
         "{padded:?}"
     );
 }
+
+#[test]
+fn an_infeasible_trl_config_is_told_what_to_change_in_trl_s_keys() {
+    // Issue 53: the advice named `max_tokens_per_gpu`, which TRL does not have.
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("grpo.yaml");
+    std::fs::write(
+        &config,
+        "model_name_or_path: Qwen/Qwen2.5-7B-Instruct\nnum_generations: 8\nmax_completion_length: 4096\nper_device_train_batch_size: 64\nuse_vllm: true\n",
+    )
+    .unwrap();
+    let a = bin()
+        .args(["cost", "--gpus", "8", "--steps", "10", "--from-trl"])
+        .arg(&config)
+        .assert()
+        .failure();
+    let stdout = String::from_utf8_lossy(&a.get_output().stdout).to_string();
+    let stderr = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    for text in [&stdout, &stderr] {
+        assert!(
+            text.contains("or lower per_device_train_batch_size"),
+            "{text}"
+        );
+        assert!(!text.contains("max_tokens_per_gpu"), "{text}");
+    }
+}

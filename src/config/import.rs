@@ -51,6 +51,49 @@ impl ConfigFormat {
             ConfigFormat::Trl => Framework::Trl,
         }
     }
+
+    /// The framework's key for a setting the ledger's advice names (`max_tokens_per_gpu`,
+    /// `max_response_len`, `rollout_gpu_memory_utilization`, `group_size`), so advice on an
+    /// imported file names what to change in that file. TRL's micro-batch is in sequences
+    /// (`per_device_train_batch_size`), veRL's in tokens when dynamic batching is on.
+    pub fn key_for(self, setting: &str) -> Option<&'static str> {
+        Some(match (self, setting) {
+            (ConfigFormat::Trl, "max_tokens_per_gpu") => "per_device_train_batch_size",
+            (ConfigFormat::Trl, "max_response_len") => "max_completion_length",
+            (ConfigFormat::Trl, "rollout_gpu_memory_utilization") => "vllm_gpu_memory_utilization",
+            (ConfigFormat::Trl, "group_size") => "num_generations",
+            (ConfigFormat::Verl, "max_tokens_per_gpu") => {
+                "actor_rollout_ref.actor.ppo_max_token_len_per_gpu"
+            }
+            (ConfigFormat::Verl, "max_response_len") => "data.max_response_length",
+            (ConfigFormat::Verl, "rollout_gpu_memory_utilization") => {
+                "actor_rollout_ref.rollout.gpu_memory_utilization"
+            }
+            (ConfigFormat::Verl, "group_size") => "actor_rollout_ref.rollout.n",
+            _ => return None,
+        })
+    }
+
+    /// `text` (the ledger's advice) with each setting it names written as this framework's
+    /// key ([`ConfigFormat::key_for`]); whole words only.
+    pub fn in_its_words(self, text: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        let mut word = String::new();
+        let flush = |word: &mut String, out: &mut String| {
+            out.push_str(self.key_for(word).unwrap_or(word));
+            word.clear();
+        };
+        for c in text.chars() {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                word.push(c);
+            } else {
+                flush(&mut word, &mut out);
+                out.push(c);
+            }
+        }
+        flush(&mut word, &mut out);
+        out
+    }
 }
 
 /// One priced quantity read from a file, in the units `cost` takes.

@@ -594,12 +594,27 @@ pub fn run(given: &CostArgs, out: &mut dyn Write) -> Result<()> {
         if let Some(import) = &imported {
             emit(out, &imported_text(&args, import))?;
         }
-        emit(out, &render::text(&report, &request))?;
+        emit(
+            out,
+            &in_imported_words(&args, &render::text(&report, &request)),
+        )?;
     }
     // The report is printed either way; the exit code and one line on stderr say it cannot run.
     match report.ledger.infeasible {
-        Some(reason) => Err(rlfrontier::error::Error::Infeasible(reason.to_string())),
+        Some(reason) => Err(rlfrontier::error::Error::Infeasible(in_imported_words(
+            &args,
+            &reason.to_string(),
+        ))),
         None => Ok(()),
+    }
+}
+
+/// `text` with the settings its advice names written as the imported file's keys (TRL's or
+/// veRL's), when a file was imported; as it is otherwise (the flags' names).
+fn in_imported_words(args: &CostArgs, text: &str) -> String {
+    match args.import_source() {
+        Some((_, format)) => format.in_its_words(text),
+        None => text.to_string(),
     }
 }
 

@@ -442,3 +442,25 @@ fn a_file_of_the_other_framework_is_named() {
     let err = import_verl(TRL_YAML).unwrap_err();
     assert!(err.message.contains("⟨from_trl⟩"), "{}", err.message);
 }
+
+#[test]
+fn advice_on_an_imported_file_names_that_framework_s_keys() {
+    // Issue 53: a TRL config priced infeasible was told to lower `max_tokens_per_gpu`, which is
+    // not a TRL key.
+    let advice = "training needs 90.0 GB per GPU but 76.0 GB are usable; add GPUs, use LoRA, or lower max_tokens_per_gpu";
+    assert!(
+        ConfigFormat::Trl
+            .in_its_words(advice)
+            .ends_with("or lower per_device_train_batch_size")
+    );
+    assert!(
+        ConfigFormat::Verl
+            .in_its_words(advice)
+            .ends_with("or lower actor_rollout_ref.actor.ppo_max_token_len_per_gpu")
+    );
+    // Whole words only: a longer name that contains a setting is left alone.
+    assert_eq!(
+        ConfigFormat::Trl.in_its_words("max_response_len_end, max_response_len."),
+        "max_response_len_end, max_completion_length."
+    );
+}
