@@ -198,6 +198,17 @@ fn summary_text(grid: &spec::Grid, s: &SweepSummary, explain: bool) -> String {
     text
 }
 
+/// Each decision's budget as the grid writes it, and the widest label's width (the column the
+/// budgets are right-aligned in).
+fn budget_labels(grid: &spec::Grid, decisions: &[Decision]) -> (Vec<String>, usize) {
+    let labels: Vec<String> = decisions
+        .iter()
+        .map(|d| budget_label(grid, d.budget_index))
+        .collect();
+    let width = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+    (labels, width)
+}
+
 /// One line per budget (regime, steps, dollars, score, gain, P(best)), then where the rest is:
 /// the command that prices one alone, the grid edges to extend, `--explain`.
 fn one_line_text(grid: &spec::Grid, decisions: &[Decision]) -> String {
@@ -208,11 +219,7 @@ fn one_line_text(grid: &spec::Grid, decisions: &[Decision]) -> String {
         "per budget, the recommendation (P(best) from {} joint draws; gains are points over the base score, with 90% intervals):\n",
         thousands(rlfrontier::analysis::draws::DRAWS as f64)
     );
-    let labels: Vec<String> = decisions
-        .iter()
-        .map(|d| budget_label(grid, d.budget_index))
-        .collect();
-    let width = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+    let (labels, width) = budget_labels(grid, decisions);
     for (d, label) in decisions.iter().zip(&labels) {
         text.push_str(&format!(
             "  {label:>width$}  cell {}: {}\n",
@@ -260,11 +267,7 @@ fn recommendation_text(grid: &spec::Grid, decisions: &[Decision]) -> String {
         "per budget, the recommendation (P(best) from {} joint draws; differences are paired, in points, so what two regimes share cancels):\n",
         thousands(rlfrontier::analysis::draws::DRAWS as f64)
     );
-    let labels: Vec<String> = decisions
-        .iter()
-        .map(|d| budget_label(grid, d.budget_index))
-        .collect();
-    let width = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+    let (labels, width) = budget_labels(grid, decisions);
     for (d, label) in decisions.iter().zip(&labels) {
         for (k, sentence) in sentences(grid, d).all().into_iter().enumerate() {
             let label = if k == 0 { label.as_str() } else { "" };

@@ -208,17 +208,7 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
         text.push_str(&comparisons_table(&all));
     }
     if !args.loso {
-        text.push_str(&format!(
-            "median |log2(predicted/measured)|: whole steps {:.2} over {} (factor {:.2}), phases {:.2} over {} (factor {:.2}), engine benchmarks {:.2} over {}\n",
-            s.median_step_error,
-            s.steps,
-            s.median_step_error.exp2(),
-            s.median_phase_error,
-            s.phases,
-            s.median_phase_error.exp2(),
-            s.median_benchmark_error,
-            s.benchmarks
-        ));
+        text.push_str(&medians_line("median", &s));
         text.push_str("by regime:\n");
         text.push_str(&regimes_table(&all));
         text.push_str(&beyond_a_factor_of_two(&all, false));
@@ -262,6 +252,22 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
     emit(out, &text)
 }
 
+/// "PREFIX |log2(predicted/measured)|: whole steps 0.19 over 24 (factor 1.14), phases ...": the
+/// medians of a summary, each with its count and the factor it means.
+fn medians_line(prefix: &str, s: &rlfrontier::costing::validation::ValidationSummary) -> String {
+    format!(
+        "{prefix} |log2(predicted/measured)|: whole steps {:.2} over {} (factor {:.2}), phases {:.2} over {} (factor {:.2}), engine benchmarks {:.2} over {}\n",
+        s.median_step_error,
+        s.steps,
+        s.median_step_error.exp2(),
+        s.median_phase_error,
+        s.phases,
+        s.median_phase_error.exp2(),
+        s.median_benchmark_error,
+        s.benchmarks
+    )
+}
+
 /// Constants in words: `3 s per step, 0.15 s per pass, 1 ms per layer`.
 fn constants_text(c: &rlfrontier::costing::loso::RunConstants) -> String {
     format!(
@@ -280,17 +286,7 @@ fn loso_text(loso: &rlfrontier::costing::loso::Loso) -> String {
         "held out one source at a time ({} sources; the run-setting constants re-chosen without each, the catalogs' efficiencies and engine floors kept):\n",
         loso.folds.len()
     );
-    text.push_str(&format!(
-        "held-out median |log2(predicted/measured)|: whole steps {:.2} over {} (factor {:.2}), phases {:.2} over {} (factor {:.2}), engine benchmarks {:.2} over {}\n",
-        s.median_step_error,
-        s.steps,
-        s.median_step_error.exp2(),
-        s.median_phase_error,
-        s.phases,
-        s.median_phase_error.exp2(),
-        s.median_benchmark_error,
-        s.benchmarks
-    ));
+    text.push_str(&medians_line("held-out median", &s));
     text.push_str(&format!(
         "the rule on every row chooses {} (shipped: {})\n",
         constants_text(&loso.chosen_on_all),

@@ -303,14 +303,26 @@ fn base_kind(grid: &Grid, p: &crate::analysis::frontier::Point) -> &'static str 
     }
 }
 
+/// The recommended regime with the near-duplicates it folds, when it folds any that differ:
+/// "qwen3-8b lora:64, ..., 256 prompts (folds 1-2 epochs, 256-512 prompts)".
+fn regime_with_folds(grid: &Grid, d: &Decision) -> String {
+    let regime = regime_label(grid, &d.recommended().point);
+    match folds_phrase(grid, &d.shortlist[0]) {
+        Some(folds) => format!("{regime} {folds}"),
+        None => regime,
+    }
+}
+
+/// "0.942 [0.877, 0.978]": a point's predicted score and its 90% interval.
+fn score_interval(p: &crate::analysis::frontier::Point) -> String {
+    format!("{:.3} [{:.3}, {:.3}]", p.score, p.score_low, p.score_high)
+}
+
 /// One budget's recommendation on one line: the regime (and what it folds), its steps and
 /// dollars, the predicted score, the one gain with its interval over the base (and the base's
 /// kind), P(best), and the levers the prediction is flat in when it has no clear lead.
 pub fn one_line(grid: &Grid, d: &Decision) -> String {
     let a = d.recommended();
-    let folds = folds_phrase(grid, &d.shortlist[0])
-        .map(|f| format!(" {f}"))
-        .unwrap_or_default();
     let gain = if base_is_guessed(grid, &a.point) {
         signed_points(a.gain.median) + " points"
     } else {
@@ -320,13 +332,11 @@ pub fn one_line(grid: &Grid, d: &Decision) -> String {
         .map(|f| format!("; no clear lead: {f}"))
         .unwrap_or_default();
     format!(
-        "{}{folds}: {}, ${}: {:.3} [{:.3}, {:.3}], {gain} over a {} base of {:.3}, P(best) {}{flat}",
-        regime_label(grid, &a.point),
+        "{}: {}, ${}: {}, {gain} over a {} base of {:.3}, P(best) {}{flat}",
+        regime_with_folds(grid, d),
         steps_phrase(&a.point, grid.hardware.gpus),
         money(a.point.usd),
-        a.point.score,
-        a.point.score_low,
-        a.point.score_high,
+        score_interval(&a.point),
         base_kind(grid, &a.point),
         a.point.base_score,
         percent(a.probability_best)
@@ -369,17 +379,12 @@ pub fn budget_trend_phrase(grid: &Grid, decisions: &[Decision]) -> Option<String
 /// The sentences of `d`.
 pub fn sentences(grid: &Grid, d: &Decision) -> Sentences {
     let a = d.recommended();
-    let folds = folds_phrase(grid, &d.shortlist[0])
-        .map(|f| format!(" {f}"))
-        .unwrap_or_default();
     let run = format!(
-        "run {}{folds} for {}, ${}: {:.3} [{:.3}, {:.3}] from {}, {} (P(best) {})",
-        regime_label(grid, &a.point),
+        "run {} for {}, ${}: {} from {}, {} (P(best) {})",
+        regime_with_folds(grid, d),
         steps_phrase(&a.point, grid.hardware.gpus),
         money(a.point.usd),
-        a.point.score,
-        a.point.score_low,
-        a.point.score_high,
+        score_interval(&a.point),
         base_phrase(grid, &a.point),
         gain_phrase(grid, a),
         percent(a.probability_best)
