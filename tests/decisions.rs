@@ -206,13 +206,7 @@ fn the_summary_the_shortlist_and_the_report_are_one_ranking_on_every_bundled_gri
 /// modes), at two dollar budgets: 720 cells per budget, all feasible, the probability of being
 /// best spread thin over near-equal cells.
 fn widened_qwen3_grid(dir: &Path) -> std::path::PathBuf {
-    let path = dir.join("widened.toml");
-    bin()
-        .args(["init", "--models", "qwen3-8b", "--gpus", "32"])
-        .args(["--budget-usd", "20000,40000"])
-        .arg(&path)
-        .assert()
-        .success();
+    let path = init_qwen3(dir, "widened.toml", "20000,40000");
     let text = std::fs::read_to_string(&path).unwrap();
     let widened = [
         ("finetune = ", r#"["full", "lora:16", "lora:64"]"#),
@@ -351,10 +345,15 @@ proptest::proptest! {
 
 /// The issue's question as `init` writes it: Qwen3-8B on 32 H100s, $20k.
 fn qwen3_grid(dir: &Path) -> std::path::PathBuf {
-    let path = dir.join("q.toml");
+    init_qwen3(dir, "q.toml", "20000")
+}
+
+/// `init --models qwen3-8b --gpus 32 --budget-usd BUDGETS` written to `dir/NAME`.
+fn init_qwen3(dir: &Path, name: &str, budgets: &str) -> std::path::PathBuf {
+    let path = dir.join(name);
     bin()
         .args(["init", "--models", "qwen3-8b", "--gpus", "32"])
-        .args(["--budget-usd", "20000"])
+        .args(["--budget-usd", budgets])
         .arg(&path)
         .assert()
         .success();
