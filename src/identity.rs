@@ -45,6 +45,7 @@ const MODEL_FILES: &[(&str, &str)] = &[
     ("ledger/residency.rs", include_str!("ledger/residency.rs")),
     ("ledger/run.rs", include_str!("ledger/run.rs")),
     ("ledger/step.rs", include_str!("ledger/step.rs")),
+    ("ledger/whole_run.rs", include_str!("ledger/whole_run.rs")),
     ("ledger/supervised.rs", include_str!("ledger/supervised.rs")),
     ("ledger/time.rs", include_str!("ledger/time.rs")),
     ("outcome/ability.rs", include_str!("outcome/ability.rs")),

@@ -75,6 +75,9 @@ fn a_verl_script_is_priced_as_written() {
         "2",
         "--validation-every-steps",
         "10",
+        // veRL's `val_kwargs.n` default, which the script leaves out.
+        "--validation-samples-per-prompt",
+        "1",
         "--checkpoint-every-steps",
         "50",
         "--max-tokens-per-gpu",
@@ -870,4 +873,98 @@ fn an_infeasible_trl_config_is_told_what_to_change_in_trl_s_keys() {
         );
         assert!(!text.contains("max_tokens_per_gpu"), "{text}");
     }
+}
+
+/// The `what` of each run event `cost --json` lists.
+fn events(v: &serde_json::Value) -> Vec<String> {
+    v["run_events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["what"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_verl_file_without_test_and_save_freq_keeps_verls_defaults() {
+    // Issue 54 item 4: veRL validates and saves never by default (`trainer.test_freq` and
+    // `save_freq` -1) but validates once before training (`val_before_train`): the file is
+    // priced so, not with the tool's recipe defaults (every 10 and 20 steps).
+    let dir = tempfile::tempdir().unwrap();
+    let v = cost_json_of_overrides(dir.path(), "plain", &[]);
+    assert_eq!(events(&v), ["startup", "validation_before_training"]);
+    let off = cost_json_of_overrides(dir.path(), "off", &["trainer.val_before_train=False"]);
+    assert_eq!(events(&off), ["startup"]);
+    let on = cost_json_of_overrides(
+        dir.path(),
+        "on",
+        &["trainer.test_freq=5", "trainer.save_freq=25"],
+    );
+    assert_eq!(
+        events(&on),
+        [
+            "startup",
+            "validation_before_training",
+            "validation",
+            "checkpoints"
+        ]
+    );
+    let every = |what: &str| {
+        on["run_events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["what"] == what)
+            .unwrap()["every_steps"]
+            .clone()
+    };
+    assert_eq!(every("validation"), 5);
+    assert_eq!(every("checkpoints"), 25);
+}
+
+#[test]
+fn a_trl_config_evaluates_and_saves_as_its_training_arguments_say() {
+    // TrainingArguments' defaults where the file is silent: no evaluation (`eval_strategy`
+    // "no"), none at the start, a save every 500 optimizer steps; evaluation samples
+    // `num_generations_eval` (TRL 0.26+), else `num_generations`.
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(fixture("trl_grpo.yaml")).unwrap();
+    let silent: String = text
+        .lines()
+        .filter(|l| !l.starts_with("eval_") && !l.starts_with("save_steps"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let path = dir.path().join("silent.yaml");
+    std::fs::write(&path, &silent).unwrap();
+    let v = cost_json(&["--from-trl", path.to_str().unwrap()]);
+    assert_eq!(events(&v), ["startup", "checkpoints"]);
+    // One generation per optimizer step (`steps_per_generation` defaults to the accumulation
+    // steps): a save every 500 optimizer steps is one every 500 iterations.
+    let save = &v["run_events"][1];
+    assert_eq!(save["every_steps"], 500);
+    let evaluating = dir.path().join("evaluating.yaml");
+    std::fs::write(
+        &evaluating,
+        format!("{silent}eval_strategy: steps\neval_steps: 40\neval_on_start: true\nnum_generations_eval: 2\n"),
+    )
+    .unwrap();
+    let v = cost_json(&["--from-trl", evaluating.to_str().unwrap()]);
+    let settings = v["imported"]["settings"].as_array().unwrap();
+    let samples = settings
+        .iter()
+        .find(|s| s["flag"] == "--validation-samples-per-prompt")
+        .unwrap();
+    assert_eq!(
+        (&samples["key"], &samples["value"]),
+        (&"num_generations_eval".into(), &"2".into())
+    );
+    assert_eq!(
+        events(&v),
+        [
+            "startup",
+            "validation_before_training",
+            "validation",
+            "checkpoints"
+        ]
+    );
 }

@@ -675,7 +675,7 @@ fn pilots_pay_for_their_validation_when_the_grid_names_a_validation_set() {
     let validating = dir.path().join("validating.toml");
     std::fs::write(
         &validating,
-        text.replace("[run]\n", "[run]\nvalidation_prompts = 500\n"),
+        text.replace("validation_prompts = 0\n", "validation_prompts = 500\n"),
     )
     .unwrap();
     let steps = |grid_file: &Path, out: &Path| -> u64 {

@@ -321,8 +321,13 @@ mod tests {
     fn a_cap_and_its_updates_split_the_dollars_as_by_hand() {
         // Hand-computed: two players, v(∅) = c_o·n_o, v(cap) = c_w·n_o, v(updates) = c_o·n_w,
         // v(both) = c_w·n_w (c dollars per step, n iterations), so the Shapley values are
-        // φ_cap = ½(c_w − c_o)(n_o + n_w) and φ_updates = ½(n_w − n_o)(c_w + c_o).
-        let grid = dollars_grid();
+        // φ_cap = ½(c_w − c_o)(n_o + n_w) and φ_updates = ½(n_w − n_o)(c_w + c_o). The formula
+        // has no cost paid once per run: no start-up, no validation before training.
+        let mut grid = dollars_grid();
+        for run in std::iter::once(&mut grid.run).chain(grid.agent_runs.iter_mut()) {
+            run.startup_seconds = Some(0.0);
+            run.validation_before_training = false;
+        }
         let (o, w) = dollars_pair(&grid, |b| b[Axis::MaxResponseLen] = 2);
         let (c_o, c_w) = (o.ledger.total_usd_per_step(), w.ledger.total_usd_per_step());
         let (n_o, n_w) = (o.ledger.iterations as f64, w.ledger.iterations as f64);
@@ -331,7 +336,11 @@ mod tests {
         let by = |l: Lever| split.iter().find(|s| s.lever == l).unwrap();
         let cap = 0.5 * (c_w - c_o) * (n_o + n_w);
         let updates = 0.5 * (n_w - n_o) * (c_w + c_o);
-        assert!((by(Lever::Cap).usd.unwrap() - cap).abs() < 1e-9 * cap.abs());
+        assert!(
+            (by(Lever::Cap).usd.unwrap() - cap).abs() < 1e-9 * cap.abs(),
+            "{} vs {cap}",
+            by(Lever::Cap).usd.unwrap()
+        );
         assert!((by(Lever::Updates).usd.unwrap() - updates).abs() < 1e-9 * updates.abs());
         assert!(cap > 0.0 && updates < 0.0);
     }

@@ -203,7 +203,9 @@ pub fn run(given: &CalibrateHwArgs, out: &mut dyn Write) -> Result<()> {
     let mut run = args.run.clone();
     run.levers.steps = Some(1);
     run.levers.budget = None;
-    let request = run.request()?;
+    let mut request = run.request()?;
+    // One logged step (veRL's `timing_s/step` of a step without validation or a save).
+    request.run = request.run.steps_only();
     let fit = fit_hardware(&request, &measured).map_err(|e| match e {
         E::NoTimings => Error::in_flag(blame, e.to_string()),
         E::NotRl => Error::in_flag("--algo", e.to_string()),

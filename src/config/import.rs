@@ -136,6 +136,8 @@ pub enum Setting {
     ValidationSamplesPerPrompt(u64),
     /// Checkpoint every N iterations.
     CheckpointEverySteps(u64),
+    /// One validation pass before the first step.
+    ValidationBeforeTraining(bool),
     /// GPUs in the cluster.
     Gpus(u64),
     /// Rollout engine profile id.

@@ -191,19 +191,29 @@ pub struct RunSettings {
     /// budgets above.
     pub micro_batching: MicroBatching,
     /// Seconds before the first step (loading the model, starting the rollout engine), charged
-    /// to the whole cluster once per run.
-    pub startup_seconds: f64,
+    /// to the whole cluster once per run; None: `ledger::whole_run::startup_seconds`'s estimate
+    /// from the model's size.
+    pub startup_seconds: Option<f64>,
     /// Save a checkpoint every this many steps (veRL `trainer.save_freq`; 0: never, veRL's
-    /// default -1).
+    /// default -1; the default 20 is the veRL example scripts' most common value).
     pub checkpoint_every_steps: u64,
-    /// Seconds one checkpoint takes.
-    pub checkpoint_seconds: f64,
-    /// Validation every this many steps (veRL `trainer.test_freq`; 0: never, veRL's default -1).
+    /// Seconds one checkpoint takes; None: its bytes over the write bandwidth
+    /// (`ledger::whole_run::checkpoint_seconds`).
+    pub checkpoint_seconds: Option<f64>,
+    /// Checkpoint write bandwidth per node, GB/s (1e9 bytes per second): what a shared file
+    /// system or object store sustains for one node's shards.
+    pub checkpoint_write_gb_per_second: f64,
+    /// Validation every this many steps (veRL `trainer.test_freq`; 0: never, veRL's default -1;
+    /// the default 10 is the reasoning recipes' median).
     pub validation_every_steps: u64,
-    /// Prompts in the validation set (veRL validates the whole set in one batch).
+    /// Prompts in the validation set (veRL validates the whole set in one batch; the default
+    /// 500 is MATH-500, the benchmark `cost`'s gain is predicted on).
     pub validation_prompts: u64,
-    /// Responses per validation prompt (veRL `val_kwargs.n`, default 1).
+    /// Responses per validation prompt (veRL `val_kwargs.n`, default 1, greedy).
     pub validation_samples_per_prompt: u64,
+    /// One validation pass before the first step (veRL `trainer.val_before_train`, default
+    /// true), when there is a validation set.
+    pub validation_before_training: bool,
     /// Prompts per generation batch under dynamic sampling (veRL's DAPO recipe
     /// `data.gen_batch_size`, default the train batch): whole batches are generated until enough
     /// groups carry signal, and the surplus is discarded. None: the train batch.
@@ -491,12 +501,14 @@ impl Default for RunSettings {
             max_tokens_per_gpu: 16384.0,
             critic_max_tokens_per_gpu: 16384.0,
             micro_batching: MicroBatching::default(),
-            startup_seconds: 0.0,
-            checkpoint_every_steps: 0,
-            checkpoint_seconds: 0.0,
-            validation_every_steps: 0,
-            validation_prompts: 0,
-            validation_samples_per_prompt: 1,
+            startup_seconds: None,
+            checkpoint_every_steps: DEFAULT_CHECKPOINT_EVERY_STEPS,
+            checkpoint_seconds: None,
+            checkpoint_write_gb_per_second: DEFAULT_CHECKPOINT_WRITE_GB_PER_SECOND,
+            validation_every_steps: DEFAULT_VALIDATION_EVERY_STEPS,
+            validation_prompts: DEFAULT_VALIDATION_PROMPTS,
+            validation_samples_per_prompt: DEFAULT_VALIDATION_SAMPLES_PER_PROMPT,
+            validation_before_training: true,
             generation_batch_prompts: None,
             mini_batch_prompts: 256,
             pass_overhead_seconds: PASS_OVERHEAD_SECONDS,
@@ -508,6 +520,46 @@ impl Default for RunSettings {
         }
     }
 }
+
+impl RunSettings {
+    /// The same settings with nothing charged beyond the steps (no start-up, validation or
+    /// checkpoint): a step as a per-step timing measures it (`validate`, `calibrate-hw`).
+    pub fn steps_only(&self) -> RunSettings {
+        RunSettings {
+            startup_seconds: Some(0.0),
+            checkpoint_every_steps: 0,
+            validation_every_steps: 0,
+            validation_before_training: false,
+            ..self.clone()
+        }
+    }
+}
+
+/// Default [`RunSettings::validation_every_steps`]: the median interval of published reasoning
+/// recipes' launch scripts (`trainer.test_freq` 5-20; `research/ledger/whole_run_defaults_2026-12.md`
+/// §1). Frameworks default to never (veRL and OpenRLHF -1, TRL `eval_strategy="no"`); an
+/// imported file keeps its framework's default.
+pub const DEFAULT_VALIDATION_EVERY_STEPS: u64 = 10;
+
+/// Default [`RunSettings::validation_prompts`]: MATH-500, the benchmark the outcome prior and
+/// `cost`'s gain are stated on. Published recipes validate on sets from AIME's 30 problems
+/// (sampled 8-32 times: 240-960 responses) to GSM8K's 1,319 (same note, §1); 500 greedy
+/// responses sit inside that range.
+pub const DEFAULT_VALIDATION_PROMPTS: u64 = 500;
+
+/// Default [`RunSettings::validation_samples_per_prompt`]: one greedy response per prompt,
+/// veRL's `val_kwargs` default (`n: 1`, `do_sample: False`).
+pub const DEFAULT_VALIDATION_SAMPLES_PER_PROMPT: u64 = 1;
+
+/// Default [`RunSettings::checkpoint_every_steps`]: `trainer.save_freq=20`, the most common value
+/// in veRL's example scripts (45 scripts; same note, §1).
+pub const DEFAULT_CHECKPOINT_EVERY_STEPS: u64 = 20;
+
+/// Default [`RunSettings::checkpoint_write_gb_per_second`]: 1 GB/s per node, within the range
+/// published for checkpoint writes (0.25-0.6 GB/s effective for `torch.save`/DCP, 0.67 sustained
+/// and 2.3 peak per node on Llama 3's Tectonic, 2.2-2.5 GB/s raw media; same note, §2): a
+/// low-confidence middle.
+pub const DEFAULT_CHECKPOINT_WRITE_GB_PER_SECOND: f64 = 1.0;
 
 /// Default [`RunSettings::pass_overhead_seconds`]: chosen against the per-phase timings of
 /// `validation/phase_timings.csv` (`rlfrontier validate`), where small models' log-prob passes

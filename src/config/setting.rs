@@ -199,15 +199,25 @@ pub const SETTINGS: &[SettingDef] = &[
         "startup_seconds",
         GridTable::Run,
         "seconds",
-        "seconds before the first step, once per run",
+        "seconds before the first step, once per run (default: from the model's size)",
         Range::NonNegative,
     ),
     def(
         "checkpoint_seconds",
         GridTable::Run,
         "seconds",
-        "seconds one checkpoint takes",
+        "seconds one checkpoint takes (default: its bytes over the write bandwidth)",
         Range::NonNegative,
+    ),
+    def(
+        "checkpoint_write_gb_per_second",
+        GridTable::Run,
+        "GB/s per node",
+        "checkpoint write bandwidth per node",
+        Range::Positive {
+            max: 1000.0,
+            why: "no node writes a terabyte a second; the bandwidth is per node, in GB/s",
+        },
     ),
     def(
         "checkpoint_every_steps",

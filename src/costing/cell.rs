@@ -80,5 +80,6 @@ pub fn request_of_cell(grid: &Grid, id: u64, catalog: Catalog) -> Result<RunRequ
         gain_points: None,
         base_score: config.measured_base_score,
         catalog,
+        cap_schedule: Vec::new(),
     })
 }

@@ -309,6 +309,8 @@ pub fn fit_hardware(
     }
     let mut request = request.clone();
     request.stop = crate::config::Stop::Iterations(1);
+    // A logged step: no start-up, validation or checkpoint in it.
+    request.run = request.run.steps_only();
     let mut uncapped_mean_tokens = None;
     if let Some(m) = measured.response_length_mean {
         let cap = request.levers.max_response_len as f64;

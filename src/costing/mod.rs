@@ -16,6 +16,7 @@ pub mod logs;
 pub mod loso;
 pub mod ownership;
 pub mod render;
+pub mod schedule;
 #[cfg(feature = "research")]
 pub mod transfer;
 #[cfg(feature = "research")]
@@ -155,6 +156,9 @@ pub struct RunRequest {
     pub base_score: Option<f64>,
     /// The catalog (for services).
     pub catalog: Catalog,
+    /// The response cap raised in stages within the run (RL; empty: `levers.max_response_len`
+    /// throughout): the segments replace the cap, and their steps the stop's iterations.
+    pub cap_schedule: Vec<schedule::CapSegment>,
 }
 
 /// A reward model of the policy's shape: the backbone without the LM head and a scalar head.
@@ -211,6 +215,11 @@ impl RunRequest {
             })
         };
         match self.stage {
+            PricedStage::Rl(_) if !self.cap_schedule.is_empty() => {
+                let priced = schedule::price_segments(self, &self.cap_schedule);
+                schedule::merged(&priced)
+                    .unwrap_or_else(|| priced.last().expect("a schedule has segments").ledger)
+            }
             PricedStage::Rl(_) => evaluate(&self.rl_config()),
             PricedStage::Sft => supervised(
                 Stage::Sft,
@@ -297,6 +306,11 @@ pub struct CostReport {
     /// How far to trust the price (RL stages only): a 90% interval on the step's seconds from
     /// the ledger's out-of-sample error on published timings (`ledger::accuracy`).
     pub price_interval: Option<crate::ledger::accuracy::PriceInterval>,
+    /// What the run pays beyond its steps (RL stages only): start-up, validation, checkpoints
+    /// (`ledger::whole_run`), already in the ledger's totals.
+    pub run_events: Vec<crate::ledger::whole_run::RunEvent>,
+    /// The cap schedule's segments, each priced (empty without one).
+    pub segments: Vec<schedule::PricedSegment>,
 }
 
 /// The run at another mean response length: its dollars, steps and wall-clock hours.
@@ -346,6 +360,11 @@ pub fn price(request: &RunRequest) -> CostReport {
                 scaled.task.mean_response_tokens *= factor;
                 scaled.task.mean_response_tokens_end =
                     scaled.task.mean_response_tokens_end.map(|end| end * factor);
+                for segment in &mut scaled.cap_schedule {
+                    segment.uncapped_mean_response_tokens = segment
+                        .uncapped_mean_response_tokens
+                        .map(|mean| mean * factor);
+                }
                 let ledger = scaled.ledger();
                 AtLength {
                     usd: ledger.total_usd(),
@@ -371,6 +390,17 @@ pub fn price(request: &RunRequest) -> CostReport {
         }
         _ => None,
     };
+    let (run_events, segments) = match request.stage {
+        PricedStage::Rl(_) => (
+            crate::ledger::whole_run::run_events(&request.rl_config(), &ledger),
+            if request.cap_schedule.is_empty() {
+                Vec::new()
+            } else {
+                schedule::price_segments(request, &request.cap_schedule)
+            },
+        ),
+        _ => (Vec::new(), Vec::new()),
+    };
     CostReport {
         ledger,
         waste,
@@ -380,5 +410,7 @@ pub fn price(request: &RunRequest) -> CostReport {
         verdict,
         length_band,
         price_interval,
+        run_events,
+        segments,
     }
 }

@@ -109,8 +109,57 @@ pub fn json(report: &CostReport, request: &RunRequest) -> serde_json::Value {
     });
     if let Some(fields) = value.as_object_mut() {
         fields.extend(interval_json(report, request));
+        fields.extend(whole_run_json(report));
+        fields.insert(
+            "training_step_seconds".into(),
+            crate::ledger::whole_run::training_step_seconds(ledger, &report.run_events).into(),
+        );
     }
     value
+}
+
+/// `cost --json`'s `run_events` (what the run pays beyond its steps, each in the totals) and
+/// `cap_schedule` (the segments, null without a schedule).
+fn whole_run_json(report: &CostReport) -> serde_json::Map<String, serde_json::Value> {
+    let events: Vec<serde_json::Value> = report
+        .run_events
+        .iter()
+        .map(|e| {
+            json!({
+                "what": e.kind.key(),
+                "every_steps": e.every_steps,
+                "count": e.count,
+                "seconds_each": e.seconds_each,
+                "gpu_hours": e.gpu_hours,
+                "usd": e.usd,
+            })
+        })
+        .collect();
+    let segments: Vec<serde_json::Value> = report
+        .segments
+        .iter()
+        .map(|s| {
+            json!({
+                "max_response_len": s.segment.max_response_len,
+                "iterations": s.ledger.iterations,
+                "mean_response_tokens": s.ledger.tokens.mean_response_tokens,
+                "step_seconds": s.ledger.step_seconds,
+                "gpu_hours": s.ledger.total_gpu_hours(),
+                "usd": s.ledger.total_usd(),
+            })
+        })
+        .collect();
+    let mut map = serde_json::Map::new();
+    map.insert("run_events".into(), events.into());
+    map.insert(
+        "cap_schedule".into(),
+        if segments.is_empty() {
+            serde_json::Value::Null
+        } else {
+            segments.into()
+        },
+    );
+    map
 }
 
 /// `cost --json`'s price intervals (see `interval_line`): on the step's seconds always, on the
@@ -246,6 +295,34 @@ fn waste_json(waste: &crate::ledger::Waste) -> serde_json::Value {
 }
 
 /// The opening lines: what runs where, the step's shape, and the totals.
+/// The response cap as the headline states it: a cap schedule's caps in order, else the one cap.
+fn caps_text(request: &RunRequest) -> String {
+    if request.cap_schedule.is_empty() {
+        return thousands(request.levers.max_response_len as f64);
+    }
+    request
+        .cap_schedule
+        .iter()
+        .map(|s| thousands(s.max_response_len as f64))
+        .collect::<Vec<_>>()
+        .join(" -> ")
+}
+
+/// A step's seconds as the headline states them: the training step, and the step with what the
+/// run pays beyond it spread over it when that differs.
+fn step_text(report: &CostReport) -> String {
+    let ledger = &report.ledger;
+    let step = crate::ledger::whole_run::training_step_seconds(ledger, &report.run_events);
+    if report.run_events.is_empty() || step == ledger.step_seconds {
+        return format!("{} s", money(ledger.step_seconds));
+    }
+    format!(
+        "{} s ({} s with start-up, validation and checkpoints)",
+        money(step),
+        money(ledger.step_seconds)
+    )
+}
+
 fn headline(report: &CostReport, request: &RunRequest) -> String {
     let ledger = &report.ledger;
     let t = &ledger.tokens;
@@ -264,13 +341,13 @@ fn headline(report: &CostReport, request: &RunRequest) -> String {
                 money(h.usd_per_gpu_hour),
                 h.schedule
             );
+            let caps = caps_text(request);
             s.push_str(&format!(
-                "{} prompts x {} = {} rollouts per step; responses average {} of {} tokens ({} truncated); {} update epoch(s)\n",
+                "{} prompts x {} = {} rollouts per step; responses average {} of {caps} tokens ({} truncated); {} update epoch(s)\n",
                 thousands(request.levers.prompts_per_step as f64),
                 request.levers.group_size,
                 thousands(t.rollouts_per_step),
                 thousands(t.mean_response_tokens),
-                thousands(request.levers.max_response_len as f64),
                 percent(t.truncation_rate),
                 request.levers.update_epochs
             ));
@@ -289,10 +366,10 @@ fn headline(report: &CostReport, request: &RunRequest) -> String {
                 }
                 _ => (String::new(), String::new()),
             };
+            let step = step_text(report);
             s.push_str(&format!(
-                "{}{steps_interval} iterations of {} s: {} wall-clock hours, {} GPU-hours, ${}{usd_interval}\n",
+                "{}{steps_interval} iterations of {step}: {} wall-clock hours, {} GPU-hours, ${}{usd_interval}\n",
                 thousands(iterations),
-                money(ledger.step_seconds),
                 money(ledger.wall_hours()),
                 thousands(ledger.total_gpu_hours()),
                 money(ledger.total_usd())
@@ -394,6 +471,98 @@ fn buckets_table(ledger: &Ledger) -> String {
         percent(1.0),
     ]);
     buckets.render()
+}
+
+/// What the run pays beyond its steps, one line per event (already in the totals above): when,
+/// how long one takes and why, how many, GPU-hours and dollars.
+fn run_events_table(report: &CostReport, request: &RunRequest) -> String {
+    use crate::ledger::whole_run::{self, RunEventKind};
+    if report.run_events.is_empty() {
+        return String::new();
+    }
+    let run = &request.run;
+    let config = request.rl_config();
+    let nodes = request
+        .hardware
+        .gpus
+        .div_ceil(whole_run::GPUS_PER_NODE)
+        .max(1);
+    let validation = format!(
+        "{} prompts x {} at the cap",
+        thousands(run.validation_prompts as f64),
+        run.validation_samples_per_prompt
+    );
+    let mut table = Table::new(["what", "when", "each", "count", "GPU-hours", "USD"]);
+    for e in &report.run_events {
+        let when = match e.every_steps {
+            0 => "once".to_string(),
+            n => format!("every {} steps", thousands(n as f64)),
+        };
+        let why = match e.kind {
+            RunEventKind::Startup if run.startup_seconds.is_none() => format!(
+                "estimated for {:.1}B parameters",
+                request.policy.total_params() as f64 / 1e9
+            ),
+            RunEventKind::Startup => "given".to_string(),
+            RunEventKind::ValidationBeforeTraining | RunEventKind::Validation => validation.clone(),
+            RunEventKind::Checkpoint if run.checkpoint_seconds.is_none() => format!(
+                "{} GB at {} GB/s on {} node(s)",
+                thousands(whole_run::checkpoint_bytes(&config) / 1e9),
+                crate::format::number(run.checkpoint_write_gb_per_second),
+                nodes
+            ),
+            RunEventKind::Checkpoint => "given".to_string(),
+        };
+        table.row([
+            e.kind.name().to_string(),
+            when,
+            format!("{} s: {why}", money(e.seconds_each)),
+            if e.count.fract() == 0.0 {
+                thousands(e.count)
+            } else {
+                crate::format::readable(e.count)
+            },
+            money(e.gpu_hours),
+            money(e.usd),
+        ]);
+    }
+    format!(
+        "\nbeyond the steps (in the totals above):\n{}",
+        table.render()
+    )
+}
+
+/// The cap schedule's segments, one line each: cap, steps, mean response, seconds per step,
+/// GPU-hours and dollars (the start-up and the validation before training in the first).
+fn segments_table(report: &CostReport) -> String {
+    if report.segments.is_empty() {
+        return String::new();
+    }
+    let mut table = Table::new([
+        "segment",
+        "cap",
+        "steps",
+        "mean response",
+        "s/step",
+        "GPU-hours",
+        "USD",
+    ]);
+    for (i, s) in report.segments.iter().enumerate() {
+        let l = &s.ledger;
+        table.row([
+            (i + 1).to_string(),
+            thousands(s.segment.max_response_len as f64),
+            thousands(l.iterations as f64),
+            thousands(l.tokens.mean_response_tokens),
+            money(l.step_seconds),
+            money(l.total_gpu_hours()),
+            money(l.total_usd()),
+        ]);
+    }
+    format!(
+        "\ncap schedule (one run; the start-up in the first segment):\n{}",
+        table.render()
+    )
 }
 
 /// What the episodes' environment costs (multi-turn runs, sandboxes, API judges): the waiting
@@ -555,6 +724,8 @@ pub fn text(report: &CostReport, request: &RunRequest) -> String {
     text.push_str(&phases_table(&report.ledger));
     text.push('\n');
     text.push_str(&buckets_table(&report.ledger));
+    text.push_str(&segments_table(report));
+    text.push_str(&run_events_table(report, request));
     text.push_str(&environment_lines(&report.ledger));
     text.push_str(&waste_table(report));
     text.push_str(&gain_lines(report));

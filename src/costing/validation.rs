@@ -294,7 +294,8 @@ fn row_run_settings(
         step_overhead_seconds: c.step_overhead_seconds,
         pass_overhead_seconds: c.pass_overhead_seconds,
         train_launch_seconds_per_layer: c.train_launch_seconds_per_layer,
-        ..RunSettings::default()
+        // A published step's timing: no start-up, validation or checkpoint in it.
+        ..RunSettings::default().steps_only()
     };
     let micro = row
         .number("rl_micro_batch_tokens")

@@ -149,7 +149,8 @@ pub fn scalerl_ledger_gpu_hours_per_step(run: &ScaleRlRun, catalog: &Catalog) ->
         mean_response_tokens: SCALERL_MEAN_RESPONSE_TOKENS,
         ..Task::default()
     };
-    let run_settings = RunSettings::default();
+    // Per step: no start-up, validation or checkpoint in it.
+    let run_settings = RunSettings::default().steps_only();
     let reward = Reward {
         kind: crate::config::RewardKind::Rule,
         model: None,

@@ -22,6 +22,8 @@
 //! | multi-turn episodes: tool waits, observations, sandboxes, API judges | [`agent`] |
 //! | one step: the phases in order, GPU-seconds under the schedule | `step` (`constant_step`, `charge_gpu_seconds`) |
 //! | a run: iterations a budget affords, start-up once, waste | `run` ([`evaluate`], [`StepLedger`]) |
+//! | beyond the steps: start-up estimate, checkpoint bytes and seconds, validation passes, the run's events | [`whole_run`] ([`whole_run::startup_seconds`], [`whole_run::checkpoint_seconds`], [`whole_run::run_events`]) |
+//! | a run in segments (a cap raised in stages) | [`merge_segments`] |
 //! | SFT, reward-model and DPO stages | [`supervised`] |
 
 pub mod accuracy;
@@ -37,8 +39,9 @@ mod run;
 mod step;
 pub mod supervised;
 pub mod time;
+pub mod whole_run;
 
-pub use run::{StepLedger, StepSums, evaluate, step_ledger};
+pub use run::{StepLedger, StepSums, evaluate, merge_segments, step_ledger};
 
 use std::fmt;
 
@@ -516,6 +519,14 @@ pub struct Ledger {
     pub environment_usd_per_step: f64,
     /// Of those, the API judge's.
     pub api_usd_per_step: f64,
+    /// Wall seconds of one pass over the validation set (0 without one): `validation` per step
+    /// is its share every `validation_every_steps`; the pass before training is in
+    /// [`Ledger::start_seconds`].
+    pub validation_pass_seconds: f64,
+    /// Wall seconds before the first step, the whole cluster held: the start-up and, with
+    /// `validation_before_training`, one validation pass (its GPU time, not its FLOPs). Charged
+    /// once per run, as the `startup` phase's share of each step.
+    pub start_seconds: f64,
 }
 
 impl Ledger {

@@ -141,8 +141,8 @@ pub struct StepLedger {
     per_iteration: [f64; 3],
     /// The start-up's cost in the same units ([`startup_cost`]), paid before the iterations.
     startup_cost_per_unit: [f64; 3],
-    /// The run's start-up, in seconds; [`charge_startup`] adds its share of each step once the
-    /// iterations are known.
+    /// The run's start ([`Ledger::start_seconds`]); [`charge_startup`] adds its share of each
+    /// step once the iterations are known.
     startup_seconds: f64,
     /// The cluster's GPUs (the start-up holds them all).
     cluster_gpus: f64,
@@ -160,15 +160,10 @@ pub fn step_ledger(cfg: &RunConfig) -> Option<StepLedger> {
 }
 
 impl StepLedger {
-    /// The step of this ledger, pools and rollouts, in a run whose start-up takes
-    /// `startup_seconds` on a cluster of `cluster_gpus`.
-    pub(super) fn new(
-        ledger: Ledger,
-        pools: Pools,
-        rollouts: Rollouts,
-        startup_seconds: f64,
-        cluster_gpus: f64,
-    ) -> Self {
+    /// The step of this ledger, pools and rollouts, in a run whose start takes the ledger's
+    /// [`Ledger::start_seconds`] on a cluster of `cluster_gpus`.
+    pub(super) fn new(ledger: Ledger, pools: Pools, rollouts: Rollouts, cluster_gpus: f64) -> Self {
+        let startup_seconds = ledger.start_seconds;
         StepLedger {
             per_iteration: BUDGET_UNITS.map(|unit| ledger.per_iteration(unit)),
             startup_cost_per_unit: startup_cost(&ledger, startup_seconds),
@@ -227,10 +222,7 @@ impl StepLedger {
     /// Checks (in debug builds) that `cfg` has the start-up and cluster this step was priced
     /// with, as every method that takes a configuration requires.
     fn debug_assert_priced_from(&self, cfg: &RunConfig) {
-        debug_assert_eq!(
-            self.startup_seconds.to_bits(),
-            cfg.run.startup_seconds.to_bits()
-        );
+        debug_assert!(self.startup_seconds >= super::whole_run::startup_seconds(cfg));
         debug_assert_eq!(
             self.cluster_gpus.to_bits(),
             (cfg.hardware.gpus as f64).to_bits()
@@ -414,6 +406,82 @@ fn weighted_waste(parts: &[(f64, Ledger)]) -> Waste {
     }
 }
 
+/// Sets `ledger`'s step to the weighted mean of `parts`' steps (weights summing to 1): each
+/// phase, the step's seconds, the tokens and the decode's seconds; its memory is the largest and
+/// its infeasibility the first.
+fn weighted_step(parts: &[(f64, Ledger)], ledger: &mut Ledger) {
+    for (i, phase) in ledger.phases.iter_mut().enumerate() {
+        *phase = PhaseCost {
+            flops: parts.iter().map(|s| s.0 * s.1.phases[i].flops).sum(),
+            seconds: parts.iter().map(|s| s.0 * s.1.phases[i].seconds).sum(),
+            gpu_seconds: parts.iter().map(|s| s.0 * s.1.phases[i].gpu_seconds).sum(),
+        };
+    }
+    ledger.step_seconds = parts.iter().map(|s| s.0 * s.1.step_seconds).sum();
+    ledger.tokens = weighted_tokens(parts);
+    ledger.decode.seconds = parts.iter().map(|s| s.0 * s.1.decode.seconds).sum();
+    ledger.decode.tail_seconds = parts.iter().map(|s| s.0 * s.1.decode.tail_seconds).sum();
+    ledger.training_memory_gb_per_gpu = parts
+        .iter()
+        .map(|s| s.1.training_memory_gb_per_gpu)
+        .fold(0.0, f64::max);
+    ledger.infeasible = parts.iter().find_map(|s| s.1.infeasible);
+    ledger.validation_pass_seconds = parts
+        .iter()
+        .map(|s| s.0 * s.1.validation_pass_seconds)
+        .sum();
+    ledger.start_seconds = parts.iter().map(|s| s.0 * s.1.start_seconds).sum();
+}
+
+/// One run in segments priced one after another, as when the response cap is raised in stages
+/// (`costing`'s cap schedule): each part is the ledger of its own iterations, priced without a
+/// start-up. The run's step is the iteration-weighted mean of theirs (phases, tokens, decode,
+/// dollars paid outside the GPUs), its iterations their sum, its waste the sum of theirs (each is
+/// over its own iterations), its memory the largest, its infeasibility the first; the start-up
+/// (the parts' [`Ledger::start_seconds`], on the whole cluster: give the later parts none) is
+/// charged once, as [`evaluate`] charges it. None when there is no part or no iteration.
+pub fn merge_segments(parts: &[Ledger]) -> Option<Ledger> {
+    let iterations: u64 = parts.iter().map(|l| l.iterations).sum();
+    let first = parts.first()?;
+    if iterations == 0 {
+        return None;
+    }
+    let weighted: Vec<(f64, Ledger)> = parts
+        .iter()
+        .map(|l| (l.iterations as f64 / iterations as f64, *l))
+        .collect();
+    let mut ledger = *first;
+    weighted_step(&weighted, &mut ledger);
+    let external = |i: usize| {
+        weighted
+            .iter()
+            .map(|(w, l)| w * l.external_usd_per_step[i])
+            .sum()
+    };
+    ledger.external_usd_per_step = [external(0), external(1), external(2)];
+    ledger.environment_usd_per_step = weighted
+        .iter()
+        .map(|(w, l)| w * l.environment_usd_per_step)
+        .sum();
+    ledger.api_usd_per_step = weighted.iter().map(|(w, l)| w * l.api_usd_per_step).sum();
+    let total = |f: &dyn Fn(&Waste) -> f64| -> f64 { parts.iter().map(|l| f(&l.waste)).sum() };
+    ledger.waste = Waste {
+        zero_signal_usd: total(&|x| x.zero_signal_usd),
+        truncated_usd: total(&|x| x.truncated_usd),
+        straggler_idle_gpu_hours: total(&|x| x.straggler_idle_gpu_hours),
+        straggler_idle_usd: total(&|x| x.straggler_idle_usd),
+        reference_without_kl_usd: total(&|x| x.reference_without_kl_usd),
+        oversampling_usd: total(&|x| x.oversampling_usd),
+        uncached_prefill_usd: total(&|x| x.uncached_prefill_usd),
+    };
+    ledger.step_seconds -= ledger.phases[Phase::Startup.index()].seconds;
+    ledger.phases[Phase::Startup.index()] = PhaseCost::default();
+    ledger.iterations = iterations;
+    ledger.start_seconds = parts.iter().map(|l| l.start_seconds).sum();
+    charge_startup(ledger.start_seconds, first.gpus as f64, &mut ledger);
+    Some(ledger)
+}
+
 /// Evaluates one run: the ledger of its iterations. The first reason a run cannot go ahead is
 /// kept (dynamic sampling, rollout memory, judge memory, training memory, budget, in that order).
 /// With a response-length schedule (`[task] mean_response_tokens_end`) the step's costs are the
@@ -450,7 +518,7 @@ pub fn evaluate(cfg: &RunConfig) -> Ledger {
     one.step_seconds -= one.phases[Phase::Startup.index()].seconds;
     one.phases[Phase::Startup.index()] = PhaseCost::default();
     add_environment(&inner, &mut one);
-    let (n, budget_infeasible) = iterations(&one, cfg.stop, cfg.run.startup_seconds);
+    let (n, budget_infeasible) = iterations(&one, cfg.stop, one.start_seconds);
     let mut ledger = at(Stop::Iterations(n));
     add_environment(&inner, &mut ledger);
     ledger.infeasible = ledger.infeasible.or(budget_infeasible);
@@ -507,33 +575,14 @@ fn evaluate_task(cfg: &RunConfig) -> Ledger {
         .map(|&(weight, mean)| (weight, at(mean, Stop::Iterations(1))))
         .collect();
     let mut ledger = steps[1].1;
-    for (i, phase) in ledger.phases.iter_mut().enumerate() {
-        *phase = PhaseCost {
-            flops: steps.iter().map(|s| s.0 * s.1.phases[i].flops).sum(),
-            seconds: steps.iter().map(|s| s.0 * s.1.phases[i].seconds).sum(),
-            gpu_seconds: steps.iter().map(|s| s.0 * s.1.phases[i].gpu_seconds).sum(),
-        };
-    }
-    ledger.step_seconds = steps.iter().map(|s| s.0 * s.1.step_seconds).sum();
-    ledger.tokens = weighted_tokens(&steps);
-    ledger.decode.seconds = steps.iter().map(|s| s.0 * s.1.decode.seconds).sum();
-    ledger.decode.tail_seconds = steps.iter().map(|s| s.0 * s.1.decode.tail_seconds).sum();
-    ledger.training_memory_gb_per_gpu = steps
-        .iter()
-        .map(|s| s.1.training_memory_gb_per_gpu)
-        .fold(0.0, f64::max);
-    ledger.infeasible = steps.iter().find_map(|s| s.1.infeasible);
+    weighted_step(&steps, &mut ledger);
     // Each point was priced with its own start-up share: take it out before the budget.
     ledger.step_seconds -= ledger.phases[Phase::Startup.index()].seconds;
     ledger.phases[Phase::Startup.index()] = PhaseCost::default();
-    let (iterations, budget_infeasible) = iterations(&ledger, cfg.stop, cfg.run.startup_seconds);
+    let (iterations, budget_infeasible) = iterations(&ledger, cfg.stop, ledger.start_seconds);
     ledger.iterations = iterations;
     ledger.infeasible = ledger.infeasible.or(budget_infeasible);
-    charge_startup(
-        cfg.run.startup_seconds,
-        cfg.hardware.gpus as f64,
-        &mut ledger,
-    );
+    charge_startup(ledger.start_seconds, cfg.hardware.gpus as f64, &mut ledger);
     let runs: Vec<(f64, Ledger)> = points
         .iter()
         .map(|&(weight, mean)| (weight, at(mean, Stop::Iterations(iterations))))

@@ -212,12 +212,16 @@ fn search(
 }
 
 /// Validation: every `validation_every_steps` steps, the validation set's prompts are prefilled
-/// and their responses decoded on the generation pool (veRL `trainer.test_freq`, `val_kwargs.n`);
-/// charged to each step as its share.
-fn validation(cfg: &RunConfig, pools: Pools, r: &Rollouts, phases: &mut Phases) {
+/// and their responses decoded on the generation pool, at the training cap (veRL
+/// `trainer.test_freq`, `val_kwargs.n`; veRL's validation generates with the rollout's
+/// `response_length`); charged to each step as its share. Returns one pass's wall seconds (0
+/// without a validation set), which the pass before training (`val_before_train`) adds to the
+/// run's start.
+fn validation(cfg: &RunConfig, pools: Pools, r: &Rollouts, phases: &mut Phases) -> f64 {
     let run = cfg.run;
-    if run.validation_every_steps == 0 || run.validation_prompts == 0 {
-        return;
+    let needed = run.validation_every_steps > 0 || run.validation_before_training;
+    if !needed || run.validation_prompts == 0 {
+        return 0.0;
     }
     let (gpu, policy, p) = (&cfg.hardware.gpu, cfg.policy, cfg.task.prompt_tokens);
     let sequences = (run.validation_prompts * run.validation_samples_per_prompt.max(1)) as f64;
@@ -239,20 +243,23 @@ fn validation(cfg: &RunConfig, pools: Pools, r: &Rollouts, phases: &mut Phases) 
         max_num_seqs: cfg.hardware.max_num_seqs,
     });
     // A model that does not fit is reported by the rollout itself; validation adds nothing then.
-    let Ok(decode) = decode else { return };
-    let every = run.validation_every_steps as f64;
+    let Ok(decode) = decode else { return 0.0 };
     let seconds = time::compute_seconds(
         prefill,
         pools.generation as f64,
         gpu,
         gpu.prefill_efficiency,
     ) + decode.seconds;
-    set(
-        phases,
-        Phase::Validation,
-        (prefill + decode_flops) / every,
-        seconds / every,
-    );
+    if run.validation_every_steps > 0 {
+        let every = run.validation_every_steps as f64;
+        set(
+            phases,
+            Phase::Validation,
+            (prefill + decode_flops) / every,
+            seconds / every,
+        );
+    }
+    seconds
 }
 
 /// Feedback: a reward model's forward pass over every generated sequence, or a judge's prefill
@@ -497,7 +504,7 @@ fn learning(cfg: &RunConfig, pools: Pools, r: &Rollouts, phases: &mut Phases) {
         );
     }
     let checkpoints = if run.checkpoint_every_steps > 0 {
-        run.checkpoint_seconds / run.checkpoint_every_steps as f64
+        super::whole_run::checkpoint_seconds(cfg) / run.checkpoint_every_steps as f64
     } else {
         0.0
     };
@@ -683,7 +690,7 @@ pub(super) fn constant_step(cfg: &RunConfig) -> StepLedger {
     let mut phases: Phases = [PhaseCost::default(); super::PHASE_COUNT];
     let (decode, prefilled_prompts, rollout_infeasible) =
         search(cfg, pools, &rollouts, &mut phases);
-    validation(cfg, pools, &rollouts, &mut phases);
+    let validation_pass_seconds = validation(cfg, pools, &rollouts, &mut phases);
     let judge_infeasible = feedback(cfg, pools, &rollouts, &mut phases);
     let (p, r1, r2) = (
         cfg.task.prompt_tokens,
@@ -731,12 +738,13 @@ pub(super) fn constant_step(cfg: &RunConfig) -> StepLedger {
         external_usd_per_step: [0.0; 3],
         environment_usd_per_step: 0.0,
         api_usd_per_step: 0.0,
+        validation_pass_seconds,
+        start_seconds: super::whole_run::startup_seconds(cfg)
+            + if cfg.run.validation_before_training {
+                validation_pass_seconds
+            } else {
+                0.0
+            },
     };
-    StepLedger::new(
-        ledger,
-        pools,
-        rollouts,
-        cfg.run.startup_seconds,
-        cfg.hardware.gpus as f64,
-    )
+    StepLedger::new(ledger, pools, rollouts, cfg.hardware.gpus as f64)
 }

@@ -126,6 +126,8 @@ pub fn evaluate_supervised(r: &SupervisedRun) -> Ledger {
         external_usd_per_step: [0.0; 3],
         environment_usd_per_step: 0.0,
         api_usd_per_step: 0.0,
+        validation_pass_seconds: 0.0,
+        start_seconds: 0.0,
     }
 }
 
@@ -194,12 +196,14 @@ mod tests {
             max_tokens_per_gpu: 16384.0,
             critic_max_tokens_per_gpu: 16384.0,
             micro_batching: crate::config::MicroBatching::default(),
-            startup_seconds: 0.0,
+            startup_seconds: Some(0.0),
             checkpoint_every_steps: 0,
-            checkpoint_seconds: 0.0,
+            checkpoint_seconds: Some(0.0),
+            checkpoint_write_gb_per_second: 1.0,
             validation_every_steps: 0,
             validation_prompts: 0,
             validation_samples_per_prompt: 1,
+            validation_before_training: false,
             generation_batch_prompts: None,
             mini_batch_prompts: 256,
             // No training-pass overheads: the hand-computed values are FLOPs over peak.

@@ -41,12 +41,14 @@ fn settings() -> RunSettings {
         max_tokens_per_gpu: 16384.0,
         critic_max_tokens_per_gpu: 16384.0,
         micro_batching: crate::config::MicroBatching::default(),
-        startup_seconds: 0.0,
+        startup_seconds: Some(0.0),
         checkpoint_every_steps: 0,
-        checkpoint_seconds: 0.0,
+        checkpoint_seconds: Some(0.0),
+        checkpoint_write_gb_per_second: 1.0,
         validation_every_steps: 0,
         validation_prompts: 0,
         validation_samples_per_prompt: 1,
+        validation_before_training: false,
         generation_batch_prompts: None,
         mini_batch_prompts: 256,
         // No training-pass overheads: the hand-computed values are FLOPs over peak.
@@ -307,7 +309,7 @@ fn startup_is_charged_once_per_run_and_checkpoints_per_step() {
     // more than without it. Checkpoints of 50 s every 5 steps: 10 s more per step.
     let mut f = Fixture::new("qwen2.5-1.5b");
     let plain = evaluate(&f.config(64, 4, 4096, 1, Stop::Iterations(10)));
-    f.run.startup_seconds = 600.0;
+    f.run.startup_seconds = Some(600.0);
     let started = evaluate(&f.config(64, 4, 4096, 1, Stop::Iterations(10)));
     let gpus = f.hardware.gpus as f64;
     assert!(close(
@@ -329,9 +331,9 @@ fn startup_is_charged_once_per_run_and_checkpoints_per_step() {
         unit: crate::config::BudgetUnit::GpuHours,
     });
     assert_eq!(evaluate(&f.config(64, 4, 4096, 1, budget)).iterations, 20);
-    f.run.startup_seconds = 0.0;
+    f.run.startup_seconds = Some(0.0);
     f.run.checkpoint_every_steps = 5;
-    f.run.checkpoint_seconds = 50.0;
+    f.run.checkpoint_seconds = Some(50.0);
     let saved = evaluate(&f.config(64, 4, 4096, 1, Stop::Iterations(10)));
     assert!(close(saved.step_seconds - plain.step_seconds, 10.0, 1e-9));
 }
@@ -348,7 +350,7 @@ fn a_reused_ledger_at_each_stop_has_the_whole_ledgers_bits() {
     use crate::config::BudgetUnit;
     for startup_seconds in [0.0, 600.0, 1234.5] {
         let mut f = Fixture::new("qwen2.5-7b");
-        f.run.startup_seconds = startup_seconds;
+        f.run.startup_seconds = Some(startup_seconds);
         let step = step_ledger(&f.config(64, 8, 4096, 2, Stop::Iterations(1))).unwrap();
         let gpus = f.hardware.gpus as f64;
         let startup_gpu_hours = startup_seconds * gpus / 3600.0;
@@ -397,7 +399,7 @@ fn step_sums_give_the_ledger_methods_bits_at_any_stop() {
     use crate::config::BudgetUnit;
     for startup_seconds in [0.0, 600.0, 1234.5] {
         let mut f = Fixture::new("qwen2.5-7b");
-        f.run.startup_seconds = startup_seconds;
+        f.run.startup_seconds = Some(startup_seconds);
         let step = step_ledger(&f.config(64, 8, 4096, 2, Stop::Iterations(1))).unwrap();
         let sums = step.sums();
         for (amount, unit) in [
@@ -1120,4 +1122,37 @@ fn a_colocated_rollout_must_fit_beside_the_training_state_it_leaves() {
     f.hardware.engine = Catalog::embedded().default_engine().clone();
     f.hardware.schedule = Schedule::Async;
     assert_eq!(at(&f), None);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// A run cut into two segments at the same cap (`merge_segments`, the cap schedule's merge)
+    /// costs what it costs whole: iterations, FLOPs, GPU-hours, dollars and wall time, with the
+    /// start-up and the validation before training charged once.
+    #[test]
+    fn a_run_cut_into_segments_at_one_cap_costs_what_it_costs_whole(
+        first in 1u64..200,
+        second in 1u64..200,
+    ) {
+        let mut f = Fixture::new("qwen2.5-1.5b");
+        f.run.startup_seconds = Some(300.0);
+        f.run.validation_every_steps = 10;
+        f.run.validation_prompts = 100;
+        f.run.validation_before_training = true;
+        let mut later = Fixture::new("qwen2.5-1.5b");
+        later.run = RunSettings {
+            startup_seconds: Some(0.0),
+            validation_before_training: false,
+            ..f.run.clone()
+        };
+        let at = |f: &Fixture, n: u64| evaluate(&f.config(64, 4, 4096, 1, Stop::Iterations(n)));
+        let whole = at(&f, first + second);
+        let merged = merge_segments(&[at(&f, first), at(&later, second)]).unwrap();
+        prop_assert_eq!(merged.iterations, whole.iterations);
+        prop_assert!(close(merged.total_flops(), whole.total_flops(), 1e-9));
+        prop_assert!(close(merged.total_gpu_hours(), whole.total_gpu_hours(), 1e-9));
+        prop_assert!(close(merged.total_usd(), whole.total_usd(), 1e-9));
+        prop_assert!(close(merged.wall_hours(), whole.wall_hours(), 1e-9));
+    }
 }

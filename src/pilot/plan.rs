@@ -106,13 +106,10 @@ fn candidate(grid: &Grid, i: AxisIndices, budget: Budget) -> Option<Candidate> {
     let config = if grid.run.validation_prompts > 0 && ledger.iterations > 0 {
         let mut run = config.run.clone();
         run.validation_every_steps = (ledger.iterations / TARGET_CHECKPOINTS).max(1);
-        let validating = crate::ledger::evaluate(&crate::ledger::RunConfig {
-            run: &run,
-            ..config
-        });
-        let one_validation = validating.phase(crate::ledger::Phase::Validation).seconds
-            * run.validation_every_steps as f64;
-        run.startup_seconds += one_validation;
+        run.validation_before_training = true;
+        // veRL's pilot scripts save no checkpoint (`trainer.save_freq` stays -1); TRL's save at
+        // each evaluation, a pilot-sized model's seconds, not priced.
+        run.checkpoint_every_steps = 0;
         run_with_validation = run;
         let config = crate::ledger::RunConfig {
             run: &run_with_validation,

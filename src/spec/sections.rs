@@ -446,12 +446,14 @@ pub(super) fn run(rr: &RawRun, v: &Validator, catalog: &Catalog) -> Result<RunSe
         )? as f64,
         critic_max_tokens_per_gpu: tokens!(critic_max_tokens_per_gpu, 1),
         micro_batching: run_micro_batching(rr, v)?,
-        startup_seconds: setting_real!(startup_seconds),
+        startup_seconds: optional_real(v, &rr.startup_seconds, "startup_seconds")?,
         checkpoint_every_steps: count!(checkpoint_every_steps),
-        checkpoint_seconds: setting_real!(checkpoint_seconds),
+        checkpoint_seconds: optional_real(v, &rr.checkpoint_seconds, "checkpoint_seconds")?,
+        checkpoint_write_gb_per_second: setting_real!(checkpoint_write_gb_per_second),
         validation_every_steps: count!(validation_every_steps),
         validation_prompts: count!(validation_prompts),
         validation_samples_per_prompt: count!(validation_samples_per_prompt),
+        validation_before_training: boolean!(validation_before_training),
         generation_batch_prompts: optional_count(
             v,
             &rr.generation_batch_prompts,
@@ -497,6 +499,15 @@ fn run_critic(
 }
 
 /// An optional `[run]` count of at least 1 (None when absent).
+/// `[run] key` as a number in its setting's range, or None when absent (a default that depends on
+/// the model).
+fn optional_real(v: &Validator, value: &Option<Spanned>, key: &str) -> Result<Option<f64>> {
+    match value {
+        Some(value) => v.setting_real_as(value, Some("run"), key, key).map(Some),
+        None => Ok(None),
+    }
+}
+
 fn optional_count(v: &Validator, value: &Option<Spanned>, key: &str) -> Result<Option<u64>> {
     match value {
         Some(_) => v.setting_count_or(value, Some("run"), key, 1).map(Some),

@@ -960,7 +960,7 @@ fn the_environment_wait_is_read_under_either_name() {
 #[test]
 fn the_grid_records_the_line_of_each_setting_it_gives() {
     // Issue 52: which source set each value. race-pilot gives `gpus` on its own line and leaves
-    // `startup_seconds` to the default; a swept agent setting is found in `[axes]`.
+    // `checkpoint_seconds` to the default; a swept agent setting is found in `[axes]`.
     let text = include_str!("../../grids/race-pilot.toml");
     let grid = parse_text(text).unwrap();
     let line_of = |name: &str| {
@@ -972,7 +972,7 @@ fn the_grid_records_the_line_of_each_setting_it_gives() {
     };
     let gpus_line = text.lines().position(|l| l.starts_with("gpus = ")).unwrap() + 1;
     assert_eq!(line_of("gpus"), Some(gpus_line));
-    assert_eq!(line_of("startup_seconds"), None);
+    assert_eq!(line_of("checkpoint_seconds"), None);
     let swept = text.replace("[axes]\n", "[axes]\nturns = [2, 3]\n");
     let grid = parse_text(&swept).unwrap();
     let turns = grid

@@ -59,24 +59,43 @@ pub struct LeverFlags {
     /// Fixed seconds per step for weight sync and bookkeeping.
     #[arg(long, default_value_t = RunSettings::default().step_overhead_seconds)]
     pub step_overhead_seconds: f64,
-    /// Seconds before the first step (model loading, engine start), once per run.
-    #[arg(long, default_value_t = 0.0)]
-    pub startup_seconds: f64,
-    /// Save a checkpoint every N steps (veRL `trainer.save_freq`; 0: never).
-    #[arg(long, default_value_t = 0)]
+    /// Seconds before the first step (model loading, engine start), once per run [default: 120 s
+    /// plus 15 s per billion parameters, from published start-up times].
+    #[arg(long)]
+    pub startup_seconds: Option<f64>,
+    /// Save a checkpoint every N steps (veRL `trainer.save_freq`; 0: never; the default is veRL's
+    /// example scripts' most common value).
+    #[arg(long, default_value_t = RunSettings::default().checkpoint_every_steps)]
     pub checkpoint_every_steps: u64,
-    /// Seconds one checkpoint takes.
-    #[arg(long, default_value_t = 0.0)]
-    pub checkpoint_seconds: f64,
-    /// Validate every N steps (veRL `trainer.test_freq`; 0: never).
-    #[arg(long, default_value_t = 0)]
+    /// Seconds one checkpoint takes [default: 12 bytes per trained parameter over
+    /// --checkpoint-write-gb-per-second per node].
+    #[arg(long)]
+    pub checkpoint_seconds: Option<f64>,
+    /// Checkpoint write bandwidth per node, GB/s.
+    #[arg(long, default_value_t = RunSettings::default().checkpoint_write_gb_per_second)]
+    pub checkpoint_write_gb_per_second: f64,
+    /// Validate every N steps (veRL `trainer.test_freq`; 0: never; the default is the reasoning
+    /// recipes' median).
+    #[arg(long, default_value_t = RunSettings::default().validation_every_steps)]
     pub validation_every_steps: u64,
-    /// Prompts in the validation set.
-    #[arg(long, default_value_t = 0)]
+    /// Prompts in the validation set (the default: MATH-500).
+    #[arg(long, default_value_t = RunSettings::default().validation_prompts)]
     pub validation_prompts: u64,
-    /// Responses per validation prompt (veRL `val_kwargs.n`).
-    #[arg(long, default_value_t = 1)]
+    /// Responses per validation prompt (veRL `val_kwargs.n`, TRL `num_generations_eval`).
+    #[arg(long, default_value_t = RunSettings::default().validation_samples_per_prompt)]
     pub validation_samples_per_prompt: u64,
+    /// One validation pass before the first step (veRL `trainer.val_before_train`) [default].
+    #[arg(long, overrides_with = "no_validation_before_training")]
+    pub validation_before_training: bool,
+    /// No validation pass before the first step.
+    #[arg(long)]
+    pub no_validation_before_training: bool,
+    /// Raise the response cap in stages within the run: `CAP:STEPS,CAP:STEPS,...`, each segment
+    /// with its steps (and, optionally, its logged mean response tokens: `CAP:STEPS:MEAN`); with
+    /// --budget the last segment is its cap alone and runs until the budget is spent. Replaces
+    /// --max-response-len and --steps.
+    #[arg(long, value_name = "SEGMENTS")]
+    pub cap_schedule: Option<String>,
     /// Prompts per generation batch under --dynamic-sampling (veRL DAPO recipe
     /// `gen_batch_size`) [default: the train batch].
     #[arg(long)]

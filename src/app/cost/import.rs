@@ -177,6 +177,11 @@ pub(super) fn flag_of(setting: &Setting) -> (&'static str, Option<String>) {
             ("--validation-samples-per-prompt", Some(n.to_string()))
         }
         Setting::CheckpointEverySteps(n) => ("--checkpoint-every-steps", Some(n.to_string())),
+        Setting::ValidationBeforeTraining(on) => switch(
+            *on,
+            "--validation-before-training",
+            "--no-validation-before-training",
+        ),
         Setting::Gpus(n) => ("--gpus", Some(n.to_string())),
         Setting::Engine(e) => ("--engine", Some(e.clone())),
         Setting::Schedule(s) => ("--schedule", Some(s.to_string())),
@@ -232,6 +237,12 @@ fn apply(args: &mut CostArgs, setting: &Setting) {
         Setting::ValidationEverySteps(n) => l.validation_every_steps = n,
         Setting::ValidationSamplesPerPrompt(n) => l.validation_samples_per_prompt = n,
         Setting::CheckpointEverySteps(n) => l.checkpoint_every_steps = n,
+        Setting::ValidationBeforeTraining(on) => {
+            (
+                l.validation_before_training,
+                l.no_validation_before_training,
+            ) = (on, !on)
+        }
         Setting::Gpus(n) => c.gpus = n,
         Setting::Engine(e) => c.engine = e,
         Setting::Schedule(s) => c.schedule = Some(s),

@@ -24,6 +24,7 @@ use super::{CatalogFlag, emit, json_text};
 
 mod flags;
 mod import;
+mod schedule;
 mod sources;
 
 pub use flags::{AgentFlags, ClusterFlags, LeverFlags, OwnershipFlags, SupervisedFlags, TaskFlags};
@@ -288,9 +289,11 @@ impl CostArgs {
             startup_seconds: l.startup_seconds,
             checkpoint_every_steps: l.checkpoint_every_steps,
             checkpoint_seconds: l.checkpoint_seconds,
+            checkpoint_write_gb_per_second: l.checkpoint_write_gb_per_second,
             validation_every_steps: l.validation_every_steps,
             validation_prompts: l.validation_prompts,
             validation_samples_per_prompt: l.validation_samples_per_prompt,
+            validation_before_training: !l.no_validation_before_training,
             generation_batch_prompts: l.generation_batch_prompts,
             mini_batch_prompts: l.mini_batch_prompts,
             agent: self.agent.agent(catalog)?,
@@ -337,6 +340,8 @@ impl CostArgs {
             (None, None, true) if l.data_epochs.is_some() => {
                 Stop::Iterations(self.steps_from_data_epochs()?)
             }
+            // The segments' steps, summed by `request` (`--cap-schedule`).
+            (None, None, true) if l.cap_schedule.is_some() => Stop::Iterations(0),
             (None, None, true) => {
                 return Err(Error::in_flag(
                     "--steps",
@@ -446,8 +451,12 @@ impl CostArgs {
             ("pass_rate_concentration", Some(t.pass_rate_concentration)),
             ("kl_coef", Some(l.kl_coef)),
             ("step_overhead_seconds", Some(l.step_overhead_seconds)),
-            ("startup_seconds", Some(l.startup_seconds)),
-            ("checkpoint_seconds", Some(l.checkpoint_seconds)),
+            ("startup_seconds", l.startup_seconds),
+            ("checkpoint_seconds", l.checkpoint_seconds),
+            (
+                "checkpoint_write_gb_per_second",
+                Some(l.checkpoint_write_gb_per_second),
+            ),
             ("turns", Some(a.turns)),
             ("observation_tokens", Some(a.observation_tokens)),
             ("turns_cv", Some(a.turns_cv)),
@@ -501,7 +510,16 @@ impl CostArgs {
         {
             return Err(Error::in_flag("--offload-per-step", why));
         }
-        let (stop, supervised) = self.stop_and_data()?;
+        let (mut stop, supervised) = self.stop_and_data()?;
+        let cap_schedule = self.cap_schedule(&task)?;
+        let mut max_response_len = self.levers.max_response_len;
+        if let Some(last) = cap_schedule.last() {
+            // The run's largest cap, and with fixed segments their steps.
+            max_response_len = last.max_response_len;
+            if let Stop::Iterations(_) = stop {
+                stop = Stop::Iterations(cap_schedule.iter().filter_map(|s| s.steps).sum());
+            }
+        }
         let o = &self.ownership;
         Ok(RunRequest {
             stage: self.stage,
@@ -514,7 +532,7 @@ impl CostArgs {
             levers: Levers {
                 prompts_per_step: self.levers.prompts_per_step,
                 group_size: self.levers.group_size,
-                max_response_len: self.levers.max_response_len,
+                max_response_len,
                 update_epochs: self.levers.update_epochs,
             },
             stop,
@@ -529,6 +547,7 @@ impl CostArgs {
             gain_points: self.gain,
             base_score: self.base_score()?,
             catalog,
+            cap_schedule,
         })
     }
 }
@@ -569,6 +588,8 @@ pub fn run(given: &CostArgs, out: &mut dyn Write) -> Result<()> {
             return Err(e);
         }
     };
+    rlfrontier::costing::schedule::check_budget(&request)
+        .map_err(|e| Error::in_flag("--cap-schedule", e.0))?;
     let report = price(&request);
     if let Some((what, value)) = report.non_finite_total() {
         return Err(Error::in_setting(

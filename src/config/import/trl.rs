@@ -69,34 +69,81 @@ pub fn import_trl(text: &str, launch: TrlLaunch) -> Result<ImportedRun, ImportEr
     b.use_keys(&["max_steps"]);
     kl_and_generation(&pairs, &mut b)?;
     lora_and_reward(&pairs, &mut b)?;
-    // Evaluation and checkpoints, in optimizer steps; converted to iterations.
-    let strategy = |key: &str| -> Result<bool, ImportError> {
-        Ok(pairs.text(key)?.is_none_or(|(s, _)| s == "steps"))
-    };
-    if strategy("eval_strategy")?
-        && pairs.get("eval_strategy").is_some()
-        && let Some((n, line)) = pairs.positive("eval_steps")?
-    {
-        b.set(
-            Setting::ValidationEverySteps(to_iterations(n)),
-            "eval_steps",
-            Some(line),
-        );
-    }
-    if strategy("save_strategy")?
-        && let Some((n, line)) = pairs.positive("save_steps")?
-    {
-        b.set(
-            Setting::CheckpointEverySteps(to_iterations(n)),
-            "save_steps",
-            Some(line),
-        );
-    }
-    b.use_keys(&["eval_strategy", "eval_steps", "save_strategy", "save_steps"]);
+    evaluation_and_checkpoints(&pairs, &mut b, &to_iterations)?;
     passes::trl(&pairs, &mut b)?;
     b.run.notes.push(RESPONSE_LENGTH_NOTE.to_string());
     b.run.settings.sort_by_key(|s| s.line.is_none());
     Ok(b.finish(&pairs, TRL_KEYS, TRL_NOT_MODELLED))
+}
+
+/// Evaluation and checkpoints, in optimizer steps converted to iterations, with the defaults of
+/// `transformers.TrainingArguments` where a key is left out: `eval_strategy="no"` (never),
+/// `eval_on_start=False`, `save_strategy="steps"` every `save_steps=500`; evaluation samples
+/// `num_generations_eval` responses per prompt (TRL 0.26 and later; None: `num_generations`).
+fn evaluation_and_checkpoints(
+    pairs: &Pairs,
+    b: &mut Builder,
+    to_iterations: &dyn Fn(u64) -> u64,
+) -> Result<(), ImportError> {
+    let strategy = |key: &str| -> Result<bool, ImportError> {
+        Ok(pairs.text(key)?.is_none_or(|(s, _)| s == "steps"))
+    };
+    let evaluating = strategy("eval_strategy")? && pairs.get("eval_strategy").is_some();
+    match pairs.positive("eval_steps")? {
+        Some((n, line)) if evaluating => b.set(
+            Setting::ValidationEverySteps(to_iterations(n)),
+            "eval_steps",
+            Some(line),
+        ),
+        _ => b.set(
+            Setting::ValidationEverySteps(0),
+            "eval_strategy (TrainingArguments' default, \"no\")",
+            None,
+        ),
+    }
+    match pairs.boolean("eval_on_start")? {
+        Some((on, line)) => b.set(
+            Setting::ValidationBeforeTraining(on),
+            "eval_on_start",
+            Some(line),
+        ),
+        None => b.set(
+            Setting::ValidationBeforeTraining(false),
+            "eval_on_start (TrainingArguments' default, false)",
+            None,
+        ),
+    }
+    for key in ["num_generations_eval", "num_generations"] {
+        if let Some((n, line)) = pairs.positive(key)? {
+            b.set(Setting::ValidationSamplesPerPrompt(n), key, Some(line));
+            break;
+        }
+    }
+    if strategy("save_strategy")? {
+        match pairs.positive("save_steps")? {
+            Some((n, line)) => b.set(
+                Setting::CheckpointEverySteps(to_iterations(n)),
+                "save_steps",
+                Some(line),
+            ),
+            None => b.set(
+                Setting::CheckpointEverySteps(to_iterations(500)),
+                "save_steps (TrainingArguments' default, 500)",
+                None,
+            ),
+        }
+    } else {
+        b.set(Setting::CheckpointEverySteps(0), "save_strategy", None);
+    }
+    b.use_keys(&[
+        "eval_strategy",
+        "eval_steps",
+        "eval_on_start",
+        "num_generations_eval",
+        "save_strategy",
+        "save_steps",
+    ]);
+    Ok(())
 }
 
 /// The TRL keys of `text`; an error naming the right flag when it is a veRL script, or when it

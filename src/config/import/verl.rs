@@ -347,7 +347,8 @@ fn sampling_validation_checkpoints(pairs: &Pairs, b: &mut Builder) -> Result<(),
         );
     }
     b.use_keys(&["algorithm.filter_groups.enable", "data.gen_batch_size"]);
-    // Validation and checkpoints: −1 (veRL's default) means never.
+    // Validation and checkpoints: −1 (veRL's default, `ppo_trainer.yaml`) means never, and a
+    // key left out is veRL's default, not the tool's.
     for (key, make) in [
         (
             "trainer.test_freq",
@@ -355,19 +356,29 @@ fn sampling_validation_checkpoints(pairs: &Pairs, b: &mut Builder) -> Result<(),
         ),
         ("trainer.save_freq", Setting::CheckpointEverySteps),
     ] {
-        if let Some((n, line)) = pairs.integer(key)? {
-            b.set(make(n.max(0) as u64), key, Some(line));
+        match pairs.integer(key)? {
+            Some((n, line)) => b.set(make(n.max(0) as u64), key, Some(line)),
+            None => b.set(make(0), &format!("{key} (veRL's default, -1: never)"), None),
         }
         b.use_keys(&[key]);
     }
-    if let Some((n, line)) = pairs.positive("actor_rollout_ref.rollout.val_kwargs.n")? {
+    let samples = "actor_rollout_ref.rollout.val_kwargs.n";
+    match pairs.positive(samples)? {
+        Some((n, line)) => b.set(Setting::ValidationSamplesPerPrompt(n), samples, Some(line)),
+        None => b.set(
+            Setting::ValidationSamplesPerPrompt(1),
+            &format!("{samples} (veRL's default, 1)"),
+            None,
+        ),
+    }
+    if let Some((on, line)) = pairs.boolean("trainer.val_before_train")? {
         b.set(
-            Setting::ValidationSamplesPerPrompt(n),
-            "actor_rollout_ref.rollout.val_kwargs.n",
+            Setting::ValidationBeforeTraining(on),
+            "trainer.val_before_train",
             Some(line),
         );
     }
-    b.use_keys(&["actor_rollout_ref.rollout.val_kwargs.n"]);
+    b.use_keys(&[samples, "trainer.val_before_train"]);
     Ok(())
 }
 
