@@ -218,6 +218,9 @@ pub struct RunSettings {
     /// `data.gen_batch_size`, default the train batch): whole batches are generated until enough
     /// groups carry signal, and the surplus is discarded. None: the train batch.
     pub generation_batch_prompts: Option<u64>,
+    /// The share of generated groups dynamic sampling drops (every answer agrees), as a DAPO-style
+    /// run logs it; None: the zero-signal rate of the task's pass-rate profile.
+    pub dynamic_sampling_filter_rate: Option<f64>,
     /// Prompts per optimizer step (veRL `ppo_mini_batch_size`): an update epoch over B prompts
     /// takes ceil(B / this) optimizer steps.
     pub mini_batch_prompts: u64,
@@ -510,6 +513,7 @@ impl Default for RunSettings {
             validation_samples_per_prompt: DEFAULT_VALIDATION_SAMPLES_PER_PROMPT,
             validation_before_training: true,
             generation_batch_prompts: None,
+            dynamic_sampling_filter_rate: None,
             mini_batch_prompts: 256,
             pass_overhead_seconds: PASS_OVERHEAD_SECONDS,
             train_launch_seconds_per_layer: TRAIN_LAUNCH_SECONDS_PER_LAYER,

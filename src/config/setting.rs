@@ -210,6 +210,17 @@ pub const SETTINGS: &[SettingDef] = &[
         Range::NonNegative,
     ),
     def(
+        "dynamic_sampling_filter_rate",
+        GridTable::Run,
+        "share of groups",
+        "the share of generated groups dynamic sampling drops, as the run logs it",
+        Range::Between {
+            min: 0.0,
+            max: 0.999,
+            why: "a share of groups; at 1 no batch would ever fill",
+        },
+    ),
+    def(
         "checkpoint_write_gb_per_second",
         GridTable::Run,
         "GB/s per node",

@@ -82,16 +82,18 @@ impl Rollouts {
         let kept = cfg.prompts_per_step as f64 * cfg.group_size as f64;
         // Dynamic sampling (DAPO) generates whole batches of `generation_batch_prompts` prompts
         // (veRL's DAPO recipe: `gen_batch_size`, by default the train batch) until enough groups
-        // carry signal, and discards the surplus: ceil(B / (batch × (1 − zero-signal rate)))
-        // batches. It never fills a batch when every group agrees.
-        let starves = cfg.run.dynamic_sampling && zero_signal >= 1.0 - 1e-12;
+        // carry signal, and discards the surplus: ceil(B / (batch × (1 − filter rate)))
+        // batches, the filter rate the run's logged one when stated, else the zero-signal rate.
+        // It never fills a batch when every group agrees.
+        let filtered = cfg.run.dynamic_sampling_filter_rate.unwrap_or(zero_signal);
+        let starves = cfg.run.dynamic_sampling && filtered >= 1.0 - 1e-12;
         let generated = if cfg.run.dynamic_sampling && !starves {
             let prompts = cfg.prompts_per_step as f64;
             let batch = cfg
                 .run
                 .generation_batch_prompts
                 .map_or(prompts, |b| b.max(1) as f64);
-            let batches = (prompts / (batch * (1.0 - zero_signal)) - 1e-9)
+            let batches = (prompts / (batch * (1.0 - filtered)) - 1e-9)
                 .ceil()
                 .max(1.0);
             batches * batch * cfg.group_size as f64

@@ -205,6 +205,7 @@ mod tests {
             validation_samples_per_prompt: 1,
             validation_before_training: false,
             generation_batch_prompts: None,
+            dynamic_sampling_filter_rate: None,
             mini_batch_prompts: 256,
             // No training-pass overheads: the hand-computed values are FLOPs over peak.
             pass_overhead_seconds: 0.0,

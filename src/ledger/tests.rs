@@ -50,6 +50,7 @@ fn settings() -> RunSettings {
         validation_samples_per_prompt: 1,
         validation_before_training: false,
         generation_batch_prompts: None,
+        dynamic_sampling_filter_rate: None,
         mini_batch_prompts: 256,
         // No training-pass overheads: the hand-computed values are FLOPs over peak.
         pass_overhead_seconds: 0.0,
@@ -1154,5 +1155,20 @@ proptest! {
         prop_assert!(close(merged.total_gpu_hours(), whole.total_gpu_hours(), 1e-9));
         prop_assert!(close(merged.total_usd(), whole.total_usd(), 1e-9));
         prop_assert!(close(merged.wall_hours(), whole.wall_hours(), 1e-9));
+    }
+}
+
+#[test]
+fn a_stated_filter_rate_sets_how_many_batches_dynamic_sampling_generates() {
+    // By hand: with half the groups dropped (the run's logged filter rate) and generation
+    // batches of the train batch, ceil(1 / (1 − 0.5)) = 2 batches: 2 × 64 × 4 rollouts generated
+    // for 64 × 4 kept; at 0.6, ceil(2.5) = 3 batches.
+    let mut f = Fixture::new("qwen2.5-1.5b");
+    f.run.dynamic_sampling = true;
+    for (rate, batches) in [(0.5, 2.0), (0.6, 3.0)] {
+        f.run.dynamic_sampling_filter_rate = Some(rate);
+        let l = evaluate(&f.config(64, 4, 4096, 1, Stop::Iterations(10)));
+        assert_eq!(l.tokens.rollouts_per_step, 256.0);
+        assert_eq!(l.tokens.generated_rollouts_per_step, batches * 256.0);
     }
 }

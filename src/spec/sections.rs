@@ -446,18 +446,15 @@ pub(super) fn run(rr: &RawRun, v: &Validator, catalog: &Catalog) -> Result<RunSe
         )? as f64,
         critic_max_tokens_per_gpu: tokens!(critic_max_tokens_per_gpu, 1),
         micro_batching: run_micro_batching(rr, v)?,
-        startup_seconds: optional_real(v, &rr.startup_seconds, "startup_seconds")?,
-        checkpoint_every_steps: count!(checkpoint_every_steps),
-        checkpoint_seconds: optional_real(v, &rr.checkpoint_seconds, "checkpoint_seconds")?,
-        checkpoint_write_gb_per_second: setting_real!(checkpoint_write_gb_per_second),
-        validation_every_steps: count!(validation_every_steps),
-        validation_prompts: count!(validation_prompts),
-        validation_samples_per_prompt: count!(validation_samples_per_prompt),
-        validation_before_training: boolean!(validation_before_training),
         generation_batch_prompts: optional_count(
             v,
             &rr.generation_batch_prompts,
             "generation_batch_prompts",
+        )?,
+        dynamic_sampling_filter_rate: optional_real(
+            v,
+            &rr.dynamic_sampling_filter_rate,
+            "dynamic_sampling_filter_rate",
         )?,
         mini_batch_prompts: count!(mini_batch_prompts),
         pass_overhead_seconds: non_negative!(pass_overhead_seconds),
@@ -466,6 +463,53 @@ pub(super) fn run(rr: &RawRun, v: &Validator, catalog: &Catalog) -> Result<RunSe
         judge_verdict_tokens: tokens!(judge_verdict_tokens, 1),
         critic: run_critic(rr, v, catalog)?,
         agent: Agent::default(),
+        ..run_beyond_steps(rr, v)?
+    })
+}
+
+/// `[run]`'s keys for what a run pays beyond its steps (start-up, checkpoints, validation), on
+/// the defaults elsewhere.
+fn run_beyond_steps(rr: &RawRun, v: &Validator) -> Result<RunSettings> {
+    let (rs, d) = (Some("run"), RunSettings::default());
+    let count = |value: &Option<Spanned>, key: &str, default: u64| {
+        v.setting_count_or(value, rs, key, default)
+    };
+    Ok(RunSettings {
+        startup_seconds: optional_real(v, &rr.startup_seconds, "startup_seconds")?,
+        checkpoint_every_steps: count(
+            &rr.checkpoint_every_steps,
+            "checkpoint_every_steps",
+            d.checkpoint_every_steps,
+        )?,
+        checkpoint_seconds: optional_real(v, &rr.checkpoint_seconds, "checkpoint_seconds")?,
+        checkpoint_write_gb_per_second: v.setting_real_or(
+            &rr.checkpoint_write_gb_per_second,
+            rs,
+            "checkpoint_write_gb_per_second",
+            d.checkpoint_write_gb_per_second,
+        )?,
+        validation_every_steps: count(
+            &rr.validation_every_steps,
+            "validation_every_steps",
+            d.validation_every_steps,
+        )?,
+        validation_prompts: count(
+            &rr.validation_prompts,
+            "validation_prompts",
+            d.validation_prompts,
+        )?,
+        validation_samples_per_prompt: count(
+            &rr.validation_samples_per_prompt,
+            "validation_samples_per_prompt",
+            d.validation_samples_per_prompt,
+        )?,
+        validation_before_training: v.bool_or(
+            &rr.validation_before_training,
+            rs,
+            "validation_before_training",
+            d.validation_before_training,
+        )?,
+        ..d
     })
 }
 

@@ -100,6 +100,10 @@ pub struct LeverFlags {
     /// `gen_batch_size`) [default: the train batch].
     #[arg(long)]
     pub generation_batch_prompts: Option<u64>,
+    /// The share of generated groups --dynamic-sampling drops, as the run logs it [default: the
+    /// pass-rate profile's groups whose answers all agree].
+    #[arg(long)]
+    pub dynamic_sampling_filter_rate: Option<f64>,
     /// Prompts per optimizer step (veRL `ppo_mini_batch_size`).
     #[arg(long, default_value_t = RunSettings::default().mini_batch_prompts)]
     pub mini_batch_prompts: u64,

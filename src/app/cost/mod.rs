@@ -295,6 +295,7 @@ impl CostArgs {
             validation_samples_per_prompt: l.validation_samples_per_prompt,
             validation_before_training: !l.no_validation_before_training,
             generation_batch_prompts: l.generation_batch_prompts,
+            dynamic_sampling_filter_rate: l.dynamic_sampling_filter_rate,
             mini_batch_prompts: l.mini_batch_prompts,
             agent: self.agent.agent(catalog)?,
             ..RunSettings::default()
@@ -453,6 +454,10 @@ impl CostArgs {
             ("step_overhead_seconds", Some(l.step_overhead_seconds)),
             ("startup_seconds", l.startup_seconds),
             ("checkpoint_seconds", l.checkpoint_seconds),
+            (
+                "dynamic_sampling_filter_rate",
+                l.dynamic_sampling_filter_rate,
+            ),
             (
                 "checkpoint_write_gb_per_second",
                 Some(l.checkpoint_write_gb_per_second),
