@@ -30,6 +30,14 @@ fn vllm_moe_layer_seconds() -> f64 {
     20e-6
 }
 
+/// The default of [`EngineSpec::lora_generation_slowdown`]: vLLM's measured 1.51×, the ratio of
+/// 2,693.62 output tokens/s without LoRA to 1,787.78 with a rank-8 adapter (Llama-2-7B on one
+/// A100, ShareGPT, 1,000 prompts; vLLM PR #11267, `benchmark_throughput.py --enable-lora`,
+/// 2024-12-17).
+fn vllm_lora_slowdown() -> f64 {
+    2693.62 / 1787.78
+}
+
 /// A rollout engine's per-step floor and defaults.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -98,6 +106,16 @@ pub struct EngineSpec {
     /// derivation). Default: that value, for engines with no measurement of their own.
     #[serde(default = "vllm_moe_layer_seconds")]
     pub moe_layer_seconds_per_step: f64,
+    /// Times a LoRA policy's generation (prefill and decode) takes beside the same model's
+    /// without adapters: the engine runs the adapters' kernels (punica's shrink and expand on
+    /// every adapted linear layer) on every token, besides the base weights. Measured on vLLM at
+    /// 1.51× (vLLM PR #11267: 2,693.62 against 1,787.78 output tokens/s, Llama-2-7B, rank 8, one
+    /// A100); other published measurements bracket it: 1.25× (vLLM issue #10062: a 7B model on
+    /// an A100 40 GB at rank 64, 35 s against 28 s) and 1.75× (issue #2829: long prompts, the
+    /// older kernels of early 2024). Default: vLLM's 1.51×, for engines with no measurement of
+    /// their own (SGLang's LoRA uses kernels of the same design; none was found).
+    #[serde(default = "vllm_lora_slowdown")]
+    pub lora_generation_slowdown: f64,
     /// When the profile was written.
     pub date: String,
     /// Where its numbers come from.
@@ -157,6 +175,15 @@ impl EngineSpec {
                 );
             }
         }
+        if !(self.lora_generation_slowdown.is_finite() && self.lora_generation_slowdown >= 1.0) {
+            return bad(
+                "lora_generation_slowdown",
+                format!(
+                    "{} is not valid; use a finite factor of at least 1 (adapters add work)",
+                    self.lora_generation_slowdown
+                ),
+            );
+        }
         if !(self.gpu_memory_utilization > 0.0 && self.gpu_memory_utilization <= 1.0) {
             return bad(
                 "gpu_memory_utilization",
@@ -205,6 +232,7 @@ mod tests {
             overhead_overlaps_gpu: false,
             gpu_seconds_per_layer: 0.0,
             moe_layer_seconds_per_step: 20e-6,
+            lora_generation_slowdown: 1.0,
             date: String::new(),
             source: String::new(),
         };

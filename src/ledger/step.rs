@@ -159,12 +159,14 @@ fn search(
         r.generated
     };
     let prefill = prefilled_prompts * flops::prefill_flops_per_prompt(policy, p);
-    let prefill_seconds = time::compute_seconds(
-        prefill,
-        pools.generation as f64,
-        gpu,
-        gpu.prefill_efficiency,
-    );
+    let lora = lora_slowdown(cfg);
+    let prefill_seconds = lora
+        * time::compute_seconds(
+            prefill,
+            pools.generation as f64,
+            gpu,
+            gpu.prefill_efficiency,
+        );
     set(phases, Phase::Prefill, prefill, prefill_seconds);
     let decode_flops = r.generated * flops::decode_flops_per_response(policy, p, r1, r2);
     let decode = time::decode_time(&time::DecodeInput {
@@ -181,7 +183,7 @@ fn search(
         resident_bytes_per_gpu: engine_resident_bytes_per_gpu(cfg, pools),
         max_num_seqs: cfg.hardware.max_num_seqs,
     });
-    let (decode, infeasible) = match decode {
+    let (mut decode, infeasible) = match decode {
         Ok(d) => (d, None),
         Err(e) => {
             // Price it as one sequence at a time on the pool's largest degree (as if its KV
@@ -209,8 +211,19 @@ fn search(
             (priced, Some(rollout_memory(e)))
         }
     };
+    decode.seconds *= lora;
+    decode.tail_seconds *= lora;
     set(phases, Phase::Decode, decode_flops, decode.seconds);
     (decode, prefilled_prompts, infeasible)
+}
+
+/// How much longer the policy's generation takes for its LoRA adapters
+/// (`EngineSpec::lora_generation_slowdown`, measured on vLLM); 1 under full fine-tuning.
+fn lora_slowdown(cfg: &RunConfig) -> f64 {
+    match cfg.finetune {
+        Finetune::Lora(_) => cfg.hardware.engine.lora_generation_slowdown,
+        Finetune::Full => 1.0,
+    }
 }
 
 /// Validation: every `validation_every_steps` steps, the validation set's prompts are prefilled
@@ -246,12 +259,13 @@ fn validation(cfg: &RunConfig, pools: Pools, r: &Rollouts, phases: &mut Phases) 
     });
     // A model that does not fit is reported by the rollout itself; validation adds nothing then.
     let Ok(decode) = decode else { return 0.0 };
-    let seconds = time::compute_seconds(
-        prefill,
-        pools.generation as f64,
-        gpu,
-        gpu.prefill_efficiency,
-    ) + decode.seconds;
+    let seconds = lora_slowdown(cfg)
+        * (time::compute_seconds(
+            prefill,
+            pools.generation as f64,
+            gpu,
+            gpu.prefill_efficiency,
+        ) + decode.seconds);
     if run.validation_every_steps > 0 {
         let every = run.validation_every_steps as f64;
         set(

@@ -1172,3 +1172,33 @@ fn a_stated_filter_rate_sets_how_many_batches_dynamic_sampling_generates() {
         assert_eq!(l.tokens.generated_rollouts_per_step, batches * 256.0);
     }
 }
+
+#[test]
+fn a_lora_policy_generates_at_the_engines_measured_slowdown() {
+    // vLLM PR #11267: 2,693.62 output tokens/s without LoRA, 1,787.78 with a rank-8 adapter
+    // (Llama-2-7B, one A100): a LoRA policy's prefill and decode take 1.507× as long as the
+    // same run's on an engine without that cost; nothing else in the step moves.
+    let mut f = Fixture::new("qwen2.5-7b");
+    let lora = |f: &Fixture| {
+        evaluate(&RunConfig {
+            finetune: Finetune::Lora(32),
+            ..f.config(64, 8, 4096, 1, Stop::Iterations(10))
+        })
+    };
+    let slowed = lora(&f);
+    f.hardware.engine.lora_generation_slowdown = 1.0;
+    let plain = lora(&f);
+    for phase in [Phase::Prefill, Phase::Decode] {
+        let ratio = slowed.phase(phase).seconds / plain.phase(phase).seconds;
+        assert!(
+            (ratio - 2693.62 / 1787.78).abs() < 1e-9,
+            "{phase:?}: {ratio}"
+        );
+    }
+    assert_eq!(slowed.phase(Phase::Update), plain.phase(Phase::Update));
+    // Full fine-tuning runs no adapter: the factor does not apply.
+    let full = |f: &Fixture| evaluate(&f.config(64, 8, 4096, 1, Stop::Iterations(10)));
+    let without = full(&f);
+    f.hardware.engine.lora_generation_slowdown = 2.0;
+    assert_eq!(full(&f).phase(Phase::Decode), without.phase(Phase::Decode));
+}

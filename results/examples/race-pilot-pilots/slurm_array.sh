@@ -6,7 +6,7 @@
 #SBATCH --array=0-23
 #SBATCH --nodes=1
 #SBATCH --gres=gpu:8
-#SBATCH --time=03:22:00
+#SBATCH --time=04:19:00
 #SBATCH --output=slurm-%A_%a.out
 set -euo pipefail
 # Slurm runs a copy of this script in the submission's working directory (--chdir).

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # rlfrontier pilot p001 of grid `race-pilot` for veRL 0.9 (tested with verl==0.9.1).
 # qwen2.5-1.5b lora:8, reward rule, G = 2, cap 4096 tokens, 1 update epoch(s), 16 prompts per step.
-# Pilot budget 3e17 flops: 631 iterations, evaluated every 63; expected $45.66 (15.27 GPU-hours, 1.91 h) on 8 x h100-sxm.
+# Pilot budget 3e17 flops: 631 iterations, evaluated every 63; expected $60.84 (20.35 GPU-hours, 2.54 h) on 8 x h100-sxm.
 # Set TRAIN_FILES/VAL_FILES (veRL) or DATASET (TRL), and MODEL_PATH to override the model.
 # Log the held-out metric at every evaluation and collect it as run_id,step,metric,value rows for `rlfrontier fit`.
 set -euo pipefail

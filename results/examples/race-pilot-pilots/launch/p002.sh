@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # rlfrontier pilot p002 of grid `race-pilot` for veRL 0.9 (tested with verl==0.9.1).
 # qwen2.5-1.5b lora:8, reward rule, G = 2, cap 4096 tokens, 8 update epoch(s), 64 prompts per step.
-# Pilot budget 3e17 flops: 40 iterations, evaluated every 4; expected $4.97 (1.66 GPU-hours, 0.21 h) on 8 x h100-sxm.
+# Pilot budget 3e17 flops: 40 iterations, evaluated every 4; expected $6.32 (2.11 GPU-hours, 0.26 h) on 8 x h100-sxm.
 # Set TRAIN_FILES/VAL_FILES (veRL) or DATASET (TRL), and MODEL_PATH to override the model.
 # Log the held-out metric at every evaluation and collect it as run_id,step,metric,value rows for `rlfrontier fit`.
 set -euo pipefail

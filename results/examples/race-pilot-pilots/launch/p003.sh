@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # rlfrontier pilot p003 of grid `race-pilot` for veRL 0.9 (tested with verl==0.9.1).
 # qwen2.5-1.5b lora:8, reward prm:qwen2.5-math-prm-7b, G = 2, cap 2048 tokens, 1 update epoch(s), 16 prompts per step.
-# Pilot budget 3e17 flops: 342 iterations, evaluated every 34; expected $24.40 (8.16 GPU-hours, 1.02 h) on 8 x h100-sxm.
+# Pilot budget 3e17 flops: 342 iterations, evaluated every 34; expected $32.34 (10.82 GPU-hours, 1.35 h) on 8 x h100-sxm.
 # Set TRAIN_FILES/VAL_FILES (veRL) or DATASET (TRL), and MODEL_PATH to override the model.
 # Log the held-out metric at every evaluation and collect it as run_id,step,metric,value rows for `rlfrontier fit`.
 set -euo pipefail

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # rlfrontier pilot p006 of grid `race-pilot` for veRL 0.9 (tested with verl==0.9.1).
 # qwen2.5-1.5b lora:256, reward rule, G = 16, cap 1024 tokens, 8 update epoch(s), 16 prompts per step.
-# Pilot budget 3e17 flops: 17 iterations, evaluated every 1; expected $2.12 (0.71 GPU-hours, 0.09 h) on 8 x h100-sxm.
+# Pilot budget 3e17 flops: 17 iterations, evaluated every 1; expected $2.42 (0.81 GPU-hours, 0.10 h) on 8 x h100-sxm.
 # Set TRAIN_FILES/VAL_FILES (veRL) or DATASET (TRL), and MODEL_PATH to override the model.
 # Log the held-out metric at every evaluation and collect it as run_id,step,metric,value rows for `rlfrontier fit`.
 set -euo pipefail

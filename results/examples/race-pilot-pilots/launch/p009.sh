@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # rlfrontier pilot p009 of grid `race-pilot` for veRL 0.9 (tested with verl==0.9.1).
 # qwen2.5-3b lora:8, reward rule, G = 2, cap 4096 tokens, 1 update epoch(s), 16 prompts per step.
-# Pilot budget 3e17 flops: 317 iterations, evaluated every 31; expected $25.65 (8.58 GPU-hours, 1.07 h) on 8 x h100-sxm.
+# Pilot budget 3e17 flops: 317 iterations, evaluated every 31; expected $34.45 (11.52 GPU-hours, 1.44 h) on 8 x h100-sxm.
 # Set TRAIN_FILES/VAL_FILES (veRL) or DATASET (TRL), and MODEL_PATH to override the model.
 # Log the held-out metric at every evaluation and collect it as run_id,step,metric,value rows for `rlfrontier fit`.
 set -euo pipefail

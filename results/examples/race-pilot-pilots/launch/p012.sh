@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # rlfrontier pilot p012 of grid `race-pilot` for veRL 0.9 (tested with verl==0.9.1).
 # qwen2.5-3b lora:8, reward prm:qwen2.5-math-prm-7b, G = 2, cap 4096 tokens, 8 update epoch(s), 64 prompts per step.
-# Pilot budget 3e17 flops: 18 iterations, evaluated every 1; expected $2.89 (0.97 GPU-hours, 0.12 h) on 8 x h100-sxm.
+# Pilot budget 3e17 flops: 18 iterations, evaluated every 1; expected $3.60 (1.20 GPU-hours, 0.15 h) on 8 x h100-sxm.
 # Set TRAIN_FILES/VAL_FILES (veRL) or DATASET (TRL), and MODEL_PATH to override the model.
 # Log the held-out metric at every evaluation and collect it as run_id,step,metric,value rows for `rlfrontier fit`.
 set -euo pipefail

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # rlfrontier pilot p013 of grid `race-pilot` for veRL 0.9 (tested with verl==0.9.1).
 # qwen2.5-3b lora:256, reward rule, G = 16, cap 1024 tokens, 1 update epoch(s), 64 prompts per step.
-# Pilot budget 3e17 flops: 9 iterations, evaluated every 1; expected $1.30 (0.43 GPU-hours, 0.05 h) on 8 x h100-sxm.
+# Pilot budget 3e17 flops: 9 iterations, evaluated every 1; expected $1.50 (0.50 GPU-hours, 0.06 h) on 8 x h100-sxm.
 # Set TRAIN_FILES/VAL_FILES (veRL) or DATASET (TRL), and MODEL_PATH to override the model.
 # Log the held-out metric at every evaluation and collect it as run_id,step,metric,value rows for `rlfrontier fit`.
 set -euo pipefail

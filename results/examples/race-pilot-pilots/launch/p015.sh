@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # rlfrontier pilot p015 of grid `race-pilot` for veRL 0.9 (tested with verl==0.9.1).
 # qwen2.5-3b lora:256, reward prm:qwen2.5-math-prm-7b, G = 16, cap 1024 tokens, 1 update epoch(s), 64 prompts per step.
-# Pilot budget 3e17 flops: 7 iterations, evaluated every 1; expected $1.15 (0.38 GPU-hours, 0.05 h) on 8 x h100-sxm.
+# Pilot budget 3e17 flops: 7 iterations, evaluated every 1; expected $1.31 (0.44 GPU-hours, 0.05 h) on 8 x h100-sxm.
 # Set TRAIN_FILES/VAL_FILES (veRL) or DATASET (TRL), and MODEL_PATH to override the model.
 # Log the held-out metric at every evaluation and collect it as run_id,step,metric,value rows for `rlfrontier fit`.
 set -euo pipefail

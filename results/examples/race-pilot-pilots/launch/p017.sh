@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # rlfrontier pilot p017 of grid `race-pilot` for veRL 0.9 (tested with verl==0.9.1).
 # qwen2.5-7b lora:8, reward rule, G = 2, cap 4096 tokens, 1 update epoch(s), 16 prompts per step.
-# Pilot budget 3e17 flops: 140 iterations, evaluated every 14; expected $14.02 (4.69 GPU-hours, 0.59 h) on 8 x h100-sxm.
+# Pilot budget 3e17 flops: 140 iterations, evaluated every 14; expected $19.11 (6.39 GPU-hours, 0.80 h) on 8 x h100-sxm.
 # Set TRAIN_FILES/VAL_FILES (veRL) or DATASET (TRL), and MODEL_PATH to override the model.
 # Log the held-out metric at every evaluation and collect it as run_id,step,metric,value rows for `rlfrontier fit`.
 set -euo pipefail

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # rlfrontier pilot p019 of grid `race-pilot` for veRL 0.9 (tested with verl==0.9.1).
 # qwen2.5-7b lora:8, reward prm:qwen2.5-math-prm-7b, G = 2, cap 4096 tokens, 1 update epoch(s), 16 prompts per step.
-# Pilot budget 3e17 flops: 117 iterations, evaluated every 11; expected $11.79 (3.94 GPU-hours, 0.49 h) on 8 x h100-sxm.
+# Pilot budget 3e17 flops: 117 iterations, evaluated every 11; expected $16.05 (5.37 GPU-hours, 0.67 h) on 8 x h100-sxm.
 # Set TRAIN_FILES/VAL_FILES (veRL) or DATASET (TRL), and MODEL_PATH to override the model.
 # Log the held-out metric at every evaluation and collect it as run_id,step,metric,value rows for `rlfrontier fit`.
 set -euo pipefail
