@@ -42,15 +42,15 @@ fn readme_worked_example_is_reproduced() {
     let close =
         |x: &serde_json::Value, want: f64, tol: f64| (x.as_f64().unwrap() - want).abs() <= tol;
     assert!(
-        close(&v["usd"]["total"], 569.50, 0.005),
+        close(&v["usd"]["total"], 569.73, 0.005),
         "{}",
         v["usd"]["total"]
     );
-    assert!(close(&v["gpu_hours"]["total"], 190.47, 0.005));
+    assert!(close(&v["gpu_hours"]["total"], 190.54, 0.005));
     // The step alone, and with the start-up, validation and checkpoints spread over it.
     assert!(close(&v["training_step_seconds"], 418.37, 0.005));
-    assert!(close(&v["step_seconds"], 428.55, 0.005));
-    assert!(close(&v["wall_hours"], 11.90, 0.005));
+    assert!(close(&v["step_seconds"], 428.72, 0.005));
+    assert!(close(&v["wall_hours"], 11.91, 0.005));
     assert!(close(&v["usd_share"]["search"], 0.347, 0.0005));
     assert!(close(&v["flops_share"]["search"], 0.154, 0.0005));
     assert!(close(&v["waste"]["zero_signal_usd"], 155.56, 0.005));
@@ -1271,7 +1271,8 @@ fn every_rl_price_carries_a_90_percent_interval_widest_where_no_timing_was_publi
     );
     let (u_low, u_high) = interval(&unseen["step_seconds_interval"]);
     let u_step = unseen["step_seconds"].as_f64().unwrap();
-    assert!(u_high / u_step > s_high / step && u_low / u_step <= s_low / step);
+    // (The low ends share their factor; the quotients differ in the last bit at most.)
+    assert!(u_high / u_step > s_high / step && u_low / u_step <= s_low / step + 1e-12);
     // Under a budget the dollars are the budget's and the interval is on the steps it buys.
     let budget = json(&[
         "cost",

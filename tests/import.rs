@@ -892,9 +892,12 @@ fn a_verl_file_without_test_and_save_freq_keeps_verls_defaults() {
     // priced so, not with the tool's recipe defaults (every 10 and 20 steps).
     let dir = tempfile::tempdir().unwrap();
     let v = cost_json_of_overrides(dir.path(), "plain", &[]);
-    assert_eq!(events(&v), ["startup", "validation_before_training"]);
+    assert_eq!(
+        events(&v),
+        ["startup", "validation_before_training", "restarts"]
+    );
     let off = cost_json_of_overrides(dir.path(), "off", &["trainer.val_before_train=False"]);
-    assert_eq!(events(&off), ["startup"]);
+    assert_eq!(events(&off), ["startup", "restarts"]);
     let on = cost_json_of_overrides(
         dir.path(),
         "on",
@@ -906,7 +909,8 @@ fn a_verl_file_without_test_and_save_freq_keeps_verls_defaults() {
             "startup",
             "validation_before_training",
             "validation",
-            "checkpoints"
+            "checkpoints",
+            "restarts"
         ]
     );
     let every = |what: &str| {
@@ -937,7 +941,7 @@ fn a_trl_config_evaluates_and_saves_as_its_training_arguments_say() {
     let path = dir.path().join("silent.yaml");
     std::fs::write(&path, &silent).unwrap();
     let v = cost_json(&["--from-trl", path.to_str().unwrap()]);
-    assert_eq!(events(&v), ["startup", "checkpoints"]);
+    assert_eq!(events(&v), ["startup", "checkpoints", "restarts"]);
     // One generation per optimizer step (`steps_per_generation` defaults to the accumulation
     // steps): a save every 500 optimizer steps is one every 500 iterations.
     let save = &v["run_events"][1];
@@ -964,7 +968,8 @@ fn a_trl_config_evaluates_and_saves_as_its_training_arguments_say() {
             "startup",
             "validation_before_training",
             "validation",
-            "checkpoints"
+            "checkpoints",
+            "restarts"
         ]
     );
 }

@@ -221,6 +221,17 @@ pub const SETTINGS: &[SettingDef] = &[
         },
     ),
     def(
+        "restarts_per_gpu_day",
+        GridTable::Run,
+        "restarts per GPU-day",
+        "unexpected interruptions per GPU-day, each a restart from the last checkpoint",
+        Range::Between {
+            min: 0.0,
+            max: 1.0,
+            why: "a rate per GPU-day; published clusters lose a GPU every 300 to 2,000 GPU-days",
+        },
+    ),
+    def(
         "checkpoint_write_gb_per_second",
         GridTable::Run,
         "GB/s per node",

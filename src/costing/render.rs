@@ -495,6 +495,7 @@ fn run_events_table(report: &CostReport, request: &RunRequest) -> String {
     let mut table = Table::new(["what", "when", "each", "count", "GPU-hours", "USD"]);
     for e in &report.run_events {
         let when = match e.every_steps {
+            _ if e.kind == RunEventKind::Restarts => "after faults".to_string(),
             0 => "once".to_string(),
             n => format!("every {} steps", thousands(n as f64)),
         };
@@ -512,6 +513,15 @@ fn run_events_table(report: &CostReport, request: &RunRequest) -> String {
                 nodes
             ),
             RunEventKind::Checkpoint => "given".to_string(),
+            RunEventKind::Restarts if run.checkpoint_every_steps == 0 => format!(
+                "the start again, at {} faults per GPU-day; with no checkpoint the steps before a fault are redone too, not counted",
+                crate::format::significant(run.restarts_per_gpu_day)
+            ),
+            RunEventKind::Restarts => format!(
+                "the start again and half of {} steps redone, at {} faults per GPU-day",
+                run.checkpoint_every_steps,
+                crate::format::significant(run.restarts_per_gpu_day)
+            ),
         };
         table.row([
             e.kind.name().to_string(),

@@ -527,6 +527,11 @@ pub struct Ledger {
     /// `validation_before_training`, one validation pass (its GPU time, not its FLOPs). Charged
     /// once per run, as the `startup` phase's share of each step.
     pub start_seconds: f64,
+    /// Expected restarts per step (`whole_run::restarts_per_step`), each of
+    /// [`Ledger::restart_seconds`]; their share is in the `sync` phase.
+    pub restarts_per_step: f64,
+    /// Wall seconds one restart holds the cluster (`whole_run::restart_seconds`).
+    pub restart_seconds: f64,
 }
 
 impl Ledger {

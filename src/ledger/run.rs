@@ -431,6 +431,8 @@ fn weighted_step(parts: &[(f64, Ledger)], ledger: &mut Ledger) {
         .map(|s| s.0 * s.1.validation_pass_seconds)
         .sum();
     ledger.start_seconds = parts.iter().map(|s| s.0 * s.1.start_seconds).sum();
+    ledger.restarts_per_step = parts.iter().map(|s| s.0 * s.1.restarts_per_step).sum();
+    ledger.restart_seconds = parts.iter().map(|s| s.0 * s.1.restart_seconds).sum();
 }
 
 /// One run in segments priced one after another, as when the response cap is raised in stages

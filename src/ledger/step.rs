@@ -715,7 +715,22 @@ pub(super) fn constant_step(cfg: &RunConfig) -> StepLedger {
     );
     let batch = TokenSums::of_sequences(rollouts.kept, p, r1, r2);
     learning(cfg, pools, &rollouts, &mut phases);
-    let step_seconds = charge_gpu_seconds(cfg, pools, &mut phases);
+    let mut step_seconds = charge_gpu_seconds(cfg, pools, &mut phases);
+    let start_seconds = super::whole_run::startup_seconds(cfg)
+        + if cfg.run.validation_before_training {
+            validation_pass_seconds
+        } else {
+            0.0
+        };
+    // Restarts after faults: their expected share of each step, the whole cluster held.
+    let restarts_per_step =
+        super::whole_run::restarts_per_step(cfg.run, cfg.hardware.gpus, step_seconds);
+    let restart_seconds = super::whole_run::restart_seconds(cfg.run, start_seconds, step_seconds);
+    let share = restarts_per_step * restart_seconds;
+    let sync = &mut phases[Phase::Sync.index()];
+    sync.seconds += share;
+    sync.gpu_seconds += share * cfg.hardware.gpus as f64;
+    step_seconds += share;
     let (training_bytes, memory_infeasible) = training_memory(cfg, pools);
     let infeasible = context_window(cfg)
         .or(rollouts
@@ -755,12 +770,9 @@ pub(super) fn constant_step(cfg: &RunConfig) -> StepLedger {
         environment_usd_per_step: 0.0,
         api_usd_per_step: 0.0,
         validation_pass_seconds,
-        start_seconds: super::whole_run::startup_seconds(cfg)
-            + if cfg.run.validation_before_training {
-                validation_pass_seconds
-            } else {
-                0.0
-            },
+        start_seconds,
+        restarts_per_step,
+        restart_seconds,
     };
     StepLedger::new(ledger, pools, rollouts, cfg.hardware.gpus as f64)
 }

@@ -128,6 +128,8 @@ pub fn evaluate_supervised(r: &SupervisedRun) -> Ledger {
         api_usd_per_step: 0.0,
         validation_pass_seconds: 0.0,
         start_seconds: 0.0,
+        restarts_per_step: 0.0,
+        restart_seconds: 0.0,
     }
 }
 
@@ -204,6 +206,7 @@ mod tests {
             validation_prompts: 0,
             validation_samples_per_prompt: 1,
             validation_before_training: false,
+            restarts_per_gpu_day: 0.0,
             generation_batch_prompts: None,
             dynamic_sampling_filter_rate: None,
             mini_batch_prompts: 256,

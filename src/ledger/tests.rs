@@ -49,6 +49,7 @@ fn settings() -> RunSettings {
         validation_prompts: 0,
         validation_samples_per_prompt: 1,
         validation_before_training: false,
+        restarts_per_gpu_day: 0.0,
         generation_batch_prompts: None,
         dynamic_sampling_filter_rate: None,
         mini_batch_prompts: 256,

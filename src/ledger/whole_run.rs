@@ -6,7 +6,25 @@
 //! the cluster writes it ([`checkpoint_seconds`]).
 
 use super::{Ledger, Phase, RunConfig};
-use crate::config::{Algorithm, Finetune, SECONDS_PER_HOUR};
+use crate::config::{Algorithm, Finetune, RunSettings, SECONDS_PER_HOUR};
+
+/// Seconds in a day, for rates per GPU-day.
+const SECONDS_PER_DAY: f64 = 86_400.0;
+
+/// Expected restarts per step: `restarts_per_gpu_day` × the cluster's GPUs × the step's seconds
+/// over a day's (faults arrive at a constant rate per GPU while the run holds them).
+pub fn restarts_per_step(run: &RunSettings, gpus: u64, step_seconds: f64) -> f64 {
+    run.restarts_per_gpu_day * gpus as f64 * step_seconds / SECONDS_PER_DAY
+}
+
+/// Wall seconds one restart holds the cluster: the run's start again (`start_seconds`: the
+/// start-up and, with validation before training, that pass, which veRL repeats on resume) and,
+/// on average, half a checkpoint interval of steps redone (a fault falls anywhere between two
+/// saves). A run that saves no checkpoint redoes everything before a fault; that is not counted
+/// here (it grows with the square of the run's length): only its start is.
+pub fn restart_seconds(run: &RunSettings, start_seconds: f64, step_seconds: f64) -> f64 {
+    start_seconds + 0.5 * run.checkpoint_every_steps as f64 * step_seconds
+}
 
 /// Fixed seconds of a start-up in [`startup_seconds`]'s estimate: Ray workers, the rollout
 /// engine's initialisation and CUDA-graph capture (vLLM reports 7-90 s of engine
@@ -78,6 +96,8 @@ pub enum RunEventKind {
     Validation,
     /// The checkpoint saves every `checkpoint_every_steps`.
     Checkpoint,
+    /// The expected restarts after faults (`restarts_per_gpu_day`).
+    Restarts,
 }
 
 impl RunEventKind {
@@ -88,6 +108,7 @@ impl RunEventKind {
             RunEventKind::ValidationBeforeTraining => "validation before training",
             RunEventKind::Validation => "validation",
             RunEventKind::Checkpoint => "checkpoints",
+            RunEventKind::Restarts => "restarts (expected)",
         }
     }
 
@@ -98,6 +119,7 @@ impl RunEventKind {
             RunEventKind::ValidationBeforeTraining => "validation_before_training",
             RunEventKind::Validation => "validation",
             RunEventKind::Checkpoint => "checkpoints",
+            RunEventKind::Restarts => "restarts",
         }
     }
 }
@@ -178,6 +200,12 @@ pub fn run_events(cfg: &RunConfig, ledger: &Ledger) -> Vec<RunEvent> {
             checkpoint_seconds(cfg),
         ));
     }
+    events.push(event(
+        RunEventKind::Restarts,
+        0,
+        ledger.restarts_per_step * iterations,
+        ledger.restart_seconds,
+    ));
     events.retain(|e| e.count > 0.0 && e.seconds_each > 0.0);
     events
 }
@@ -258,6 +286,37 @@ mod tests {
         let start = ledger.phase(Phase::Startup).seconds * ledger.iterations as f64;
         assert!((start - startup.seconds_each - before.seconds_each).abs() < 1e-9 * start);
         assert!((before.seconds_each - ledger.validation_pass_seconds).abs() < 1e-12);
+    }
+
+    #[test]
+    fn restarts_come_at_the_fault_rate_and_redo_half_a_checkpoint_interval() {
+        // By hand: r faults per GPU-day on 16 GPUs over steps of S seconds (the step without
+        // them) is r × 16 × S / 86,400 restarts per step, each the start again plus 10 steps
+        // (half of 20 between saves); the step grows by their product.
+        let calm = RunSettings {
+            restarts_per_gpu_day: 0.0,
+            ..RunSettings::default()
+        };
+        let (still, _) = priced(&calm, 16, 100);
+        let rate = 1e-3;
+        let faulty = RunSettings {
+            restarts_per_gpu_day: rate,
+            ..RunSettings::default()
+        };
+        let (ledger, events) = priced(&faulty, 16, 100);
+        // The step before the start's share (charged once the 100 steps are known).
+        let s = still.step_seconds - still.start_seconds / 100.0;
+        let per_step = rate * 16.0 * s / 86_400.0;
+        let each = ledger.start_seconds + 10.0 * s;
+        assert!((ledger.restarts_per_step / per_step - 1.0).abs() < 1e-9);
+        assert!((ledger.restart_seconds / each - 1.0).abs() < 1e-9);
+        let grown = ledger.step_seconds - still.step_seconds;
+        assert!((grown / (per_step * each) - 1.0).abs() < 1e-6);
+        let restarts = events.last().unwrap();
+        assert_eq!(restarts.kind, RunEventKind::Restarts);
+        assert!((restarts.count - 100.0 * per_step).abs() < 1e-12);
+        // Llama 3's default: 419 interruptions in 54 days on 16,384 GPUs.
+        assert!((RunSettings::default().restarts_per_gpu_day - 4.736e-4).abs() < 1e-6);
     }
 
     #[test]

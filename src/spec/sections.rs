@@ -509,6 +509,12 @@ fn run_beyond_steps(rr: &RawRun, v: &Validator) -> Result<RunSettings> {
             "validation_before_training",
             d.validation_before_training,
         )?,
+        restarts_per_gpu_day: v.setting_real_or(
+            &rr.restarts_per_gpu_day,
+            rs,
+            "restarts_per_gpu_day",
+            d.restarts_per_gpu_day,
+        )?,
         ..d
     })
 }

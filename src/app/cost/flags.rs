@@ -90,6 +90,10 @@ pub struct LeverFlags {
     /// No validation pass before the first step.
     #[arg(long)]
     pub no_validation_before_training: bool,
+    /// Unexpected interruptions per GPU-day, each a restart from the last checkpoint [default:
+    /// Llama 3's 4.7e-4].
+    #[arg(long, default_value_t = RunSettings::default().restarts_per_gpu_day)]
+    pub restarts_per_gpu_day: f64,
     /// Raise the response cap in stages within the run: `CAP:STEPS,CAP:STEPS,...`, each segment
     /// with its steps (and, optionally, its logged mean response tokens: `CAP:STEPS:MEAN`); with
     /// --budget the last segment is its cap alone and runs until the budget is spent. Replaces

@@ -294,6 +294,7 @@ impl CostArgs {
             validation_prompts: l.validation_prompts,
             validation_samples_per_prompt: l.validation_samples_per_prompt,
             validation_before_training: !l.no_validation_before_training,
+            restarts_per_gpu_day: l.restarts_per_gpu_day,
             generation_batch_prompts: l.generation_batch_prompts,
             dynamic_sampling_filter_rate: l.dynamic_sampling_filter_rate,
             mini_batch_prompts: l.mini_batch_prompts,
@@ -458,6 +459,7 @@ impl CostArgs {
                 "dynamic_sampling_filter_rate",
                 l.dynamic_sampling_filter_rate,
             ),
+            ("restarts_per_gpu_day", Some(l.restarts_per_gpu_day)),
             (
                 "checkpoint_write_gb_per_second",
                 Some(l.checkpoint_write_gb_per_second),
