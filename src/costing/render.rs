@@ -317,7 +317,7 @@ fn step_text(report: &CostReport) -> String {
         return format!("{} s", money(ledger.step_seconds));
     }
     format!(
-        "{} s ({} s with start-up, validation and checkpoints)",
+        "{} s ({} s with what the run pays beyond its steps)",
         money(step),
         money(ledger.step_seconds)
     )
@@ -529,6 +529,9 @@ fn run_events_table(report: &CostReport, request: &RunRequest) -> String {
             format!("{} s: {why}", money(e.seconds_each)),
             if e.count.fract() == 0.0 {
                 thousands(e.count)
+            } else if e.count < 1.0 {
+                // An expected count below one (restarts): its first significant digits.
+                crate::format::significant(e.count)
             } else {
                 crate::format::readable(e.count)
             },
