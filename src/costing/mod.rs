@@ -216,9 +216,7 @@ impl RunRequest {
         };
         match self.stage {
             PricedStage::Rl(_) if !self.cap_schedule.is_empty() => {
-                let priced = schedule::price_segments(self, &self.cap_schedule);
-                schedule::merged(&priced)
-                    .unwrap_or_else(|| priced.last().expect("a schedule has segments").ledger)
+                schedule::run_of(&schedule::price_segments(self, &self.cap_schedule))
             }
             PricedStage::Rl(_) => evaluate(&self.rl_config()),
             PricedStage::Sft => supervised(
@@ -348,7 +346,17 @@ pub const LENGTH_BAND_FACTOR: f64 = 2.0;
 
 /// Prices one run.
 pub fn price(request: &RunRequest) -> CostReport {
-    let ledger = request.ledger();
+    // A cap schedule's segments are priced once, for the run's ledger and for their lines.
+    let segments = match request.stage {
+        PricedStage::Rl(_) if !request.cap_schedule.is_empty() => {
+            schedule::price_segments(request, &request.cap_schedule)
+        }
+        _ => Vec::new(),
+    };
+    let ledger = match segments.is_empty() {
+        true => request.ledger(),
+        false => schedule::run_of(&segments),
+    };
     let waste = waste::waste_lines(&ledger, request);
     let gain = expected_gain(request, &ledger);
     let (options, break_even) = ownership::buy_or_build(&ledger, request);
@@ -390,16 +398,9 @@ pub fn price(request: &RunRequest) -> CostReport {
         }
         _ => None,
     };
-    let (run_events, segments) = match request.stage {
-        PricedStage::Rl(_) => (
-            crate::ledger::whole_run::run_events(&request.rl_config(), &ledger),
-            if request.cap_schedule.is_empty() {
-                Vec::new()
-            } else {
-                schedule::price_segments(request, &request.cap_schedule)
-            },
-        ),
-        _ => (Vec::new(), Vec::new()),
+    let run_events = match request.stage {
+        PricedStage::Rl(_) => crate::ledger::whole_run::run_events(&request.rl_config(), &ledger),
+        _ => Vec::new(),
     };
     CostReport {
         ledger,

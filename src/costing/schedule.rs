@@ -216,10 +216,11 @@ pub fn check_budget(request: &RunRequest) -> Result<(), ScheduleError> {
 }
 
 /// The run's ledger from its priced segments ([`merge_segments`]): the first segment's start-up
-/// (already in its ledger) is taken out and charged once over the whole run.
-pub fn merged(priced: &[PricedSegment]) -> Option<Ledger> {
+/// (already in its ledger) is taken out and charged once over the whole run; with no iteration
+/// at all (a budget below one step), the last segment's ledger, which says why.
+pub fn run_of(priced: &[PricedSegment]) -> Ledger {
     let parts: Vec<Ledger> = priced.iter().map(|p| p.ledger).collect();
-    merge_segments(&parts)
+    merge_segments(&parts).unwrap_or_else(|| priced.last().expect("a schedule has segments").ledger)
 }
 
 #[cfg(test)]

@@ -182,23 +182,23 @@ pub fn run_events(cfg: &RunConfig, ledger: &Ledger) -> Vec<RunEvent> {
             before_training,
         ),
     ];
-    if run.validation_every_steps > 0 {
-        let every = run.validation_every_steps;
-        events.push(event(
+    // The periodic events: the validation phase carries one pass's share per step.
+    let every = run.validation_every_steps;
+    for (kind, every, seconds_each) in [
+        (
             RunEventKind::Validation,
             every,
-            iterations / every as f64,
             ledger.phase(Phase::Validation).seconds * every as f64,
-        ));
-    }
-    if run.checkpoint_every_steps > 0 {
-        let every = run.checkpoint_every_steps;
-        events.push(event(
+        ),
+        (
             RunEventKind::Checkpoint,
-            every,
-            iterations / every as f64,
+            run.checkpoint_every_steps,
             checkpoint_seconds(cfg),
-        ));
+        ),
+    ] {
+        if every > 0 {
+            events.push(event(kind, every, iterations / every as f64, seconds_each));
+        }
     }
     events.push(event(
         RunEventKind::Restarts,
