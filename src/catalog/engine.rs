@@ -175,15 +175,6 @@ impl EngineSpec {
                 );
             }
         }
-        if !(self.lora_generation_slowdown.is_finite() && self.lora_generation_slowdown >= 1.0) {
-            return bad(
-                "lora_generation_slowdown",
-                format!(
-                    "{} is not valid; use a finite factor of at least 1 (adapters add work)",
-                    self.lora_generation_slowdown
-                ),
-            );
-        }
         if !(self.gpu_memory_utilization > 0.0 && self.gpu_memory_utilization <= 1.0) {
             return bad(
                 "gpu_memory_utilization",
@@ -196,14 +187,22 @@ impl EngineSpec {
         if self.max_num_seqs == 0 {
             return bad("max_num_seqs", "must be at least 1".to_string());
         }
-        if !(self.kv_passes_per_step.is_finite() && self.kv_passes_per_step >= 1.0) {
-            return bad(
+        // The factors of at least 1, each with why nothing smaller is real.
+        for (field, value, rule) in [
+            (
+                "lora_generation_slowdown",
+                self.lora_generation_slowdown,
+                "a finite factor of at least 1 (adapters add work)",
+            ),
+            (
                 "kv_passes_per_step",
-                format!(
-                    "{} is not valid; use a number >= 1 (attention reads the KV at least once)",
-                    self.kv_passes_per_step
-                ),
-            );
+                self.kv_passes_per_step,
+                "a number >= 1 (attention reads the KV at least once)",
+            ),
+        ] {
+            if !(value.is_finite() && value >= 1.0) {
+                return bad(field, format!("{value} is not valid; use {rule}"));
+            }
         }
         Ok(())
     }
